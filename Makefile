@@ -1,0 +1,42 @@
+# braidsort: PGXS build.  "make && make install" builds and installs the
+# extension; "make installcheck" runs the regression and TAP tests against a
+# temporary server it starts itself; "make unittest" runs the pure-C tests.
+
+MODULE_big = braidsort
+OBJS = \
+	src/braidsort.o \
+	src/costmodel.o \
+	src/exec.o \
+	src/gather.o \
+	src/guc.o \
+	src/indexmap.o \
+	src/keys.o \
+	src/planner.o
+
+EXTENSION = braidsort
+DATA = braidsort--0.1.sql
+PGFILEDESC = "braidsort - key/TID sorts with late gather"
+
+PG_CPPFLAGS = -I$(srcdir)/src
+
+REGRESS = setup types plans exec_contract fallback keys_property
+REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_check \
+	--load-extension=braidsort
+
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+
+EXTRA_CLEAN = tmp_check test/unit/run_unit_tests
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c
+
+test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS)
+
+.PHONY: unittest
+unittest: test/unit/run_unit_tests
+	test/unit/run_unit_tests

@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * braidsort.c
+ *	  Module entry point: preload check, parameters, hooks.
+ *
+ * braidsort replaces PostgreSQL Sort nodes after planning, so it must be in
+ * every backend from the start: loading it later (LOAD, or CREATE
+ * EXTENSION without preloading) is refused.
+ *
+ * src/braidsort.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+
+#include "braidsort.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/*
+ * _PG_init
+ *		Refuse to load outside shared_preload_libraries, then define the
+ *		parameters, register the custom scan and install the planner hook.
+ */
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("braidsort must be loaded via shared_preload_libraries"),
+				 errhint("Add braidsort to shared_preload_libraries in postgresql.conf and restart the server.")));
+
+	braid_define_gucs();
+	braid_exec_init();
+	braid_planner_init();
+}

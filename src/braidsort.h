@@ -1,0 +1,50 @@
+/*-------------------------------------------------------------------------
+ *
+ * braidsort.h
+ *	  Declarations shared by braidsort's PostgreSQL-facing modules.
+ *
+ * src/braidsort.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAIDSORT_H
+#define BRAIDSORT_H
+
+#include "nodes/extensible.h"
+#include "nodes/plannodes.h"
+
+/* Name of the custom scan provider, as EXPLAIN shows it. */
+#define BRAID_SORT_NAME "BraidSort"
+
+/* guc.c: settings */
+extern bool braid_enable;
+extern bool braid_force;
+extern int	braid_work_mem;
+extern int	braid_gather_batch;
+extern void braid_define_gucs(void);
+extern size_t braid_budget_bytes(void);
+
+/* planner.c */
+extern void braid_planner_init(void);
+
+/* exec.c */
+extern CustomScanMethods braid_sort_scan_methods;
+extern void braid_exec_init(void);
+
+/*
+ * Layout of a BraidSort CustomScan's custom_private list, written by the
+ * planner and read by the executor (all plain integer/OID lists, so the plan
+ * can be copied, printed and sent to parallel workers).
+ */
+#define BRAID_PRIV_SORTOPS		0	/* OID list: sort operators */
+#define BRAID_PRIV_COLLATIONS	1	/* OID list: collations */
+#define BRAID_PRIV_NULLSFIRST	2	/* int list: nulls first flags */
+#define BRAID_PRIV_PARAMS		3	/* int list: see BRAID_PARAM_* */
+#define BRAID_PRIV_KEYEXPRS		4	/* List of key expressions (for EXPLAIN) */
+
+#define BRAID_PARAM_KEYLEN		0	/* bytes of key prefix per entry */
+#define BRAID_PARAM_TRUNCATES	1	/* 1 if some key may exceed keylen */
+#define BRAID_PARAM_TUPLE_WIDTH 2	/* planner's estimate of heap tuple bytes */
+#define BRAID_NUM_PARAMS		3
+
+#endif							/* BRAIDSORT_H */

@@ -1,0 +1,34 @@
+/*-------------------------------------------------------------------------
+ *
+ * costmodel.h
+ *	  When braidsort's key/TID sort is expected to beat PostgreSQL's Sort.
+ *
+ * Pure C (no PostgreSQL calls) so the decision can be unit-tested.
+ *
+ * src/costmodel.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_COSTMODEL_H
+#define BRAID_COSTMODEL_H
+
+#include <stdbool.h>
+
+typedef struct BraidCostInput
+{
+	double		rows;			/* estimated rows to sort */
+	double		sort_width;		/* bytes per row in PostgreSQL's sort */
+	double		tuple_bytes;	/* bytes per heap tuple refetched */
+	double		entry_bytes;	/* bytes per IndexMap entry */
+	double		budget_bytes;	/* braidsort's IndexMap budget */
+	double		sort_mem_bytes; /* work_mem of PostgreSQL's sort */
+} BraidCostInput;
+
+/* Rows below which a sort is too small to be worth replacing. */
+#define BRAID_MIN_ROWS 1000.0
+
+extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
+extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
+extern bool braid_cost_prefers(const BraidCostInput *in, const char **why);
+
+#endif							/* BRAID_COSTMODEL_H */

@@ -1,0 +1,1057 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec.c
+ *	  The BraidSort custom scan: build, sort and gather.
+ *
+ * BUILD	pulls the (narrowed) child scan, which outputs only the sort keys;
+ *			for each row it encodes a normalized key and appends an IndexMap
+ *			entry <key prefix, ref> where the ref packs the heap TID and the
+ *			tuple length, read from the child's scan slot.  Keys longer than
+ *			the entry's prefix keep their full encoding in an overflow store
+ *			keyed by TID, used only to break ties between equal prefixes.
+ * SORT		sorts the IndexMap in place (indexmap.c).
+ * GATHER	emits rows in sorted order, refetching tuples by TID a batch at
+ *			a time (gather.c) and evaluating the original scan's target list
+ *			on each refetched tuple, so the output is exactly the replaced
+ *			Sort's.
+ *
+ * If the IndexMap outgrows braidsort.work_mem the node never fails: it moves
+ * every entry into a PostgreSQL tuplesort of <normalized key (bytea),
+ * ref (int8)> pairs, which spills only keys and refs, and gathers from that.
+ *
+ * Positions follow tuplesort's conventions (current = index after the last
+ * row returned, plus an eof flag), which gives backward scans, mark/restore
+ * and rewinds for free: any position maps to a batch, which is reloaded if
+ * it is not the one in memory.
+ *
+ * src/exec.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
+#include "portability/instr_time.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/tuplesort.h"
+#include "utils/typcache.h"
+
+#include "braidsort.h"
+#include "gather.h"
+#include "indexmap.h"
+#include "keys.h"
+
+/* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
+#define BRAID_MAX_BATCH_ROWS (1 << 22)
+
+/*
+ * Full encodings of keys longer than the entry prefix, found by TID.
+ * Open addressing; slot_tid 0 means empty (stored TIDs are offset by one).
+ */
+typedef struct BraidOverflow
+{
+	uint64	   *slot_tid;
+	uint64	   *slot_off;
+	uint32	   *slot_len;
+	size_t		nslots;			/* power of two, or 0 */
+	size_t		nused;
+	uint8	   *arena;
+	size_t		arena_used;
+	size_t		arena_cap;
+} BraidOverflow;
+
+typedef struct BraidSortState
+{
+	CustomScanState css;
+
+	/* from the plan */
+	int			nkeys;
+	BraidKeyColumn *keys;
+	List	   *keyexprs;
+	Oid		   *sortops;
+	Oid		   *collations;
+	bool	   *nullsfirst;
+	uint32		keylen;
+	uint32		stride;
+	double		est_rows;
+	bool		random_access;
+	size_t		budget;
+	size_t		batch_bytes;
+
+	PlanState  *child;
+	MemoryContext sortcxt;		/* IndexMap, overflow, fallback: per sort */
+	MemoryContext gathercxt;	/* gather buffers: per node */
+
+	/* build and sort */
+	bool		built;
+	BraidKeyBuffer keybuf;
+	uint8	   *entries;
+	size_t		nentries;
+	size_t		capacity;
+	bool		any_truncated;
+	BraidOverflow ovf;
+
+	/* fallback to PostgreSQL's tuplesort of <key, ref> */
+	Tuplesortstate *fallback;
+	TupleDesc	fb_desc;
+	TupleTableSlot *fb_put_slot;
+	TupleTableSlot *fb_get_slot;
+	int64		fb_pos;			/* entries read from the fallback so far */
+	uint64	   *fb_refs;
+	int			fb_refs_cap;
+
+	/* output position, as in tuplesort */
+	int64		rows_built;		/* rows taken from the child */
+	int64		nrows;			/* rows sorted, -1 if not known yet */
+	int64		current;
+	bool		eof_reached;
+	int64		mark_current;
+	bool		mark_eof;
+
+	/* batch b covers positions [batch_start[b], batch_start[b + 1]) */
+	int64	   *batch_start;
+	int			nbatches;		/* batches whose end is known */
+	int			batch_cap;
+	bool		batches_complete;
+	BraidGather gather;
+
+	/* instrumentation */
+	int64		sorts_done;
+	bool		used_fallback;
+	size_t		peak_map_bytes;
+	double		build_ms;
+	double		sort_ms;
+	double		gather_ms;
+	TuplesortInstrumentation fb_stats;
+} BraidSortState;
+
+static Node *braid_create_state(CustomScan *cscan);
+static void braid_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *braid_exec(CustomScanState *node);
+static void braid_end(CustomScanState *node);
+static void braid_rescan(CustomScanState *node);
+static void braid_mark(CustomScanState *node);
+static void braid_restore(CustomScanState *node);
+static void braid_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+CustomScanMethods braid_sort_scan_methods = {
+	.CustomName = BRAID_SORT_NAME,
+	.CreateCustomScanState = braid_create_state,
+};
+
+static CustomExecMethods braid_exec_methods = {
+	.CustomName = BRAID_SORT_NAME,
+	.BeginCustomScan = braid_begin,
+	.ExecCustomScan = braid_exec,
+	.EndCustomScan = braid_end,
+	.ReScanCustomScan = braid_rescan,
+	.MarkPosCustomScan = braid_mark,
+	.RestrPosCustomScan = braid_restore,
+	.ExplainCustomScan = braid_explain,
+};
+
+/*
+ * braid_exec_init
+ *		Register the custom scan so plans naming it can be copied, read back
+ *		and sent to parallel workers.
+ */
+void
+braid_exec_init(void)
+{
+	RegisterCustomScanMethods(&braid_sort_scan_methods);
+}
+
+/* elapsed_ms: milliseconds since "start". */
+static double
+elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/* ---------------------------------------------------------------------
+ * Overflow store
+ * ---------------------------------------------------------------------
+ */
+
+/* tid_key: a TID as a nonzero 64-bit hash key. */
+static inline uint64
+tid_key(uint64 ref)
+{
+	return (ref >> 16) + 1;
+}
+
+/* ovf_slot: home slot of a key. */
+static inline size_t
+ovf_slot(const BraidOverflow *ovf, uint64 key)
+{
+	return (size_t) ((key * UINT64CONST(0x9E3779B97F4A7C15)) >> 16) & (ovf->nslots - 1);
+}
+
+/* ovf_bytes: memory held by the overflow store. */
+static size_t
+ovf_bytes(const BraidOverflow *ovf)
+{
+	return ovf->nslots * (sizeof(uint64) * 2 + sizeof(uint32)) + ovf->arena_cap;
+}
+
+/* ovf_insert_slot: place key/offset/len in the table (no growth). */
+static void
+ovf_insert_slot(BraidOverflow *ovf, uint64 key, uint64 off, uint32 len)
+{
+	size_t		i = ovf_slot(ovf, key);
+
+	while (ovf->slot_tid[i] != 0 && ovf->slot_tid[i] != key)
+		i = (i + 1) & (ovf->nslots - 1);
+	if (ovf->slot_tid[i] == 0)
+		ovf->nused++;
+	ovf->slot_tid[i] = key;
+	ovf->slot_off[i] = off;
+	ovf->slot_len[i] = len;
+}
+
+/*
+ * ovf_put
+ *		Remember the full key of the entry with this ref.
+ */
+static void
+ovf_put(BraidSortState *st, uint64 ref, const uint8 *key, size_t len)
+{
+	BraidOverflow *ovf = &st->ovf;
+
+	if (ovf->arena_used + len > ovf->arena_cap)
+	{
+		size_t		cap = Max(ovf->arena_cap * 2, ovf->arena_used + len);
+
+		cap = Max(cap, (size_t) 65536);
+		ovf->arena = ovf->arena ? repalloc_huge(ovf->arena, cap) :
+			MemoryContextAllocHuge(st->sortcxt, cap);
+		ovf->arena_cap = cap;
+	}
+	if ((ovf->nused + 1) * 2 > ovf->nslots)
+	{
+		BraidOverflow old = *ovf;
+		size_t		nslots = Max(old.nslots * 2, (size_t) 1024);
+
+		ovf->nslots = nslots;
+		ovf->nused = 0;
+		ovf->slot_tid = MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * nslots);
+		ovf->slot_off = MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * nslots);
+		ovf->slot_len = MemoryContextAllocHuge(st->sortcxt, sizeof(uint32) * nslots);
+		memset(ovf->slot_tid, 0, sizeof(uint64) * nslots);
+		for (size_t i = 0; i < old.nslots; i++)
+			if (old.slot_tid[i] != 0)
+				ovf_insert_slot(ovf, old.slot_tid[i], old.slot_off[i], old.slot_len[i]);
+		if (old.nslots)
+		{
+			pfree(old.slot_tid);
+			pfree(old.slot_off);
+			pfree(old.slot_len);
+		}
+	}
+	memcpy(ovf->arena + ovf->arena_used, key, len);
+	ovf_insert_slot(ovf, tid_key(ref), ovf->arena_used, (uint32) len);
+	ovf->arena_used += len;
+}
+
+/*
+ * ovf_get
+ *		The full key of a truncated entry.
+ */
+static const uint8 *
+ovf_get(const BraidOverflow *ovf, uint64 ref, uint32 *len)
+{
+	uint64		key = tid_key(ref);
+	size_t		i = ovf_slot(ovf, key);
+
+	while (ovf->slot_tid[i] != key)
+	{
+		if (ovf->slot_tid[i] == 0)
+			elog(ERROR, "braidsort: full key of a truncated entry is missing");
+		i = (i + 1) & (ovf->nslots - 1);
+	}
+	*len = ovf->slot_len[i];
+	return ovf->arena + ovf->slot_off[i];
+}
+
+/*
+ * entry_full_key
+ *		An entry's key as a byte string that orders correctly against any
+ *		other: the full key if truncated, else the zero-padded prefix (safe
+ *		because encodings are prefix-free).
+ */
+static const uint8 *
+entry_full_key(const BraidSortState *st, const uint8 *entry, uint32 *len)
+{
+	uint64		ref = braid_entry_ref(entry, st->keylen);
+
+	if (ref & BRAID_REF_TRUNCATED)
+		return ovf_get(&st->ovf, ref, len);
+	*len = st->keylen;
+	return entry;
+}
+
+/*
+ * braid_tiebreak
+ *		IndexMap tie-break for entries with equal prefixes: compare full
+ *		keys, memcmp then length.  Pure lookups, no PostgreSQL calls on the
+ *		success path.
+ */
+static int
+braid_tiebreak(const uint8 *a, const uint8 *b, void *arg)
+{
+	const BraidSortState *st = (const BraidSortState *) arg;
+	uint32		la,
+				lb;
+	const uint8 *ka,
+			   *kb;
+	int			c;
+
+	if (((braid_entry_ref(a, st->keylen) | braid_entry_ref(b, st->keylen)) &
+		 BRAID_REF_TRUNCATED) == 0)
+		return 0;
+	ka = entry_full_key(st, a, &la);
+	kb = entry_full_key(st, b, &lb);
+	c = memcmp(ka, kb, Min(la, lb));
+	if (c == 0)
+		c = (la > lb) - (la < lb);
+	return c;
+}
+
+/* ---------------------------------------------------------------------
+ * Build
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * fallback_put
+ *		Add one <key, ref> pair to the fallback tuplesort.
+ */
+static void
+fallback_put(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
+{
+	TupleTableSlot *slot = st->fb_put_slot;
+	bytea	   *k = (bytea *) palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(k, VARHDRSZ + len);
+	memcpy(VARDATA(k), key, len);
+	ExecClearTuple(slot);
+	slot->tts_values[0] = PointerGetDatum(k);
+	slot->tts_isnull[0] = false;
+	slot->tts_values[1] = Int64GetDatum((int64) (ref & ~BRAID_REF_TRUNCATED));
+	slot->tts_isnull[1] = false;
+	ExecStoreVirtualTuple(slot);
+	tuplesort_puttupleslot(st->fallback, slot);
+	pfree(k);
+}
+
+/*
+ * switch_to_fallback
+ *		The IndexMap no longer fits: move every entry into a tuplesort of
+ *		<normalized key, ref> and free the IndexMap.  Keys are compared as
+ *		bytea (memcmp, then length), which is their order.
+ */
+static void
+switch_to_fallback(BraidSortState *st)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
+	AttrNumber	attno = 1;
+	Oid			sortop = ByteaLessOperator;
+	Oid			collation = InvalidOid;
+	bool		nullsfirst = false;
+	int			sortmem = (int) Min(st->budget / 1024, (size_t) MAX_KILOBYTES);
+
+	st->fb_desc = CreateTemplateTupleDesc(2);
+	TupleDescInitEntry(st->fb_desc, 1, "key", BYTEAOID, -1, 0);
+	TupleDescInitEntry(st->fb_desc, 2, "ref", INT8OID, -1, 0);
+	st->fb_put_slot = MakeSingleTupleTableSlot(st->fb_desc, &TTSOpsVirtual);
+	st->fb_get_slot = MakeSingleTupleTableSlot(st->fb_desc, &TTSOpsMinimalTuple);
+	st->fallback = tuplesort_begin_heap(st->fb_desc, 1, &attno, &sortop,
+										&collation, &nullsfirst, Max(sortmem, 64),
+										NULL,
+										st->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE);
+	MemoryContextSwitchTo(old);
+
+	for (size_t i = 0; i < st->nentries; i++)
+	{
+		const uint8 *entry = st->entries + i * st->stride;
+		uint32		len;
+		const uint8 *key = entry_full_key(st, entry, &len);
+
+		fallback_put(st, key, len, braid_entry_ref(entry, st->keylen));
+	}
+
+	st->peak_map_bytes = Max(st->peak_map_bytes,
+							 st->capacity * st->stride + ovf_bytes(&st->ovf));
+	if (st->entries)
+		pfree(st->entries);
+	st->entries = NULL;
+	st->nentries = st->capacity = 0;
+	st->used_fallback = true;
+}
+
+/*
+ * grow_entries
+ *		Make room for more entries within the budget; false if none left.
+ */
+static bool
+grow_entries(BraidSortState *st)
+{
+	size_t		used = ovf_bytes(&st->ovf);
+	size_t		limit = (st->budget > used) ? (st->budget - used) / st->stride : 0;
+	size_t		newcap;
+
+	if (st->capacity == 0)
+		newcap = (size_t) Max(Min(st->est_rows * 1.05, 1e12), 1024.0);
+	else
+		newcap = st->capacity * 2;
+	newcap = Min(newcap, limit);
+	if (newcap <= st->capacity)
+		return false;
+
+	if (st->entries == NULL)
+		st->entries = MemoryContextAllocHuge(st->sortcxt, newcap * st->stride);
+	else
+		st->entries = repalloc_huge(st->entries, newcap * st->stride);
+	st->capacity = newcap;
+	return true;
+}
+
+/*
+ * add_entry
+ *		Append one row's entry to the IndexMap (or the fallback).
+ */
+static void
+add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
+{
+	uint8	   *entry;
+
+	if (st->fallback == NULL && st->nentries == st->capacity && !grow_entries(st))
+		switch_to_fallback(st);
+	if (st->fallback)
+	{
+		fallback_put(st, key, len, ref);
+		return;
+	}
+
+	entry = st->entries + st->nentries * st->stride;
+	if (len <= st->keylen)
+	{
+		memcpy(entry, key, len);
+		memset(entry + len, 0, st->keylen - len);
+	}
+	else
+	{
+		memcpy(entry, key, st->keylen);
+		ref |= BRAID_REF_TRUNCATED;
+		st->any_truncated = true;
+		ovf_put(st, ref, key, len);
+	}
+	braid_entry_set_ref(entry, st->keylen, ref);
+	st->nentries++;
+
+	if (ref & BRAID_REF_TRUNCATED &&
+		st->capacity * st->stride + ovf_bytes(&st->ovf) > st->budget)
+		switch_to_fallback(st);
+}
+
+/*
+ * build_and_sort
+ *		Consume the child, then sort.
+ */
+static void
+build_and_sort(BraidSortState *st)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	st->rows_built = 0;
+	for (;;)
+	{
+		TupleTableSlot *slot = ExecProcNode(st->child);
+		TupleTableSlot *scanslot;
+		HeapTuple	htup;
+		MemoryContext old;
+		size_t		len;
+		uint64		ref;
+
+		if (TupIsNull(slot))
+			break;
+
+		/* TID and length of the heap tuple the child just returned */
+		scanslot = ((ScanState *) st->child)->ss_ScanTupleSlot;
+		if (!TTS_IS_BUFFERTUPLE(scanslot) && !TTS_IS_HEAPTUPLE(scanslot))
+			elog(ERROR, "braidsort: scan did not produce a heap tuple");
+		htup = ((HeapTupleTableSlot *) scanslot)->tuple;
+		if (htup == NULL || htup->t_len > BRAID_REF_LEN_MASK ||
+			!ItemPointerIsValid(&scanslot->tts_tid))
+			elog(ERROR, "braidsort: scan produced a tuple without a valid TID or length");
+		ref = braid_make_ref(ItemPointerGetBlockNumber(&scanslot->tts_tid),
+							 ItemPointerGetOffsetNumber(&scanslot->tts_tid),
+							 htup->t_len);
+
+		slot_getallattrs(slot);
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		len = braid_encode_key(st->keys, st->nkeys, slot->tts_values,
+							   slot->tts_isnull, &st->keybuf);
+		add_entry(st, st->keybuf.data, len, ref);
+		MemoryContextSwitchTo(old);
+		st->rows_built++;
+		ResetExprContext(econtext);
+	}
+	st->build_ms += elapsed_ms(start);
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (st->fallback)
+	{
+		tuplesort_performsort(st->fallback);
+		st->fb_pos = 0;
+		st->nrows = -1;			/* unknown until the end is reached */
+	}
+	else
+	{
+		BraidSortSpec spec;
+
+		spec.keylen = st->keylen;
+		spec.stride = st->stride;
+		spec.tiebreak = st->any_truncated ? braid_tiebreak : NULL;
+		spec.tiebreak_arg = st;
+		braid_indexmap_sort(st->entries, st->nentries, &spec);
+		st->nrows = (int64) st->nentries;
+		st->peak_map_bytes = Max(st->peak_map_bytes,
+								 st->capacity * st->stride + ovf_bytes(&st->ovf));
+	}
+	st->sort_ms += elapsed_ms(start);
+
+	st->built = true;
+	st->sorts_done++;
+	st->current = 0;
+	st->eof_reached = false;
+	st->nbatches = 0;
+	st->batches_complete = false;
+	st->batch_start[0] = 0;
+	braid_gather_reset(&st->gather);
+}
+
+/*
+ * reset_sort
+ *		Drop everything built, so the next fetch rebuilds from the child.
+ */
+static void
+reset_sort(BraidSortState *st)
+{
+	if (st->fallback)
+	{
+		tuplesort_get_stats(st->fallback, &st->fb_stats);
+		tuplesort_end(st->fallback);
+		ExecDropSingleTupleTableSlot(st->fb_put_slot);
+		ExecDropSingleTupleTableSlot(st->fb_get_slot);
+		st->fallback = NULL;
+	}
+	MemoryContextReset(st->sortcxt);
+	st->entries = NULL;
+	st->nentries = st->capacity = 0;
+	st->any_truncated = false;
+	memset(&st->ovf, 0, sizeof(st->ovf));
+	st->fb_refs = NULL;
+	st->fb_refs_cap = 0;
+	st->built = false;
+	braid_gather_reset(&st->gather);
+}
+
+/* ---------------------------------------------------------------------
+ * Batches
+ * ---------------------------------------------------------------------
+ */
+
+/* add_batch_end: record the end of batch nbatches. */
+static void
+add_batch_end(BraidSortState *st, int64 end)
+{
+	if (st->nbatches + 2 > st->batch_cap)
+	{
+		st->batch_cap *= 2;
+		st->batch_start = repalloc(st->batch_start, sizeof(int64) * st->batch_cap);
+	}
+	st->batch_start[++st->nbatches] = end;
+}
+
+/*
+ * plan_memory_batches
+ *		For an in-memory IndexMap every batch boundary is known up front:
+ *		close a batch once its tuples reach braidsort.gather_batch bytes.
+ */
+static void
+plan_memory_batches(BraidSortState *st)
+{
+	size_t		bytes = 0;
+	int64		first = 0;
+
+	for (int64 i = 0; i < st->nrows; i++)
+	{
+		uint64		ref = braid_entry_ref(st->entries + i * st->stride, st->keylen);
+
+		bytes += MAXALIGN(braid_ref_len(ref));
+		if (bytes >= st->batch_bytes || i + 1 - first >= BRAID_MAX_BATCH_ROWS)
+		{
+			add_batch_end(st, i + 1);
+			first = i + 1;
+			bytes = 0;
+		}
+	}
+	if (first < st->nrows)
+		add_batch_end(st, st->nrows);
+	st->batches_complete = true;
+}
+
+/*
+ * fallback_seek
+ *		Position the fallback tuplesort so the next entry read is "pos".
+ */
+static void
+fallback_seek(BraidSortState *st, int64 pos)
+{
+	if (pos < st->fb_pos)
+	{
+		tuplesort_rescan(st->fallback);
+		st->fb_pos = 0;
+	}
+	if (pos > st->fb_pos)
+	{
+		if (!tuplesort_skiptuples(st->fallback, pos - st->fb_pos, true))
+			elog(ERROR, "braidsort: sorted run ended before position " INT64_FORMAT, pos);
+		st->fb_pos = pos;
+	}
+}
+
+/* fallback_next_ref: read the next ref from the fallback; false at end. */
+static bool
+fallback_next_ref(BraidSortState *st, uint64 *ref)
+{
+	bool		isnull;
+
+	if (!tuplesort_gettupleslot(st->fallback, true, false, st->fb_get_slot, NULL))
+		return false;
+	*ref = (uint64) DatumGetInt64(slot_getattr(st->fb_get_slot, 2, &isnull));
+	st->fb_pos++;
+	return true;
+}
+
+/*
+ * discover_fallback_batch
+ *		Read the next batch of refs from the fallback into fb_refs, closing
+ *		it at braidsort.gather_batch bytes; records its end, or marks the
+ *		batch list complete at the end of the sort.
+ */
+static void
+discover_fallback_batch(BraidSortState *st)
+{
+	int64		first = st->batch_start[st->nbatches];
+	size_t		bytes = 0;
+	int			n = 0;
+	uint64		ref;
+
+	fallback_seek(st, first);
+	while (bytes < st->batch_bytes && n < BRAID_MAX_BATCH_ROWS &&
+		   fallback_next_ref(st, &ref))
+	{
+		if (n == st->fb_refs_cap)
+		{
+			st->fb_refs_cap = Max(st->fb_refs_cap * 2, 1024);
+			st->fb_refs = st->fb_refs ?
+				repalloc_huge(st->fb_refs, sizeof(uint64) * st->fb_refs_cap) :
+				MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * st->fb_refs_cap);
+		}
+		st->fb_refs[n++] = ref;
+		bytes += MAXALIGN(braid_ref_len(ref));
+	}
+	if (n == 0)
+	{
+		st->batches_complete = true;
+		st->nrows = first;
+		return;
+	}
+	add_batch_end(st, first + n);
+}
+
+/*
+ * load_batch
+ *		Make batch b the one in memory.
+ */
+static void
+load_batch(BraidSortState *st, int b, bool refs_ready)
+{
+	int64		first = st->batch_start[b];
+	int			n = (int) (st->batch_start[b + 1] - first);
+	uint64	   *refs = braid_gather_prepare(&st->gather, first, n);
+
+	if (st->fallback == NULL)
+	{
+		for (int i = 0; i < n; i++)
+			refs[i] = braid_entry_ref(st->entries + (first + i) * st->stride,
+									  st->keylen) & ~BRAID_REF_TRUNCATED;
+	}
+	else
+	{
+		if (!refs_ready)
+		{
+			fallback_seek(st, first);
+			for (int i = 0; i < n; i++)
+				if (!fallback_next_ref(st, &st->fb_refs[i]))
+					elog(ERROR, "braidsort: sorted run ended early");
+		}
+		memcpy(refs, st->fb_refs, sizeof(uint64) * n);
+	}
+	braid_gather_load(&st->gather);
+}
+
+/*
+ * position_batch
+ *		Load the batch holding sort position pos; false if pos is past the
+ *		last row.
+ */
+static bool
+position_batch(BraidSortState *st, int64 pos)
+{
+	BraidGather *g = &st->gather;
+	instr_time	start;
+	int			lo,
+				hi;
+	bool		fresh = false;
+
+	if (g->nrows > 0 && pos >= g->first && pos < g->first + g->nrows)
+		return true;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (!st->batches_complete && st->nbatches == 0 && st->fallback == NULL)
+		plan_memory_batches(st);
+
+	/* discover batches up to pos (fallback only: memory ones are planned) */
+	while (pos >= st->batch_start[st->nbatches])
+	{
+		if (st->batches_complete)
+		{
+			st->gather_ms += elapsed_ms(start);
+			return false;
+		}
+		discover_fallback_batch(st);
+		fresh = true;
+	}
+
+	/* binary search: last b with batch_start[b] <= pos */
+	lo = 0;
+	hi = st->nbatches - 1;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (st->batch_start[mid] <= pos)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	load_batch(st, lo, fresh && lo == st->nbatches - 1);
+	st->gather_ms += elapsed_ms(start);
+	return true;
+}
+
+/* ---------------------------------------------------------------------
+ * Custom scan callbacks
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * braid_create_state
+ *		Allocate the node's state.
+ */
+static Node *
+braid_create_state(CustomScan *cscan)
+{
+	BraidSortState *st = palloc0(sizeof(BraidSortState));
+
+	NodeSetTag(st, T_CustomScanState);
+	st->css.methods = &braid_exec_methods;
+	return (Node *) st;
+}
+
+/*
+ * braid_begin
+ *		Initialize the child scan, the refetch slot and projection, and the
+ *		memory the sort will use.
+ */
+static void
+braid_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	BraidSortState *st = (BraidSortState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *sortops = list_nth(cscan->custom_private, BRAID_PRIV_SORTOPS);
+	List	   *collations = list_nth(cscan->custom_private, BRAID_PRIV_COLLATIONS);
+	List	   *nullsfirst = list_nth(cscan->custom_private, BRAID_PRIV_NULLSFIRST);
+	List	   *params = list_nth(cscan->custom_private, BRAID_PRIV_PARAMS);
+	Relation	rel = node->ss.ss_currentRelation;
+	int			i;
+
+	st->keyexprs = list_nth(cscan->custom_private, BRAID_PRIV_KEYEXPRS);
+	st->nkeys = list_length(sortops);
+	st->keys = palloc(sizeof(BraidKeyColumn) * st->nkeys);
+	st->sortops = palloc(sizeof(Oid) * st->nkeys);
+	st->collations = palloc(sizeof(Oid) * st->nkeys);
+	st->nullsfirst = palloc(sizeof(bool) * st->nkeys);
+	for (i = 0; i < st->nkeys; i++)
+	{
+		char	   *why;
+
+		st->sortops[i] = list_nth_oid(sortops, i);
+		st->collations[i] = list_nth_oid(collations, i);
+		st->nullsfirst[i] = list_nth_int(nullsfirst, i) != 0;
+		if (!braid_key_column_for(st->sortops[i], st->collations[i],
+								  st->nullsfirst[i], &st->keys[i], &why))
+			elog(ERROR, "braidsort: sort key %d is no longer supported: %s", i + 1, why);
+	}
+	st->keylen = (uint32) list_nth_int(params, BRAID_PARAM_KEYLEN);
+	st->stride = st->keylen + BRAID_REF_BYTES;
+	st->est_rows = cscan->scan.plan.plan_rows;
+	st->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+	st->budget = braid_budget_bytes();
+	st->batch_bytes = (size_t) braid_gather_batch * 1024;
+
+	/* The child is read once, forward; this node provides rewind etc. */
+	st->child = ExecInitNode(linitial(cscan->custom_plans), estate,
+							 eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
+	node->custom_ps = list_make1(st->child);
+
+	/*
+	 * Refetched tuples are stored as heap tuples; rebuild the projection
+	 * for that slot type (ExecInitCustomScan assumed a virtual one).
+	 */
+	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel), &TTSOpsHeapTuple);
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+
+	st->sortcxt = AllocSetContextCreate(CurrentMemoryContext, "BraidSort IndexMap",
+										ALLOCSET_DEFAULT_SIZES);
+	st->gathercxt = AllocSetContextCreate(CurrentMemoryContext, "BraidSort gather",
+										  ALLOCSET_DEFAULT_SIZES);
+	st->keybuf.cap = 256;
+	st->keybuf.data = palloc(st->keybuf.cap);
+	st->batch_cap = 64;
+	st->batch_start = palloc(sizeof(int64) * st->batch_cap);
+	braid_gather_begin(&st->gather, rel, st->gathercxt);
+}
+
+/*
+ * braid_exec
+ *		Return the next row in the scan direction.
+ */
+static TupleTableSlot *
+braid_exec(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	TupleTableSlot *scanslot = node->ss.ss_ScanTupleSlot;
+	int64		pos;
+
+	if (!st->built)
+		build_and_sort(st);
+
+	if (ScanDirectionIsForward(node->ss.ps.state->es_direction))
+	{
+		if (st->nrows >= 0 && st->current >= st->nrows)
+		{
+			st->eof_reached = true;
+			return NULL;
+		}
+		if (!position_batch(st, st->current))
+		{
+			st->eof_reached = true;
+			return NULL;
+		}
+		pos = st->current++;
+	}
+	else
+	{
+		if (st->current <= 0)
+			return NULL;
+		if (st->eof_reached)
+			st->eof_reached = false;
+		else
+		{
+			st->current--;
+			if (st->current <= 0)
+				return NULL;
+		}
+		pos = st->current - 1;
+		if (!position_batch(st, pos))
+			elog(ERROR, "braidsort: position " INT64_FORMAT " is past the end", pos);
+	}
+
+	ExecStoreHeapTuple(braid_gather_tuple(&st->gather, pos), scanslot, false);
+	if (node->ss.ps.ps_ProjInfo == NULL)
+		return scanslot;
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = scanslot;
+	return ExecProject(node->ss.ps.ps_ProjInfo);
+}
+
+/*
+ * braid_end
+ *		Shut down the child and release the sort.
+ */
+static void
+braid_end(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+
+	if (st->fallback)
+	{
+		tuplesort_end(st->fallback);
+		st->fallback = NULL;
+	}
+	braid_gather_end(&st->gather);
+	ExecEndNode(st->child);
+}
+
+/*
+ * braid_rescan
+ *		Rewind over the sorted rows, or rebuild if the input changed.
+ */
+static void
+braid_rescan(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+
+	/* ExecReScan only passes changed parameters to lefttree/righttree */
+	if (node->ss.ps.chgParam != NULL)
+		UpdateChangedParamSet(st->child, node->ss.ps.chgParam);
+
+	if (!st->built)
+		return;
+
+	if (st->child->chgParam != NULL || (st->fallback && !st->random_access))
+	{
+		reset_sort(st);
+		/* a child with changed parameters is rescanned by ExecProcNode */
+		if (st->child->chgParam == NULL)
+			ExecReScan(st->child);
+	}
+	else
+	{
+		st->current = 0;
+		st->eof_reached = false;
+		st->mark_current = 0;
+		st->mark_eof = false;
+	}
+}
+
+/* braid_mark: remember the current position. */
+static void
+braid_mark(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+
+	st->mark_current = st->current;
+	st->mark_eof = st->eof_reached;
+}
+
+/* braid_restore: return to the marked position. */
+static void
+braid_restore(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+
+	st->current = st->mark_current;
+	st->eof_reached = st->mark_eof;
+}
+
+/*
+ * sort_key_text
+ *		One "Sort Key" item as EXPLAIN shows it for a Sort.
+ */
+static char *
+sort_key_text(BraidSortState *st, int i, List *context, bool useprefix)
+{
+	Node	   *expr = list_nth(st->keyexprs, i);
+	Oid			type = exprType(expr);
+	TypeCacheEntry *typentry = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	StringInfoData buf;
+	bool		reverse = st->keys[i].descending;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, deparse_expression(expr, context, useprefix, true));
+	if (OidIsValid(st->collations[i]) && st->collations[i] != get_typcollation(type))
+		appendStringInfo(&buf, " COLLATE %s",
+						 quote_identifier(get_collation_name(st->collations[i])));
+	if (st->sortops[i] == typentry->gt_opr)
+		appendStringInfoString(&buf, " DESC");
+	else if (st->sortops[i] != typentry->lt_opr)
+		appendStringInfo(&buf, " USING %s", get_opname(st->sortops[i]));
+	if (st->nullsfirst[i] && !reverse)
+		appendStringInfoString(&buf, " NULLS FIRST");
+	else if (!st->nullsfirst[i] && reverse)
+		appendStringInfoString(&buf, " NULLS LAST");
+	return buf.data;
+}
+
+/*
+ * braid_explain
+ *		Sort Key and method; with ANALYZE, what the sort did.
+ */
+static void
+braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	BraidSortState *st = (BraidSortState *) node;
+	List	   *context;
+	List	   *keys = NIL;
+	bool		useprefix = (list_length(es->rtable) > 1 || es->verbose);
+
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	for (int i = 0; i < st->nkeys; i++)
+		keys = lappend(keys, sort_key_text(st, i, context, useprefix));
+	ExplainPropertyList("Sort Key", keys, es);
+	ExplainPropertyText("Sort Method",
+						st->used_fallback ? "braid fallback" : "braid onepass", es);
+	ExplainPropertyText("Gather Source", "heap tid", es);
+
+	if (!es->analyze || st->sorts_done == 0)
+		return;
+
+	ExplainPropertyInteger("Rows Sorted", NULL, st->rows_built, es);
+	ExplainPropertyInteger("Key Prefix", "bytes", st->keylen, es);
+	ExplainPropertyInteger("IndexMap Memory", "kB", (int64) (st->peak_map_bytes / 1024), es);
+	if (st->used_fallback)
+	{
+		if (st->fallback)
+			tuplesort_get_stats(st->fallback, &st->fb_stats);
+		ExplainPropertyText("Fallback Sort Method",
+							tuplesort_method_name(st->fb_stats.sortMethod), es);
+		ExplainPropertyInteger("Fallback Space Used", "kB", st->fb_stats.spaceUsed, es);
+		ExplainPropertyText("Fallback Space Type",
+							tuplesort_space_type_name(st->fb_stats.spaceType), es);
+	}
+	ExplainPropertyInteger("Gather Batches", NULL, st->gather.batches, es);
+	ExplainPropertyInteger("Gather Memory", "kB", (int64) (st->gather.peak_arena / 1024), es);
+	if (st->sorts_done > 1)
+		ExplainPropertyInteger("Sorts", NULL, st->sorts_done, es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Build Time", "ms", st->build_ms, 3, es);
+		ExplainPropertyFloat("Sort Time", "ms", st->sort_ms, 3, es);
+		ExplainPropertyFloat("Gather Time", "ms", st->gather_ms, 3, es);
+	}
+}

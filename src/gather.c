@@ -1,0 +1,274 @@
+/*-------------------------------------------------------------------------
+ *
+ * gather.c
+ *	  Batched late materialization of sorted rows from heap TIDs.
+ *
+ * After the sort, rows are fetched back from the table a batch at a time
+ * (WiscSort's offset queue).  A batch is visited in heap block order, so
+ * each heap page is pinned once per batch however many of the batch's rows
+ * it holds, and each tuple is copied straight to its final position in an
+ * arena laid out in output order (the lengths are known from the IndexMap,
+ * so the positions are computed before any page is read).  Rows are then
+ * emitted from the arena sequentially.
+ *
+ * This is what makes late materialization pay: fetching tuples one TID at a
+ * time in output order costs a buffer lookup and a random page touch per
+ * row and loses to PostgreSQL's sort; batched block-order copies touch each
+ * page once per batch.  When the table is larger than shared buffers the
+ * pages come from the kernel's page cache through a bulk-read ring, once
+ * per batch, so larger batches mean fewer rereads.
+ *
+ * Tuples are read with a pin and no content lock, as heapgettup_pagemode()
+ * does: a tuple visible to the query's registered snapshot cannot be pruned
+ * or moved while the page is pinned, and its data never changes in place.
+ *
+ * src/gather.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "gather.h"
+
+/*
+ * braid_gather_begin
+ *		Set up gathering from "rel"; memory comes from "cxt".
+ */
+void
+braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
+{
+	memset(g, 0, sizeof(*g));
+	g->rel = rel;
+	g->cxt = cxt;
+
+	/*
+	 * Like a sequential scan of a large table, read through a small ring of
+	 * buffers instead of flooding shared buffers.
+	 */
+	if (!RelationUsesLocalBuffers(rel) &&
+		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4))
+		g->strategy = GetAccessStrategy(BAS_BULKREAD);
+	g->tuple.t_tableOid = RelationGetRelid(rel);
+}
+
+/*
+ * braid_gather_prepare
+ *		Start a batch of nrows rows beginning at sort position "first";
+ *		returns the array the caller fills with the rows' refs, in output
+ *		order, before calling braid_gather_load.
+ */
+uint64 *
+braid_gather_prepare(BraidGather *g, int64 first, int nrows)
+{
+	if (nrows > g->rows_cap)
+	{
+		int			cap = Max(nrows, 1024);
+
+		if (g->refs)
+		{
+			pfree(g->refs);
+			pfree(g->offsets);
+			pfree(g->order);
+		}
+		g->refs = MemoryContextAllocHuge(g->cxt, sizeof(uint64) * cap);
+		g->offsets = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
+		g->order = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
+		g->rows_cap = cap;
+	}
+	g->first = first;
+	g->nrows = 0;				/* not loaded until braid_gather_load */
+	g->tuple.t_data = NULL;
+	g->rows_pending = nrows;
+	return g->refs;
+}
+
+/* compare_block_keys: qsort comparator for (block << 32 | row) keys. */
+static int
+compare_block_keys(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * order_by_block
+ *		Fill g->order with the batch's row numbers sorted by heap block: a
+ *		counting sort over the batch's block range, or a comparison sort when
+ *		that range is much larger than the batch.
+ */
+static void
+order_by_block(BraidGather *g, int n)
+{
+	BlockNumber minblk = InvalidBlockNumber;
+	BlockNumber maxblk = 0;
+	size_t		range;
+
+	for (int i = 0; i < n; i++)
+	{
+		BlockNumber blk = braid_ref_block(g->refs[i]);
+
+		minblk = Min(minblk, blk);
+		maxblk = Max(maxblk, blk);
+	}
+	range = (size_t) (maxblk - minblk) + 1;
+
+	if (range <= (size_t) n * 8 + 1024)
+	{
+		uint32		sum = 0;
+
+		if (range + 1 > g->counts_cap)
+		{
+			if (g->counts)
+				pfree(g->counts);
+			g->counts_cap = Max(range + 1, (size_t) 1024);
+			g->counts = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * g->counts_cap);
+		}
+		memset(g->counts, 0, sizeof(uint32) * (range + 1));
+		for (int i = 0; i < n; i++)
+			g->counts[braid_ref_block(g->refs[i]) - minblk]++;
+		for (size_t b = 0; b < range; b++)
+		{
+			uint32		c = g->counts[b];
+
+			g->counts[b] = sum;
+			sum += c;
+		}
+		for (int i = 0; i < n; i++)
+			g->order[g->counts[braid_ref_block(g->refs[i]) - minblk]++] = (uint32) i;
+	}
+	else
+	{
+		uint64	   *keys = MemoryContextAllocHuge(g->cxt, sizeof(uint64) * n);
+
+		for (int i = 0; i < n; i++)
+			keys[i] = ((uint64) braid_ref_block(g->refs[i]) << 32) | (uint32) i;
+		qsort(keys, n, sizeof(uint64), compare_block_keys);
+		for (int i = 0; i < n; i++)
+			g->order[i] = (uint32) keys[i];
+		pfree(keys);
+	}
+}
+
+/*
+ * braid_gather_load
+ *		Copy the prepared batch's tuples from the table into the arena.
+ */
+void
+braid_gather_load(BraidGather *g)
+{
+	int			n = g->rows_pending;
+	size_t		total = 0;
+	int			i;
+
+	/* arena positions in output order */
+	for (i = 0; i < n; i++)
+	{
+		g->offsets[i] = (uint32) total;
+		total += MAXALIGN(braid_ref_len(g->refs[i]));
+		if (total > (size_t) PG_UINT32_MAX)
+			elog(ERROR, "braidsort: gather batch exceeds 4GB");
+	}
+	if (total > g->arena_cap)
+	{
+		if (g->arena)
+			pfree(g->arena);
+		g->arena_cap = Max(total, (size_t) BLCKSZ);
+		g->arena = MemoryContextAllocHuge(g->cxt, g->arena_cap);
+	}
+	g->peak_arena = Max(g->peak_arena, total);
+
+	order_by_block(g, n);
+
+	/* visit the batch's pages in block order, each once */
+	i = 0;
+	while (i < n)
+	{
+		BlockNumber blk = braid_ref_block(g->refs[g->order[i]]);
+		Buffer		buf;
+		Page		page;
+		OffsetNumber maxoff;
+
+		CHECK_FOR_INTERRUPTS();
+
+		buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
+		page = BufferGetPage(buf);
+		maxoff = PageGetMaxOffsetNumber(page);
+		g->block_visits++;
+
+		for (; i < n; i++)
+		{
+			uint32		row = g->order[i];
+			uint64		ref = g->refs[row];
+			OffsetNumber off = braid_ref_offset(ref);
+			uint32		len = braid_ref_len(ref);
+			ItemId		lp;
+
+			if (braid_ref_block(ref) != blk)
+				break;
+			if (off < FirstOffsetNumber || off > maxoff)
+				elog(ERROR, "braidsort: tuple (%u,%u) of relation \"%s\" vanished during the sort",
+					 blk, off, RelationGetRelationName(g->rel));
+			lp = PageGetItemId(page, off);
+			if (!ItemIdIsNormal(lp) || ItemIdGetLength(lp) != len)
+				elog(ERROR, "braidsort: tuple (%u,%u) of relation \"%s\" changed during the sort",
+					 blk, off, RelationGetRelationName(g->rel));
+			memcpy(g->arena + g->offsets[row], PageGetItem(page, lp), len);
+		}
+		ReleaseBuffer(buf);
+	}
+	g->nrows = n;
+	g->rows_pending = 0;
+	g->batches++;
+}
+
+/*
+ * braid_gather_tuple
+ *		The tuple at sort position pos, which must be in the loaded batch.
+ *		Valid until the next batch is loaded.
+ */
+HeapTuple
+braid_gather_tuple(BraidGather *g, int64 pos)
+{
+	int			row = (int) (pos - g->first);
+	uint64		ref;
+
+	Assert(row >= 0 && row < g->nrows);
+	ref = g->refs[row];
+	g->tuple.t_len = braid_ref_len(ref);
+	ItemPointerSet(&g->tuple.t_self, braid_ref_block(ref), braid_ref_offset(ref));
+	g->tuple.t_data = (HeapTupleHeader) (g->arena + g->offsets[row]);
+	return &g->tuple;
+}
+
+/*
+ * braid_gather_reset
+ *		Forget the loaded batch (after a rescan or rebuild).
+ */
+void
+braid_gather_reset(BraidGather *g)
+{
+	g->first = 0;
+	g->nrows = 0;
+	g->rows_pending = 0;
+}
+
+/*
+ * braid_gather_end
+ *		Release the access strategy; memory goes with the node's context.
+ */
+void
+braid_gather_end(BraidGather *g)
+{
+	if (g->strategy)
+		FreeAccessStrategy(g->strategy);
+	g->strategy = NULL;
+}

@@ -1,0 +1,84 @@
+/*-------------------------------------------------------------------------
+ *
+ * gather.h
+ *	  Late materialization of sorted rows from heap TIDs, in batches.
+ *
+ * src/gather.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_GATHER_H
+#define BRAID_GATHER_H
+
+#include "postgres.h"
+
+#include "access/htup.h"
+#include "storage/bufmgr.h"
+#include "utils/relcache.h"
+
+/*
+ * A ref packs what the gather needs to find and place one tuple:
+ *	bits 63..32 block number, 31..16 line pointer offset,
+ *	bit 15 "key truncated" flag (owned by exec.c), 14..0 tuple length.
+ */
+#define BRAID_REF_LEN_MASK		UINT64CONST(0x7FFF)
+#define BRAID_REF_TRUNCATED		UINT64CONST(0x8000)
+
+static inline uint64
+braid_make_ref(BlockNumber blk, OffsetNumber off, uint32 len)
+{
+	return ((uint64) blk << 32) | ((uint64) off << 16) | (uint64) len;
+}
+
+static inline BlockNumber
+braid_ref_block(uint64 ref)
+{
+	return (BlockNumber) (ref >> 32);
+}
+
+static inline OffsetNumber
+braid_ref_offset(uint64 ref)
+{
+	return (OffsetNumber) ((ref >> 16) & 0xFFFF);
+}
+
+static inline uint32
+braid_ref_len(uint64 ref)
+{
+	return (uint32) (ref & BRAID_REF_LEN_MASK);
+}
+
+typedef struct BraidGather
+{
+	Relation	rel;
+	BufferAccessStrategy strategy;
+	MemoryContext cxt;
+
+	/* the loaded batch */
+	int64		first;			/* sort position of its first row */
+	int			nrows;			/* rows loaded, 0 if none */
+	int			rows_pending;	/* rows prepared, not yet loaded */
+	uint64	   *refs;			/* refs, in output order */
+	uint32	   *offsets;		/* arena offset of each row's tuple */
+	int			rows_cap;
+	uint32	   *order;			/* scratch: row numbers in block order */
+	uint32	   *counts;			/* scratch: counting sort buckets */
+	size_t		counts_cap;
+	char	   *arena;			/* tuple copies, in output order */
+	size_t		arena_cap;
+	HeapTupleData tuple;		/* header handed to the scan slot */
+
+	/* statistics */
+	int64		batches;
+	int64		block_visits;
+	size_t		peak_arena;
+} BraidGather;
+
+extern void braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt);
+extern uint64 *braid_gather_prepare(BraidGather *g, int64 first, int nrows);
+extern void braid_gather_load(BraidGather *g);
+extern HeapTuple braid_gather_tuple(BraidGather *g, int64 pos);
+extern void braid_gather_reset(BraidGather *g);
+extern void braid_gather_end(BraidGather *g);
+
+#endif							/* BRAID_GATHER_H */

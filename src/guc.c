@@ -1,0 +1,101 @@
+/*-------------------------------------------------------------------------
+ *
+ * guc.c
+ *	  braidsort.* configuration parameters.
+ *
+ * All parameters are user-settable, so a session (or a test) can force,
+ * disable or resize braidsort without a restart; they are defined at
+ * preload so that postgresql.conf values are validated at server start.
+ *
+ * src/guc.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "braidsort.h"
+
+bool		braid_enable = true;
+bool		braid_force = false;
+int			braid_work_mem = -1;
+int			braid_gather_batch = 65536;
+
+/*
+ * check_braid_work_mem
+ *		-1 means "use work_mem"; otherwise at least 64kB, like work_mem.
+ */
+static bool
+check_braid_work_mem(int *newval, void **extra, GucSource source)
+{
+	if (*newval == -1 || *newval >= 64)
+		return true;
+	GUC_check_errdetail("braidsort.work_mem must be -1 (use work_mem) or at least 64kB.");
+	return false;
+}
+
+/*
+ * braid_define_gucs
+ *		Define every braidsort.* parameter and reserve the prefix.
+ */
+void
+braid_define_gucs(void)
+{
+	DefineCustomBoolVariable("braidsort.enable",
+							 "Enables braidsort's replacement of Sort nodes.",
+							 "When off, every Sort is left to PostgreSQL.",
+							 &braid_enable,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("braidsort.force",
+							 "Replaces every eligible Sort, whatever the cost model says.",
+							 "Intended for testing; ineligible Sorts are still left alone.",
+							 &braid_force,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("braidsort.work_mem",
+							"Memory budget for one braidsort IndexMap.",
+							"-1 uses work_mem. When the IndexMap outgrows it, the sort "
+							"continues on disk with PostgreSQL's tuplesort.",
+							&braid_work_mem,
+							-1,
+							-1,
+							MAX_KILOBYTES,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							check_braid_work_mem, NULL, NULL);
+
+	DefineCustomIntVariable("braidsort.gather_batch",
+							"Bytes of tuples fetched per gather batch.",
+							"Sorted rows are fetched from the table in batches of about "
+							"this many bytes, visiting each batch's heap pages in block order.",
+							&braid_gather_batch,
+							65536,
+							64,
+							1024 * 1024,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("braidsort");
+}
+
+/*
+ * braid_budget_bytes
+ *		The IndexMap memory budget in bytes.
+ */
+size_t
+braid_budget_bytes(void)
+{
+	int			kb = (braid_work_mem == -1) ? work_mem : braid_work_mem;
+
+	return (size_t) kb * 1024;
+}

@@ -1,0 +1,319 @@
+/*-------------------------------------------------------------------------
+ *
+ * keys.c
+ *	  Choosing an exact encoder for a sort column, and encoding datums.
+ *
+ * A sort column gets an encoder only when memcmp() order of the encoding is
+ * provably the order of the Sort node's operator: the operator must be the
+ * "<" or ">" of the type's default btree operator class, and text-like
+ * types must use a C (or POSIX) collation, where PostgreSQL itself compares
+ * with memcmp().  Anything else is declined, leaving PostgreSQL's Sort in
+ * place.
+ *
+ * Also provides braidsort.normalized_key(), the SQL-callable encoder used
+ * by the property tests and handy for checking a type's key by hand.
+ *
+ * src/keys.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_type_d.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+#include "utils/uuid.h"
+
+#include "keycodec.h"
+#include "keys.h"
+
+PG_FUNCTION_INFO_V1(braidsort_normalized_key);
+
+/*
+ * braid_key_column_for
+ *		Find the exact encoder for a sort column, or explain why there is
+ *		none.  Returns false (and sets *why) to decline.
+ */
+bool
+braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
+					 BraidKeyColumn *col, char **why)
+{
+	Oid			opfamily;
+	Oid			opcintype;
+	int16		strategy;
+	Oid			opclass;
+
+	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy))
+	{
+		*why = psprintf("operator %u is not a btree ordering operator", sortop);
+		return false;
+	}
+	opclass = GetDefaultOpClass(opcintype, BTREE_AM_OID);
+	if (!OidIsValid(opclass) || get_opclass_family(opclass) != opfamily)
+	{
+		*why = psprintf("operator %s is not from the default operator class of type %s",
+						get_opname(sortop), format_type_be(opcintype));
+		return false;
+	}
+
+	switch (opcintype)
+	{
+		case INT2OID:
+			col->kind = BRAID_KEY_INT2;
+			break;
+		case INT4OID:
+			col->kind = BRAID_KEY_INT4;
+			break;
+		case INT8OID:
+			col->kind = BRAID_KEY_INT8;
+			break;
+		case OIDOID:
+			col->kind = BRAID_KEY_OID;
+			break;
+		case FLOAT4OID:
+			col->kind = BRAID_KEY_FLOAT4;
+			break;
+		case FLOAT8OID:
+			col->kind = BRAID_KEY_FLOAT8;
+			break;
+		case BOOLOID:
+			col->kind = BRAID_KEY_BOOL;
+			break;
+		case DATEOID:
+			col->kind = BRAID_KEY_DATE;
+			break;
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			col->kind = BRAID_KEY_INT64TIME;
+			break;
+		case UUIDOID:
+			col->kind = BRAID_KEY_UUID;
+			break;
+		case BYTEAOID:
+			col->kind = BRAID_KEY_BYTEA;
+			break;
+		case TEXTOID:
+		case BPCHAROID:
+			if (!OidIsValid(collation) || !lc_collate_is_c(collation))
+			{
+				*why = psprintf("type %s under collation \"%s\" has no exact key encoding",
+								format_type_be(opcintype),
+								OidIsValid(collation) ? get_collation_name(collation) : "none");
+				return false;
+			}
+			col->kind = (opcintype == TEXTOID) ? BRAID_KEY_TEXT : BRAID_KEY_BPCHAR;
+			break;
+		default:
+			*why = psprintf("type %s has no exact key encoding",
+							format_type_be(opcintype));
+			return false;
+	}
+
+	col->descending = (strategy == BTGreaterStrategyNumber);
+	col->nulls_first = nulls_first;
+	return true;
+}
+
+/*
+ * braid_key_fixed_width
+ *		Bytes of value encoding of a fixed-width kind, or -1 if variable.
+ *		The null marker byte is not included.
+ */
+int
+braid_key_fixed_width(BraidKeyKind kind)
+{
+	switch (kind)
+	{
+		case BRAID_KEY_BOOL:
+			return 1;
+		case BRAID_KEY_INT2:
+			return 2;
+		case BRAID_KEY_INT4:
+		case BRAID_KEY_OID:
+		case BRAID_KEY_FLOAT4:
+		case BRAID_KEY_DATE:
+			return 4;
+		case BRAID_KEY_INT8:
+		case BRAID_KEY_FLOAT8:
+		case BRAID_KEY_INT64TIME:
+			return 8;
+		case BRAID_KEY_UUID:
+			return UUID_LEN;
+		case BRAID_KEY_BYTEA:
+		case BRAID_KEY_TEXT:
+		case BRAID_KEY_BPCHAR:
+			return -1;
+	}
+	return -1;
+}
+
+/* reserve: make room for "need" more bytes after "used" in buf. */
+static inline void
+reserve(BraidKeyBuffer *buf, size_t used, size_t need)
+{
+	if (used + need > buf->cap)
+	{
+		size_t		newcap = Max(buf->cap * 2, used + need);
+
+		buf->data = repalloc_huge(buf->data, newcap);
+		buf->cap = newcap;
+	}
+}
+
+/*
+ * braid_encode_key
+ *		Encode one row's sort columns into buf; returns the key length.
+ *
+ * Varlena values are detoasted in CurrentMemoryContext, which the caller
+ * resets per row.
+ */
+size_t
+braid_encode_key(const BraidKeyColumn *cols, int ncols,
+				 const Datum *values, const bool *isnull,
+				 BraidKeyBuffer *buf)
+{
+	size_t		len = 0;
+
+	for (int i = 0; i < ncols; i++)
+	{
+		const BraidKeyColumn *col = &cols[i];
+		Datum		d = values[i];
+		uint8	   *out;
+		size_t		n = 0;
+
+		if (isnull[i])
+		{
+			reserve(buf, len, 1);
+			buf->data[len++] = col->nulls_first ? BRAID_NULL_FIRST_MARK : BRAID_NULL_LAST_MARK;
+			continue;
+		}
+
+		if (col->kind == BRAID_KEY_BYTEA || col->kind == BRAID_KEY_TEXT ||
+			col->kind == BRAID_KEY_BPCHAR)
+		{
+			struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
+			const uint8 *p = (const uint8 *) VARDATA_ANY(v);
+			size_t		vlen = VARSIZE_ANY_EXHDR(v);
+
+			if (col->kind == BRAID_KEY_BPCHAR)
+			{
+				/* bpchar compares without trailing spaces (bcTruelen) */
+				while (vlen > 0 && p[vlen - 1] == ' ')
+					vlen--;
+			}
+			reserve(buf, len, 1 + 2 * vlen + 2);
+			out = buf->data + len;
+			*out++ = BRAID_NOT_NULL_MARK;
+			if (col->kind == BRAID_KEY_BYTEA)
+				n = braid_enc_binary_bytes(p, vlen, out);
+			else
+				n = braid_enc_cstring_bytes(p, vlen, out);
+		}
+		else
+		{
+			reserve(buf, len, 1 + 16);
+			out = buf->data + len;
+			*out++ = BRAID_NOT_NULL_MARK;
+			switch (col->kind)
+			{
+				case BRAID_KEY_INT2:
+					n = braid_enc_int16(DatumGetInt16(d), out);
+					break;
+				case BRAID_KEY_INT4:
+				case BRAID_KEY_DATE:
+					n = braid_enc_int32(DatumGetInt32(d), out);
+					break;
+				case BRAID_KEY_INT8:
+				case BRAID_KEY_INT64TIME:
+					n = braid_enc_int64(DatumGetInt64(d), out);
+					break;
+				case BRAID_KEY_OID:
+					n = braid_enc_uint32(DatumGetObjectId(d), out);
+					break;
+				case BRAID_KEY_FLOAT4:
+					n = braid_enc_float4(DatumGetFloat4(d), out);
+					break;
+				case BRAID_KEY_FLOAT8:
+					n = braid_enc_float8(DatumGetFloat8(d), out);
+					break;
+				case BRAID_KEY_BOOL:
+					out[0] = DatumGetBool(d) ? 1 : 0;
+					n = 1;
+					break;
+				case BRAID_KEY_UUID:
+					memcpy(out, DatumGetUUIDP(d)->data, UUID_LEN);
+					n = UUID_LEN;
+					break;
+				default:
+					elog(ERROR, "unexpected braidsort key kind %d", (int) col->kind);
+			}
+		}
+		if (col->descending)
+			braid_invert_bytes(out, n);
+		len += 1 + n;
+	}
+	return len;
+}
+
+/*
+ * braidsort_normalized_key(value anyelement, descending bool,
+ *							nulls_first bool) returns bytea
+ *
+ * The normalized key braidsort would sort "value" by, using the type's
+ * default ordering and the collation of the call.  Errors if braidsort has
+ * no exact encoder for the type/collation.
+ */
+Datum
+braidsort_normalized_key(PG_FUNCTION_ARGS)
+{
+	Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	bool		descending = PG_ARGISNULL(1) ? false : PG_GETARG_BOOL(1);
+	bool		nulls_first = PG_ARGISNULL(2) ? descending : PG_GETARG_BOOL(2);
+	TypeCacheEntry *typentry;
+	Oid			sortop;
+	BraidKeyColumn col;
+	char	   *why = NULL;
+	BraidKeyBuffer buf;
+	Datum		value = PG_ARGISNULL(0) ? (Datum) 0 : PG_GETARG_DATUM(0);
+	bool		isnull = PG_ARGISNULL(0);
+	size_t		len;
+	bytea	   *result;
+
+	if (!OidIsValid(argtype))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("could not determine the type of the value to encode")));
+
+	typentry = lookup_type_cache(argtype, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	sortop = descending ? typentry->gt_opr : typentry->lt_opr;
+	if (!OidIsValid(sortop))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("type %s has no default ordering", format_type_be(argtype))));
+
+	if (!braid_key_column_for(sortop, PG_GET_COLLATION(), nulls_first, &col, &why))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("braidsort has no exact key encoder for type %s",
+						format_type_be(argtype)),
+				 errdetail("%s.", why),
+				 errhint("Sorts on such keys are left to PostgreSQL's own sort.")));
+
+	buf.cap = 64;
+	buf.data = palloc(buf.cap);
+	len = braid_encode_key(&col, 1, &value, &isnull, &buf);
+
+	result = (bytea *) palloc(VARHDRSZ + len);
+	SET_VARSIZE(result, VARHDRSZ + len);
+	memcpy(VARDATA(result), buf.data, len);
+	PG_RETURN_BYTEA_P(result);
+}

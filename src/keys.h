@@ -1,0 +1,59 @@
+/*-------------------------------------------------------------------------
+ *
+ * keys.h
+ *	  Normalized sort keys for PostgreSQL datums.
+ *
+ * A normalized key is the concatenation, for each sort column, of a null
+ * marker byte and (for non-null values) the column's order-preserving,
+ * prefix-free encoding from keycodec.h, inverted for descending columns.
+ * memcmp() of two normalized keys orders them exactly as the Sort node's
+ * operators, collations and NULLS FIRST/LAST flags would.
+ *
+ * src/keys.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_KEYS_H
+#define BRAID_KEYS_H
+
+#include "postgres.h"
+
+typedef enum BraidKeyKind
+{
+	BRAID_KEY_INT2,
+	BRAID_KEY_INT4,
+	BRAID_KEY_INT8,
+	BRAID_KEY_OID,
+	BRAID_KEY_FLOAT4,
+	BRAID_KEY_FLOAT8,
+	BRAID_KEY_BOOL,
+	BRAID_KEY_DATE,
+	BRAID_KEY_INT64TIME,		/* time, timestamp, timestamptz */
+	BRAID_KEY_UUID,
+	BRAID_KEY_BYTEA,
+	BRAID_KEY_TEXT,				/* text, varchar under C collation */
+	BRAID_KEY_BPCHAR			/* char(n) under C collation */
+} BraidKeyKind;
+
+typedef struct BraidKeyColumn
+{
+	BraidKeyKind kind;
+	bool		descending;
+	bool		nulls_first;
+} BraidKeyColumn;
+
+/* A growable byte buffer for encoding one row's key. */
+typedef struct BraidKeyBuffer
+{
+	uint8	   *data;
+	size_t		cap;
+} BraidKeyBuffer;
+
+extern bool braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
+								 BraidKeyColumn *col, char **why);
+extern int	braid_key_fixed_width(BraidKeyKind kind);
+extern size_t braid_encode_key(const BraidKeyColumn *cols, int ncols,
+							   const Datum *values, const bool *isnull,
+							   BraidKeyBuffer *buf);
+
+#endif							/* BRAID_KEYS_H */

@@ -1,0 +1,375 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.c
+ *	  planner_hook post-pass: replace eligible Sort nodes by BraidSort.
+ *
+ * PostgreSQL has no tuplesort hook, and create_upper_paths_hook only sees
+ * the top-level ORDER BY, so braidsort lets the standard planner finish and
+ * then walks the finished plan (main tree and every subplan), swapping each
+ * eligible Sort for a CustomScan "BraidSort".  Because the swap happens
+ * after set_plan_references, the new node is built directly in executable
+ * form.
+ *
+ * A Sort is eligible when
+ *	- the statement is a plain SELECT without row locks or data-modifying
+ *	  CTEs (EvalPlanQual rechecks would otherwise see refetched, not
+ *	  rechecked, tuples);
+ *	- its child is a sequential, index or bitmap heap scan of a heap table,
+ *	  so every row is a heap tuple that can be refetched by TID under the
+ *	  query's snapshot;
+ *	- the child's target list has no volatile functions or subplans (it is
+ *	  evaluated again, on the refetched tuple, when rows are emitted);
+ *	- every key has an exact encoder (keys.c);
+ *	- it is not bounded: a Sort under a LIMIT with a row count stays with
+ *	  PostgreSQL's top-N heapsort, which ExecSetTupleBound configures at run
+ *	  time through Limit, Result, SubqueryScan, Append, MergeAppend, Gather
+ *	  and Gather Merge.
+ * and, unless braidsort.force is on, the cost model expects a win.
+ *
+ * src/planner.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/plancat.h"
+#include "optimizer/planner.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "braidsort.h"
+#include "costmodel.h"
+#include "indexmap.h"
+#include "keys.h"
+
+static planner_hook_type prev_planner_hook = NULL;
+
+/* Largest key prefix kept in an IndexMap entry for variable-width keys. */
+#define BRAID_MAX_VAR_PREFIX 48
+
+static Plan *replace_sorts(PlannedStmt *stmt, Plan *plan, bool bounded);
+
+/*
+ * estimate_value_bytes
+ *		Estimated average encoded bytes of a variable-width key expression.
+ */
+static double
+estimate_value_bytes(Expr *expr, Oid relid)
+{
+	int32		width = 0;
+
+	if (IsA(expr, Var) && ((Var *) expr)->varattno > 0)
+		width = get_attavgwidth(relid, ((Var *) expr)->varattno);
+	if (width <= 0)
+		width = get_typavgwidth(exprType((Node *) expr), exprTypmod((Node *) expr));
+	/* drop the (short) varlena header, add the terminator */
+	return Max(width - 1, 0) + 2;
+}
+
+/*
+ * try_braid_sort
+ *		Return a BraidSort CustomScan replacing "sort", or NULL to leave the
+ *		Sort alone.  *why is set to the reason for declining.
+ */
+static Plan *
+try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
+{
+	Plan	   *child = outerPlan(sort);
+	Scan	   *scan;
+	RangeTblEntry *rte;
+	Relation	rel;
+	bool		is_heap;
+	List	   *sortops = NIL,
+			   *collations = NIL,
+			   *nullsfirst = NIL,
+			   *keyexprs = NIL,
+			   *child_tlist = NIL,
+			   *output_tlist = NIL;
+	ListCell   *lc;
+	int			fixed_bytes = 0;
+	double		var_bytes = 0;
+	bool		has_var = false;
+	int			keylen;
+	double		tuple_width;
+	BraidCostInput cost;
+	CustomScan *cscan;
+
+	if (child == NULL)
+	{
+		*why = "no input plan";
+		return NULL;
+	}
+	if (!IsA(child, SeqScan) && !IsA(child, BitmapHeapScan) &&
+		!(IsA(child, IndexScan) && ((IndexScan *) child)->indexorderby == NIL))
+	{
+		*why = "input is not a sequential, index or bitmap heap scan";
+		return NULL;
+	}
+	scan = (Scan *) child;
+	rte = rt_fetch(scan->scanrelid, stmt->rtable);
+	if (rte->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+	{
+		*why = "input is not a plain table";
+		return NULL;
+	}
+	rel = table_open(rte->relid, NoLock);
+	is_heap = (rel->rd_rel->relam == HEAP_TABLE_AM_OID);
+	table_close(rel, NoLock);
+	if (!is_heap)
+	{
+		*why = "table does not use the heap access method";
+		return NULL;
+	}
+	if (contain_volatile_functions((Node *) child->targetlist))
+	{
+		*why = "output has volatile functions";
+		return NULL;
+	}
+	if (contain_subplans((Node *) child->targetlist))
+	{
+		*why = "output has subplans";
+		return NULL;
+	}
+
+	/*
+	 * The node's output is the Sort's: the Sort's target list (references to
+	 * the child's outputs, with the Sort's resjunk markings) with each
+	 * reference replaced by the child's expression over the table.
+	 */
+	foreach(lc, sort->plan.targetlist)
+	{
+		TargetEntry *stle = lfirst_node(TargetEntry, lc);
+		Var		   *ref = (Var *) stle->expr;
+		TargetEntry *ctle;
+		TargetEntry *tle;
+
+		/* set_dummy_tlist_references leaves constants in place */
+		if (IsA(ref, Const))
+		{
+			output_tlist = lappend(output_tlist, flatCopyTargetEntry(stle));
+			continue;
+		}
+		if (!IsA(ref, Var) || ref->varno != OUTER_VAR ||
+			(ctle = get_tle_by_resno(child->targetlist, ref->varattno)) == NULL)
+		{
+			*why = "sort output is not a plain projection of its input";
+			return NULL;
+		}
+		tle = flatCopyTargetEntry(stle);
+		tle->expr = copyObject(ctle->expr);
+		output_tlist = lappend(output_tlist, tle);
+	}
+
+	for (int i = 0; i < sort->numCols; i++)
+	{
+		TargetEntry *tle = get_tle_by_resno(child->targetlist, sort->sortColIdx[i]);
+		BraidKeyColumn col;
+		int			width;
+
+		if (tle == NULL)
+			elog(ERROR, "braidsort: no target list entry for sort key %d", i + 1);
+		if (!braid_key_column_for(sort->sortOperators[i], sort->collations[i],
+								  sort->nullsFirst[i], &col, why))
+			return NULL;
+
+		width = braid_key_fixed_width(col.kind);
+		if (width >= 0)
+			fixed_bytes += 1 + width;
+		else
+		{
+			has_var = true;
+			var_bytes += 1 + estimate_value_bytes(tle->expr, rte->relid);
+		}
+		sortops = lappend_oid(sortops, sort->sortOperators[i]);
+		collations = lappend_oid(collations, sort->collations[i]);
+		nullsfirst = lappend_int(nullsfirst, sort->nullsFirst[i]);
+		keyexprs = lappend(keyexprs, copyObject(tle->expr));
+		child_tlist = lappend(child_tlist,
+							  makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
+	}
+
+	/*
+	 * Key prefix: exact for fixed-width keys; for variable-width keys room
+	 * for the estimated average key, within a cap, with longer keys broken
+	 * by tie-break on their full encoding.
+	 */
+	if (!has_var)
+		keylen = fixed_bytes;
+	else
+		keylen = Min((int) (fixed_bytes + var_bytes + 0.5), BRAID_MAX_VAR_PREFIX);
+	keylen = Max(keylen, 1);
+	if (keylen + BRAID_REF_BYTES > BRAID_MAX_STRIDE)
+	{
+		*why = "sort key is too wide";
+		return NULL;
+	}
+
+	tuple_width = get_relation_data_width(rte->relid, NULL) +
+		MAXALIGN(SizeofHeapTupleHeader);
+
+	cost.rows = sort->plan.plan_rows;
+	cost.sort_width = sort->plan.plan_width;
+	cost.tuple_bytes = tuple_width;
+	cost.entry_bytes = keylen + BRAID_REF_BYTES;
+	cost.budget_bytes = (double) braid_budget_bytes();
+	cost.sort_mem_bytes = (double) work_mem * 1024.0;
+	if (!braid_force && !braid_cost_prefers(&cost, (const char **) why))
+		return NULL;
+
+	/* Narrow the scan to the keys: the rest is refetched at gather time. */
+	cscan = makeNode(CustomScan);
+	cscan->scan.plan.startup_cost = sort->plan.startup_cost;
+	cscan->scan.plan.total_cost = sort->plan.total_cost;
+	cscan->scan.plan.plan_rows = sort->plan.plan_rows;
+	cscan->scan.plan.plan_width = sort->plan.plan_width;
+	cscan->scan.plan.parallel_aware = false;
+	cscan->scan.plan.parallel_safe = sort->plan.parallel_safe;
+	cscan->scan.plan.async_capable = false;
+	cscan->scan.plan.plan_node_id = sort->plan.plan_node_id;
+	cscan->scan.plan.targetlist = output_tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.plan.initPlan = sort->plan.initPlan;
+	cscan->scan.plan.extParam = bms_copy(sort->plan.extParam);
+	cscan->scan.plan.allParam = bms_copy(sort->plan.allParam);
+	cscan->scan.scanrelid = scan->scanrelid;
+	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
+	cscan->custom_plans = list_make1(child);
+	cscan->custom_exprs = NIL;
+	cscan->custom_scan_tlist = NIL;
+	cscan->custom_relids = NULL;
+	cscan->methods = &braid_sort_scan_methods;
+	cscan->custom_private = list_make5(sortops, collations, nullsfirst,
+									   list_make3_int(keylen, has_var ? 1 : 0,
+													  (int) Min(tuple_width, (double) INT_MAX)),
+									   keyexprs);
+	child->targetlist = child_tlist;
+
+	return (Plan *) cscan;
+}
+
+/*
+ * replace_sorts_in_list
+ *		replace_sorts on every plan of a list, in place.
+ */
+static void
+replace_sorts_in_list(PlannedStmt *stmt, List *plans, bool bounded)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		lfirst(lc) = replace_sorts(stmt, (Plan *) lfirst(lc), bounded);
+}
+
+/*
+ * replace_sorts
+ *		Walk a plan tree, replacing eligible Sorts; returns the (possibly
+ *		new) root.  "bounded" is true where a LIMIT above could hand a Sort
+ *		a tuple bound at run time.
+ */
+static Plan *
+replace_sorts(PlannedStmt *stmt, Plan *plan, bool bounded)
+{
+	bool		pass_bound = false;
+
+	if (plan == NULL)
+		return NULL;
+
+	switch (nodeTag(plan))
+	{
+		case T_Limit:
+			outerPlan(plan) = replace_sorts(stmt, outerPlan(plan),
+											((Limit *) plan)->limitCount != NULL);
+			return plan;
+		case T_Result:
+		case T_Gather:
+		case T_GatherMerge:
+			pass_bound = bounded;
+			break;
+		case T_SubqueryScan:
+			((SubqueryScan *) plan)->subplan =
+				replace_sorts(stmt, ((SubqueryScan *) plan)->subplan, bounded);
+			break;
+		case T_Append:
+			replace_sorts_in_list(stmt, ((Append *) plan)->appendplans, bounded);
+			break;
+		case T_MergeAppend:
+			replace_sorts_in_list(stmt, ((MergeAppend *) plan)->mergeplans, bounded);
+			break;
+		case T_CustomScan:
+			replace_sorts_in_list(stmt, ((CustomScan *) plan)->custom_plans, false);
+			break;
+		default:
+			break;
+	}
+
+	outerPlan(plan) = replace_sorts(stmt, outerPlan(plan), pass_bound);
+	innerPlan(plan) = replace_sorts(stmt, innerPlan(plan), false);
+
+	if (IsA(plan, Sort))
+	{
+		char	   *why = NULL;
+		Plan	   *replacement;
+
+		if (bounded)
+		{
+			elog(DEBUG1, "braidsort: Sort left to PostgreSQL: it may be bounded by a LIMIT");
+			return plan;
+		}
+		replacement = try_braid_sort(stmt, (Sort *) plan, &why);
+		if (replacement == NULL)
+		{
+			elog(DEBUG1, "braidsort: Sort left to PostgreSQL: %s", why);
+			return plan;
+		}
+		return replacement;
+	}
+	return plan;
+}
+
+/*
+ * braid_planner
+ *		planner_hook: plan normally, then replace eligible Sorts.
+ */
+static PlannedStmt *
+braid_planner(Query *parse, const char *query_string, int cursorOptions,
+			  ParamListInfo boundParams)
+{
+	PlannedStmt *stmt;
+
+	if (prev_planner_hook)
+		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+	else
+		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
+
+	if (braid_enable &&
+		stmt->commandType == CMD_SELECT &&
+		stmt->rowMarks == NIL &&
+		!stmt->hasModifyingCTE)
+	{
+		stmt->planTree = replace_sorts(stmt, stmt->planTree, false);
+		replace_sorts_in_list(stmt, stmt->subplans, false);
+	}
+	return stmt;
+}
+
+/*
+ * braid_planner_init
+ *		Install the planner hook (called from _PG_init).
+ */
+void
+braid_planner_init(void)
+{
+	prev_planner_hook = planner_hook;
+	planner_hook = braid_planner;
+}
