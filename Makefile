@@ -20,13 +20,13 @@ PGFILEDESC = "braidsort - key/TID sorts with late gather"
 PG_CPPFLAGS = -I$(srcdir)/src
 
 REGRESS = setup types plans exec_contract fallback keys_property
-REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_check \
-	--load-extension=braidsort
+REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
+	--no-locale --encoding=UTF8
 
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
-EXTRA_CLEAN = tmp_check test/unit/run_unit_tests
+EXTRA_CLEAN = tmp_check tmp_regress test/unit/run_unit_tests
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

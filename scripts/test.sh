@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# test.sh: the whole braidsort test suite, from a fresh Debian 12 machine.
+#
+# Run as root from the repository: installs dependencies, builds and
+# installs braidsort, runs the pure-C unit tests, then, as the postgres
+# user, the pg_regress suite and the TAP tests against temporary servers
+# they start themselves.  Exits 0 only if everything passed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+
+bash scripts/install-deps.sh
+
+PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+export PG_CONFIG
+
+echo "== build and install"
+make -s clean >/dev/null
+make -s PG_CONFIG=$PG_CONFIG 2>&1 | tee /tmp/braidsort-build.log
+if grep -q "warning:" /tmp/braidsort-build.log; then
+	echo "test.sh: the build produced warnings" >&2
+	exit 1
+fi
+make -s PG_CONFIG=$PG_CONFIG install >/dev/null
+
+echo "== unit tests"
+make -s unittest PG_CONFIG=$PG_CONFIG
+
+# PostgreSQL refuses to run as root: run the server tests as postgres in a
+# copy of the tree it owns.
+work=$(mktemp -d /tmp/braidsort-test.XXXXXX)
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+cp -a "$here/." "$work/src"
+chown -R postgres: "$work"
+
+echo "== regression and TAP tests (as postgres)"
+status=0
+runuser -u postgres -- make -C "$work/src" -s installcheck PG_CONFIG=$PG_CONFIG || status=$?
+if [ $status -ne 0 ]; then
+	for f in "$work/src/regression.diffs" "$work/src"/tmp_check/log/regress_log_*; do
+		[ -f "$f" ] && { echo "---- $f"; tail -n 200 "$f"; }
+	done
+	echo "test.sh: FAILED" >&2
+	exit $status
+fi
+echo "test.sh: all braidsort tests passed"

@@ -1,0 +1,112 @@
+--
+-- exec_contract: cursors, backward scans, rescans, mark/restore, EXPLAIN
+-- ANALYZE.  Small gather batches make every test cross batch boundaries.
+--
+SET braidsort.gather_batch = 64;
+
+-- run a cursor script with braidsort off and forced on; compare the rows
+CREATE FUNCTION cursor_digest(q text, steps text[]) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	c refcursor;
+	r record;
+	out text := '';
+	step text;
+	n int;
+BEGIN
+	OPEN c SCROLL FOR EXECUTE q;
+	FOREACH step IN ARRAY steps LOOP
+		n := coalesce(nullif(split_part(step, ' ', 2), '')::int, 0);
+		CASE split_part(step, ' ', 1)
+			WHEN 'next' THEN FETCH NEXT FROM c INTO r;
+			WHEN 'prior' THEN FETCH PRIOR FROM c INTO r;
+			WHEN 'first' THEN FETCH FIRST FROM c INTO r;
+			WHEN 'last' THEN FETCH LAST FROM c INTO r;
+			WHEN 'abs' THEN FETCH ABSOLUTE n FROM c INTO r;
+			WHEN 'rel' THEN FETCH RELATIVE n FROM c INTO r;
+			WHEN 'fwd' THEN MOVE FORWARD n FROM c;
+			WHEN 'back' THEN MOVE BACKWARD n FROM c;
+		END CASE;
+		out := out || step || '=' || CASE WHEN FOUND THEN coalesce(r::text, 'null') ELSE 'none' END || ';';
+	END LOOP;
+	CLOSE c;
+	RETURN md5(out);
+END $$;
+
+CREATE FUNCTION check_cursor(q text, steps text[]) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	pg text;
+	braid text;
+BEGIN
+	PERFORM set_config('braidsort.enable', 'off', true);
+	pg := cursor_digest(q, steps);
+	PERFORM set_config('braidsort.enable', 'on', true);
+	PERFORM set_config('braidsort.force', 'on', true);
+	braid := cursor_digest(q, steps);
+	RETURN CASE WHEN pg = braid THEN 'same' ELSE 'DIFFERENT' END
+		|| CASE WHEN plan_uses_braidsort(q) THEN ', braidsort' ELSE ', postgres only' END;
+END $$;
+
+SELECT check_cursor('SELECT id, i4, tx FROM alltypes ORDER BY i4, id',
+	ARRAY['next', 'next', 'prior', 'prior', 'prior', 'next', 'abs 2000', 'prior',
+		  'rel -700', 'rel 1500', 'last', 'next', 'prior', 'prior', 'first', 'prior',
+		  'next', 'fwd 3000', 'back 2999', 'next', 'abs -1', 'abs 1', 'fwd 100000',
+		  'prior', 'back 100000', 'next']);
+SELECT check_cursor('SELECT * FROM longtext ORDER BY t DESC, id',
+	ARRAY['abs 4000', 'prior', 'rel -1000', 'rel -2000', 'next', 'last', 'first']);
+SELECT check_cursor('SELECT * FROM empty_t ORDER BY a',
+	ARRAY['next', 'prior', 'last', 'first', 'abs 3']);
+
+-- plain SQL cursors, forward only and scrollable
+SET braidsort.force = on;
+BEGIN;
+DECLARE fwd CURSOR FOR SELECT id, i2 FROM alltypes WHERE id <= 40 ORDER BY i2, id;
+FETCH 3 FROM fwd;
+FETCH 2 FROM fwd;
+MOVE 30 IN fwd;
+FETCH 10 FROM fwd;
+COMMIT;
+BEGIN;
+DECLARE scr SCROLL CURSOR FOR SELECT id, i2 FROM alltypes WHERE id <= 40 ORDER BY i2, id;
+FETCH LAST FROM scr;
+FETCH BACKWARD 3 FROM scr;
+FETCH ABSOLUTE 5 FROM scr;
+FETCH RELATIVE -2 FROM scr;
+COMMIT;
+
+-- rescans with changing parameters (correlated subplan)
+SELECT check_sort($q$
+	SELECT id, (SELECT string_agg(b, ',') FROM
+				 (SELECT b FROM dom_t WHERE a = alltypes.id % 50 + 1 ORDER BY b) s)
+	FROM alltypes WHERE id <= 300 ORDER BY id
+$q$);
+
+-- rescans without parameter changes (inner side of a nested loop)
+SET enable_material = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT x.id, d.a, d.b FROM (SELECT id FROM alltypes WHERE id <= 5) x,
+	(SELECT a, b FROM dom_t ORDER BY a, b OFFSET 0) d
+WHERE d.a = x.id;
+SELECT check_sort($q$
+	SELECT x.id, d.a, d.b FROM (SELECT id FROM alltypes WHERE id <= 5) x,
+		(SELECT a, b FROM dom_t ORDER BY a, b OFFSET 0) d
+	WHERE d.a = x.id
+$q$);
+RESET enable_material;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- merge joins: the inner sort is marked and restored across duplicates
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT check_rows('SELECT a.id, d.b FROM alltypes a JOIN dom_t d ON a.i4 % 1000 + 1 = d.a');
+SELECT check_rows('SELECT l.id, r.id FROM longtext l JOIN longtext r ON l.t = r.t');
+SELECT check_rows('SELECT a.id, b.id FROM alltypes a FULL JOIN alltypes b ON a.bp = b.bp');
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
+-- EXPLAIN ANALYZE reports what the sort did
+SET braidsort.force = on;
+SELECT * FROM explain_masked('SELECT * FROM alltypes ORDER BY tx, id');
+SELECT * FROM explain_masked('SELECT * FROM longtext WHERE id < 0 ORDER BY t');

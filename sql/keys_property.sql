@@ -1,0 +1,100 @@
+--
+-- keys_property: for many random and edge-case values of every supported
+-- type, memcmp order of braidsort.normalized_key() must be PostgreSQL's
+-- order (equal values <=> equal keys), for ASC/DESC and NULLS FIRST/LAST.
+-- The oracle is PostgreSQL's own sort (braidsort disabled here).
+--
+SET braidsort.enable = off;
+SET timezone = 'UTC';
+SET datestyle = 'ISO, YMD';
+SELECT setseed(0.4242);
+
+CREATE TABLE kv (t text, v text);
+
+-- random values, as text, cast per type below
+INSERT INTO kv
+SELECT t, v FROM (
+	SELECT 'int2' AS t, (floor(random() * 65536) - 32768)::text AS v FROM generate_series(1, 300)
+	UNION ALL SELECT 'int4', (floor(random() * 4294967296) - 2147483648)::bigint::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'int4', (floor(random() * 20) - 10)::text FROM generate_series(1, 50)
+	UNION ALL SELECT 'int8', ((random() - 0.5) * 1.8e19)::numeric(20,0)::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'oid', floor(random() * 4294967295)::bigint::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'float4', ((random() - 0.5) * 10 ^ (random() * 70 - 35))::float4::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'float8', ((random() - 0.5) * 10 ^ (random() * 600 - 300))::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'float8', (floor(random() * 7) - 3)::text FROM generate_series(1, 30)
+	UNION ALL SELECT 'date', (date '2000-01-01' + floor((random() - 0.5) * 2000000)::int)::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'time', (time '00:00' + random() * interval '24 hours')::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'timestamp', (timestamp '2000-01-01' + (random() - 0.5) * interval '200000 days')::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'timestamptz', (timestamptz '2000-01-01 00:00+00' + (random() - 0.5) * interval '200000 days')::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'uuid', md5(random()::text)::uuid::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'bytea', encode(decode(substr(md5(random()::text) || md5(random()::text), 1, 2 * floor(random() * 10)::int), 'hex'), 'hex') FROM generate_series(1, 300)
+	UNION ALL SELECT 'bytea', encode(decode(repeat(CASE WHEN random() < 0.5 THEN '00' ELSE 'ff' END, floor(random() * 4)::int) || CASE WHEN random() < 0.5 THEN '00' ELSE '01' END, 'hex'), 'hex') FROM generate_series(1, 100)
+	UNION ALL SELECT 'text', substr(md5(random()::text), 1, floor(random() * 8)::int) FROM generate_series(1, 300)
+	UNION ALL SELECT 'text', repeat(chr(97 + floor(random() * 2)::int), floor(random() * 4)::int) || chr(200 + floor(random() * 2000)::int) FROM generate_series(1, 100)
+	UNION ALL SELECT 'bpchar', substr('ab ', 1 + floor(random() * 3)::int, floor(random() * 4)::int) || repeat(' ', floor(random() * 3)::int) FROM generate_series(1, 200)
+) s;
+
+-- edge values
+INSERT INTO kv VALUES
+	('int2', '-32768'), ('int2', '32767'), ('int2', '0'), ('int2', '-1'), ('int2', '1'),
+	('int4', '-2147483648'), ('int4', '2147483647'), ('int4', '0'),
+	('int8', '-9223372036854775808'), ('int8', '9223372036854775807'), ('int8', '0'), ('int8', '-1'),
+	('oid', '0'), ('oid', '4294967295'), ('oid', '2147483648'), ('oid', '2147483647'),
+	('float4', 'NaN'), ('float4', '-NaN'), ('float4', 'Infinity'), ('float4', '-Infinity'),
+	('float4', '0'), ('float4', '-0'), ('float4', '1e-45'), ('float4', '-1e-45'),
+	('float4', '3.4028235e38'), ('float4', '-3.4028235e38'),
+	('float8', 'NaN'), ('float8', '-NaN'), ('float8', 'Infinity'), ('float8', '-Infinity'),
+	('float8', '0'), ('float8', '-0'), ('float8', '4.9e-324'), ('float8', '-4.9e-324'),
+	('float8', '1.7976931348623157e308'), ('float8', '-1.7976931348623157e308'),
+	('bool', 'true'), ('bool', 'false'),
+	('date', 'infinity'), ('date', '-infinity'), ('date', '4713-01-01 BC'), ('date', '5874897-12-31'),
+	('time', '00:00'), ('time', '24:00'), ('time', '23:59:59.999999'),
+	('timestamp', 'infinity'), ('timestamp', '-infinity'), ('timestamp', '4713-01-01 00:00 BC'),
+	('timestamp', '294276-12-31 23:59:59.999999'), ('timestamp', '2000-01-01'),
+	('timestamptz', 'infinity'), ('timestamptz', '-infinity'), ('timestamptz', '1970-01-01 00:00+00'),
+	('uuid', '00000000-0000-0000-0000-000000000000'), ('uuid', 'ffffffff-ffff-ffff-ffff-ffffffffffff'),
+	('uuid', '7fffffff-ffff-ffff-ffff-ffffffffffff'), ('uuid', '80000000-0000-0000-0000-000000000000'),
+	('bytea', ''), ('bytea', '00'), ('bytea', '0000'), ('bytea', '0001'), ('bytea', '00ff'),
+	('bytea', 'ff'), ('bytea', 'ff00'), ('bytea', 'ffff'), ('bytea', '01'),
+	('text', ''), ('text', 'a'), ('text', 'a '), ('text', E'a\x01'), ('text', 'ab'), ('text', E'\u00ff'),
+	('bpchar', ''), ('bpchar', ' '), ('bpchar', 'a'), ('bpchar', 'a '), ('bpchar', E'a\x01'),
+	('bpchar', 'a b');
+
+-- violations(type): rows whose rank by value differs from their rank by key
+CREATE FUNCTION key_order_violations(typ text, dir text, nulls text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+	descending boolean := dir = 'DESC';
+	nulls_first boolean := nulls = 'NULLS FIRST';
+	conv text := CASE typ WHEN 'bytea' THEN 'decode(v, ''hex'')' ELSE format('v::%s', typ) END;
+	src text := CASE typ WHEN 'varchar' THEN 'text' ELSE typ END;
+BEGIN
+	EXECUTE format($q$
+		WITH vals AS (
+			SELECT %1$s AS x FROM kv WHERE t = %2$L
+			UNION ALL SELECT NULL::%3$s),
+		ranked AS (
+			SELECT dense_rank() OVER (ORDER BY x %4$s %5$s) AS by_value,
+				   dense_rank() OVER (ORDER BY braidsort.normalized_key(x, %6$L, %7$L)) AS by_key
+			FROM vals)
+		SELECT count(*) FROM ranked WHERE by_value <> by_key$q$,
+		conv, src, typ, dir, nulls, descending, nulls_first) INTO n;
+	RETURN n;
+END $$;
+
+SELECT typ, count(*) AS values,
+	   key_order_violations(typ, '', 'NULLS LAST') AS asc_nulls_last,
+	   key_order_violations(typ, '', 'NULLS FIRST') AS asc_nulls_first,
+	   key_order_violations(typ, 'DESC', 'NULLS FIRST') AS desc_nulls_first,
+	   key_order_violations(typ, 'DESC', 'NULLS LAST') AS desc_nulls_last
+FROM (SELECT t AS typ FROM kv) s
+GROUP BY typ ORDER BY typ;
+
+-- text-like keys in a C collation; other collations have no exact encoder
+SELECT key_order_violations('varchar', '', 'NULLS LAST') AS varchar_violations;
+SELECT braidsort.normalized_key('abc'::text COLLATE "C");
+SELECT braidsort.normalized_key('abc'::text COLLATE "en-x-icu");
+SELECT braidsort.normalized_key(1.5::numeric);
+SELECT braidsort.normalized_key(-1::int4, true);
+SELECT braidsort.normalized_key(NULL::int4), braidsort.normalized_key(NULL::int4, nulls_first => true);

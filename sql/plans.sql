@@ -1,0 +1,101 @@
+--
+-- plans: where BraidSort replaces a Sort and where it declines.
+--
+SET braidsort.force = on;
+
+-- plain ORDER BY over a sequential scan, with and without quals
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4;
+EXPLAIN (COSTS OFF) SELECT id FROM alltypes WHERE tx > 'b' ORDER BY tx DESC, id;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT upper(tx), id FROM alltypes ORDER BY i8 NULLS FIRST, by;
+
+-- OFFSET alone bounds nothing
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4 OFFSET 10;
+
+-- a LIMIT with a row count leaves the top-N heapsort to PostgreSQL
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4 LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4 LIMIT 10 OFFSET 5;
+EXPLAIN (COSTS OFF)
+SELECT * FROM (SELECT * FROM alltypes ORDER BY i4 OFFSET 1) s LIMIT 5;
+
+-- index and bitmap heap scans as input
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes WHERE id BETWEEN 10 AND 20 ORDER BY tx;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes WHERE id BETWEEN 10 AND 20 ORDER BY tx;
+RESET enable_indexscan;
+
+-- sorts under other nodes: aggregates, subplans, merge joins, unions
+EXPLAIN (COSTS OFF)
+SELECT i2 % 7, count(*) FROM alltypes GROUP BY 1 ORDER BY 1;
+SET enable_hashagg = off;
+EXPLAIN (COSTS OFF)
+SELECT bp, count(*) FROM alltypes GROUP BY bp;
+RESET enable_hashagg;
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+EXPLAIN (COSTS OFF)
+SELECT a.id, d.b FROM alltypes a JOIN dom_t d ON a.i4 = d.a;
+RESET enable_hashjoin;
+RESET enable_nestloop;
+EXPLAIN (COSTS OFF)
+SELECT id, (SELECT max(b) FROM (SELECT b FROM dom_t WHERE a = alltypes.id ORDER BY b OFFSET 0) s)
+FROM alltypes WHERE id < 5;
+
+-- parallel plans: each worker sorts its part under Gather Merge
+CREATE TABLE par_t (id int, k int8, t text COLLATE "C");
+INSERT INTO par_t SELECT g, (g * 7919) % 100003, md5(g::text) FROM generate_series(1, 60000) g;
+ANALYZE par_t;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (COSTS OFF) SELECT * FROM par_t ORDER BY k, id;
+SELECT check_sort('SELECT * FROM par_t ORDER BY k, id');
+SELECT check_sort('SELECT * FROM par_t ORDER BY t DESC');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+-- the whole plan in a parallel worker: the node is serialized and rebuilt
+SET force_parallel_mode = on;
+EXPLAIN (COSTS OFF) SELECT * FROM par_t WHERE id < 1000 ORDER BY t;
+SELECT check_sort('SELECT * FROM par_t WHERE id < 1000 ORDER BY t');
+RESET force_parallel_mode;
+RESET max_parallel_workers_per_gather;
+
+-- declined: input is not a heap scan
+EXPLAIN (COSTS OFF)
+SELECT a.id FROM alltypes a JOIN dom_t d ON a.i4 = d.a ORDER BY a.tx;
+EXPLAIN (COSTS OFF)
+SELECT * FROM generate_series(1, 10) g ORDER BY g DESC;
+-- declined: volatile output (re-evaluated at gather time)
+EXPLAIN (COSTS OFF) SELECT id, random() > 2 FROM alltypes ORDER BY 2, id;
+-- declined: row locks
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4 FOR UPDATE;
+-- declined: no exact encoder
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY tx COLLATE "en-x-icu";
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4::numeric;
+
+-- braidsort.enable = off leaves every Sort alone
+SET braidsort.enable = off;
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4;
+RESET braidsort.enable;
+
+-- the cost model: used only when PostgreSQL's sort would spill and the
+-- IndexMap fits braidsort's budget
+SET braidsort.force = off;
+EXPLAIN (COSTS OFF) SELECT * FROM longtext ORDER BY t;
+SET work_mem = '64kB';
+SET braidsort.work_mem = '10MB';
+EXPLAIN (COSTS OFF) SELECT * FROM longtext ORDER BY t;
+SET braidsort.work_mem = '64kB';
+EXPLAIN (COSTS OFF) SELECT * FROM longtext ORDER BY t;
+RESET work_mem;
+RESET braidsort.work_mem;
+
+-- settings are validated
+SET braidsort.work_mem = 10;
+SET braidsort.work_mem = -2;
+SET braidsort.gather_batch = 0;
+SET braidsort.enable = 'maybe';
+SET braidsort.no_such_setting = 1;
+SHOW braidsort.work_mem;
+SHOW braidsort.gather_batch;

@@ -1,0 +1,57 @@
+# 001_preload.pl
+#	braidsort refuses to work unless loaded via shared_preload_libraries,
+#	and works once it is.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('preload');
+$node->init;
+$node->start;
+
+# Not preloaded: CREATE EXTENSION and LOAD both fail with a hint.
+my ($ret, $stdout, $stderr) =
+  $node->psql('postgres', 'CREATE EXTENSION braidsort');
+isnt($ret, 0, 'CREATE EXTENSION fails without preloading');
+like($stderr, qr/braidsort must be loaded via shared_preload_libraries/,
+	'error names shared_preload_libraries');
+like($stderr, qr/HINT:  Add braidsort to shared_preload_libraries/,
+	'error carries a hint');
+
+($ret, $stdout, $stderr) = $node->psql('postgres', "LOAD 'braidsort'");
+isnt($ret, 0, 'LOAD fails without preloading');
+like($stderr, qr/must be loaded via shared_preload_libraries/, 'LOAD error');
+
+# Nothing was replaced either.
+$node->safe_psql('postgres',
+	'CREATE TABLE t AS SELECT g AS a FROM generate_series(1, 1000) g');
+unlike(
+	$node->safe_psql('postgres', 'EXPLAIN SELECT * FROM t ORDER BY a'),
+	qr/BraidSort/, 'no BraidSort without preloading');
+
+# Preloaded: the extension installs and sorts are replaced.
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'braidsort'");
+$node->restart;
+$node->safe_psql('postgres', 'CREATE EXTENSION braidsort');
+like(
+	$node->safe_psql('postgres',
+		"SET braidsort.force = on; EXPLAIN SELECT * FROM t ORDER BY a"),
+	qr/Custom Scan \(BraidSort\)/, 'BraidSort used once preloaded');
+is( $node->safe_psql('postgres',
+		"SET braidsort.force = on; SELECT string_agg(a::text, ',') FROM (SELECT a FROM t ORDER BY a DESC OFFSET 995) s"),
+	'5,4,3,2,1', 'preloaded sort returns correct rows');
+
+# A bad value in postgresql.conf is reported and the server still starts
+# with the default (PGC_USERSET parameters do not stop the server).
+$node->append_conf('postgresql.conf', "braidsort.work_mem = 10");
+$node->restart;
+my $log = slurp_file($node->logfile);
+like($log, qr/invalid value for parameter "braidsort.work_mem": 10/,
+	'invalid setting in postgresql.conf is reported');
+is($node->safe_psql('postgres', 'SHOW braidsort.work_mem'), '-1',
+	'invalid setting falls back to the default');
+
+$node->stop;
+done_testing();
