@@ -49,11 +49,14 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	g->cxt = cxt;
 
 	/*
-	 * Like a sequential scan of a large table, read through a small ring of
-	 * buffers instead of flooding shared buffers.
+	 * Each batch revisits most of the table's pages.  If the table fits in
+	 * half of shared buffers, let them keep its pages, so every batch after
+	 * the first finds them there.  A larger table would only evict everything
+	 * else for nothing; read it through a small ring of buffers, like a
+	 * sequential scan does.
 	 */
 	if (!RelationUsesLocalBuffers(rel) &&
-		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4))
+		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 2))
 		g->strategy = GetAccessStrategy(BAS_BULKREAD);
 	g->tuple.t_tableOid = RelationGetRelid(rel);
 }

@@ -23,6 +23,56 @@
 #define INSERTION_THRESHOLD 24
 
 /*
+ * copy_entry / exchange_entry
+ *		Move entries a machine word at a time when the stride allows it
+ *		(the planner pads strides to a multiple of 8): several times faster
+ *		than memcpy() calls of a run-time size, and this is the inner loop
+ *		of the radix permutation.
+ */
+static inline void
+copy_entry(uint8_t *dst, const uint8_t *src, size_t stride)
+{
+	if ((stride & 7) == 0)
+	{
+		for (size_t i = 0; i < stride; i += 8)
+		{
+			uint64_t	w;
+
+			memcpy(&w, src + i, 8);
+			memcpy(dst + i, &w, 8);
+		}
+	}
+	else
+		memcpy(dst, src, stride);
+}
+
+static inline void
+exchange_entry(uint8_t *slot, uint8_t *hold, size_t stride)
+{
+	if ((stride & 7) == 0)
+	{
+		for (size_t i = 0; i < stride; i += 8)
+		{
+			uint64_t	a,
+						b;
+
+			memcpy(&a, slot + i, 8);
+			memcpy(&b, hold + i, 8);
+			memcpy(slot + i, &b, 8);
+			memcpy(hold + i, &a, 8);
+		}
+	}
+	else
+	{
+		uint8_t		tmp[BRAID_MAX_STRIDE];
+
+		memcpy(tmp, slot, stride);
+		memcpy(slot, hold, stride);
+		memcpy(hold, tmp, stride);
+	}
+}
+
+/*
  * braid_entry_compare
  *		Full comparison of two entries: prefix, then tie-break.
  */
@@ -80,75 +130,81 @@ insertion_sort(uint8_t *base, size_t n, uint32_t depth,
 	}
 }
 
-/* swap_entries: exchange two entries through a stack buffer. */
+/* swap_entries: exchange two entries. */
 static inline void
 swap_entries(uint8_t *a, uint8_t *b, size_t stride)
 {
-	uint8_t		tmp[BRAID_MAX_STRIDE];
-
-	memcpy(tmp, a, stride);
-	memcpy(a, b, stride);
-	memcpy(b, tmp, stride);
+	exchange_entry(a, b, stride);
 }
 
 /*
  * tie_sort
  *		Quicksort of entries whose prefixes are all equal, by the tie-break
- *		comparator alone.  Recurses on the smaller side, so the stack stays
- *		logarithmic.
+ *		comparator alone.  Three-way partitioning (Dijkstra) keeps runs of
+ *		equal full keys linear; recursion goes to the smaller side, so the
+ *		stack stays logarithmic.
  */
 static void
 tie_sort(uint8_t *base, size_t n, const BraidSortSpec *spec)
 {
 	const size_t stride = spec->stride;
+	uint8_t		pivot[BRAID_MAX_STRIDE];
 
 	while (n > INSERTION_THRESHOLD)
 	{
-		size_t		mid = n / 2;
-		size_t		i,
-					store;
-		uint8_t    *pivot;
+		size_t		lt = 0,
+					i = 0,
+					gt = n;
 
-		/* median of three to the last slot, then Lomuto partition */
+		/* median of three as the pivot, copied out of the array */
 		{
 			uint8_t    *a = base,
-					   *b = base + mid * stride,
+					   *b = base + (n / 2) * stride,
 					   *c = base + (n - 1) * stride;
+			uint8_t    *m;
 
-			if (spec->tiebreak(a, b, spec->tiebreak_arg) > 0)
-				swap_entries(a, b, stride);
-			if (spec->tiebreak(b, c, spec->tiebreak_arg) > 0)
-			{
-				swap_entries(b, c, stride);
-				if (spec->tiebreak(a, b, spec->tiebreak_arg) > 0)
-					swap_entries(a, b, stride);
-			}
-			swap_entries(b, c, stride);
+			if (spec->tiebreak(a, b, spec->tiebreak_arg) < 0)
+				m = (spec->tiebreak(b, c, spec->tiebreak_arg) < 0) ? b :
+					(spec->tiebreak(a, c, spec->tiebreak_arg) < 0) ? c : a;
+			else
+				m = (spec->tiebreak(a, c, spec->tiebreak_arg) < 0) ? a :
+					(spec->tiebreak(b, c, spec->tiebreak_arg) < 0) ? c : b;
+			copy_entry(pivot, m, stride);
 		}
-		pivot = base + (n - 1) * stride;
-		store = 0;
-		for (i = 0; i < n - 1; i++)
-		{
-			if (spec->tiebreak(base + i * stride, pivot, spec->tiebreak_arg) < 0)
-			{
-				if (i != store)
-					swap_entries(base + i * stride, base + store * stride, stride);
-				store++;
-			}
-		}
-		swap_entries(base + store * stride, pivot, stride);
 
-		/* recurse into the smaller part, loop on the larger */
-		if (store < n - store - 1)
+		/* [0, lt) < pivot, [lt, i) == pivot, [gt, n) > pivot */
+		while (i < gt)
 		{
-			tie_sort(base, store, spec);
-			base += (store + 1) * stride;
-			n -= store + 1;
+			uint8_t    *e = base + i * stride;
+			int			c = spec->tiebreak(e, pivot, spec->tiebreak_arg);
+
+			if (c < 0)
+			{
+				if (i != lt)
+					swap_entries(e, base + lt * stride, stride);
+				lt++;
+				i++;
+			}
+			else if (c > 0)
+			{
+				gt--;
+				swap_entries(e, base + gt * stride, stride);
+			}
+			else
+				i++;
+		}
+
+		/* recurse into the smaller outer part, loop on the larger */
+		if (lt < n - gt)
+		{
+			tie_sort(base, lt, spec);
+			base += gt * stride;
+			n -= gt;
 		}
 		else
 		{
-			tie_sort(base + (store + 1) * stride, n - store - 1, spec);
-			n = store;
+			tie_sort(base + gt * stride, n - gt, spec);
+			n = lt;
 		}
 	}
 	insertion_sort(base, n, spec->keylen, spec);
@@ -166,7 +222,6 @@ radix_sort(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
 	size_t		next[256];
 	size_t		end[256];
 	uint8_t		hold[BRAID_MAX_STRIDE];
-	uint8_t		swap[BRAID_MAX_STRIDE];
 
 	for (;;)
 	{
@@ -217,18 +272,16 @@ radix_sort(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
 					next[b]++;
 					continue;
 				}
-				memcpy(hold, slot, stride);
+				copy_entry(hold, slot, stride);
 				do
 				{
 					uint8_t    *dst = base + next[d] * stride;
 
 					next[d]++;
-					memcpy(swap, dst, stride);
-					memcpy(dst, hold, stride);
-					memcpy(hold, swap, stride);
+					exchange_entry(dst, hold, stride);
 					d = hold[depth];
 				} while (d != b);
-				memcpy(slot, hold, stride);
+				copy_entry(slot, hold, stride);
 				next[b]++;
 			}
 		}

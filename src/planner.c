@@ -209,6 +209,13 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	else
 		keylen = Min((int) (fixed_bytes + var_bytes + 0.5), BRAID_MAX_VAR_PREFIX);
 	keylen = Max(keylen, 1);
+
+	/*
+	 * Pad entries to a multiple of 8 bytes, which the radix sort moves a
+	 * word at a time, and give the padding to the key prefix: more exact
+	 * bytes for variable-width keys, fewer tie-breaks.
+	 */
+	keylen = TYPEALIGN(8, keylen + BRAID_REF_BYTES) - BRAID_REF_BYTES;
 	if (keylen + BRAID_REF_BYTES > BRAID_MAX_STRIDE)
 	{
 		*why = "sort key is too wide";

@@ -1,0 +1,1762 @@
+/*-------------------------------------------------------------------------
+ *
+ * unit_tests.c
+ *	  Self-contained unit tests of braidsort's pure C modules.
+ *
+ * Covers:
+ *	  - keycodec.h: every encoder's memcmp order (with a length tie-break)
+ *	    equals PostgreSQL's btree order for the type, byte encoders are
+ *	    prefix-free, equal values encode identically (-0/+0, every NaN),
+ *	    braid_invert_bytes reverses the order, and concatenated multi-column
+ *	    keys (with null markers and descending columns) order lexicographically.
+ *	  - indexmap.c: braid_indexmap_sort yields a permutation of its input that
+ *	    is ordered by the key prefix, for many sizes, key lengths, strides and
+ *	    key distributions, and uses the tie-break callback correctly.
+ *	  - costmodel.c: the OnePass accept/decline decision and its reasons.
+ *
+ * No test framework: output is TAP ("ok N - ...", "not ok N - ...", plan
+ * line at the end), then a summary line "unit: N passed, M failed".  The
+ * exit status is 0 only if every test passed.  A fixed-seed xorshift64*
+ * generator makes every run identical.
+ *
+ * test/unit/unit_tests.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodel.h"
+#include "indexmap.h"
+#include "keycodec.h"
+
+/* ---------------------------------------------------------------------
+ * TAP reporting
+ * ---------------------------------------------------------------------
+ */
+
+static int	tests_run = 0;
+static int	tests_failed = 0;
+
+/*
+ * A group of related assertions reported as one TAP test.  Only the first
+ * few failures are kept as diagnostics.
+ */
+#define MAX_DIAG 4
+typedef struct Check
+{
+	long		asserts;
+	long		failures;
+	char		diag[MAX_DIAG][400];
+} Check;
+
+/* check_init: start a new group of assertions. */
+static void
+check_init(Check *c)
+{
+	memset(c, 0, sizeof(*c));
+}
+
+/* check_that: record one assertion; on failure keep a formatted diagnostic. */
+static bool
+check_that(Check *c, bool cond, const char *fmt, ...)
+{
+	c->asserts++;
+	if (cond)
+		return true;
+	if (c->failures < MAX_DIAG)
+	{
+		va_list		ap;
+
+		va_start(ap, fmt);
+		vsnprintf(c->diag[c->failures], sizeof(c->diag[0]), fmt, ap);
+		va_end(ap);
+	}
+	c->failures++;
+	return false;
+}
+
+/* check_report: print the TAP line (and diagnostics) of a group. */
+static void
+check_report(const Check *c, const char *fmt, ...)
+{
+	va_list		ap;
+	bool		ok = c->failures == 0 && c->asserts > 0;
+
+	tests_run++;
+	if (!ok)
+		tests_failed++;
+	printf("%s %d - ", ok ? "ok" : "not ok", tests_run);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" (%ld assertions)\n", c->asserts);
+	if (c->asserts == 0)
+		printf("#   no assertions were made\n");
+	for (long i = 0; i < c->failures && i < MAX_DIAG; i++)
+		printf("#   %s\n", c->diag[i]);
+	if (c->failures > MAX_DIAG)
+		printf("#   ... and %ld more failures\n", c->failures - MAX_DIAG);
+	fflush(stdout);
+}
+
+/* ---------------------------------------------------------------------
+ * Helpers
+ * ---------------------------------------------------------------------
+ */
+
+/* xorshift64* state: fixed seed so every run is the same. */
+static uint64_t rng_state = UINT64_C(0x9E3779B97F4A7C15);
+
+/* rng_next: next 64-bit pseudo-random value (xorshift64*). */
+static uint64_t
+rng_next(void)
+{
+	uint64_t	x = rng_state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* rng_below: pseudo-random value in [0, n); n > 0. */
+static uint64_t
+rng_below(uint64_t n)
+{
+	return rng_next() % n;
+}
+
+/* sign: -1, 0 or 1 for an int comparison result. */
+static int
+sign(int v)
+{
+	return (v > 0) - (v < 0);
+}
+
+/* cmp_bytes: memcmp order with a length tie-break (byteacmp semantics). */
+static int
+cmp_bytes(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
+{
+	int			c = memcmp(a, b, la < lb ? la : lb);
+
+	if (c != 0)
+		return sign(c);
+	return (la > lb) - (la < lb);
+}
+
+/* hex: render bytes as hex into buf (truncated), for diagnostics. */
+static const char *
+hex(const uint8_t *p, size_t len, char *buf, size_t bufsize)
+{
+	size_t		o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < len && o + 3 < bufsize; i++)
+		o += (size_t) snprintf(buf + o, bufsize - o, "%02x", p[i]);
+	if (o + 3 >= bufsize && bufsize > 4)
+		memcpy(buf + bufsize - 4, "..", 3);
+	return buf;
+}
+
+/* ---------------------------------------------------------------------
+ * keycodec: generic pair checking
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * check_encoded_pair: given the natural order of two values and their
+ * encodings, assert the encodings' order, equality on equal values,
+ * prefix-freedom and inverted order.  what describes the pair.
+ */
+static void
+check_encoded_pair(Check *c, const char *what, int natural,
+				   const uint8_t *ea, size_t la, const uint8_t *eb, size_t lb)
+{
+	uint8_t		ia[1024],
+				ib[1024];
+	int			enc = cmp_bytes(ea, la, eb, lb);
+	bool		ok;
+	char		ha[96],
+				hb[96];
+
+	natural = sign(natural);
+	ok = enc == natural;
+	if (!check_that(c, ok, "%s: encoded order %d, natural order %d", what, enc, natural) &&
+		c->failures <= MAX_DIAG)
+		printf("#     enc a=%s b=%s\n", hex(ea, la, ha, sizeof(ha)),
+			   hex(eb, lb, hb, sizeof(hb)));
+
+	/* equal values must have byte-identical encodings */
+	if (natural == 0)
+		ok = la == lb && memcmp(ea, eb, la) == 0;
+	else
+	{
+		/* prefix-freedom: neither encoding is a proper prefix of the other */
+		size_t		m = la < lb ? la : lb;
+
+		ok = la == lb || memcmp(ea, eb, m) != 0;
+	}
+	if (!check_that(c, ok, "%s: %s", what, natural == 0 ?
+					"equal values encode differently" :
+					"one encoding is a proper prefix of the other") &&
+		c->failures <= MAX_DIAG)
+		printf("#     enc a=%s b=%s\n", hex(ea, la, ha, sizeof(ha)),
+			   hex(eb, lb, hb, sizeof(hb)));
+
+	/* inverting both encodings reverses the order */
+	if (la <= sizeof(ia) && lb <= sizeof(ib))
+	{
+		int			inv;
+
+		memcpy(ia, ea, la);
+		memcpy(ib, eb, lb);
+		braid_invert_bytes(ia, la);
+		braid_invert_bytes(ib, lb);
+		inv = cmp_bytes(ia, la, ib, lb);
+		check_that(c, inv == -natural, "%s: inverted order %d, expected %d",
+				   what, inv, -natural);
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * keycodec: integers
+ * ---------------------------------------------------------------------
+ */
+
+/* rand_int64: random value mixing full-range, small and edge values. */
+static int64_t
+rand_int64(const int64_t *edges, size_t nedges)
+{
+	switch (rng_below(4))
+	{
+		case 0:
+			return (int64_t) rng_next();
+		case 1:
+			return (int64_t) rng_below(21) - 10;
+		case 2:
+			return edges[rng_below(nedges)];
+		default:
+			return edges[rng_below(nedges)] + (int64_t) rng_below(3) - 1;
+	}
+}
+
+/* test_int16: braid_enc_int16 order over edge pairs and random pairs. */
+static void
+test_int16(void)
+{
+	static const int16_t edges[] = {INT16_MIN, INT16_MIN + 1, -256, -255, -129,
+		-128, -2, -1, 0, 1, 2, 127, 128, 255, 256, INT16_MAX - 1, INT16_MAX};
+	const size_t ne = sizeof(edges) / sizeof(edges[0]);
+	Check		c;
+	char		what[64];
+
+	check_init(&c);
+	for (size_t i = 0; i < ne + 20000; i++)
+	{
+		int16_t		a,
+					b;
+		uint8_t		ea[2],
+					eb[2];
+		size_t		la,
+					lb;
+
+		if (i < ne * ne)
+		{
+			a = edges[i / ne];
+			b = edges[i % ne];
+		}
+		else
+		{
+			a = (int16_t) (rng_below(2) ? (int16_t) rng_next() : edges[rng_below(ne)]);
+			b = (int16_t) (rng_below(2) ? (int16_t) rng_next() : (int16_t) (a + (int) rng_below(3) - 1));
+		}
+		la = braid_enc_int16(a, ea);
+		lb = braid_enc_int16(b, eb);
+		check_that(&c, la == 2 && lb == 2, "int16 length %zu/%zu", la, lb);
+		snprintf(what, sizeof(what), "int16 a=%d b=%d", a, b);
+		check_encoded_pair(&c, what, (a > b) - (a < b), ea, la, eb, lb);
+	}
+	check_report(&c, "keycodec: int16 order matches natural order (edges + random)");
+}
+
+/* test_int32: braid_enc_int32 order over edge pairs and random pairs. */
+static void
+test_int32(void)
+{
+	static const int64_t edges[] = {INT32_MIN, (int64_t) INT32_MIN + 1, -65536,
+		-256, -255, -1, 0, 1, 255, 256, 65535, 65536, (int64_t) INT32_MAX - 1,
+	INT32_MAX};
+	const size_t ne = sizeof(edges) / sizeof(edges[0]);
+	Check		c;
+	char		what[80];
+
+	check_init(&c);
+	for (size_t i = 0; i < ne * ne + 30000; i++)
+	{
+		int32_t		a,
+					b;
+		uint8_t		ea[4],
+					eb[4];
+		size_t		la,
+					lb;
+
+		if (i < ne * ne)
+		{
+			a = (int32_t) edges[i / ne];
+			b = (int32_t) edges[i % ne];
+		}
+		else
+		{
+			a = (int32_t) (uint32_t) (uint64_t) rand_int64(edges, ne);
+			b = (int32_t) (uint32_t) (uint64_t) rand_int64(edges, ne);
+		}
+		la = braid_enc_int32(a, ea);
+		lb = braid_enc_int32(b, eb);
+		check_that(&c, la == 4 && lb == 4, "int32 length %zu/%zu", la, lb);
+		snprintf(what, sizeof(what), "int32 a=%" PRId32 " b=%" PRId32, a, b);
+		check_encoded_pair(&c, what, (a > b) - (a < b), ea, la, eb, lb);
+	}
+	check_report(&c, "keycodec: int32 order matches natural order (edges + random)");
+}
+
+/* test_int64: braid_enc_int64 order over edge pairs and random pairs. */
+static void
+test_int64(void)
+{
+	static const int64_t edges[] = {INT64_MIN, INT64_MIN + 1,
+		(int64_t) INT32_MIN - 1, INT32_MIN, -4294967296LL, -1, 0, 1,
+		4294967295LL, 4294967296LL, INT32_MAX, (int64_t) INT32_MAX + 1,
+	INT64_MAX - 1, INT64_MAX};
+	const size_t ne = sizeof(edges) / sizeof(edges[0]);
+	Check		c;
+	char		what[96];
+
+	check_init(&c);
+	for (size_t i = 0; i < ne * ne + 30000; i++)
+	{
+		int64_t		a,
+					b;
+		uint8_t		ea[8],
+					eb[8];
+		size_t		la,
+					lb;
+
+		if (i < ne * ne)
+		{
+			a = edges[i / ne];
+			b = edges[i % ne];
+		}
+		else
+		{
+			a = rand_int64(edges, ne);
+			b = rand_int64(edges, ne);
+		}
+		la = braid_enc_int64(a, ea);
+		lb = braid_enc_int64(b, eb);
+		check_that(&c, la == 8 && lb == 8, "int64 length %zu/%zu", la, lb);
+		snprintf(what, sizeof(what), "int64 a=%" PRId64 " b=%" PRId64, a, b);
+		check_encoded_pair(&c, what, (a > b) - (a < b), ea, la, eb, lb);
+	}
+	check_report(&c, "keycodec: int64 order matches natural order (edges + random)");
+}
+
+/* test_uint32: braid_enc_uint32 (oid) order over edge and random pairs. */
+static void
+test_uint32(void)
+{
+	static const uint32_t edges[] = {0, 1, 2, 255, 256, 65535, 65536,
+		0x7FFFFFFFu, 0x80000000u, 0x80000001u, 0xFFFFFFFEu, 0xFFFFFFFFu};
+	const size_t ne = sizeof(edges) / sizeof(edges[0]);
+	Check		c;
+	char		what[80];
+
+	check_init(&c);
+	for (size_t i = 0; i < ne * ne + 20000; i++)
+	{
+		uint32_t	a,
+					b;
+		uint8_t		ea[4],
+					eb[4];
+		size_t		la,
+					lb;
+
+		if (i < ne * ne)
+		{
+			a = edges[i / ne];
+			b = edges[i % ne];
+		}
+		else
+		{
+			a = rng_below(2) ? (uint32_t) rng_next() : edges[rng_below(ne)];
+			b = rng_below(2) ? (uint32_t) rng_next() : a + (uint32_t) rng_below(3) - 1u;
+		}
+		la = braid_enc_uint32(a, ea);
+		lb = braid_enc_uint32(b, eb);
+		check_that(&c, la == 4 && lb == 4, "uint32 length %zu/%zu", la, lb);
+		snprintf(what, sizeof(what), "uint32 a=%" PRIu32 " b=%" PRIu32, a, b);
+		check_encoded_pair(&c, what, (a > b) - (a < b), ea, la, eb, lb);
+	}
+	check_report(&c, "keycodec: uint32 (oid) order matches natural order");
+}
+
+/* ---------------------------------------------------------------------
+ * keycodec: floats
+ * ---------------------------------------------------------------------
+ */
+
+/* pg_float8_cmp: float8_cmp_internal (NaN last, all NaNs equal). */
+static int
+pg_float8_cmp(double a, double b)
+{
+	if (isnan(a))
+		return isnan(b) ? 0 : 1;
+	if (isnan(b))
+		return -1;
+	return (a > b) - (a < b);
+}
+
+/* pg_float4_cmp: float4_cmp_internal (NaN last, all NaNs equal). */
+static int
+pg_float4_cmp(float a, float b)
+{
+	if (isnan(a))
+		return isnan(b) ? 0 : 1;
+	if (isnan(b))
+		return -1;
+	return (a > b) - (a < b);
+}
+
+/* dbl_from_bits: reinterpret a bit pattern as a double. */
+static double
+dbl_from_bits(uint64_t bits)
+{
+	double		d;
+
+	memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+/* flt_from_bits: reinterpret a bit pattern as a float. */
+static float
+flt_from_bits(uint32_t bits)
+{
+	float		f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+/* Interesting float8 bit patterns: infinities, zeros, denormals, NaNs. */
+static const uint64_t f8_edge_bits[] = {
+	UINT64_C(0xFFF0000000000000),	/* -Inf */
+	UINT64_C(0xFFEFFFFFFFFFFFFF),	/* -DBL_MAX */
+	UINT64_C(0xBFF0000000000001),	/* just below -1 */
+	UINT64_C(0xBFF0000000000000),	/* -1 */
+	UINT64_C(0xBFEFFFFFFFFFFFFF),	/* just above -1 */
+	UINT64_C(0x8010000000000000),	/* -DBL_MIN */
+	UINT64_C(0x800FFFFFFFFFFFFF),	/* largest negative denormal magnitude */
+	UINT64_C(0x8000000000000001),	/* -smallest denormal */
+	UINT64_C(0x8000000000000000),	/* -0 */
+	UINT64_C(0x0000000000000000),	/* +0 */
+	UINT64_C(0x0000000000000001),	/* smallest denormal */
+	UINT64_C(0x000FFFFFFFFFFFFF),	/* largest denormal */
+	UINT64_C(0x0010000000000000),	/* DBL_MIN */
+	UINT64_C(0x3FEFFFFFFFFFFFFF),	/* just below 1 */
+	UINT64_C(0x3FF0000000000000),	/* 1 */
+	UINT64_C(0x3FF0000000000001),	/* just above 1 */
+	UINT64_C(0x7FEFFFFFFFFFFFFF),	/* DBL_MAX */
+	UINT64_C(0x7FF0000000000000),	/* +Inf */
+	UINT64_C(0x7FF8000000000000),	/* canonical quiet NaN */
+	UINT64_C(0x7FF8000000000001),	/* quiet NaN with payload */
+	UINT64_C(0x7FF0000000000001),	/* signalling NaN */
+	UINT64_C(0x7FFFFFFFFFFFFFFF),	/* NaN, all payload bits */
+	UINT64_C(0xFFF8000000000000),	/* negative quiet NaN */
+	UINT64_C(0xFFF0000000000001),	/* negative signalling NaN */
+	UINT64_C(0xFFFFFFFFFFFFFFFF),	/* negative NaN, all payload bits */
+};
+
+/* Interesting float4 bit patterns, as above. */
+static const uint32_t f4_edge_bits[] = {
+	0xFF800000u,				/* -Inf */
+	0xFF7FFFFFu,				/* -FLT_MAX */
+	0xBF800001u, 0xBF800000u, 0xBF7FFFFFu,	/* around -1 */
+	0x80800000u,				/* -FLT_MIN */
+	0x807FFFFFu, 0x80000001u,	/* negative denormals */
+	0x80000000u,				/* -0 */
+	0x00000000u,				/* +0 */
+	0x00000001u, 0x007FFFFFu,	/* denormals */
+	0x00800000u,				/* FLT_MIN */
+	0x3F7FFFFFu, 0x3F800000u, 0x3F800001u,	/* around 1 */
+	0x7F7FFFFFu,				/* FLT_MAX */
+	0x7F800000u,				/* +Inf */
+	0x7FC00000u, 0x7FC00001u, 0x7F800001u, 0x7FFFFFFFu,	/* NaNs */
+	0xFFC00000u, 0xFF800001u, 0xFFFFFFFFu,	/* negative NaNs */
+};
+
+/* rand_f8_bits: random double bits: edges, raw patterns, ordinary values. */
+static uint64_t
+rand_f8_bits(void)
+{
+	const size_t ne = sizeof(f8_edge_bits) / sizeof(f8_edge_bits[0]);
+	double		d;
+	uint64_t	bits;
+
+	switch (rng_below(4))
+	{
+		case 0:
+			return f8_edge_bits[rng_below(ne)];
+		case 1:
+			return rng_next();	/* any pattern: denormals, NaN payloads */
+		case 2:
+			d = (double) ((int64_t) rng_below(41) - 20) / 4.0;	/* ties */
+			memcpy(&bits, &d, sizeof(bits));
+			return bits;
+		default:
+			/* neighbour of an edge value: +-1 ulp in bit space */
+			return f8_edge_bits[rng_below(ne)] + rng_below(3) - 1;
+	}
+}
+
+/* rand_f4_bits: random float bits, as rand_f8_bits. */
+static uint32_t
+rand_f4_bits(void)
+{
+	const size_t ne = sizeof(f4_edge_bits) / sizeof(f4_edge_bits[0]);
+	float		f;
+	uint32_t	bits;
+
+	switch (rng_below(4))
+	{
+		case 0:
+			return f4_edge_bits[rng_below(ne)];
+		case 1:
+			return (uint32_t) rng_next();
+		case 2:
+			f = (float) ((int64_t) rng_below(41) - 20) / 4.0f;
+			memcpy(&bits, &f, sizeof(bits));
+			return bits;
+		default:
+			return f4_edge_bits[rng_below(ne)] + (uint32_t) rng_below(3) - 1u;
+	}
+}
+
+/* test_float8: braid_enc_float8 follows PostgreSQL's float8 ordering. */
+static void
+test_float8(void)
+{
+	const size_t ne = sizeof(f8_edge_bits) / sizeof(f8_edge_bits[0]);
+	Check		c;
+	char		what[128];
+
+	check_init(&c);
+	for (size_t i = 0; i < ne * ne + 40000; i++)
+	{
+		uint64_t	ba,
+					bb;
+		double		a,
+					b;
+		uint8_t		ea[8],
+					eb[8];
+		size_t		la,
+					lb;
+
+		if (i < ne * ne)
+		{
+			ba = f8_edge_bits[i / ne];
+			bb = f8_edge_bits[i % ne];
+		}
+		else
+		{
+			ba = rand_f8_bits();
+			bb = rand_f8_bits();
+		}
+		a = dbl_from_bits(ba);
+		b = dbl_from_bits(bb);
+		la = braid_enc_float8(a, ea);
+		lb = braid_enc_float8(b, eb);
+		check_that(&c, la == 8 && lb == 8, "float8 length %zu/%zu", la, lb);
+		snprintf(what, sizeof(what), "float8 a=%g (0x%016" PRIx64 ") b=%g (0x%016" PRIx64 ")",
+				 a, ba, b, bb);
+		check_encoded_pair(&c, what, pg_float8_cmp(a, b), ea, la, eb, lb);
+	}
+	check_report(&c, "keycodec: float8 order is PostgreSQL's (-Inf<neg<0<pos<+Inf<NaN)");
+}
+
+/* test_float4: braid_enc_float4 follows PostgreSQL's float4 ordering. */
+static void
+test_float4(void)
+{
+	const size_t ne = sizeof(f4_edge_bits) / sizeof(f4_edge_bits[0]);
+	Check		c;
+	char		what[128];
+
+	check_init(&c);
+	for (size_t i = 0; i < ne * ne + 40000; i++)
+	{
+		uint32_t	ba,
+					bb;
+		float		a,
+					b;
+		uint8_t		ea[4],
+					eb[4];
+		size_t		la,
+					lb;
+
+		if (i < ne * ne)
+		{
+			ba = f4_edge_bits[i / ne];
+			bb = f4_edge_bits[i % ne];
+		}
+		else
+		{
+			ba = rand_f4_bits();
+			bb = rand_f4_bits();
+		}
+		a = flt_from_bits(ba);
+		b = flt_from_bits(bb);
+		la = braid_enc_float4(a, ea);
+		lb = braid_enc_float4(b, eb);
+		check_that(&c, la == 4 && lb == 4, "float4 length %zu/%zu", la, lb);
+		snprintf(what, sizeof(what), "float4 a=%g (0x%08" PRIx32 ") b=%g (0x%08" PRIx32 ")",
+				 (double) a, ba, (double) b, bb);
+		check_encoded_pair(&c, what, pg_float4_cmp(a, b), ea, la, eb, lb);
+	}
+	check_report(&c, "keycodec: float4 order is PostgreSQL's (-Inf<neg<0<pos<+Inf<NaN)");
+}
+
+/* test_float_canonical: -0/+0 and every NaN encode byte-identically. */
+static void
+test_float_canonical(void)
+{
+	Check		c;
+	uint8_t		e1[8],
+				e2[8];
+	char		h1[40],
+				h2[40];
+
+	check_init(&c);
+
+	braid_enc_float8(-0.0, e1);
+	braid_enc_float8(0.0, e2);
+	check_that(&c, memcmp(e1, e2, 8) == 0, "float8 -0 %s != +0 %s",
+			   hex(e1, 8, h1, sizeof(h1)), hex(e2, 8, h2, sizeof(h2)));
+	braid_enc_float4(-0.0f, e1);
+	braid_enc_float4(0.0f, e2);
+	check_that(&c, memcmp(e1, e2, 4) == 0, "float4 -0 %s != +0 %s",
+			   hex(e1, 4, h1, sizeof(h1)), hex(e2, 4, h2, sizeof(h2)));
+
+	braid_enc_float8(NAN, e2);
+	for (int i = 0; i < 5000; i++)
+	{
+		/* random NaN: exponent all ones, nonzero mantissa, any sign */
+		uint64_t	bits = rng_next() | UINT64_C(0x7FF0000000000000);
+
+		if ((bits & UINT64_C(0x000FFFFFFFFFFFFF)) == 0)
+			bits |= 1;
+		braid_enc_float8(dbl_from_bits(bits), e1);
+		check_that(&c, memcmp(e1, e2, 8) == 0,
+				   "float8 NaN 0x%016" PRIx64 " encodes %s, canonical NaN %s",
+				   bits, hex(e1, 8, h1, sizeof(h1)), hex(e2, 8, h2, sizeof(h2)));
+	}
+	braid_enc_float4(NAN, e2);
+	for (int i = 0; i < 5000; i++)
+	{
+		uint32_t	bits = (uint32_t) rng_next() | 0x7F800000u;
+
+		if ((bits & 0x007FFFFFu) == 0)
+			bits |= 1;
+		braid_enc_float4(flt_from_bits(bits), e1);
+		check_that(&c, memcmp(e1, e2, 4) == 0,
+				   "float4 NaN 0x%08" PRIx32 " encodes %s, canonical NaN %s",
+				   bits, hex(e1, 4, h1, sizeof(h1)), hex(e2, 4, h2, sizeof(h2)));
+	}
+
+	/* the landmarks in order, pairwise strictly increasing */
+	{
+		static const double f8[] = {-INFINITY, -DBL_MAX, -1.0, -DBL_MIN,
+		-0x1p-1074, 0.0, 0x1p-1074, DBL_MIN, 1.0, DBL_MAX, INFINITY, NAN};
+		static const float f4[] = {-INFINITY, -FLT_MAX, -1.0f, -FLT_MIN,
+		-0x1p-149f, 0.0f, 0x1p-149f, FLT_MIN, 1.0f, FLT_MAX, INFINITY, NAN};
+
+		for (size_t i = 0; i + 1 < sizeof(f8) / sizeof(f8[0]); i++)
+		{
+			braid_enc_float8(f8[i], e1);
+			braid_enc_float8(f8[i + 1], e2);
+			check_that(&c, memcmp(e1, e2, 8) < 0, "float8 %g !< %g", f8[i], f8[i + 1]);
+			braid_enc_float4(f4[i], e1);
+			braid_enc_float4(f4[i + 1], e2);
+			check_that(&c, memcmp(e1, e2, 4) < 0, "float4 %g !< %g",
+					   (double) f4[i], (double) f4[i + 1]);
+		}
+	}
+	check_report(&c, "keycodec: -0/+0 and all NaNs (any sign/payload) encode identically");
+}
+
+/* ---------------------------------------------------------------------
+ * keycodec: byte strings
+ * ---------------------------------------------------------------------
+ */
+
+#define MAX_STR 24
+
+/* A raw byte string of up to MAX_STR bytes. */
+typedef struct ByteStr
+{
+	size_t		len;
+	uint8_t		b[MAX_STR];
+} ByteStr;
+
+/*
+ * rand_bytestr: random string over an alphabet stressing the escape
+ * (0x00, 0x01, 0xFE, 0xFF); with_nul=false excludes 0x00.
+ */
+static void
+rand_bytestr(ByteStr *s, bool with_nul)
+{
+	static const uint8_t alpha_nul[] = {0x00, 0x00, 0x01, 0xFE, 0xFF, 0xFF, 'a', 'b'};
+	static const uint8_t alpha_cstr[] = {0x01, 0x02, 0x7F, 0x80, 0xFE, 0xFF, 'a', 'b'};
+	const uint8_t *alpha = with_nul ? alpha_nul : alpha_cstr;
+
+	s->len = (size_t) rng_below(rng_below(4) == 0 ? MAX_STR / 2 + 1 : 7);
+	for (size_t i = 0; i < s->len; i++)
+		s->b[i] = rng_below(8) == 0 ? (uint8_t) (rng_below(255) + (with_nul ? 0 : 1))
+			: alpha[rng_below(8)];
+}
+
+/* derive_bytestr: b becomes a relative of a (prefix, extension, 1 edit). */
+static void
+derive_bytestr(const ByteStr *a, ByteStr *b, bool with_nul)
+{
+	*b = *a;
+	switch (rng_below(4))
+	{
+		case 0:					/* proper prefix (or equal) */
+			b->len = (size_t) rng_below(a->len + 1);
+			break;
+		case 1:					/* extension */
+			while (b->len < MAX_STR && rng_below(3) != 0)
+				b->b[b->len++] = with_nul ? (uint8_t) (rng_below(2) ? 0x00 : 0xFF)
+					: (uint8_t) (rng_below(2) ? 0x01 : 0xFF);
+			break;
+		case 2:					/* one byte changed */
+			if (b->len > 0)
+				b->b[rng_below(b->len)] = with_nul ? (uint8_t) rng_below(256)
+					: (uint8_t) (rng_below(255) + 1);
+			break;
+		default:				/* equal */
+			break;
+	}
+}
+
+/* str_of: build a ByteStr from a literal with explicit length. */
+static ByteStr
+str_of(const char *p, size_t len)
+{
+	ByteStr		s;
+
+	s.len = len;
+	memcpy(s.b, p, len);
+	return s;
+}
+
+/* test_binary_bytes: braid_enc_binary_bytes is byteacmp-ordered, prefix-free. */
+static void
+test_binary_bytes(void)
+{
+	ByteStr		edges[] = {
+		str_of("", 0), str_of("\0", 1), str_of("\0\0", 2), str_of("\0\0\0", 3),
+		str_of("\0\x01", 2), str_of("\0\xFF", 2), str_of("\0\xFF\0", 3),
+		str_of("\x01", 1), str_of("\xFF", 1), str_of("\xFF\0", 2),
+		str_of("\xFF\xFF", 2), str_of("\xFF\0\0", 3), str_of("a", 1),
+		str_of("a\0", 2), str_of("a\0\0", 3), str_of("a\0\xFF", 3),
+		str_of("a\x01", 2), str_of("a\xFF", 2), str_of("ab", 2),
+		str_of("ab\0", 3), str_of("abc", 3), str_of("b", 1),
+	};
+	const size_t ne = sizeof(edges) / sizeof(edges[0]);
+	Check		c;
+	char		what[200];
+
+	check_init(&c);
+	for (size_t i = 0; i < ne * ne + 60000; i++)
+	{
+		ByteStr		a,
+					b;
+		uint8_t		ea[2 * MAX_STR + 2],
+					eb[2 * MAX_STR + 2];
+		size_t		la,
+					lb;
+		char		ha[64],
+					hb[64];
+
+		if (i < ne * ne)
+		{
+			a = edges[i / ne];
+			b = edges[i % ne];
+		}
+		else
+		{
+			rand_bytestr(&a, true);
+			if (rng_below(2))
+				derive_bytestr(&a, &b, true);
+			else
+				rand_bytestr(&b, true);
+		}
+		la = braid_enc_binary_bytes(a.b, a.len, ea);
+		lb = braid_enc_binary_bytes(b.b, b.len, eb);
+		check_that(&c, la <= 2 * a.len + 2 && lb <= 2 * b.len + 2,
+				   "binary encoding longer than 2*len+2 (%zu for %zu, %zu for %zu)",
+				   la, a.len, lb, b.len);
+		snprintf(what, sizeof(what), "bytea a=%s b=%s",
+				 hex(a.b, a.len, ha, sizeof(ha)), hex(b.b, b.len, hb, sizeof(hb)));
+		check_encoded_pair(&c, what, cmp_bytes(a.b, a.len, b.b, b.len),
+						   ea, la, eb, lb);
+	}
+	check_report(&c, "keycodec: binary bytes (embedded 0x00/0xFF, prefixes) order, prefix-free, invert");
+}
+
+/* test_cstring_bytes: braid_enc_cstring_bytes for NUL-free strings. */
+static void
+test_cstring_bytes(void)
+{
+	ByteStr		edges[] = {
+		str_of("", 0), str_of("\x01", 1), str_of("\x01\x01", 2),
+		str_of("\xFF", 1), str_of("\xFF\xFF", 2), str_of("\xFF\x01", 2),
+		str_of("a", 1), str_of("a\x01", 2), str_of("a\xFF", 2), str_of("ab", 2),
+		str_of("abc", 3), str_of("abd", 3), str_of("b", 1), str_of("ba", 2),
+	};
+	const size_t ne = sizeof(edges) / sizeof(edges[0]);
+	Check		c;
+	char		what[200];
+
+	check_init(&c);
+	for (size_t i = 0; i < ne * ne + 60000; i++)
+	{
+		ByteStr		a,
+					b;
+		uint8_t		ea[MAX_STR + 1],
+					eb[MAX_STR + 1];
+		size_t		la,
+					lb;
+		char		ha[64],
+					hb[64];
+
+		if (i < ne * ne)
+		{
+			a = edges[i / ne];
+			b = edges[i % ne];
+		}
+		else
+		{
+			rand_bytestr(&a, false);
+			if (rng_below(2))
+				derive_bytestr(&a, &b, false);
+			else
+				rand_bytestr(&b, false);
+		}
+		la = braid_enc_cstring_bytes(a.b, a.len, ea);
+		lb = braid_enc_cstring_bytes(b.b, b.len, eb);
+		check_that(&c, la == a.len + 1 && lb == b.len + 1,
+				   "cstring encoding length %zu for %zu, %zu for %zu",
+				   la, a.len, lb, b.len);
+		snprintf(what, sizeof(what), "cstring a=%s b=%s",
+				 hex(a.b, a.len, ha, sizeof(ha)), hex(b.b, b.len, hb, sizeof(hb)));
+		check_encoded_pair(&c, what, cmp_bytes(a.b, a.len, b.b, b.len),
+						   ea, la, eb, lb);
+	}
+	check_report(&c, "keycodec: cstring bytes (NUL-free, prefixes) order, prefix-free, invert");
+}
+
+/* ---------------------------------------------------------------------
+ * keycodec: multi-column keys
+ * ---------------------------------------------------------------------
+ */
+
+/* One row of the multi-column test: (int32, bytea, float8), any NULL. */
+typedef struct Row3
+{
+	bool		null[3];
+	int32_t		i;
+	ByteStr		s;
+	double		f;
+} Row3;
+
+/* Per-column ordering options of the multi-column test. */
+typedef struct ColOpts
+{
+	bool		descending;
+	bool		nulls_first;
+} ColOpts;
+
+/* rand_row3: a row with small domains so earlier columns often tie. */
+static void
+rand_row3(Row3 *r, bool allow_nulls)
+{
+	static const double fvals[] = {-INFINITY, -1.5, -0.0, 0.0, 2.0, INFINITY, NAN};
+
+	for (int k = 0; k < 3; k++)
+		r->null[k] = allow_nulls && rng_below(6) == 0;
+	r->i = rng_below(4) == 0 ? (int32_t) (uint32_t) rng_next()
+		: (int32_t) rng_below(5) - 2;
+	rand_bytestr(&r->s, true);
+	if (rng_below(2))
+		r->s.len = r->s.len < 2 ? r->s.len : 2;	/* more ties */
+	r->f = rng_below(3) == 0 ? dbl_from_bits(rand_f8_bits())
+		: fvals[rng_below(sizeof(fvals) / sizeof(fvals[0]))];
+}
+
+/* row3_cmp: natural lexicographic order of two rows under opts. */
+static int
+row3_cmp(const Row3 *a, const Row3 *b, const ColOpts *opts)
+{
+	for (int k = 0; k < 3; k++)
+	{
+		int			c;
+
+		if (a->null[k] || b->null[k])
+		{
+			if (a->null[k] && b->null[k])
+				continue;
+			/* NULL sorts first iff nulls_first, regardless of direction */
+			c = a->null[k] ? -1 : 1;
+			if (!opts[k].nulls_first)
+				c = -c;
+			return c;
+		}
+		if (k == 0)
+			c = (a->i > b->i) - (a->i < b->i);
+		else if (k == 1)
+			c = cmp_bytes(a->s.b, a->s.len, b->s.b, b->s.len);
+		else
+			c = pg_float8_cmp(a->f, b->f);
+		if (opts[k].descending)
+			c = -c;
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+/*
+ * row3_encode: concatenate the columns like keys.c does: a null marker
+ * byte per column (never inverted), then the value's encoding, inverted
+ * for a descending column.  Returns the key length.
+ */
+static size_t
+row3_encode(const Row3 *r, const ColOpts *opts, bool markers, uint8_t *out)
+{
+	size_t		len = 0;
+
+	for (int k = 0; k < 3; k++)
+	{
+		size_t		n;
+
+		if (markers)
+		{
+			if (r->null[k])
+			{
+				out[len++] = opts[k].nulls_first ? BRAID_NULL_FIRST_MARK
+					: BRAID_NULL_LAST_MARK;
+				continue;
+			}
+			out[len++] = BRAID_NOT_NULL_MARK;
+		}
+		if (k == 0)
+			n = braid_enc_int32(r->i, out + len);
+		else if (k == 1)
+			n = braid_enc_binary_bytes(r->s.b, r->s.len, out + len);
+		else
+			n = braid_enc_float8(r->f, out + len);
+		if (opts[k].descending)
+			braid_invert_bytes(out + len, n);
+		len += n;
+	}
+	return len;
+}
+
+/* test_multicolumn: concatenated keys order lexicographically by column. */
+static void
+test_multicolumn(void)
+{
+	Check		c;
+
+	/* plain ascending (int32, bytea, float8), no markers, no NULLs */
+	check_init(&c);
+	for (int i = 0; i < 40000; i++)
+	{
+		static const ColOpts asc[3] = {{false, false}, {false, false}, {false, false}};
+		Row3		a,
+					b;
+		uint8_t		ea[128],
+					eb[128];
+		size_t		la,
+					lb;
+		int			nat,
+					enc;
+		char		ha[96],
+					hb[96];
+
+		rand_row3(&a, false);
+		b = a;
+		if (rng_below(3) == 0)
+			rand_row3(&b, false);
+		else
+		{
+			/* copy a and perturb one column so the others tie */
+			Row3		t;
+
+			rand_row3(&t, false);
+			switch (rng_below(3))
+			{
+				case 0:
+					b.i = t.i;
+					break;
+				case 1:
+					b.s = t.s;
+					break;
+				default:
+					b.f = t.f;
+					break;
+			}
+		}
+		la = row3_encode(&a, asc, false, ea);
+		lb = row3_encode(&b, asc, false, eb);
+		nat = row3_cmp(&a, &b, asc);
+		enc = cmp_bytes(ea, la, eb, lb);
+		check_that(&c, enc == nat,
+				   "(int32,bytea,float8) encoded order %d, natural %d: a=%s b=%s",
+				   enc, nat, hex(ea, la, ha, sizeof(ha)), hex(eb, lb, hb, sizeof(hb)));
+	}
+	check_report(&c, "keycodec: multi-column (int32, bytea, float8) concatenation is lexicographic");
+
+	/* with null markers, mixed directions and NULLS FIRST/LAST */
+	check_init(&c);
+	for (int combo = 0; combo < 64; combo++)
+	{
+		ColOpts		opts[3];
+
+		for (int k = 0; k < 3; k++)
+		{
+			opts[k].descending = (combo >> (2 * k)) & 1;
+			opts[k].nulls_first = (combo >> (2 * k + 1)) & 1;
+		}
+		for (int i = 0; i < 1500; i++)
+		{
+			Row3		a,
+						b;
+			uint8_t		ea[128],
+						eb[128];
+			size_t		la,
+						lb;
+			int			nat,
+						enc;
+			char		ha[96],
+						hb[96];
+
+			rand_row3(&a, true);
+			if (rng_below(2))
+				rand_row3(&b, true);
+			else
+			{
+				Row3		t;
+				int			k = (int) rng_below(3);
+
+				rand_row3(&t, true);
+				b = a;
+				b.null[k] = t.null[k];
+				if (k == 0)
+					b.i = t.i;
+				else if (k == 1)
+					b.s = t.s;
+				else
+					b.f = t.f;
+			}
+			la = row3_encode(&a, opts, true, ea);
+			lb = row3_encode(&b, opts, true, eb);
+			nat = row3_cmp(&a, &b, opts);
+			enc = cmp_bytes(ea, la, eb, lb);
+			check_that(&c, enc == nat,
+					   "opts combo %d: encoded order %d, natural %d: a=%s b=%s",
+					   combo, enc, nat, hex(ea, la, ha, sizeof(ha)),
+					   hex(eb, lb, hb, sizeof(hb)));
+		}
+	}
+	check_report(&c, "keycodec: multi-column keys with null markers, DESC and NULLS FIRST/LAST");
+}
+
+/* ---------------------------------------------------------------------
+ * indexmap: sorting
+ * ---------------------------------------------------------------------
+ */
+
+/* Entry stride for qsort_entries' comparator (qsort has no context arg). */
+static size_t qsort_stride;
+
+/* cmp_whole_entry: qsort comparator over all stride bytes of an entry. */
+static int
+cmp_whole_entry(const void *a, const void *b)
+{
+	return memcmp(a, b, qsort_stride);
+}
+
+/* same_multiset: are a and b (n entries each) permutations of each other? */
+static bool
+same_multiset(const uint8_t *a, const uint8_t *b, size_t n, size_t stride)
+{
+	uint8_t    *ca,
+			   *cb;
+	bool		same;
+
+	if (n == 0)
+		return true;
+	ca = malloc(n * stride);
+	cb = malloc(n * stride);
+	if (ca == NULL || cb == NULL)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	memcpy(ca, a, n * stride);
+	memcpy(cb, b, n * stride);
+	qsort_stride = stride;
+	qsort(ca, n, stride, cmp_whole_entry);
+	qsort(cb, n, stride, cmp_whole_entry);
+	same = memcmp(ca, cb, n * stride) == 0;
+	free(ca);
+	free(cb);
+	return same;
+}
+
+/* xmalloc: malloc that never returns NULL (size 0 allowed). */
+static void *
+xmalloc(size_t size)
+{
+	void	   *p = malloc(size ? size : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+/* Key distributions for the sort tests. */
+typedef enum KeyDist
+{
+	DIST_RANDOM,				/* uniform random bytes */
+	DIST_FEW_KEYS,				/* 7 distinct keys, heavy duplicates */
+	DIST_ALL_EQUAL,				/* every key identical */
+	DIST_SMALL_ALPHABET,		/* bytes from {0x00, 0x01, 0xFF} */
+	DIST_SKEWED,				/* 95% share all but the last byte */
+	DIST_SHARED_HEAD,			/* all share the first half of the key */
+	NUM_DISTS
+} KeyDist;
+
+static const char *const dist_names[NUM_DISTS] = {
+	"random", "few-keys", "all-equal", "small-alphabet", "skewed", "shared-head"
+};
+
+/*
+ * fill_entries: n entries of key prefix (per dist), ref = index, and random
+ * padding bytes after the ref.
+ */
+static void
+fill_entries(uint8_t *e, size_t n, uint32_t keylen, uint32_t stride, KeyDist dist)
+{
+	uint8_t		common[BRAID_MAX_STRIDE];
+	uint8_t		few[7][BRAID_MAX_STRIDE];
+
+	for (uint32_t j = 0; j < keylen; j++)
+		common[j] = (uint8_t) rng_next();
+	for (int k = 0; k < 7; k++)
+		for (uint32_t j = 0; j < keylen; j++)
+			few[k][j] = (k == 0) ? 0x00 : (k == 1) ? 0xFF : (uint8_t) rng_next();
+
+	for (size_t i = 0; i < n; i++)
+	{
+		uint8_t    *p = e + i * stride;
+
+		switch (dist)
+		{
+			case DIST_RANDOM:
+				for (uint32_t j = 0; j < keylen; j++)
+					p[j] = (uint8_t) rng_next();
+				break;
+			case DIST_FEW_KEYS:
+				memcpy(p, few[rng_below(7)], keylen);
+				break;
+			case DIST_ALL_EQUAL:
+				memcpy(p, common, keylen);
+				break;
+			case DIST_SMALL_ALPHABET:
+				for (uint32_t j = 0; j < keylen; j++)
+				{
+					static const uint8_t alpha[3] = {0x00, 0x01, 0xFF};
+
+					p[j] = alpha[rng_below(3)];
+				}
+				break;
+			case DIST_SKEWED:
+				if (rng_below(20) != 0)
+				{
+					memcpy(p, common, keylen);
+					p[keylen - 1] = (uint8_t) rng_below(4);
+				}
+				else
+					for (uint32_t j = 0; j < keylen; j++)
+						p[j] = (uint8_t) rng_next();
+				break;
+			case DIST_SHARED_HEAD:
+				memcpy(p, common, keylen / 2);
+				for (uint32_t j = keylen / 2; j < keylen; j++)
+					p[j] = (uint8_t) rng_below(j + 1 == keylen ? 256 : 3);
+				break;
+			default:
+				break;
+		}
+		braid_entry_set_ref(p, keylen, (uint64_t) i);
+		for (uint32_t j = keylen + BRAID_REF_BYTES; j < stride; j++)
+			p[j] = (uint8_t) rng_next();
+	}
+}
+
+/* test_sort_prefix: sort without tie-break over sizes/keylens/strides/dists. */
+static void
+test_sort_prefix(void)
+{
+	static const size_t sizes[] = {0, 1, 2, 23, 24, 25, 1000, 100000};
+	static const uint32_t keylens[] = {1, 4, 13, 16};
+
+	for (size_t kl = 0; kl < sizeof(keylens) / sizeof(keylens[0]); kl++)
+	{
+		for (int padded = 0; padded <= 1; padded++)
+		{
+			uint32_t	keylen = keylens[kl];
+			uint32_t	stride = keylen + BRAID_REF_BYTES + (padded ? 3 + 8 * kl : 0);
+			BraidSortSpec spec = {keylen, stride, NULL, NULL};
+			Check		c;
+
+			check_init(&c);
+			for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+			{
+				for (int d = 0; d < NUM_DISTS; d++)
+				{
+					size_t		n = sizes[si];
+					uint8_t    *in = xmalloc(n * stride);
+					uint8_t    *out = xmalloc(n * stride);
+					size_t		bad = 0;
+
+					/* the big size only with a stride-exact layout, to save time */
+					if (n >= 100000 && padded && d != DIST_RANDOM && d != DIST_SKEWED)
+					{
+						free(in);
+						free(out);
+						continue;
+					}
+					fill_entries(in, n, keylen, stride, (KeyDist) d);
+					memcpy(out, in, n * stride);
+					braid_indexmap_sort(out, n, &spec);
+
+					for (size_t i = 1; i < n; i++)
+						if (memcmp(out + (i - 1) * stride, out + i * stride, keylen) > 0)
+						{
+							bad = i;
+							break;
+						}
+					check_that(&c, bad == 0,
+							   "n=%zu dist=%s: entries %zu and %zu out of prefix order",
+							   n, dist_names[d], bad - 1, bad);
+					check_that(&c, same_multiset(in, out, n, stride),
+							   "n=%zu dist=%s: output is not a permutation of the input",
+							   n, dist_names[d]);
+					free(in);
+					free(out);
+				}
+			}
+			check_report(&c, "indexmap: sort keylen=%u stride=%u: ordered permutation, sizes 0..100000, %d distributions",
+						 keylen, stride, (int) NUM_DISTS);
+		}
+	}
+}
+
+/* Side table of full keys for the tie-break tests. */
+typedef struct FullKeys
+{
+	uint8_t   **key;
+	size_t	   *len;
+	uint32_t	keylen;			/* prefix length of the spec */
+	long		calls;			/* tie-break invocations */
+	long		unequal_prefix_calls;	/* calls whose prefixes differ */
+} FullKeys;
+
+/* full_key_cmp: memcmp-then-length of two full keys by side-table index. */
+static int
+full_key_cmp(const FullKeys *fk, uint64_t ia, uint64_t ib)
+{
+	return cmp_bytes(fk->key[ia], fk->len[ia], fk->key[ib], fk->len[ib]);
+}
+
+/* tiebreak_full: BraidTieBreak comparing full keys via each entry's ref. */
+static int
+tiebreak_full(const uint8_t *a, const uint8_t *b, void *arg)
+{
+	FullKeys   *fk = (FullKeys *) arg;
+
+	fk->calls++;
+	if (memcmp(a, b, fk->keylen) != 0)
+		fk->unequal_prefix_calls++;
+	return full_key_cmp(fk, braid_entry_ref(a, fk->keylen),
+						braid_entry_ref(b, fk->keylen));
+}
+
+/* FullKeys used by the qsort reference comparator. */
+static const FullKeys *ref_keys;
+
+/* cmp_ref_index: qsort comparator of side-table indexes by full key. */
+static int
+cmp_ref_index(const void *a, const void *b)
+{
+	return full_key_cmp(ref_keys, *(const uint64_t *) a, *(const uint64_t *) b);
+}
+
+/* Full-key distributions for the tie-break tests. */
+typedef enum TieDist
+{
+	TIE_RANDOM,					/* short random strings, many duplicates */
+	TIE_RANDOM_UNIQUE,			/* random strings made unique by a suffix */
+	TIE_LONG_HEAD,				/* all share a head longer than the prefix */
+	TIE_FEW_VALUES,				/* a handful of long values, duplicated */
+	NUM_TIE_DISTS
+} TieDist;
+
+static const char *const tie_dist_names[NUM_TIE_DISTS] = {
+	"random", "random-unique", "long-head", "few-values"
+};
+
+/*
+ * make_full_key: a binary-encoded (prefix-free) key, as keys.c builds them,
+ * so its zero-padded truncation is a valid IndexMap prefix.  i is the
+ * entry's index, used to make keys unique where the distribution says so.
+ */
+static size_t
+make_full_key(uint8_t *out, TieDist dist, const ByteStr *few, size_t i)
+{
+	ByteStr		s;
+
+	/* odd multiplier: a bijection on 24 bits, so ids are unique, unsorted */
+	i = (i * 0x9E3779u + 0x5A5A5Au) & 0xFFFFFFu;
+
+	switch (dist)
+	{
+		case TIE_RANDOM:
+			rand_bytestr(&s, true);
+			break;
+		case TIE_RANDOM_UNIQUE:
+			rand_bytestr(&s, true);
+			if (s.len > MAX_STR - 3)
+				s.len = MAX_STR - 3;
+			s.b[s.len++] = (uint8_t) (i >> 16);
+			s.b[s.len++] = (uint8_t) (i >> 8);
+			s.b[s.len++] = (uint8_t) i;
+			break;
+		case TIE_LONG_HEAD:
+			/* 20 equal bytes, then a 3-byte unique tail and 0-1 more bytes */
+			memset(s.b, 'h', 20);
+			s.b[20] = (uint8_t) (i >> 16);
+			s.b[21] = (uint8_t) (i >> 8);
+			s.b[22] = (uint8_t) i;
+			s.len = 23 + (size_t) rng_below(2);
+			s.b[23] = (uint8_t) (rng_below(2) ? 0x00 : 0xFF);
+			break;
+		default:
+			s = few[rng_below(5)];
+			break;
+	}
+	return braid_enc_binary_bytes(s.b, s.len, out);
+}
+
+/*
+ * run_tiebreak_case: sort n entries whose prefix is the first keylen bytes
+ * (zero-padded) of a full key in a side table, with the tie-break; compare
+ * against a qsort reference on the full keys.
+ */
+static void
+run_tiebreak_case(Check *c, size_t n, uint32_t keylen, uint32_t stride, TieDist dist)
+{
+	FullKeys	fk;
+	BraidSortSpec spec;
+	uint8_t    *in = xmalloc(n * stride);
+	uint8_t    *out = xmalloc(n * stride);
+	uint64_t   *ref = xmalloc(n * sizeof(uint64_t));
+	uint8_t    *keybuf = xmalloc(n * (2 * MAX_STR + 2));
+	ByteStr		few[5];
+	size_t		bad = 0;
+
+	for (int k = 0; k < 5; k++)
+	{
+		few[k].len = 22;
+		memset(few[k].b, 'v', 22);
+		few[k].b[21] = (uint8_t) ('0' + k);
+		few[k].b[k] = 0x00;
+	}
+
+	fk.key = xmalloc(n * sizeof(uint8_t *));
+	fk.len = xmalloc(n * sizeof(size_t));
+	fk.keylen = keylen;
+	fk.calls = 0;
+	fk.unequal_prefix_calls = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		uint8_t    *p = in + i * stride;
+		size_t		m;
+
+		fk.key[i] = keybuf + i * (2 * MAX_STR + 2);
+		fk.len[i] = make_full_key(fk.key[i], dist, few, i);
+		m = fk.len[i] < keylen ? fk.len[i] : keylen;
+		memset(p, 0, keylen);
+		memcpy(p, fk.key[i], m);
+		braid_entry_set_ref(p, keylen, (uint64_t) i);
+		for (uint32_t j = keylen + BRAID_REF_BYTES; j < stride; j++)
+			p[j] = (uint8_t) rng_next();
+		ref[i] = i;
+	}
+	memcpy(out, in, n * stride);
+
+	spec.keylen = keylen;
+	spec.stride = stride;
+	spec.tiebreak = tiebreak_full;
+	spec.tiebreak_arg = &fk;
+	braid_indexmap_sort(out, n, &spec);
+
+	ref_keys = &fk;
+	if (n > 0)
+		qsort(ref, n, sizeof(uint64_t), cmp_ref_index);
+
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	r = braid_entry_ref(out + i * stride, keylen);
+
+		if (r >= n || full_key_cmp(&fk, r, ref[i]) != 0)
+		{
+			bad = i + 1;
+			break;
+		}
+	}
+	check_that(c, bad == 0,
+			   "n=%zu keylen=%u dist=%s: position %zu differs from the qsort reference",
+			   n, keylen, tie_dist_names[dist], bad - 1);
+	check_that(c, same_multiset(in, out, n, stride),
+			   "n=%zu keylen=%u dist=%s: output is not a permutation of the input",
+			   n, keylen, tie_dist_names[dist]);
+	check_that(c, fk.unequal_prefix_calls == 0,
+			   "n=%zu keylen=%u dist=%s: tie-break called %ld times on unequal prefixes",
+			   n, keylen, tie_dist_names[dist], fk.unequal_prefix_calls);
+
+	free(in);
+	free(out);
+	free(ref);
+	free(keybuf);
+	free(fk.key);
+	free(fk.len);
+}
+
+/* test_sort_tiebreak: final order by full keys through the tie-break. */
+static void
+test_sort_tiebreak(void)
+{
+	static const size_t sizes[] = {0, 1, 2, 23, 24, 25, 1000, 100000};
+	static const uint32_t keylens[] = {1, 4, 13, 16};
+
+	for (int d = 0; d < NUM_TIE_DISTS; d++)
+	{
+		Check		c;
+
+		check_init(&c);
+		for (size_t kl = 0; kl < sizeof(keylens) / sizeof(keylens[0]); kl++)
+		{
+			for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+			{
+				uint32_t	keylen = keylens[kl];
+				size_t		n = sizes[si];
+
+				/*
+				 * At 100000 only the (nearly) duplicate-free distributions:
+				 * duplicated full keys are test_tiebreak_duplicates' job.
+				 */
+				if (n >= 100000 && (d == TIE_RANDOM || d == TIE_FEW_VALUES))
+					continue;
+				run_tiebreak_case(&c, n, keylen, keylen + BRAID_REF_BYTES, (TieDist) d);
+				run_tiebreak_case(&c, n < 1000 ? n : 1000, keylen,
+								  keylen + BRAID_REF_BYTES + 5, (TieDist) d);
+			}
+		}
+		check_report(&c, "indexmap: tie-break sort matches qsort on full keys (%s keys, keylen 1/4/13/16)",
+					 tie_dist_names[d]);
+	}
+}
+
+/*
+ * test_tiebreak_duplicates: many entries whose full keys are equal (a long
+ * text value repeated, as in ORDER BY on a low-cardinality long column).
+ * The sort must stay O(n log n) in tie-break calls; a quicksort that does
+ * not split off keys equal to the pivot degrades to O(n^2) here.
+ */
+static void
+test_tiebreak_duplicates(void)
+{
+	const size_t n = 4096;
+	const uint32_t keylen = 8;
+	const uint32_t stride = keylen + BRAID_REF_BYTES;
+	uint8_t    *e = xmalloc(n * stride);
+	uint8_t    *keybuf = xmalloc(n * 32);
+	FullKeys	fk;
+	BraidSortSpec spec = {keylen, stride, tiebreak_full, &fk};
+	Check		c;
+	long		limit = (long) (8 * n * 12);	/* 8 n log2(n) */
+
+	fk.key = xmalloc(n * sizeof(uint8_t *));
+	fk.len = xmalloc(n * sizeof(size_t));
+	fk.keylen = keylen;
+	fk.calls = 0;
+	fk.unequal_prefix_calls = 0;
+	for (size_t i = 0; i < n; i++)
+	{
+		fk.key[i] = keybuf + i * 32;
+		memset(fk.key[i], 'x', 30);
+		fk.key[i][30] = 0;
+		fk.key[i][31] = 0;
+		fk.len[i] = 32;
+		memcpy(e + i * stride, fk.key[i], keylen);
+		braid_entry_set_ref(e + i * stride, keylen, (uint64_t) i);
+	}
+	check_init(&c);
+	braid_indexmap_sort(e, n, &spec);
+	check_that(&c, fk.calls <= limit,
+			   "n=%zu equal full keys: %ld tie-break calls, expected at most %ld (O(n log n))",
+			   n, fk.calls, limit);
+	check_report(&c, "indexmap: tie-break sort of %zu equal full keys makes O(n log n) calls", n);
+
+	free(e);
+	free(keybuf);
+	free(fk.key);
+	free(fk.len);
+}
+
+/* test_entry_compare: braid_entry_compare is prefix, then tie-break. */
+static void
+test_entry_compare(void)
+{
+	uint8_t		a[32],
+				b[32];
+	uint8_t		k0[] = {1, 2, 3, 9},
+				k1[] = {1, 2, 3, 4, 5};
+	uint8_t    *keys[2] = {k0, k1};
+	size_t		lens[2] = {4, 5};
+	FullKeys	fk = {keys, lens, 3, 0, 0};
+	BraidSortSpec with = {3, 16, tiebreak_full, &fk};
+	BraidSortSpec without = {3, 16, NULL, NULL};
+	Check		c;
+
+	check_init(&c);
+	memcpy(a, k0, 3);
+	memcpy(b, k1, 3);
+	braid_entry_set_ref(a, 3, 0);
+	braid_entry_set_ref(b, 3, 1);
+	check_that(&c, braid_entry_ref(a, 3) == 0 && braid_entry_ref(b, 3) == 1,
+			   "ref round trip failed");
+	check_that(&c, braid_entry_compare(a, b, &without) == 0,
+			   "equal prefixes without tie-break should compare equal");
+	check_that(&c, braid_entry_compare(a, b, &with) > 0,
+			   "tie-break should order {1,2,3,9} after {1,2,3,4,5}");
+	check_that(&c, braid_entry_compare(b, a, &with) < 0,
+			   "tie-break should order {1,2,3,4,5} before {1,2,3,9}");
+	b[2] = 4;
+	fk.calls = 0;
+	check_that(&c, braid_entry_compare(a, b, &with) < 0 && fk.calls == 0,
+			   "unequal prefixes must decide without the tie-break");
+	check_report(&c, "indexmap: braid_entry_compare uses prefix, then tie-break");
+}
+
+/* ---------------------------------------------------------------------
+ * costmodel
+ * ---------------------------------------------------------------------
+ */
+
+/* accepting_input: a case braidsort should take (PG spills, map fits). */
+static BraidCostInput
+accepting_input(void)
+{
+	BraidCostInput in;
+
+	in.rows = 1e6;
+	in.sort_width = 200;
+	in.tuple_bytes = 220;
+	in.entry_bytes = 32;
+	in.budget_bytes = 64.0 * 1024 * 1024;	/* 32 MB needed */
+	in.sort_mem_bytes = 4.0 * 1024 * 1024;	/* PG needs ~248 MB */
+	return in;
+}
+
+/* test_costmodel: accept/decline decisions, boundaries and reasons. */
+static void
+test_costmodel(void)
+{
+	Check		c;
+	BraidCostInput in;
+	const char *why;
+	const char *why_rows = NULL,
+			   *why_budget = NULL,
+			   *why_fits = NULL;
+
+	check_init(&c);
+
+	/* baseline accepts */
+	in = accepting_input();
+	check_that(&c, braid_cost_indexmap_bytes(&in) == in.rows * in.entry_bytes,
+			   "indexmap bytes %g, expected rows*entry_bytes %g",
+			   braid_cost_indexmap_bytes(&in), in.rows * in.entry_bytes);
+	check_that(&c, braid_cost_pg_sort_bytes(&in) >= in.rows * in.sort_width,
+			   "pg sort bytes %g below rows*sort_width %g",
+			   braid_cost_pg_sort_bytes(&in), in.rows * in.sort_width);
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why), "baseline should be accepted (why=%s)",
+			   why ? why : "NULL");
+
+	/* too few rows */
+	in = accepting_input();
+	in.rows = BRAID_MIN_ROWS - 1;
+	in.sort_mem_bytes = 0;		/* PG would still spill */
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why), "rows=%g should decline", in.rows);
+	check_that(&c, why != NULL && why[0] != '\0', "rows=%g: no reason given", in.rows);
+	why_rows = why;
+	in.rows = 0;
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why) && why != NULL,
+			   "rows=0 should decline with a reason");
+	in.rows = BRAID_MIN_ROWS;
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "rows=BRAID_MIN_ROWS with spill and fitting map should accept (why=%s)",
+			   why ? why : "NULL");
+
+	/* IndexMap over budget; exact fit is accepted */
+	in = accepting_input();
+	in.budget_bytes = in.rows * in.entry_bytes - 1;
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why),
+			   "IndexMap %g bytes over budget %g should decline",
+			   in.rows * in.entry_bytes, in.budget_bytes);
+	check_that(&c, why != NULL && why[0] != '\0', "over budget: no reason given");
+	why_budget = why;
+	in.budget_bytes = in.rows * in.entry_bytes;
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "IndexMap exactly at budget should accept (why=%s)", why ? why : "NULL");
+
+	/* PostgreSQL's sort fits in sort_mem: decline, also at equality */
+	in = accepting_input();
+	in.sort_mem_bytes = braid_cost_pg_sort_bytes(&in);
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why),
+			   "PG sort bytes == sort_mem (%g) should decline", in.sort_mem_bytes);
+	check_that(&c, why != NULL && why[0] != '\0', "PG sort fits: no reason given");
+	why_fits = why;
+	in.sort_mem_bytes = 1e15;
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why) && why != NULL,
+			   "huge sort_mem should decline with a reason");
+	in.sort_mem_bytes = braid_cost_pg_sort_bytes(&in) - 1;
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "PG sort 1 byte over sort_mem with fitting map should accept (why=%s)",
+			   why ? why : "NULL");
+
+	/* tiny sort width still accounts per-tuple memory, so spill is judged */
+	in = accepting_input();
+	in.sort_width = 0;
+	check_that(&c, braid_cost_pg_sort_bytes(&in) > 0,
+			   "pg sort bytes with width 0 should be positive, got %g",
+			   braid_cost_pg_sort_bytes(&in));
+
+	/* the three reasons are distinguishable */
+	check_that(&c, why_rows && why_budget && why_fits &&
+			   strcmp(why_rows, why_budget) != 0 && strcmp(why_rows, why_fits) != 0 &&
+			   strcmp(why_budget, why_fits) != 0,
+			   "decline reasons should differ: '%s' / '%s' / '%s'",
+			   why_rows ? why_rows : "NULL", why_budget ? why_budget : "NULL",
+			   why_fits ? why_fits : "NULL");
+
+	check_report(&c, "costmodel: declines on few rows, over-budget map, PG sort fitting; accepts on spill");
+
+	/* random sweep against the specification */
+	check_init(&c);
+	for (int i = 0; i < 20000; i++)
+	{
+		bool		expect,
+					got;
+
+		in.rows = (double) rng_below(4) == 0 ? (double) rng_below(2000)
+			: (double) rng_below(100000000);
+		in.sort_width = (double) rng_below(500);
+		in.tuple_bytes = in.sort_width + (double) rng_below(100);
+		in.entry_bytes = (double) (16 + rng_below(64));
+		in.budget_bytes = (double) rng_below(UINT64_C(1) << 34);
+		in.sort_mem_bytes = (double) rng_below(UINT64_C(1) << 34);
+		expect = in.rows >= BRAID_MIN_ROWS &&
+			in.rows * in.entry_bytes <= in.budget_bytes &&
+			braid_cost_pg_sort_bytes(&in) > in.sort_mem_bytes;
+		why = NULL;
+		got = braid_cost_prefers(&in, &why);
+		check_that(&c, got == expect,
+				   "rows=%g entry=%g budget=%g width=%g sort_mem=%g: got %d, expected %d",
+				   in.rows, in.entry_bytes, in.budget_bytes, in.sort_width,
+				   in.sort_mem_bytes, got, expect);
+		if (!got)
+			check_that(&c, why != NULL && why[0] != '\0',
+					   "declined without a reason (rows=%g)", in.rows);
+	}
+	check_report(&c, "costmodel: random sweep agrees with rows/budget/spill rule, reason on every decline");
+}
+
+/* ---------------------------------------------------------------------
+ * main
+ * ---------------------------------------------------------------------
+ */
+
+/* main: run every test, print the TAP plan and the summary line. */
+int
+main(void)
+{
+	test_int16();
+	test_int32();
+	test_int64();
+	test_uint32();
+	test_float8();
+	test_float4();
+	test_float_canonical();
+	test_binary_bytes();
+	test_cstring_bytes();
+	test_multicolumn();
+
+	test_entry_compare();
+	test_sort_prefix();
+	test_sort_tiebreak();
+	test_tiebreak_duplicates();
+
+	test_costmodel();
+
+	printf("1..%d\n", tests_run);
+	printf("unit: %d passed, %d failed\n", tests_run - tests_failed, tests_failed);
+	return tests_failed == 0 ? 0 : 1;
+}
