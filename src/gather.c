@@ -37,6 +37,9 @@
 
 #include "gather.h"
 
+/* How many rows ahead the copy loop prefetches its destination. */
+#define GATHER_PREFETCH 8
+
 /*
  * braid_gather_begin
  *		Set up gathering from "rel"; memory comes from "cxt".
@@ -44,6 +47,8 @@
 void
 braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 {
+	BlockNumber nblocks;
+
 	memset(g, 0, sizeof(*g));
 	g->rel = rel;
 	g->cxt = cxt;
@@ -55,9 +60,20 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	 * else for nothing; read it through a small ring of buffers, like a
 	 * sequential scan does.
 	 */
-	if (!RelationUsesLocalBuffers(rel) &&
-		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 2))
+	nblocks = RelationGetNumberOfBlocks(rel);
+	if (!RelationUsesLocalBuffers(rel) && nblocks > (BlockNumber) (NBuffers / 2))
 		g->strategy = GetAccessStrategy(BAS_BULKREAD);
+	else if (nblocks > 0)
+	{
+		/*
+		 * Remember which buffer held each block, so that later batches can
+		 * pin it with ReadRecentBuffer() and skip the buffer mapping lookup,
+		 * a cache miss per page per batch on a large shared_buffers.
+		 */
+		g->recent = MemoryContextAllocHuge(cxt, sizeof(Buffer) * nblocks);
+		memset(g->recent, 0, sizeof(Buffer) * nblocks);
+		g->nrecent = nblocks;
+	}
 	g->tuple.t_tableOid = RelationGetRelid(rel);
 }
 
@@ -202,7 +218,15 @@ braid_gather_load(BraidGather *g)
 
 		CHECK_FOR_INTERRUPTS();
 
-		buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
+		if (blk < g->nrecent && BufferIsValid(g->recent[blk]) &&
+			ReadRecentBuffer(g->rel->rd_node, MAIN_FORKNUM, blk, g->recent[blk]))
+			buf = g->recent[blk];
+		else
+		{
+			buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
+			if (blk < g->nrecent)
+				g->recent[blk] = buf;
+		}
 		page = BufferGetPage(buf);
 		maxoff = PageGetMaxOffsetNumber(page);
 		g->block_visits++;
@@ -214,6 +238,13 @@ braid_gather_load(BraidGather *g)
 			OffsetNumber off = braid_ref_offset(ref);
 			uint32		len = braid_ref_len(ref);
 			ItemId		lp;
+
+			/*
+			 * Destinations are scattered over the arena: start fetching the
+			 * line a few rows ahead will write to.
+			 */
+			if (i + GATHER_PREFETCH < n)
+				__builtin_prefetch(g->arena + g->offsets[g->order[i + GATHER_PREFETCH]], 1);
 
 			if (braid_ref_block(ref) != blk)
 				break;

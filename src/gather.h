@@ -53,6 +53,8 @@ typedef struct BraidGather
 	Relation	rel;
 	BufferAccessStrategy strategy;
 	MemoryContext cxt;
+	Buffer	   *recent;			/* buffer last seen holding each block */
+	BlockNumber nrecent;
 
 	/* the loaded batch */
 	int64		first;			/* sort position of its first row */
