@@ -57,6 +57,9 @@
 /* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
 #define BRAID_MAX_BATCH_ROWS (1 << 22)
 
+/* Smallest gather arena: room for a few of the largest heap tuples. */
+#define BRAID_MIN_ARENA ((size_t) 4 * BLCKSZ)
+
 /*
  * Full encodings of keys longer than the entry prefix, found by TID.
  * Open addressing; slot_tid 0 means empty (stored TIDs are offset by one).
@@ -102,6 +105,7 @@ typedef struct BraidSortState
 	size_t		nentries;
 	size_t		capacity;
 	bool		any_truncated;
+	uint64	   *refs;			/* after the sort: the entries' refs, in place */
 	BraidOverflow ovf;
 
 	/* fallback to PostgreSQL's tuplesort of <key, ref> */
@@ -472,6 +476,56 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 }
 
 /*
+ * compact_to_refs
+ *		After the sort only the refs are needed (for the gather, rewinds,
+ *		backward scans and mark/restore): pack them at the front of the
+ *		IndexMap, drop the full keys, and lend the freed tail of the IndexMap
+ *		to the gather as its arena, so that the gather's memory comes out of
+ *		the same budget.
+ */
+static void
+compact_to_refs(BraidSortState *st)
+{
+	size_t		n = st->nentries;
+	size_t		used;
+	size_t		want;
+	size_t		tail;
+
+	if (st->entries == NULL)
+		return;
+
+	/* entry i starts at i * stride >= 8 * (i + 1) for i >= 1: no overlap */
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64		ref = braid_entry_ref(st->entries + i * st->stride, st->keylen);
+
+		memcpy(st->entries + i * sizeof(uint64), &ref, sizeof(uint64));
+		((uint64 *) st->entries)[i] &= ~BRAID_REF_TRUNCATED;
+	}
+	st->refs = (uint64 *) st->entries;
+
+	if (st->ovf.nslots)
+	{
+		pfree(st->ovf.slot_tid);
+		pfree(st->ovf.slot_off);
+		pfree(st->ovf.slot_len);
+	}
+	if (st->ovf.arena)
+		pfree(st->ovf.arena);
+	memset(&st->ovf, 0, sizeof(st->ovf));
+
+	/* arena: up to gather_batch, within what the budget leaves */
+	used = MAXALIGN(n * sizeof(uint64));
+	want = Min((size_t) braid_gather_batch * 1024,
+			   st->budget > used ? st->budget - used : 0);
+	want = Max(want, (size_t) BRAID_MIN_ARENA);
+	tail = st->capacity * st->stride - used;
+	if (tail >= want)
+		braid_gather_set_arena(&st->gather, (char *) st->entries + used, want);
+	st->batch_bytes = want;
+}
+
+/*
  * build_and_sort
  *		Consume the child, then sort.
  */
@@ -519,6 +573,7 @@ build_and_sort(BraidSortState *st)
 	st->build_ms += elapsed_ms(start);
 
 	INSTR_TIME_SET_CURRENT(start);
+	braid_gather_reset(&st->gather);
 	if (st->fallback)
 	{
 		tuplesort_performsort(st->fallback);
@@ -537,6 +592,7 @@ build_and_sort(BraidSortState *st)
 		st->nrows = (int64) st->nentries;
 		st->peak_map_bytes = Max(st->peak_map_bytes,
 								 st->capacity * st->stride + ovf_bytes(&st->ovf));
+		compact_to_refs(st);
 	}
 	st->sort_ms += elapsed_ms(start);
 
@@ -547,7 +603,6 @@ build_and_sort(BraidSortState *st)
 	st->nbatches = 0;
 	st->batches_complete = false;
 	st->batch_start[0] = 0;
-	braid_gather_reset(&st->gather);
 }
 
 /*
@@ -565,8 +620,10 @@ reset_sort(BraidSortState *st)
 		ExecDropSingleTupleTableSlot(st->fb_get_slot);
 		st->fallback = NULL;
 	}
+	braid_gather_reset(&st->gather);
 	MemoryContextReset(st->sortcxt);
 	st->entries = NULL;
+	st->refs = NULL;
 	st->nentries = st->capacity = 0;
 	st->any_truncated = false;
 	memset(&st->ovf, 0, sizeof(st->ovf));
@@ -606,15 +663,17 @@ plan_memory_batches(BraidSortState *st)
 
 	for (int64 i = 0; i < st->nrows; i++)
 	{
-		uint64		ref = braid_entry_ref(st->entries + i * st->stride, st->keylen);
+		size_t		len = MAXALIGN(braid_ref_len(st->refs[i]));
 
-		bytes += MAXALIGN(braid_ref_len(ref));
-		if (bytes >= st->batch_bytes || i + 1 - first >= BRAID_MAX_BATCH_ROWS)
+		/* close the batch before a row that would not fit in the arena */
+		if (i > first &&
+			(bytes + len > st->batch_bytes || i - first >= BRAID_MAX_BATCH_ROWS))
 		{
-			add_batch_end(st, i + 1);
-			first = i + 1;
+			add_batch_end(st, i);
+			first = i;
 			bytes = 0;
 		}
+		bytes += len;
 	}
 	if (first < st->nrows)
 		add_batch_end(st, st->nrows);
@@ -700,14 +759,9 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 {
 	int64		first = st->batch_start[b];
 	int			n = (int) (st->batch_start[b + 1] - first);
-	uint64	   *refs = braid_gather_prepare(&st->gather, first, n);
 
 	if (st->fallback == NULL)
-	{
-		for (int i = 0; i < n; i++)
-			refs[i] = braid_entry_ref(st->entries + (first + i) * st->stride,
-									  st->keylen) & ~BRAID_REF_TRUNCATED;
-	}
+		braid_gather_load(&st->gather, first, st->refs + first, n);
 	else
 	{
 		if (!refs_ready)
@@ -717,9 +771,8 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 				if (!fallback_next_ref(st, &st->fb_refs[i]))
 					elog(ERROR, "braidsort: sorted run ended early");
 		}
-		memcpy(refs, st->fb_refs, sizeof(uint64) * n);
+		braid_gather_load(&st->gather, first, st->fb_refs, n);
 	}
-	braid_gather_load(&st->gather);
 }
 
 /*
@@ -830,7 +883,9 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	st->est_rows = cscan->scan.plan.plan_rows;
 	st->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
 	st->budget = braid_budget_bytes();
-	st->batch_bytes = (size_t) braid_gather_batch * 1024;
+	/* fallback batches; an in-memory sort sets its own after compacting */
+	st->batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->budget),
+						  BRAID_MIN_ARENA);
 
 	/* The child is read once, forward; this node provides rewind etc. */
 	st->child = ExecInitNode(linitial(cscan->custom_plans), estate,

@@ -78,34 +78,19 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 }
 
 /*
- * braid_gather_prepare
- *		Start a batch of nrows rows beginning at sort position "first";
- *		returns the array the caller fills with the rows' refs, in output
- *		order, before calling braid_gather_load.
+ * braid_gather_set_arena
+ *		Copy tuples into caller-owned memory (the IndexMap's free tail after
+ *		the sort) instead of an arena of the gather's own.  Batches must then
+ *		fit in cap bytes.
  */
-uint64 *
-braid_gather_prepare(BraidGather *g, int64 first, int nrows)
+void
+braid_gather_set_arena(BraidGather *g, char *mem, size_t cap)
 {
-	if (nrows > g->rows_cap)
-	{
-		int			cap = Max(nrows, 1024);
-
-		if (g->refs)
-		{
-			pfree(g->refs);
-			pfree(g->offsets);
-			pfree(g->order);
-		}
-		g->refs = MemoryContextAllocHuge(g->cxt, sizeof(uint64) * cap);
-		g->offsets = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
-		g->order = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
-		g->rows_cap = cap;
-	}
-	g->first = first;
-	g->nrows = 0;				/* not loaded until braid_gather_load */
-	g->tuple.t_data = NULL;
-	g->rows_pending = nrows;
-	return g->refs;
+	if (g->arena && !g->arena_external)
+		pfree(g->arena);
+	g->arena = mem;
+	g->arena_cap = cap;
+	g->arena_external = (mem != NULL);
 }
 
 /* compare_block_keys: qsort comparator for (block << 32 | row) keys. */
@@ -179,14 +164,32 @@ order_by_block(BraidGather *g, int n)
 
 /*
  * braid_gather_load
- *		Copy the prepared batch's tuples from the table into the arena.
+ *		Load the batch of n rows starting at sort position "first", whose
+ *		refs (in output order) are refs[0..n-1]: copy their tuples from the
+ *		table into the arena.  refs must stay valid while the batch is used.
  */
 void
-braid_gather_load(BraidGather *g)
+braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 {
-	int			n = g->rows_pending;
 	size_t		total = 0;
 	int			i;
+
+	if (n > g->rows_cap)
+	{
+		int			cap = Max(n, 1024);
+
+		if (g->offsets)
+		{
+			pfree(g->offsets);
+			pfree(g->order);
+		}
+		g->offsets = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
+		g->order = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
+		g->rows_cap = cap;
+	}
+	g->first = first;
+	g->nrows = 0;				/* nothing valid until the copy is done */
+	g->refs = refs;
 
 	/* arena positions in output order */
 	for (i = 0; i < n; i++)
@@ -198,6 +201,9 @@ braid_gather_load(BraidGather *g)
 	}
 	if (total > g->arena_cap)
 	{
+		if (g->arena_external)
+			elog(ERROR, "braidsort: gather batch of %zu bytes exceeds its arena of %zu bytes",
+				 total, g->arena_cap);
 		if (g->arena)
 			pfree(g->arena);
 		g->arena_cap = Max(total, (size_t) BLCKSZ);
@@ -260,7 +266,6 @@ braid_gather_load(BraidGather *g)
 		ReleaseBuffer(buf);
 	}
 	g->nrows = n;
-	g->rows_pending = 0;
 	g->batches++;
 }
 
@@ -292,7 +297,9 @@ braid_gather_reset(BraidGather *g)
 {
 	g->first = 0;
 	g->nrows = 0;
-	g->rows_pending = 0;
+	g->refs = NULL;
+	if (g->arena_external)
+		braid_gather_set_arena(g, NULL, 0);
 }
 
 /*

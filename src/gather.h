@@ -59,8 +59,7 @@ typedef struct BraidGather
 	/* the loaded batch */
 	int64		first;			/* sort position of its first row */
 	int			nrows;			/* rows loaded, 0 if none */
-	int			rows_pending;	/* rows prepared, not yet loaded */
-	uint64	   *refs;			/* refs, in output order */
+	const uint64 *refs;			/* refs, in output order (caller's memory) */
 	uint32	   *offsets;		/* arena offset of each row's tuple */
 	int			rows_cap;
 	uint32	   *order;			/* scratch: row numbers in block order */
@@ -68,6 +67,7 @@ typedef struct BraidGather
 	size_t		counts_cap;
 	char	   *arena;			/* tuple copies, in output order */
 	size_t		arena_cap;
+	bool		arena_external; /* arena is caller's memory */
 	HeapTupleData tuple;		/* header handed to the scan slot */
 
 	/* statistics */
@@ -77,8 +77,8 @@ typedef struct BraidGather
 } BraidGather;
 
 extern void braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt);
-extern uint64 *braid_gather_prepare(BraidGather *g, int64 first, int nrows);
-extern void braid_gather_load(BraidGather *g);
+extern void braid_gather_set_arena(BraidGather *g, char *mem, size_t cap);
+extern void braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n);
 extern HeapTuple braid_gather_tuple(BraidGather *g, int64 pos);
 extern void braid_gather_reset(BraidGather *g);
 extern void braid_gather_end(BraidGather *g);

@@ -21,7 +21,7 @@
 bool		braid_enable = true;
 bool		braid_force = false;
 int			braid_work_mem = -1;
-int			braid_gather_batch = 65536;
+int			braid_gather_batch = 1024 * 1024;
 
 /*
  * check_braid_work_mem
@@ -74,11 +74,12 @@ braid_define_gucs(void)
 							check_braid_work_mem, NULL, NULL);
 
 	DefineCustomIntVariable("braidsort.gather_batch",
-							"Bytes of tuples fetched per gather batch.",
-							"Sorted rows are fetched from the table in batches of about "
-							"this many bytes, visiting each batch's heap pages in block order.",
+							"Largest amount of tuple data fetched per gather batch.",
+							"Sorted rows are fetched back from the table in batches, each "
+							"visiting its heap pages once, in block order. A batch is also "
+							"limited by what the memory budget leaves after the sort.",
 							&braid_gather_batch,
-							65536,
+							1024 * 1024,
 							64,
 							1024 * 1024,
 							PGC_USERSET,
