@@ -22,6 +22,8 @@ typedef struct BraidCostInput
 	double		entry_bytes;	/* bytes per IndexMap entry */
 	double		budget_bytes;	/* braidsort's IndexMap budget */
 	double		sort_mem_bytes; /* work_mem of PostgreSQL's sort */
+	double		table_pages;	/* pages of the table gathered from */
+	bool		table_cached;	/* table fits the shared buffers it may use */
 } BraidCostInput;
 
 /* Rows below which a sort is too small to be worth replacing. */
@@ -29,6 +31,7 @@ typedef struct BraidCostInput
 
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
+extern double braid_cost_gather_passes(const BraidCostInput *in);
 extern bool braid_cost_prefers(const BraidCostInput *in, const char **why);
 
 #endif							/* BRAID_COSTMODEL_H */

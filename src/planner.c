@@ -44,6 +44,7 @@
 #include "optimizer/plancat.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
+#include "storage/bufmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -101,6 +102,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	bool		has_var = false;
 	int			keylen;
 	double		tuple_width;
+	double		table_pages;
+	bool		table_cached;
 	BraidCostInput cost;
 	CustomScan *cscan;
 
@@ -125,6 +128,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	}
 	rel = table_open(rte->relid, NoLock);
 	is_heap = (rel->rd_rel->relam == HEAP_TABLE_AM_OID);
+	table_pages = (double) RelationGetNumberOfBlocks(rel);
+	table_cached = RelationUsesLocalBuffers(rel) ||
+		table_pages <= (double) (NBuffers / 2);
 	table_close(rel, NoLock);
 	if (!is_heap)
 	{
@@ -231,6 +237,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	cost.entry_bytes = keylen + BRAID_REF_BYTES;
 	cost.budget_bytes = (double) braid_budget_bytes();
 	cost.sort_mem_bytes = (double) work_mem * 1024.0;
+	cost.table_pages = table_pages;
+	cost.table_cached = table_cached;
 	if (!braid_force && !braid_cost_prefers(&cost, (const char **) why))
 		return NULL;
 

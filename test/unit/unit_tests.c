@@ -1598,6 +1598,8 @@ accepting_input(void)
 {
 	BraidCostInput in;
 
+	memset(&in, 0, sizeof(in));
+
 	in.rows = 1e6;
 	in.sort_width = 200;
 	in.tuple_bytes = 220;
@@ -1729,6 +1731,64 @@ test_costmodel(void)
 	check_report(&c, "costmodel: random sweep agrees with rows/budget/spill rule, reason on every decline");
 }
 
+/*
+ * test_costmodel_reread
+ *		An uncached table is reread once per gather batch: declined when the
+ *		budget leaves too little room for batches, accepted when the table is
+ *		cached or the batches are few.
+ */
+static void
+test_costmodel_reread(void)
+{
+	Check		c;
+	BraidCostInput in;
+	const char *why = NULL;
+
+	check_init(&c);
+
+	/* the benchmark's shape: 5M rows, 128MB, 82k pages, about 8 passes */
+	memset(&in, 0, sizeof(in));
+	in.rows = 5e6;
+	in.sort_width = 110;
+	in.tuple_bytes = 136;
+	in.entry_bytes = 24;
+	in.budget_bytes = 128.0 * 1024 * 1024;
+	in.sort_mem_bytes = 128.0 * 1024 * 1024;
+	in.table_pages = 82000;
+	in.table_cached = false;
+	check_that(&c, braid_cost_gather_passes(&in) == 8.0,
+			   "expected 8 gather passes, got %g", braid_cost_gather_passes(&in));
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "benchmark shape, uncached: declined (%s)", why ? why : "NULL");
+
+	/* wide rows, a budget that leaves a small arena: hundreds of passes */
+	in.rows = 1e6;
+	in.sort_width = 2000;
+	in.tuple_bytes = 2000;
+	in.entry_bytes = 16;
+	in.budget_bytes = 20.0 * 1024 * 1024;
+	in.sort_mem_bytes = 4.0 * 1024 * 1024;
+	in.table_pages = 250000;
+	in.table_cached = false;
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why) && why != NULL,
+			   "wide uncached table with %g passes was accepted",
+			   braid_cost_gather_passes(&in));
+
+	/* the same sort over a cached table has no rereads to pay for */
+	in.table_cached = true;
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "cached table declined (%s)", why ? why : "NULL");
+
+	/* one pass at least, even with an enormous budget */
+	in.budget_bytes = 1e15;
+	check_that(&c, braid_cost_gather_passes(&in) == 1.0,
+			   "expected 1 pass, got %g", braid_cost_gather_passes(&in));
+
+	check_report(&c, "costmodel: gather passes and the uncached-table reread rule");
+}
+
 /* ---------------------------------------------------------------------
  * main
  * ---------------------------------------------------------------------
@@ -1755,6 +1815,7 @@ main(void)
 	test_tiebreak_duplicates();
 
 	test_costmodel();
+	test_costmodel_reread();
 
 	printf("1..%d\n", tests_run);
 	printf("unit: %d passed, %d failed\n", tests_run - tests_failed, tests_failed);
