@@ -525,6 +525,13 @@ compact_to_refs(BraidSortState *st)
 	st->batch_bytes = want;
 }
 
+/* check_interrupts: the radix sort's hook for query cancel. */
+static void
+check_interrupts(void *arg)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
 /*
  * build_and_sort
  *		Consume the child, then sort.
@@ -588,6 +595,8 @@ build_and_sort(BraidSortState *st)
 		spec.stride = st->stride;
 		spec.tiebreak = st->any_truncated ? braid_tiebreak : NULL;
 		spec.tiebreak_arg = st;
+		spec.interrupt_check = check_interrupts;
+		spec.interrupt_arg = NULL;
 		braid_indexmap_sort(st->entries, st->nentries, &spec);
 		st->nrows = (int64) st->nentries;
 		st->peak_map_bytes = Max(st->peak_map_bytes,

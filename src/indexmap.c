@@ -291,7 +291,11 @@ radix_sort(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
 		for (b = 0; b < 256; b++)
 		{
 			if (count[b] > 1)
+			{
+				if (spec->interrupt_check && n > 65536)
+					spec->interrupt_check(spec->interrupt_arg);
 				radix_sort(base + pos * stride, count[b], depth + 1, spec);
+			}
 			pos += count[b];
 		}
 		return;

@@ -42,6 +42,13 @@ typedef struct BraidSortSpec
 	uint32_t	stride;			/* bytes per entry, >= keylen + 8 */
 	BraidTieBreak tiebreak;		/* NULL if equal prefixes mean equal keys */
 	void	   *tiebreak_arg;
+
+	/*
+	 * Called now and then (once per top-level bucket) if not NULL; a backend
+	 * passes a function that checks for query cancel, which may not return.
+	 */
+	void		(*interrupt_check) (void *arg);
+	void	   *interrupt_arg;
 } BraidSortSpec;
 
 /* braid_entry_ref: the 8-byte ref stored after an entry's key prefix. */

@@ -1242,7 +1242,7 @@ test_sort_prefix(void)
 		{
 			uint32_t	keylen = keylens[kl];
 			uint32_t	stride = keylen + BRAID_REF_BYTES + (padded ? 3 + 8 * kl : 0);
-			BraidSortSpec spec = {keylen, stride, NULL, NULL};
+			BraidSortSpec spec = {keylen, stride, NULL, NULL, NULL, NULL};
 			Check		c;
 
 			check_init(&c);
@@ -1432,6 +1432,7 @@ run_tiebreak_case(Check *c, size_t n, uint32_t keylen, uint32_t stride, TieDist 
 	}
 	memcpy(out, in, n * stride);
 
+	memset(&spec, 0, sizeof(spec));
 	spec.keylen = keylen;
 	spec.stride = stride;
 	spec.tiebreak = tiebreak_full;
@@ -1520,7 +1521,7 @@ test_tiebreak_duplicates(void)
 	uint8_t    *e = xmalloc(n * stride);
 	uint8_t    *keybuf = xmalloc(n * 32);
 	FullKeys	fk;
-	BraidSortSpec spec = {keylen, stride, tiebreak_full, &fk};
+	BraidSortSpec spec = {keylen, stride, tiebreak_full, &fk, NULL, NULL};
 	Check		c;
 	long		limit = (long) (8 * n * 12);	/* 8 n log2(n) */
 
@@ -1563,8 +1564,8 @@ test_entry_compare(void)
 	uint8_t    *keys[2] = {k0, k1};
 	size_t		lens[2] = {4, 5};
 	FullKeys	fk = {keys, lens, 3, 0, 0};
-	BraidSortSpec with = {3, 16, tiebreak_full, &fk};
-	BraidSortSpec without = {3, 16, NULL, NULL};
+	BraidSortSpec with = {3, 16, tiebreak_full, &fk, NULL, NULL};
+	BraidSortSpec without = {3, 16, NULL, NULL, NULL, NULL};
 	Check		c;
 
 	check_init(&c);
@@ -1731,6 +1732,53 @@ test_costmodel(void)
 	check_report(&c, "costmodel: random sweep agrees with rows/budget/spill rule, reason on every decline");
 }
 
+/* count_interrupt_checks: interrupt hook that counts its calls. */
+static void
+count_interrupt_checks(void *arg)
+{
+	(*(int *) arg)++;
+}
+
+/*
+ * test_sort_interrupt_hook
+ *		A large sort calls the interrupt hook (so a backend can cancel it),
+ *		a small one need not, and the result is sorted either way.
+ */
+static void
+test_sort_interrupt_hook(void)
+{
+	Check		c;
+	const size_t n = 300000;
+	const uint32_t keylen = 8,
+				stride = 16;
+	uint8_t    *map = malloc(n * stride);
+	BraidSortSpec spec;
+	int			calls = 0;
+	bool		sorted = true;
+
+	check_init(&c);
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	r = rng_next();
+
+		memcpy(map + i * stride, &r, 8);
+		braid_entry_set_ref(map + i * stride, keylen, (uint64_t) i);
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.keylen = keylen;
+	spec.stride = stride;
+	spec.interrupt_check = count_interrupt_checks;
+	spec.interrupt_arg = &calls;
+	braid_indexmap_sort(map, n, &spec);
+	for (size_t i = 1; i < n; i++)
+		if (memcmp(map + (i - 1) * stride, map + i * stride, keylen) > 0)
+			sorted = false;
+	check_that(&c, sorted, "sort with an interrupt hook is not ordered");
+	check_that(&c, calls > 0, "interrupt hook never called for %zu entries", n);
+	free(map);
+	check_report(&c, "indexmap: large sorts call the interrupt hook");
+}
+
 /*
  * test_costmodel_reread
  *		An uncached table is reread once per gather batch: declined when the
@@ -1813,6 +1861,7 @@ main(void)
 	test_sort_prefix();
 	test_sort_tiebreak();
 	test_tiebreak_duplicates();
+	test_sort_interrupt_hook();
 
 	test_costmodel();
 	test_costmodel_reread();

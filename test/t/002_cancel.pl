@@ -1,0 +1,75 @@
+# 002_cancel.pl
+#	A BraidSort cancelled in any phase (build, sort, gather; in memory or in
+#	the tuplesort fallback) leaves the session usable, holds no buffers and
+#	leaves no temporary files behind.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('cancel');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'braidsort'
+max_parallel_workers_per_gather = 0
+jit = off
+});
+$node->start;
+
+$node->safe_psql('postgres', q{
+CREATE TABLE t AS
+SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v
+FROM generate_series(1, 600000) g;
+ANALYZE t;
+});
+
+my $query = 'SELECT count(*), sum(length(v)) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
+my $expected = $node->safe_psql('postgres',
+	"SET braidsort.enable = off; $query");
+
+foreach my $mode ('onepass', 'fallback')
+{
+	my $setup = 'SET braidsort.force = on; SET braidsort.gather_batch = 256;';
+	$setup .= ' SET braidsort.work_mem = 1024;' if $mode eq 'fallback';
+
+	like($node->safe_psql('postgres', "$setup EXPLAIN $query"),
+		qr/BraidSort/, "$mode: plan uses BraidSort");
+
+	foreach my $timeout (10, 60, 150, 300)
+	{
+		my ($ret, $stdout, $stderr) = $node->psql('postgres',
+			"$setup SET statement_timeout = $timeout; $query");
+		if ($ret == 0)
+		{
+			# finished before the timeout: the result must still be right
+			is($stdout, $expected, "$mode, timeout ${timeout}ms: finished, correct");
+		}
+		else
+		{
+			like($stderr, qr/canceling statement due to statement timeout/,
+				"$mode, timeout ${timeout}ms: cancelled cleanly");
+		}
+		is($node->safe_psql('postgres',
+				"SELECT count(*) FROM pg_ls_tmpdir()"),
+			'0', "$mode, timeout ${timeout}ms: no temporary files left");
+	}
+
+	# in one session: cancel, then run to completion
+	my $out = $node->safe_psql('postgres', qq{
+$setup
+SET statement_timeout = 50;
+DO \$\$ BEGIN PERFORM count(*) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s;
+EXCEPTION WHEN query_canceled THEN NULL; END \$\$;
+RESET statement_timeout;
+$query;
+});
+	is($out, $expected, "$mode: same session sorts correctly after a cancel");
+}
+
+my $log = slurp_file($node->logfile);
+unlike($log, qr/buffer refcount leak|resource was not closed|temporary file leak/,
+	'no leaked buffers, resources or temporary files reported');
+
+$node->stop;
+done_testing();
