@@ -6,11 +6,13 @@ MODULE_big = braidsort
 OBJS = \
 	src/braidsort.o \
 	src/costmodel.o \
+	src/device.o \
 	src/exec.o \
 	src/gather.o \
 	src/guc.o \
 	src/indexmap.o \
 	src/keys.o \
+	src/merge.o \
 	src/planner.o
 
 EXTENSION = braidsort
@@ -18,8 +20,9 @@ DATA = braidsort--0.1.sql
 PGFILEDESC = "braidsort - key/TID sorts with late gather"
 
 PG_CPPFLAGS = -I$(srcdir)/src
+SHLIB_LINK = -lpmem
 
-REGRESS = setup types plans exec_contract fallback keys_property
+REGRESS = setup types plans exec_contract mergepass keys_property
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 

@@ -15,9 +15,15 @@
  *			on each refetched tuple, so the output is exactly the replaced
  *			Sort's.
  *
- * If the IndexMap outgrows braidsort.work_mem the node never fails: it moves
- * every entry into a PostgreSQL tuplesort of <normalized key (bytea),
- * ref (int8)> pairs, which spills only keys and refs, and gathers from that.
+ * MERGEPASS	if the IndexMap outgrows braidsort.work_mem, it is sorted and
+ *			written to the spill device as a run of <key, ref> records
+ *			(merge.c, device.c), and the build goes on; the runs are then
+ *			merged k-way, with intermediate merges writing new runs when
+ *			there are too many to merge at once.  The final merge either
+ *			feeds the gather directly, or, when the node must support
+ *			backward scans, mark/restore or rewinds, writes the merged refs
+ *			(8 bytes a row) to a file the gather reads by position.
+ *			Values are never written.
  *
  * Positions follow tuplesort's conventions (current = index after the last
  * row returned, plus an eof flag), which gives backward scans, mark/restore
@@ -46,19 +52,27 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
-#include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
 #include "braidsort.h"
+#include "device.h"
 #include "gather.h"
 #include "indexmap.h"
 #include "keys.h"
+#include "merge.h"
 
 /* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
 #define BRAID_MAX_BATCH_ROWS (1 << 22)
 
 /* Smallest gather arena: room for a few of the largest heap tuples. */
 #define BRAID_MIN_ARENA ((size_t) 4 * BLCKSZ)
+
+/*
+ * Budget charged per run being merged (what a read buffer per run would
+ * cost): the budget divided by this is the merge fan-in.
+ */
+#define BRAID_MERGE_RUN_BYTES ((size_t) 256 * 1024)
+#define BRAID_MAX_FANIN 1024
 
 /*
  * Full encodings of keys longer than the entry prefix, found by TID.
@@ -89,13 +103,14 @@ typedef struct BraidSortState
 	bool	   *nullsfirst;
 	uint32		keylen;
 	uint32		stride;
+	bool		may_truncate;	/* variable-width keys: full keys kept aside */
 	double		est_rows;
 	bool		random_access;
 	size_t		budget;
 	size_t		batch_bytes;
 
 	PlanState  *child;
-	MemoryContext sortcxt;		/* IndexMap, overflow, fallback: per sort */
+	MemoryContext sortcxt;		/* IndexMap, overflow, runs: per sort */
 	MemoryContext gathercxt;	/* gather buffers: per node */
 
 	/* build and sort */
@@ -108,14 +123,15 @@ typedef struct BraidSortState
 	uint64	   *refs;			/* after the sort: the entries' refs, in place */
 	BraidOverflow ovf;
 
-	/* fallback to PostgreSQL's tuplesort of <key, ref> */
-	Tuplesortstate *fallback;
-	TupleDesc	fb_desc;
-	TupleTableSlot *fb_put_slot;
-	TupleTableSlot *fb_get_slot;
-	int64		fb_pos;			/* entries read from the fallback so far */
-	uint64	   *fb_refs;
-	int			fb_refs_cap;
+	/* MergePass: sorted runs on the spill device */
+	List	   *runs;			/* BraidRun *, waiting to be merged */
+	BraidRun   *refs_run;		/* merged refs, when positions must be random */
+	BraidMerger *merger;		/* streaming final merge, otherwise */
+	BraidRun  **merger_runs;
+	int			merger_nruns;
+	uint64	   *stream_refs;	/* the batch taken from the merger */
+	int			stream_refs_cap;
+	BraidDeviceStats device;
 
 	/* output position, as in tuplesort */
 	int64		rows_built;		/* rows taken from the child */
@@ -134,12 +150,14 @@ typedef struct BraidSortState
 
 	/* instrumentation */
 	int64		sorts_done;
-	bool		used_fallback;
+	int64		runs_written;
+	int			merge_passes;
 	size_t		peak_map_bytes;
 	double		build_ms;
 	double		sort_ms;
 	double		gather_ms;
-	TuplesortInstrumentation fb_stats;
+	double		merge_ms;
+	double		spill_ms;		/* sorting and writing runs during the build */
 } BraidSortState;
 
 static Node *braid_create_state(CustomScan *cscan);
@@ -243,7 +261,7 @@ ovf_put(BraidSortState *st, uint64 ref, const uint8 *key, size_t len)
 	{
 		size_t		cap = Max(ovf->arena_cap * 2, ovf->arena_used + len);
 
-		cap = Max(cap, (size_t) 65536);
+		cap = Max(cap, (size_t) 4096);
 		ovf->arena = ovf->arena ? repalloc_huge(ovf->arena, cap) :
 			MemoryContextAllocHuge(st->sortcxt, cap);
 		ovf->arena_cap = cap;
@@ -251,7 +269,7 @@ ovf_put(BraidSortState *st, uint64 ref, const uint8 *key, size_t len)
 	if ((ovf->nused + 1) * 2 > ovf->nslots)
 	{
 		BraidOverflow old = *ovf;
-		size_t		nslots = Max(old.nslots * 2, (size_t) 1024);
+		size_t		nslots = Max(old.nslots * 2, (size_t) 64);
 
 		ovf->nslots = nslots;
 		ovf->nused = 0;
@@ -343,71 +361,87 @@ braid_tiebreak(const uint8 *a, const uint8 *b, void *arg)
  * ---------------------------------------------------------------------
  */
 
-/*
- * fallback_put
- *		Add one <key, ref> pair to the fallback tuplesort.
- */
+/* check_interrupts: the radix sort's hook for query cancel. */
 static void
-fallback_put(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
+check_interrupts(void *arg)
 {
-	TupleTableSlot *slot = st->fb_put_slot;
-	bytea	   *k = (bytea *) palloc(VARHDRSZ + len);
-
-	SET_VARSIZE(k, VARHDRSZ + len);
-	memcpy(VARDATA(k), key, len);
-	ExecClearTuple(slot);
-	slot->tts_values[0] = PointerGetDatum(k);
-	slot->tts_isnull[0] = false;
-	slot->tts_values[1] = Int64GetDatum((int64) (ref & ~BRAID_REF_TRUNCATED));
-	slot->tts_isnull[1] = false;
-	ExecStoreVirtualTuple(slot);
-	tuplesort_puttupleslot(st->fallback, slot);
-	pfree(k);
+	CHECK_FOR_INTERRUPTS();
 }
 
 /*
- * switch_to_fallback
- *		The IndexMap no longer fits: move every entry into a tuplesort of
- *		<normalized key, ref> and free the IndexMap.  Keys are compared as
- *		bytea (memcmp, then length), which is their order.
+ * entry_key_of
+ *		Full key and ref of an IndexMap entry, for the run writer.
+ */
+static const uint8 *
+entry_key_of(const uint8 *entry, uint32 *len, uint64 *ref, void *arg)
+{
+	BraidSortState *st = (BraidSortState *) arg;
+	const uint8 *key = entry_full_key(st, entry, len);
+
+	*ref = braid_entry_ref(entry, st->keylen) & ~BRAID_REF_TRUNCATED;
+
+	/*
+	 * Runs store keys without trailing zero bytes (prefix padding and
+	 * terminators).  For encodings that are prefix-free up to zero padding
+	 * this keeps memcmp-then-length order: where two keys first differ, at
+	 * most one of them can have run out into stripped zeros, and that one is
+	 * the smaller either way.
+	 */
+	while (*len > 0 && key[*len - 1] == 0)
+		(*len)--;
+	return key;
+}
+
+/*
+ * sort_entries
+ *		Sort the IndexMap in place.
  */
 static void
-switch_to_fallback(BraidSortState *st)
+sort_entries(BraidSortState *st)
+{
+	BraidSortSpec spec;
+
+	spec.keylen = st->keylen;
+	spec.stride = st->stride;
+	spec.tiebreak = st->any_truncated ? braid_tiebreak : NULL;
+	spec.tiebreak_arg = st;
+	spec.interrupt_check = check_interrupts;
+	spec.interrupt_arg = NULL;
+	braid_indexmap_sort(st->entries, st->nentries, &spec);
+}
+
+/*
+ * spill_run
+ *		The IndexMap is full: sort it, write it to the spill device as a run
+ *		and empty it (its memory is reused for the next run).
+ */
+static void
+spill_run(BraidSortState *st)
 {
 	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
-	AttrNumber	attno = 1;
-	Oid			sortop = ByteaLessOperator;
-	Oid			collation = InvalidOid;
-	bool		nullsfirst = false;
-	int			sortmem = (int) Min(st->budget / 1024, (size_t) MAX_KILOBYTES);
+	instr_time	start;
 
-	st->fb_desc = CreateTemplateTupleDesc(2);
-	TupleDescInitEntry(st->fb_desc, 1, "key", BYTEAOID, -1, 0);
-	TupleDescInitEntry(st->fb_desc, 2, "ref", INT8OID, -1, 0);
-	st->fb_put_slot = MakeSingleTupleTableSlot(st->fb_desc, &TTSOpsVirtual);
-	st->fb_get_slot = MakeSingleTupleTableSlot(st->fb_desc, &TTSOpsMinimalTuple);
-	st->fallback = tuplesort_begin_heap(st->fb_desc, 1, &attno, &sortop,
-										&collation, &nullsfirst, Max(sortmem, 64),
-										NULL,
-										st->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE);
-	MemoryContextSwitchTo(old);
-
-	for (size_t i = 0; i < st->nentries; i++)
-	{
-		const uint8 *entry = st->entries + i * st->stride;
-		uint32		len;
-		const uint8 *key = entry_full_key(st, entry, &len);
-
-		fallback_put(st, key, len, braid_entry_ref(entry, st->keylen));
-	}
-
+	INSTR_TIME_SET_CURRENT(start);
 	st->peak_map_bytes = Max(st->peak_map_bytes,
 							 st->capacity * st->stride + ovf_bytes(&st->ovf));
-	if (st->entries)
-		pfree(st->entries);
-	st->entries = NULL;
-	st->nentries = st->capacity = 0;
-	st->used_fallback = true;
+	sort_entries(st);
+	st->runs = lappend(st->runs,
+					   braid_run_write(st->entries, st->nentries, st->stride,
+									   entry_key_of, st, &st->device));
+	st->runs_written++;
+	st->nentries = 0;
+	st->any_truncated = false;
+	if (st->ovf.nslots)
+	{
+		pfree(st->ovf.slot_tid);
+		pfree(st->ovf.slot_off);
+		pfree(st->ovf.slot_len);
+	}
+	if (st->ovf.arena)
+		pfree(st->ovf.arena);
+	memset(&st->ovf, 0, sizeof(st->ovf));
+	MemoryContextSwitchTo(old);
+	st->spill_ms += elapsed_ms(start);
 }
 
 /*
@@ -418,8 +452,14 @@ static bool
 grow_entries(BraidSortState *st)
 {
 	size_t		used = ovf_bytes(&st->ovf);
-	size_t		limit = (st->budget > used) ? (st->budget - used) / st->stride : 0;
+	size_t		room = (st->budget > used) ? st->budget - used : 0;
+	size_t		limit;
 	size_t		newcap;
+
+	/* keys that may outgrow their prefix leave half the budget to them */
+	if (st->may_truncate)
+		room = Min(room, st->budget / 2);
+	limit = room / st->stride;
 
 	if (st->capacity == 0)
 		newcap = (size_t) Max(Min(st->est_rows * 1.05, 1e12), 1024.0);
@@ -439,19 +479,19 @@ grow_entries(BraidSortState *st)
 
 /*
  * add_entry
- *		Append one row's entry to the IndexMap (or the fallback).
+ *		Append one row's entry to the IndexMap, spilling a run first if the
+ *		IndexMap is full.
  */
 static void
 add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 {
 	uint8	   *entry;
 
-	if (st->fallback == NULL && st->nentries == st->capacity && !grow_entries(st))
-		switch_to_fallback(st);
-	if (st->fallback)
+	if (st->nentries == st->capacity && !grow_entries(st))
 	{
-		fallback_put(st, key, len, ref);
-		return;
+		if (st->nentries == 0)
+			elog(ERROR, "braidsort: budget too small for a single IndexMap entry");
+		spill_run(st);
 	}
 
 	entry = st->entries + st->nentries * st->stride;
@@ -472,7 +512,7 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 
 	if (ref & BRAID_REF_TRUNCATED &&
 		st->capacity * st->stride + ovf_bytes(&st->ovf) > st->budget)
-		switch_to_fallback(st);
+		spill_run(st);
 }
 
 /*
@@ -525,11 +565,85 @@ compact_to_refs(BraidSortState *st)
 	st->batch_bytes = want;
 }
 
-/* check_interrupts: the radix sort's hook for query cancel. */
+/*
+ * merge_runs
+ *		MergePass: merge the spilled runs, fan-in limited by the budget, with
+ *		intermediate passes writing new runs while there are too many; then
+ *		set up the final merge.  With random access it is written out as a
+ *		file of refs the gather reads by position; otherwise it streams.
+ */
 static void
-check_interrupts(void *arg)
+merge_runs(BraidSortState *st)
 {
-	CHECK_FOR_INTERRUPTS();
+	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
+	int			fanin = (int) Min(Max(st->budget / BRAID_MERGE_RUN_BYTES, (size_t) 2),
+								  (size_t) BRAID_MAX_FANIN);
+	int			nruns;
+	BraidRun  **runs;
+	int64		n = 0;
+
+	while (list_length(st->runs) > fanin)
+	{
+		List	   *next = NIL;
+		int			len = list_length(st->runs);
+
+		runs = palloc(sizeof(BraidRun *) * fanin);
+		for (int i = 0; i < len; i += fanin)
+		{
+			int			k = Min(fanin, len - i);
+
+			for (int j = 0; j < k; j++)
+				runs[j] = list_nth(st->runs, i + j);
+			if (k == 1)
+				next = lappend(next, runs[0]);
+			else
+				next = lappend(next, braid_merge_runs(runs, k, &st->device));
+			CHECK_FOR_INTERRUPTS();
+		}
+		pfree(runs);
+		list_free(st->runs);
+		st->runs = next;
+		st->merge_passes++;
+	}
+	st->merge_passes++;			/* the final merge */
+
+	nruns = list_length(st->runs);
+	runs = palloc(sizeof(BraidRun *) * nruns);
+	for (int i = 0; i < nruns; i++)
+	{
+		runs[i] = list_nth(st->runs, i);
+		n += runs[i]->nrecords;
+	}
+	list_free(st->runs);
+	st->runs = NIL;
+	st->merger_runs = runs;
+	st->merger_nruns = nruns;
+	st->merger = braid_merger_begin(runs, nruns);
+
+	if (st->random_access)
+	{
+		const uint8 *key;
+		uint32		keylen;
+		uint64		ref;
+
+		st->refs_run = palloc0(sizeof(BraidRun));
+		st->refs_run->file = braid_spill_create(n * sizeof(uint64), &st->device);
+		while (braid_merger_next(st->merger, &key, &keylen, &ref))
+			braid_spill_write(st->refs_run->file, &ref, sizeof(ref));
+		braid_spill_finish(st->refs_run->file);
+		st->refs_run->nrecords = n;
+		st->refs_run->bytes = n * sizeof(uint64);
+		braid_merger_end(st->merger);
+		st->merger = NULL;
+		for (int i = 0; i < nruns; i++)
+			braid_run_close(runs[i]);
+		st->merger_nruns = 0;
+		st->refs = (uint64 *) st->refs_run->file->base;
+		st->nrows = n;
+	}
+	else
+		st->nrows = -1;			/* known when the stream ends */
+	MemoryContextSwitchTo(old);
 }
 
 /*
@@ -544,6 +658,7 @@ build_and_sort(BraidSortState *st)
 
 	INSTR_TIME_SET_CURRENT(start);
 	st->rows_built = 0;
+	st->spill_ms = 0;
 	for (;;)
 	{
 		TupleTableSlot *slot = ExecProcNode(st->child);
@@ -577,33 +692,32 @@ build_and_sort(BraidSortState *st)
 		st->rows_built++;
 		ResetExprContext(econtext);
 	}
-	st->build_ms += elapsed_ms(start);
-
-	INSTR_TIME_SET_CURRENT(start);
 	braid_gather_reset(&st->gather);
-	if (st->fallback)
+	if (st->runs != NIL)
 	{
-		tuplesort_performsort(st->fallback);
-		st->fb_pos = 0;
-		st->nrows = -1;			/* unknown until the end is reached */
+		/* MergePass: the rest becomes the last run, then merge */
+		if (st->nentries > 0)
+			spill_run(st);
+		st->build_ms += elapsed_ms(start) - st->spill_ms;
+		st->sort_ms += st->spill_ms;
+		pfree(st->entries);
+		st->entries = NULL;
+		st->capacity = 0;
+		INSTR_TIME_SET_CURRENT(start);
+		merge_runs(st);
+		st->merge_ms += elapsed_ms(start);
 	}
 	else
 	{
-		BraidSortSpec spec;
-
-		spec.keylen = st->keylen;
-		spec.stride = st->stride;
-		spec.tiebreak = st->any_truncated ? braid_tiebreak : NULL;
-		spec.tiebreak_arg = st;
-		spec.interrupt_check = check_interrupts;
-		spec.interrupt_arg = NULL;
-		braid_indexmap_sort(st->entries, st->nentries, &spec);
+		st->build_ms += elapsed_ms(start);
+		INSTR_TIME_SET_CURRENT(start);
+		sort_entries(st);
 		st->nrows = (int64) st->nentries;
 		st->peak_map_bytes = Max(st->peak_map_bytes,
 								 st->capacity * st->stride + ovf_bytes(&st->ovf));
 		compact_to_refs(st);
+		st->sort_ms += elapsed_ms(start);
 	}
-	st->sort_ms += elapsed_ms(start);
 
 	st->built = true;
 	st->sorts_done++;
@@ -615,20 +729,40 @@ build_and_sort(BraidSortState *st)
 }
 
 /*
+ * release_spill
+ *		Close the merger and remove every spill file of this sort.
+ */
+static void
+release_spill(BraidSortState *st)
+{
+	ListCell   *lc;
+
+	if (st->merger)
+	{
+		braid_merger_end(st->merger);
+		st->merger = NULL;
+	}
+	for (int i = 0; i < st->merger_nruns; i++)
+		braid_run_close(st->merger_runs[i]);
+	st->merger_nruns = 0;
+	foreach(lc, st->runs)
+		braid_run_close((BraidRun *) lfirst(lc));
+	st->runs = NIL;
+	if (st->refs_run)
+	{
+		braid_run_close(st->refs_run);
+		st->refs_run = NULL;
+	}
+}
+
+/*
  * reset_sort
  *		Drop everything built, so the next fetch rebuilds from the child.
  */
 static void
 reset_sort(BraidSortState *st)
 {
-	if (st->fallback)
-	{
-		tuplesort_get_stats(st->fallback, &st->fb_stats);
-		tuplesort_end(st->fallback);
-		ExecDropSingleTupleTableSlot(st->fb_put_slot);
-		ExecDropSingleTupleTableSlot(st->fb_get_slot);
-		st->fallback = NULL;
-	}
+	release_spill(st);
 	braid_gather_reset(&st->gather);
 	MemoryContextReset(st->sortcxt);
 	st->entries = NULL;
@@ -636,10 +770,10 @@ reset_sort(BraidSortState *st)
 	st->nentries = st->capacity = 0;
 	st->any_truncated = false;
 	memset(&st->ovf, 0, sizeof(st->ovf));
-	st->fb_refs = NULL;
-	st->fb_refs_cap = 0;
+	st->stream_refs = NULL;
+	st->stream_refs_cap = 0;
+	st->merger_runs = NULL;
 	st->built = false;
-	braid_gather_reset(&st->gather);
 }
 
 /* ---------------------------------------------------------------------
@@ -661,14 +795,18 @@ add_batch_end(BraidSortState *st, int64 end)
 
 /*
  * plan_memory_batches
- *		For an in-memory IndexMap every batch boundary is known up front:
- *		close a batch once its tuples reach braidsort.gather_batch bytes.
+ *		When all refs are at hand (in memory, or in the merged refs file)
+ *		every batch boundary is known up front: close a batch before a row
+ *		that would overflow the arena.
  */
 static void
 plan_memory_batches(BraidSortState *st)
 {
 	size_t		bytes = 0;
 	int64		first = 0;
+
+	if (st->refs_run && st->nrows > 0)
+		braid_spill_note_read(st->refs_run->file, 0, st->nrows * sizeof(uint64));
 
 	for (int64 i = 0; i < st->nrows; i++)
 	{
@@ -690,64 +828,32 @@ plan_memory_batches(BraidSortState *st)
 }
 
 /*
- * fallback_seek
- *		Position the fallback tuplesort so the next entry read is "pos".
+ * discover_stream_batch
+ *		Take the next batch of refs from the streaming merge, closing it at
+ *		the batch byte limit; records its end, or marks the batch list
+ *		complete when the merge is exhausted.
  */
 static void
-fallback_seek(BraidSortState *st, int64 pos)
-{
-	if (pos < st->fb_pos)
-	{
-		tuplesort_rescan(st->fallback);
-		st->fb_pos = 0;
-	}
-	if (pos > st->fb_pos)
-	{
-		if (!tuplesort_skiptuples(st->fallback, pos - st->fb_pos, true))
-			elog(ERROR, "braidsort: sorted run ended before position " INT64_FORMAT, pos);
-		st->fb_pos = pos;
-	}
-}
-
-/* fallback_next_ref: read the next ref from the fallback; false at end. */
-static bool
-fallback_next_ref(BraidSortState *st, uint64 *ref)
-{
-	bool		isnull;
-
-	if (!tuplesort_gettupleslot(st->fallback, true, false, st->fb_get_slot, NULL))
-		return false;
-	*ref = (uint64) DatumGetInt64(slot_getattr(st->fb_get_slot, 2, &isnull));
-	st->fb_pos++;
-	return true;
-}
-
-/*
- * discover_fallback_batch
- *		Read the next batch of refs from the fallback into fb_refs, closing
- *		it at braidsort.gather_batch bytes; records its end, or marks the
- *		batch list complete at the end of the sort.
- */
-static void
-discover_fallback_batch(BraidSortState *st)
+discover_stream_batch(BraidSortState *st)
 {
 	int64		first = st->batch_start[st->nbatches];
 	size_t		bytes = 0;
 	int			n = 0;
+	const uint8 *key;
+	uint32		keylen;
 	uint64		ref;
 
-	fallback_seek(st, first);
 	while (bytes < st->batch_bytes && n < BRAID_MAX_BATCH_ROWS &&
-		   fallback_next_ref(st, &ref))
+		   braid_merger_next(st->merger, &key, &keylen, &ref))
 	{
-		if (n == st->fb_refs_cap)
+		if (n == st->stream_refs_cap)
 		{
-			st->fb_refs_cap = Max(st->fb_refs_cap * 2, 1024);
-			st->fb_refs = st->fb_refs ?
-				repalloc_huge(st->fb_refs, sizeof(uint64) * st->fb_refs_cap) :
-				MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * st->fb_refs_cap);
+			st->stream_refs_cap = Max(st->stream_refs_cap * 2, 1024);
+			st->stream_refs = st->stream_refs ?
+				repalloc_huge(st->stream_refs, sizeof(uint64) * st->stream_refs_cap) :
+				MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * st->stream_refs_cap);
 		}
-		st->fb_refs[n++] = ref;
+		st->stream_refs[n++] = ref;
 		bytes += MAXALIGN(braid_ref_len(ref));
 	}
 	if (n == 0)
@@ -761,7 +867,8 @@ discover_fallback_batch(BraidSortState *st)
 
 /*
  * load_batch
- *		Make batch b the one in memory.
+ *		Make batch b the one in memory.  A streaming merge can only load the
+ *		batch it has just taken (it never needs to go back).
  */
 static void
 load_batch(BraidSortState *st, int b, bool refs_ready)
@@ -769,18 +876,19 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 	int64		first = st->batch_start[b];
 	int			n = (int) (st->batch_start[b + 1] - first);
 
-	if (st->fallback == NULL)
+	if (st->refs != NULL)
+	{
+		if (st->refs_run)
+			braid_spill_note_read(st->refs_run->file, first * sizeof(uint64),
+								  (first + n) * sizeof(uint64));
 		braid_gather_load(&st->gather, first, st->refs + first, n);
+	}
 	else
 	{
 		if (!refs_ready)
-		{
-			fallback_seek(st, first);
-			for (int i = 0; i < n; i++)
-				if (!fallback_next_ref(st, &st->fb_refs[i]))
-					elog(ERROR, "braidsort: sorted run ended early");
-		}
-		braid_gather_load(&st->gather, first, st->fb_refs, n);
+			elog(ERROR, "braidsort: a streaming merge cannot go back to row " INT64_FORMAT,
+				 first);
+		braid_gather_load(&st->gather, first, st->stream_refs, n);
 	}
 }
 
@@ -802,10 +910,10 @@ position_batch(BraidSortState *st, int64 pos)
 		return true;
 
 	INSTR_TIME_SET_CURRENT(start);
-	if (!st->batches_complete && st->nbatches == 0 && st->fallback == NULL)
+	if (!st->batches_complete && st->nbatches == 0 && st->merger == NULL)
 		plan_memory_batches(st);
 
-	/* discover batches up to pos (fallback only: memory ones are planned) */
+	/* discover batches up to pos (streaming only: the others are planned) */
 	while (pos >= st->batch_start[st->nbatches])
 	{
 		if (st->batches_complete)
@@ -813,7 +921,7 @@ position_batch(BraidSortState *st, int64 pos)
 			st->gather_ms += elapsed_ms(start);
 			return false;
 		}
-		discover_fallback_batch(st);
+		discover_stream_batch(st);
 		fresh = true;
 	}
 
@@ -888,11 +996,12 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 			elog(ERROR, "braidsort: sort key %d is no longer supported: %s", i + 1, why);
 	}
 	st->keylen = (uint32) list_nth_int(params, BRAID_PARAM_KEYLEN);
+	st->may_truncate = list_nth_int(params, BRAID_PARAM_TRUNCATES) != 0;
 	st->stride = st->keylen + BRAID_REF_BYTES;
 	st->est_rows = cscan->scan.plan.plan_rows;
 	st->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
 	st->budget = braid_budget_bytes();
-	/* fallback batches; an in-memory sort sets its own after compacting */
+	/* merged batches; an in-memory sort sets its own after compacting */
 	st->batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->budget),
 						  BRAID_MIN_ARENA);
 
@@ -982,11 +1091,7 @@ braid_end(CustomScanState *node)
 {
 	BraidSortState *st = (BraidSortState *) node;
 
-	if (st->fallback)
-	{
-		tuplesort_end(st->fallback);
-		st->fallback = NULL;
-	}
+	release_spill(st);
 	braid_gather_end(&st->gather);
 	ExecEndNode(st->child);
 }
@@ -1007,7 +1112,7 @@ braid_rescan(CustomScanState *node)
 	if (!st->built)
 		return;
 
-	if (st->child->chgParam != NULL || (st->fallback && !st->random_access))
+	if (st->child->chgParam != NULL || st->merger != NULL)
 	{
 		reset_sort(st);
 		/* a child with changed parameters is rescanned by ExecProcNode */
@@ -1089,7 +1194,7 @@ braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		keys = lappend(keys, sort_key_text(st, i, context, useprefix));
 	ExplainPropertyList("Sort Key", keys, es);
 	ExplainPropertyText("Sort Method",
-						st->used_fallback ? "braid fallback" : "braid onepass", es);
+						st->runs_written > 0 ? "braid mergepass" : "braid onepass", es);
 	ExplainPropertyText("Gather Source", "heap tid", es);
 
 	if (!es->analyze || st->sorts_done == 0)
@@ -1098,16 +1203,13 @@ braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Rows Sorted", NULL, st->rows_built, es);
 	ExplainPropertyInteger("Key Prefix", "bytes", st->keylen, es);
 	ExplainPropertyInteger("IndexMap Memory", "kB", (int64) (st->peak_map_bytes / 1024), es);
-	if (st->used_fallback)
-	{
-		if (st->fallback)
-			tuplesort_get_stats(st->fallback, &st->fb_stats);
-		ExplainPropertyText("Fallback Sort Method",
-							tuplesort_method_name(st->fb_stats.sortMethod), es);
-		ExplainPropertyInteger("Fallback Space Used", "kB", st->fb_stats.spaceUsed, es);
-		ExplainPropertyText("Fallback Space Type",
-							tuplesort_space_type_name(st->fb_stats.spaceType), es);
-	}
+	/* stable names: tools parse these */
+	ExplainPropertyInteger("Runs", NULL, st->runs_written, es);
+	ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
+	ExplainPropertyInteger("Device Bytes Written", NULL, (int64) st->device.bytes_written, es);
+	ExplainPropertyInteger("Device Bytes Read", NULL, (int64) st->device.bytes_read, es);
+	ExplainPropertyInteger("Device Lines Written", NULL, (int64) st->device.lines_written, es);
+	ExplainPropertyInteger("Device Lines Read", NULL, (int64) st->device.lines_read, es);
 	ExplainPropertyInteger("Gather Batches", NULL, st->gather.batches, es);
 	ExplainPropertyInteger("Gather Memory", "kB", (int64) (st->gather.peak_arena / 1024), es);
 	if (st->sorts_done > 1)
@@ -1116,6 +1218,7 @@ braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyFloat("Build Time", "ms", st->build_ms, 3, es);
 		ExplainPropertyFloat("Sort Time", "ms", st->sort_ms, 3, es);
+		ExplainPropertyFloat("Merge Time", "ms", st->merge_ms, 3, es);
 		ExplainPropertyFloat("Gather Time", "ms", st->gather_ms, 3, es);
 	}
 }

@@ -17,6 +17,7 @@
 #include "utils/guc.h"
 
 #include "braidsort.h"
+#include "device.h"
 
 bool		braid_enable = true;
 bool		braid_force = false;
@@ -84,6 +85,39 @@ braid_define_gucs(void)
 							1024 * 1024,
 							PGC_USERSET,
 							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("braidsort.spill_tablespace",
+							   "Tablespace where braidsort spills IndexMap runs.",
+							   "Point it at a tablespace on a DAX-mounted filesystem. Empty "
+							   "uses temp_tablespaces, else the database's default tablespace.",
+							   &braid_spill_tablespace,
+							   "",
+							   PGC_USERSET,
+							   0,
+							   braid_check_spill_tablespace, NULL, NULL);
+
+	DefineCustomIntVariable("braidsort.emulate_read_ns",
+							"Delay added per 64-byte line read from the spill device.",
+							"Emulates a slower device on DRAM-backed storage; 0 adds nothing.",
+							&braid_emulate_read_ns,
+							0,
+							0,
+							1000000,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("braidsort.emulate_write_ns",
+							"Delay added per 64-byte line written to the spill device.",
+							"Emulates a slower (or write-asymmetric) device on DRAM-backed "
+							"storage; 0 adds nothing.",
+							&braid_emulate_write_ns,
+							0,
+							0,
+							1000000,
+							PGC_USERSET,
+							0,
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("braidsort");

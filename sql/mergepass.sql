@@ -1,0 +1,70 @@
+--
+-- mergepass: an IndexMap that outgrows braidsort.work_mem is written to the
+-- spill device as sorted runs of <key, ref> and merged; results are
+-- unchanged and only keys and refs are ever written.
+--
+SET braidsort.force = on;
+SET braidsort.work_mem = 64;
+SET braidsort.gather_batch = 64;
+
+-- a 64kB budget merges two runs at a time: several merge passes
+SELECT * FROM explain_masked('SELECT * FROM longtext ORDER BY t, id');
+SELECT * FROM explain_masked('SELECT id FROM par_t ORDER BY k DESC, id');
+SELECT check_sort('SELECT * FROM longtext ORDER BY t, id');
+SELECT check_sort('SELECT * FROM longtext ORDER BY b DESC, t, id');
+SELECT check_sort('SELECT * FROM alltypes ORDER BY bp DESC NULLS LAST, by, i8 DESC, id');
+SELECT check_sort('SELECT id, f8 FROM alltypes ORDER BY f8, id');
+SELECT check_sort('SELECT t FROM longtext ORDER BY t');
+SELECT check_sort('SELECT * FROM par_t ORDER BY t DESC');
+
+-- backward scans read the merged refs by position
+SELECT check_cursor('SELECT id, t FROM longtext ORDER BY t, id',
+	ARRAY['abs 4000', 'prior', 'rel -1000', 'rel -2000', 'next', 'last', 'first',
+		  'fwd 10000', 'prior', 'back 3000', 'next']);
+
+-- rescans: with changing parameters, and rewinds of a nested loop's inner side
+SELECT check_sort($q$
+	SELECT id, (SELECT string_agg(b, ',') FROM
+				 (SELECT b FROM dom_t WHERE a = alltypes.id % 50 + 1 ORDER BY b) s)
+	FROM alltypes WHERE id <= 100 ORDER BY id
+$q$);
+SET enable_material = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT check_sort($q$
+	SELECT x.id, d.a, d.b FROM (SELECT id FROM alltypes WHERE id <= 5) x,
+		(SELECT a, b FROM dom_t ORDER BY a, b OFFSET 0) d
+	WHERE d.a = x.id
+$q$);
+RESET enable_material;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- merge joins mark and restore positions in merged output
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT check_rows('SELECT l.id, r.id FROM longtext l JOIN longtext r ON l.t = r.t');
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
+-- a larger budget: one merge pass
+SET braidsort.work_mem = 1024;
+SELECT * FROM explain_masked('SELECT * FROM par_t ORDER BY t');
+SELECT check_sort('SELECT * FROM par_t ORDER BY t');
+
+-- the spill tablespace must exist; runs go wherever it points
+SET braidsort.spill_tablespace = no_such_tablespace;
+SET allow_in_place_tablespaces = on;
+CREATE TABLESPACE braid_spill LOCATION '';
+SET braidsort.spill_tablespace = braid_spill;
+SELECT check_sort('SELECT * FROM longtext ORDER BY t DESC, id');
+SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir(
+	(SELECT oid FROM pg_tablespace WHERE spcname = 'braid_spill'));
+RESET braidsort.spill_tablespace;
+DROP TABLESPACE braid_spill;
+
+-- temp_file_limit applies to spill files
+SET temp_file_limit = 64;
+SELECT count(*) FROM (SELECT * FROM par_t ORDER BY t OFFSET 0) s;
+RESET temp_file_limit;
+SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();

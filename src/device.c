@@ -1,0 +1,377 @@
+/*-------------------------------------------------------------------------
+ *
+ * device.c
+ *	  Spill files on the byte-addressable spill device, through libpmem.
+ *
+ * braidsort spills only IndexMap runs (keys and refs), never tuples.  A
+ * spill file lives in the temporary-files directory of the spill tablespace
+ * (braidsort.spill_tablespace; by default the session's temp_tablespaces,
+ * else the database's default tablespace), named like PostgreSQL's own
+ * temporary files (pgsql_tmp<pid>.braid<n>), so pg_ls_tmpdir() shows it and
+ * the server's start-up clean-up removes it after a crash.
+ *
+ * Files are created at their final size with pmem_map_file(PMEM_FILE_CREATE),
+ * which reserves the space with posix_fallocate() before anything is mapped:
+ * a full device is an ordinary error at creation, never a SIGBUS on a store
+ * to an unbacked page (which would take the server through crash recovery).
+ * Writes are sequential, staged in DRAM and copied out in 4 kB-aligned
+ * chunks with non-temporal stores; a file is drained (pmem) or msync'ed
+ * (anything else) before it is read back.  Reads go straight to the mapping:
+ * the device is byte-addressable.
+ *
+ * Every byte and every 64-byte line moved is counted per sort, and
+ * braidsort.emulate_read_ns / braidsort.emulate_write_ns add a delay per
+ * line, to emulate slower or asymmetric devices on a tmpfs.
+ *
+ * Every live file is on a backend-wide list, tagged with the resource owner
+ * that created it: the executor node closes its files when it ends; an
+ * error, a cancel or an abort releases the resource owner, whose callback
+ * closes whatever that owner still had; backend exit closes everything.
+ * temp_file_limit applies to braidsort's spill files (counted separately
+ * from PostgreSQL's own temporary files).
+ *
+ * src/device.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <libpmem.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access/xact.h"
+#include "catalog/pg_tablespace_d.h"
+#include "commands/tablespace.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "device.h"
+
+/* Staging buffer per file; also the chunk size of non-temporal copies. */
+#define SPILL_STAGE_BYTES	(64 * 1024)
+#define SPILL_ALIGN			4096
+#define LINE_BYTES			64
+
+char	   *braid_spill_tablespace = NULL;
+int			braid_emulate_read_ns = 0;
+int			braid_emulate_write_ns = 0;
+
+static BraidSpillFile *live_files = NULL;
+static uint64 live_bytes = 0;
+static uint32 file_counter = 0;
+static bool callbacks_registered = false;
+
+/*
+ * braid_check_spill_tablespace
+ *		GUC check hook: an empty string, or an existing tablespace.  As for
+ *		temp_tablespaces, names can only be checked inside a transaction;
+ *		elsewhere (postgresql.conf at start-up) the check happens at use.
+ */
+bool
+braid_check_spill_tablespace(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	if (!IsTransactionState() || !OidIsValid(MyDatabaseId))
+		return true;
+	if (!OidIsValid(get_tablespace_oid(*newval, true)))
+	{
+		GUC_check_errdetail("Tablespace \"%s\" does not exist.", *newval);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * emulate_delay
+ *		Spin for lines * ns nanoseconds: the latency emulation of a slower
+ *		device (sleeping is far too coarse for this).
+ */
+static void
+emulate_delay(uint64 lines, int ns)
+{
+	instr_time	start,
+				now;
+	double		target_us;
+
+	if (ns <= 0 || lines == 0)
+		return;
+	target_us = (double) lines * ns / 1000.0;
+	INSTR_TIME_SET_CURRENT(start);
+	for (;;)
+	{
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (INSTR_TIME_GET_MICROSEC(now) >= target_us)
+			break;
+	}
+}
+
+/* lines_spanned: 64-byte lines touched by bytes [from, to). */
+static inline uint64
+lines_spanned(size_t from, size_t to)
+{
+	if (to <= from)
+		return 0;
+	return (uint64) ((to - 1) / LINE_BYTES - from / LINE_BYTES + 1);
+}
+
+/*
+ * spill_tablespace_oid
+ *		Where the next spill file goes.
+ */
+static Oid
+spill_tablespace_oid(void)
+{
+	Oid			spc;
+
+	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
+	{
+		spc = get_tablespace_oid(braid_spill_tablespace, true);
+		if (!OidIsValid(spc))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("tablespace \"%s\" does not exist", braid_spill_tablespace),
+					 errhint("Set braidsort.spill_tablespace to an existing tablespace, or to '' to use temp_tablespaces.")));
+		return spc;
+	}
+	PrepareTempTablespaces();
+	spc = GetNextTempTableSpace();
+	return OidIsValid(spc) ? spc : MyDatabaseTableSpace;
+}
+
+/*
+ * braid_release_callback
+ *		Resource owner release: close the files the released owner created.
+ *		On commit that means the node leaked them, which is a bug: warn.
+ */
+static void
+braid_release_callback(ResourceReleasePhase phase, bool isCommit,
+					   bool isTopLevel, void *arg)
+{
+	BraidSpillFile *f = live_files;
+
+	if (phase != RESOURCE_RELEASE_AFTER_LOCKS)
+		return;
+	while (f != NULL)
+	{
+		BraidSpillFile *next = f->next;
+
+		if (f->owner == CurrentResourceOwner)
+		{
+			if (isCommit)
+				elog(WARNING, "braidsort: spill file \"%s\" was not closed", f->path);
+			braid_spill_close(f);
+		}
+		f = next;
+	}
+}
+
+/* braid_exit_callback: backend exit removes every live file. */
+static void
+braid_exit_callback(int code, Datum arg)
+{
+	while (live_files != NULL)
+		braid_spill_close(live_files);
+}
+
+/*
+ * braid_device_init
+ *		Nothing to do at load time; callbacks are registered on first use.
+ */
+void
+braid_device_init(void)
+{
+}
+
+/*
+ * braid_spill_create
+ *		Create, reserve and map a spill file of "size" bytes (rounded up to
+ *		4 kB).  Its traffic is counted in *stats.
+ */
+BraidSpillFile *
+braid_spill_create(size_t size, BraidDeviceStats *stats)
+{
+	char		dir[MAXPGPATH];
+	BraidSpillFile *f;
+	size_t		mapped = 0;
+	int			is_pmem = 0;
+
+	size = TYPEALIGN(SPILL_ALIGN, Max(size, (size_t) SPILL_ALIGN));
+
+	if (temp_file_limit >= 0 &&
+		(live_bytes + size) / 1024 > (uint64) temp_file_limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("temporary file size exceeds temp_file_limit (%dkB)",
+						temp_file_limit),
+				 errdetail("braidsort needed a spill file of %zu bytes.", size)));
+
+	if (!callbacks_registered)
+	{
+		RegisterResourceReleaseCallback(braid_release_callback, NULL);
+		before_shmem_exit(braid_exit_callback, (Datum) 0);
+		callbacks_registered = true;
+	}
+
+	TempTablespacePath(dir, spill_tablespace_oid());
+	if (MakePGDirectory(dir) < 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", dir)));
+
+	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
+	f->stage = MemoryContextAlloc(TopMemoryContext, SPILL_STAGE_BYTES);
+	snprintf(f->path, sizeof(f->path), "%s/%s%d.braid%u",
+			 dir, PG_TEMP_FILE_PREFIX, MyProcPid, file_counter++);
+
+	f->base = pmem_map_file(f->path, size, PMEM_FILE_CREATE | PMEM_FILE_EXCL,
+							0600, &mapped, &is_pmem);
+	if (f->base == NULL)
+	{
+		int			save_errno = errno;
+		char		path[MAXPGPATH];
+
+		strlcpy(path, f->path, sizeof(path));
+		(void) unlink(path);
+		pfree(f->stage);
+		pfree(f);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write braidsort spill file \"%s\": %m", path),
+				 errdetail("Reserving %zu bytes on the spill device failed: %s",
+						   size, pmem_errormsg()),
+				 save_errno == ENOSPC ?
+				 errhint("The spill device is full. Free space on it, point braidsort.spill_tablespace "
+						 "at a larger tablespace, or raise braidsort.work_mem so that sorts spill less.") : 0));
+	}
+	f->size = mapped;
+	f->is_pmem = (is_pmem != 0);
+	f->persisted = true;
+	f->stats = stats;
+	f->owner = CurrentResourceOwner;
+	f->next = live_files;
+	if (live_files)
+		live_files->prev = f;
+	live_files = f;
+	live_bytes += f->size;
+	stats->files++;
+	return f;
+}
+
+/*
+ * flush_stage
+ *		Copy the staged bytes to the file with non-temporal stores.
+ */
+static void
+flush_stage(BraidSpillFile *f)
+{
+	if (f->staged == 0)
+		return;
+	if (f->written + f->staged > f->size)
+		elog(ERROR, "braidsort: spill file \"%s\" overflow", f->path);
+	pmem_memcpy(f->base + f->written, f->stage, f->staged,
+				PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+	f->stats->bytes_written += f->staged;
+	f->stats->lines_written += lines_spanned(f->written, f->written + f->staged);
+	emulate_delay(lines_spanned(f->written, f->written + f->staged),
+				  braid_emulate_write_ns);
+	f->written += f->staged;
+	f->staged = 0;
+	f->persisted = false;
+}
+
+/*
+ * braid_spill_write
+ *		Append bytes to a file (sequential writes only).
+ */
+void
+braid_spill_write(BraidSpillFile *f, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0)
+	{
+		size_t		n = Min(len, (size_t) SPILL_STAGE_BYTES - f->staged);
+
+		memcpy(f->stage + f->staged, p, n);
+		f->staged += n;
+		p += n;
+		len -= n;
+		if (f->staged == SPILL_STAGE_BYTES)
+		{
+			flush_stage(f);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+}
+
+/*
+ * braid_spill_finish
+ *		Flush and persist everything written, so it can be read back.
+ */
+void
+braid_spill_finish(BraidSpillFile *f)
+{
+	flush_stage(f);
+	if (f->persisted)
+		return;
+	if (f->is_pmem)
+		pmem_drain();
+	else if (f->written > 0 && pmem_msync(f->base, f->written) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write braidsort spill file \"%s\": %m", f->path)));
+	f->persisted = true;
+}
+
+/*
+ * braid_spill_note_read
+ *		Count (and, if emulating, pay for) reading bytes [from, to) of a
+ *		file through its mapping.
+ */
+void
+braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
+{
+	uint64		lines = lines_spanned(from, to);
+
+	Assert(f->persisted);
+	if (to <= from)
+		return;
+	f->stats->bytes_read += to - from;
+	f->stats->lines_read += lines;
+	emulate_delay(lines, braid_emulate_read_ns);
+}
+
+/*
+ * braid_spill_close
+ *		Unmap and remove a file; it is gone from the device afterwards.
+ */
+void
+braid_spill_close(BraidSpillFile *f)
+{
+	if (f == NULL)
+		return;
+	if (f->base)
+		(void) pmem_unmap(f->base, f->size);
+	if (unlink(f->path) != 0 && errno != ENOENT)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not remove braidsort spill file \"%s\": %m", f->path)));
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		live_files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	live_bytes -= f->size;
+	pfree(f->stage);
+	pfree(f);
+}

@@ -1,0 +1,58 @@
+/*-------------------------------------------------------------------------
+ *
+ * device.h
+ *	  Spill files on the byte-addressable spill device, through libpmem.
+ *
+ * src/device.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_DEVICE_H
+#define BRAID_DEVICE_H
+
+#include "postgres.h"
+
+#include "utils/guc.h"
+#include "utils/resowner.h"
+
+/* Bytes and 64-byte lines moved to and from the spill device by one sort. */
+typedef struct BraidDeviceStats
+{
+	uint64		bytes_written;
+	uint64		bytes_read;
+	uint64		lines_written;
+	uint64		lines_read;
+	uint64		files;
+} BraidDeviceStats;
+
+/* One spill file, mapped for its whole life. */
+typedef struct BraidSpillFile
+{
+	char		path[MAXPGPATH];
+	char	   *base;			/* mapping */
+	size_t		size;			/* bytes reserved and mapped */
+	size_t		written;		/* bytes written so far (sequentially) */
+	bool		is_pmem;
+	bool		persisted;		/* drained/synced since the last write */
+	BraidDeviceStats *stats;	/* where its traffic is counted */
+	struct BraidSpillFile *next;	/* backend-wide list of live files */
+	struct BraidSpillFile *prev;
+	ResourceOwner owner;
+	/* staging buffer: records are gathered here, copied out in 4kB chunks */
+	char	   *stage;
+	size_t		staged;
+} BraidSpillFile;
+
+extern char *braid_spill_tablespace;
+extern int	braid_emulate_read_ns;
+extern int	braid_emulate_write_ns;
+
+extern void braid_device_init(void);
+extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
+extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
+extern void braid_spill_finish(BraidSpillFile *f);
+extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
+extern void braid_spill_close(BraidSpillFile *f);
+extern bool braid_check_spill_tablespace(char **newval, void **extra, GucSource source);
+
+#endif							/* BRAID_DEVICE_H */

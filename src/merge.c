@@ -1,0 +1,310 @@
+/*-------------------------------------------------------------------------
+ *
+ * merge.c
+ *	  IndexMap runs on the spill device and their k-way merge (MergePass).
+ *
+ * When an IndexMap outgrows its budget it is sorted in memory and written
+ * to the spill device as a run of records
+ *
+ *		[key length, LEB128 varint][normalized key][ref, 8 bytes]
+ *
+ * Keys are written in full (a truncated prefix could not be compared), so
+ * comparisons during the merge are plain memcmp-then-length.  Runs are read
+ * back straight from their mapping (the device is byte-addressable): a
+ * reader holds a pointer to its current record, no read buffers.  A binary
+ * heap merges k runs; when there are more runs than one merge may take,
+ * intermediate merges write new runs -- still keys and refs only.
+ *
+ * src/merge.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "merge.h"
+
+/* Account reads in chunks of this many bytes (and at the end of a run). */
+#define READ_ACCOUNT_CHUNK 4096
+
+/* varint_len: bytes of the LEB128 encoding of v. */
+static inline size_t
+varint_len(uint32 v)
+{
+	size_t		n = 1;
+
+	while (v >= 0x80)
+	{
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* varint_put: write v as LEB128; returns bytes written. */
+static inline size_t
+varint_put(uint8 *p, uint32 v)
+{
+	size_t		n = 0;
+
+	while (v >= 0x80)
+	{
+		p[n++] = (uint8) (v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8) v;
+	return n;
+}
+
+/* varint_get: read a LEB128 value; returns bytes read. */
+static inline size_t
+varint_get(const uint8 *p, uint32 *v)
+{
+	uint32		result = 0;
+	int			shift = 0;
+	size_t		n = 0;
+
+	for (;;)
+	{
+		uint8		b = p[n++];
+
+		result |= (uint32) (b & 0x7F) << shift;
+		if ((b & 0x80) == 0)
+			break;
+		shift += 7;
+	}
+	*v = result;
+	return n;
+}
+
+/*
+ * write_record
+ *		Append one record to a run file.
+ */
+static inline void
+write_record(BraidSpillFile *f, const uint8 *key, uint32 keylen, uint64 ref)
+{
+	uint8		head[5];
+	size_t		n = varint_put(head, keylen);
+
+	braid_spill_write(f, head, n);
+	braid_spill_write(f, key, keylen);
+	braid_spill_write(f, &ref, sizeof(ref));
+}
+
+/*
+ * braid_run_write
+ *		Write n sorted IndexMap entries as a run; key_of gives each entry's
+ *		full key and ref.
+ */
+BraidRun *
+braid_run_write(const uint8 *entries, size_t n, uint32 stride,
+				BraidKeyOf key_of, void *arg, BraidDeviceStats *stats)
+{
+	BraidRun   *run;
+	size_t		bytes = 0;
+
+	/* exact size first: the file is reserved before anything is written */
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32		len;
+		uint64		ref;
+
+		(void) key_of(entries + i * stride, &len, &ref, arg);
+		bytes += varint_len(len) + len + sizeof(uint64);
+	}
+
+	run = MemoryContextAllocZero(CurrentMemoryContext, sizeof(BraidRun));
+	run->file = braid_spill_create(bytes, stats);
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32		len;
+		uint64		ref;
+		const uint8 *key = key_of(entries + i * stride, &len, &ref, arg);
+
+		write_record(run->file, key, len, ref);
+	}
+	braid_spill_finish(run->file);
+	run->nrecords = n;
+	run->bytes = bytes;
+	return run;
+}
+
+/* braid_run_close: remove a run's file. */
+void
+braid_run_close(BraidRun *run)
+{
+	if (run == NULL)
+		return;
+	braid_spill_close(run->file);
+	run->file = NULL;
+}
+
+/*
+ * reader_advance
+ *		Decode the next record of a run; false at its end.
+ */
+static bool
+reader_advance(BraidRunReader *r)
+{
+	const uint8 *base = (const uint8 *) r->run->file->base;
+
+	if (r->remaining == 0)
+	{
+		braid_spill_note_read(r->run->file, r->accounted, r->pos);
+		r->accounted = r->pos;
+		return false;
+	}
+	r->pos += varint_get(base + r->pos, &r->keylen);
+	r->key = base + r->pos;
+	r->pos += r->keylen;
+	memcpy(&r->ref, base + r->pos, sizeof(r->ref));
+	r->pos += sizeof(r->ref);
+	r->remaining--;
+
+	if (r->pos - r->accounted >= READ_ACCOUNT_CHUNK)
+	{
+		size_t		upto = r->pos - (r->pos % READ_ACCOUNT_CHUNK);
+
+		braid_spill_note_read(r->run->file, r->accounted, upto);
+		r->accounted = upto;
+	}
+	return true;
+}
+
+/* key_cmp: memcmp then length, the order of normalized keys. */
+static inline int
+key_cmp(const BraidRunReader *a, const BraidRunReader *b)
+{
+	int			c = memcmp(a->key, b->key, Min(a->keylen, b->keylen));
+
+	if (c == 0)
+		c = (a->keylen > b->keylen) - (a->keylen < b->keylen);
+	return c;
+}
+
+/* sift_down: restore the heap property from slot i. */
+static void
+sift_down(BraidMerger *m, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					s = i;
+
+		if (l < m->heapsize &&
+			key_cmp(&m->readers[m->heap[l]], &m->readers[m->heap[s]]) < 0)
+			s = l;
+		if (r < m->heapsize &&
+			key_cmp(&m->readers[m->heap[r]], &m->readers[m->heap[s]]) < 0)
+			s = r;
+		if (s == i)
+			return;
+		{
+			int			t = m->heap[i];
+
+			m->heap[i] = m->heap[s];
+			m->heap[s] = t;
+		}
+		i = s;
+	}
+}
+
+/*
+ * braid_merger_begin
+ *		Start merging runs (which must be finished).
+ */
+BraidMerger *
+braid_merger_begin(BraidRun **runs, int nruns)
+{
+	BraidMerger *m = palloc0(sizeof(BraidMerger));
+
+	m->nreaders = nruns;
+	m->readers = palloc0(sizeof(BraidRunReader) * Max(nruns, 1));
+	m->heap = palloc(sizeof(int) * Max(nruns, 1));
+	for (int i = 0; i < nruns; i++)
+	{
+		BraidRunReader *r = &m->readers[i];
+
+		r->run = runs[i];
+		r->remaining = runs[i]->nrecords;
+		if (reader_advance(r))
+			m->heap[m->heapsize++] = i;
+	}
+	for (int i = m->heapsize / 2 - 1; i >= 0; i--)
+		sift_down(m, i);
+	return m;
+}
+
+/*
+ * braid_merger_next
+ *		The next record in key order; false when every run is exhausted.
+ *		*key stays valid until the next call.
+ */
+bool
+braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen, uint64 *ref)
+{
+	BraidRunReader *r;
+
+	if (m->started && m->heapsize > 0)
+	{
+		/* advance the reader whose record was returned last time */
+		r = &m->readers[m->heap[0]];
+		if (!reader_advance(r))
+			m->heap[0] = m->heap[--m->heapsize];
+		if (m->heapsize > 0)
+			sift_down(m, 0);
+	}
+	m->started = true;
+	if (m->heapsize == 0)
+		return false;
+	r = &m->readers[m->heap[0]];
+	*key = r->key;
+	*keylen = r->keylen;
+	*ref = r->ref;
+	return true;
+}
+
+/* braid_merger_end: free the merger (the runs stay open). */
+void
+braid_merger_end(BraidMerger *m)
+{
+	pfree(m->readers);
+	pfree(m->heap);
+	pfree(m);
+}
+
+/*
+ * braid_merge_runs
+ *		Merge runs into one new run (an intermediate merge pass); the input
+ *		runs are closed.
+ */
+BraidRun *
+braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
+{
+	BraidRun   *out = MemoryContextAllocZero(CurrentMemoryContext, sizeof(BraidRun));
+	BraidMerger *m;
+	const uint8 *key;
+	uint32		keylen;
+	uint64		ref;
+	uint64		n = 0;
+
+	for (int i = 0; i < nruns; i++)
+	{
+		out->bytes += runs[i]->bytes;
+		n += runs[i]->nrecords;
+	}
+	out->file = braid_spill_create(out->bytes, stats);
+	m = braid_merger_begin(runs, nruns);
+	while (braid_merger_next(m, &key, &keylen, &ref))
+		write_record(out->file, key, keylen, ref);
+	braid_merger_end(m);
+	braid_spill_finish(out->file);
+	out->nrecords = n;
+	for (int i = 0; i < nruns; i++)
+		braid_run_close(runs[i]);
+	return out;
+}

@@ -1,0 +1,62 @@
+/*-------------------------------------------------------------------------
+ *
+ * merge.h
+ *	  IndexMap runs on the spill device and their k-way merge (MergePass).
+ *
+ * src/merge.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_MERGE_H
+#define BRAID_MERGE_H
+
+#include "postgres.h"
+
+#include "device.h"
+
+/*
+ * A run: records [varint key length][key][ref, 8 bytes] in key order, in
+ * one spill file.  Only keys and refs: values are never written.
+ */
+typedef struct BraidRun
+{
+	BraidSpillFile *file;
+	uint64		nrecords;
+	size_t		bytes;
+} BraidRun;
+
+/* Where a run writer finds the full key and the ref of an IndexMap entry. */
+typedef const uint8 *(*BraidKeyOf) (const uint8 *entry, uint32 *len,
+									uint64 *ref, void *arg);
+
+typedef struct BraidRunReader
+{
+	BraidRun   *run;
+	size_t		pos;			/* next record */
+	size_t		accounted;		/* bytes counted as read so far */
+	uint64		remaining;
+	const uint8 *key;			/* current record */
+	uint32		keylen;
+	uint64		ref;
+} BraidRunReader;
+
+typedef struct BraidMerger
+{
+	int			nreaders;
+	BraidRunReader *readers;
+	int		   *heap;			/* reader indexes, min-heap on current key */
+	int			heapsize;
+	bool		started;
+} BraidMerger;
+
+extern BraidRun *braid_run_write(const uint8 *entries, size_t n, uint32 stride,
+								 BraidKeyOf key_of, void *arg,
+								 BraidDeviceStats *stats);
+extern void braid_run_close(BraidRun *run);
+extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns);
+extern bool braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen,
+							  uint64 *ref);
+extern void braid_merger_end(BraidMerger *m);
+extern BraidRun *braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats);
+
+#endif							/* BRAID_MERGE_H */

@@ -1,0 +1,141 @@
+# 003_spill.pl
+#	MergePass spill files: they live on the chosen tablespace while a sort
+#	runs and are gone after it ends, after a cancel, after an error, after
+#	a backend crash; a full spill device gives a clear error and leaves
+#	nothing behind.
+#
+#	BRAID_TEST_DAX (a tmpfs standing in for a DAX mount) and
+#	BRAID_TEST_TINY_DAX (a tmpfs of a couple of megabytes) are mounted by
+#	scripts/test.sh; without them plain directories are used and the full
+#	device test is skipped.
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('spill');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'braidsort'
+max_parallel_workers_per_gather = 0
+jit = off
+restart_after_crash = on
+remove_temp_files_after_crash = on
+});
+$node->start;
+
+my $dax = $ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1);
+$node->safe_psql('postgres', qq{
+CREATE TABLESPACE dax LOCATION '$dax';
+CREATE TABLE t AS
+SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v, g AS id
+FROM generate_series(1, 300000) g;
+ANALYZE t;
+});
+
+# spill files: the tablespace's temporary-files directory
+sub spill_files
+{
+	my @files = glob("$dax/PG_*/pgsql_tmp/pgsql_tmp*.braid*");
+	return scalar(@files);
+}
+
+my $setup = q{SET braidsort.force = on; SET braidsort.work_mem = 1024;
+SET braidsort.spill_tablespace = dax;};
+my $slow = q{SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;};
+my $query = 'SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
+my $expected = $node->safe_psql('postgres', "SET braidsort.enable = off; $query");
+
+# a normal run: right result, files gone afterwards
+is($node->safe_psql('postgres', "$setup $query"), $expected, 'mergepass result');
+like($node->safe_psql('postgres', "$setup EXPLAIN (ANALYZE, COSTS OFF) $query"),
+	qr/Sort Method: braid mergepass/, 'plan spills');
+is(spill_files(), 0, 'no spill files after the sort');
+
+# start a slow sort in the background, wait until its files appear
+sub start_slow_sort
+{
+	my ($stdout, $stderr) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
+		  '-c', "$setup $slow SET application_name = 'slowsort'; $query" ],
+		'>', \$stdout, '2>', \$stderr);
+	my $seen = 0;
+	foreach (1 .. 600)
+	{
+		if (spill_files() > 0) { $seen = 1; last; }
+		usleep(50_000);
+	}
+	return ($h, \$stdout, \$stderr, $seen);
+}
+
+# files exist on the tablespace during the sort, and are removed at its end
+{
+	my ($h, $out, $err, $seen) = start_slow_sort();
+	ok($seen, 'spill files exist on the spill tablespace during the sort');
+	$h->finish;
+	is($$out, "$expected\n", 'slow sort result');
+	is(spill_files(), 0, 'spill files removed when the sort ends');
+}
+
+# cancel
+{
+	my ($h, $out, $err, $seen) = start_slow_sort();
+	ok($seen, 'spill files present before the cancel');
+	$node->safe_psql('postgres',
+		"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'slowsort'");
+	$h->finish;
+	like($$err, qr/canceling statement due to user request/, 'sort cancelled');
+	is(spill_files(), 0, 'spill files removed after a cancel');
+}
+
+# an error in the middle of the build, after runs were written
+{
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"$setup SELECT count(*) FROM (SELECT * FROM t ORDER BY k, 1 / (id - 250000) OFFSET 0) s");
+	like($stderr, qr/division by zero/, 'error during the build');
+	is(spill_files(), 0, 'spill files removed after an error');
+}
+
+# the error inside a subtransaction: the session goes on
+is($node->safe_psql('postgres', qq{$setup
+DO \$\$ BEGIN PERFORM count(*) FROM (SELECT * FROM t ORDER BY k, 1 / (id - 250000) OFFSET 0) s;
+EXCEPTION WHEN division_by_zero THEN NULL; END \$\$;
+SELECT count(*) FROM pg_ls_tmpdir((SELECT oid FROM pg_tablespace WHERE spcname = 'dax'));
+$query}), "0\n$expected", 'subtransaction abort removes its files; next sort is right');
+
+# a crashed backend: the server's restart removes what it left
+{
+	my ($h, $out, $err, $seen) = start_slow_sort();
+	ok($seen, 'spill files present before the crash');
+	my $pid = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE application_name = 'slowsort'");
+	kill 'KILL', $pid;
+	$h->finish;
+	$node->poll_query_until('postgres', 'SELECT 1', '1');
+	is(spill_files(), 0, 'spill files of a crashed backend removed at restart');
+}
+
+# a full device
+SKIP:
+{
+	skip 'BRAID_TEST_TINY_DAX not set (scripts/test.sh mounts a tiny tmpfs)', 4
+	  unless $ENV{BRAID_TEST_TINY_DAX};
+	my $tiny = $ENV{BRAID_TEST_TINY_DAX};
+	$node->safe_psql('postgres', "CREATE TABLESPACE tiny LOCATION '$tiny'");
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', qq{
+SET braidsort.force = on; SET braidsort.work_mem = 1024;
+SET braidsort.spill_tablespace = tiny; $query});
+	isnt($ret, 0, 'sort on a full device fails');
+	like($stderr, qr/ERROR:  could not write braidsort spill file .*No space left on device/,
+		'full device: could not write ... No space left on device');
+	like($stderr, qr/HINT:  The spill device is full/, 'full device: hint');
+	my @left = glob("$tiny/PG_*/pgsql_tmp/*");
+	is(scalar(@left), 0, 'full device: nothing left behind');
+}
+
+$node->stop;
+done_testing();
