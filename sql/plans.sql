@@ -79,8 +79,9 @@ SET braidsort.enable = off;
 EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4;
 RESET braidsort.enable;
 
--- the cost model: used only when PostgreSQL's sort would spill and the
--- IndexMap fits braidsort's budget
+-- the cost model: used only when PostgreSQL's sort would spill and
+-- braidsort's estimate is lower; an IndexMap larger than the budget is
+-- planned as a MergePass
 SET braidsort.force = off;
 EXPLAIN (COSTS OFF) SELECT * FROM longtext ORDER BY t;
 SET work_mem = '64kB';

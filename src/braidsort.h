@@ -45,6 +45,7 @@ extern void braid_exec_init(void);
 #define BRAID_PARAM_KEYLEN		0	/* bytes of key prefix per entry */
 #define BRAID_PARAM_TRUNCATES	1	/* 1 if some key may exceed keylen */
 #define BRAID_PARAM_TUPLE_WIDTH 2	/* planner's estimate of heap tuple bytes */
-#define BRAID_NUM_PARAMS		3
+#define BRAID_PARAM_EXPECT_SPILL 3	/* 1 if the IndexMap is expected to spill */
+#define BRAID_NUM_PARAMS		4
 
 #endif							/* BRAIDSORT_H */

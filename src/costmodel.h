@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * costmodel.h
- *	  When braidsort's key/TID sort is expected to beat PostgreSQL's Sort.
+ *	  When braidsort's key/TID sort is expected to beat PostgreSQL's Sort,
+ *	  and whether it is expected to spill (MergePass).
  *
  * Pure C (no PostgreSQL calls) so the decision can be unit-tested.
  *
@@ -31,7 +32,10 @@ typedef struct BraidCostInput
 
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
+extern bool braid_cost_is_onepass(const BraidCostInput *in);
 extern double braid_cost_gather_passes(const BraidCostInput *in);
+extern double braid_cost_pg_ns(const BraidCostInput *in);
+extern double braid_cost_braid_ns(const BraidCostInput *in);
 extern bool braid_cost_prefers(const BraidCostInput *in, const char **why);
 
 #endif							/* BRAID_COSTMODEL_H */

@@ -1188,13 +1188,20 @@ braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	List	   *context;
 	List	   *keys = NIL;
 	bool		useprefix = (list_length(es->rtable) > 1 || es->verbose);
+	bool		spilled;
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	for (int i = 0; i < st->nkeys; i++)
 		keys = lappend(keys, sort_key_text(st, i, context, useprefix));
 	ExplainPropertyList("Sort Key", keys, es);
-	ExplainPropertyText("Sort Method",
-						st->runs_written > 0 ? "braid mergepass" : "braid onepass", es);
+	/* with ANALYZE what happened, else what the planner expects */
+	if (es->analyze && st->sorts_done > 0)
+		spilled = st->runs_written > 0;
+	else
+		spilled = list_nth_int(list_nth(((CustomScan *) node->ss.ps.plan)->custom_private,
+										BRAID_PRIV_PARAMS),
+							   BRAID_PARAM_EXPECT_SPILL) != 0;
+	ExplainPropertyText("Sort Method", spilled ? "braid mergepass" : "braid onepass", es);
 	ExplainPropertyText("Gather Source", "heap tid", es);
 
 	if (!es->analyze || st->sorts_done == 0)

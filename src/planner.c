@@ -265,8 +265,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	cscan->custom_relids = NULL;
 	cscan->methods = &braid_sort_scan_methods;
 	cscan->custom_private = list_make5(sortops, collations, nullsfirst,
-									   list_make3_int(keylen, has_var ? 1 : 0,
-													  (int) Min(tuple_width, (double) INT_MAX)),
+									   list_make4_int(keylen, has_var ? 1 : 0,
+													  (int) Min(tuple_width, (double) INT_MAX),
+													  braid_cost_is_onepass(&cost) ? 0 : 1),
 									   keyexprs);
 	child->targetlist = child_tlist;
 

@@ -1653,19 +1653,29 @@ test_costmodel(void)
 			   "rows=BRAID_MIN_ROWS with spill and fitting map should accept (why=%s)",
 			   why ? why : "NULL");
 
-	/* IndexMap over budget; exact fit is accepted */
+	/* IndexMap over budget: MergePass expected, still accepted when cheap */
 	in = accepting_input();
-	in.budget_bytes = in.rows * in.entry_bytes - 1;
-	why = NULL;
-	check_that(&c, !braid_cost_prefers(&in, &why),
-			   "IndexMap %g bytes over budget %g should decline",
-			   in.rows * in.entry_bytes, in.budget_bytes);
-	check_that(&c, why != NULL && why[0] != '\0', "over budget: no reason given");
-	why_budget = why;
 	in.budget_bytes = in.rows * in.entry_bytes;
+	check_that(&c, braid_cost_is_onepass(&in), "IndexMap exactly at budget is OnePass");
+	in.budget_bytes = in.rows * in.entry_bytes - 1;
+	check_that(&c, !braid_cost_is_onepass(&in), "IndexMap over budget is MergePass");
+	check_that(&c, braid_cost_braid_ns(&in) > in.rows * 280.0,
+			   "MergePass should cost more than OnePass per row");
 	why = NULL;
 	check_that(&c, braid_cost_prefers(&in, &why),
-			   "IndexMap exactly at budget should accept (why=%s)", why ? why : "NULL");
+			   "over-budget IndexMap of a cached table should be accepted (why=%s)",
+			   why ? why : "NULL");
+
+	/* over budget, uncached table, tiny budget: too many gather rereads */
+	in.table_pages = in.rows * in.tuple_bytes / 8192.0;
+	in.table_cached = false;
+	in.budget_bytes = 1024.0 * 1024;
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why),
+			   "uncached table with %g gather passes should decline",
+			   braid_cost_gather_passes(&in));
+	check_that(&c, why != NULL && why[0] != '\0', "rereads: no reason given");
+	why_budget = why;
 
 	/* PostgreSQL's sort fits in sort_mem: decline, also at equality */
 	in = accepting_input();
@@ -1700,7 +1710,7 @@ test_costmodel(void)
 			   why_rows ? why_rows : "NULL", why_budget ? why_budget : "NULL",
 			   why_fits ? why_fits : "NULL");
 
-	check_report(&c, "costmodel: declines on few rows, over-budget map, PG sort fitting; accepts on spill");
+	check_report(&c, "costmodel: declines on few rows, costly rereads, PG sort fitting; accepts on spill");
 
 	/* random sweep against the specification */
 	check_init(&c);
@@ -1716,9 +1726,11 @@ test_costmodel(void)
 		in.entry_bytes = (double) (16 + rng_below(64));
 		in.budget_bytes = (double) rng_below(UINT64_C(1) << 34);
 		in.sort_mem_bytes = (double) rng_below(UINT64_C(1) << 34);
+		in.table_pages = (double) rng_below(4) == 0 ? 0 : (double) rng_below(1000000);
+		in.table_cached = rng_below(2) == 0;
 		expect = in.rows >= BRAID_MIN_ROWS &&
-			in.rows * in.entry_bytes <= in.budget_bytes &&
-			braid_cost_pg_sort_bytes(&in) > in.sort_mem_bytes;
+			braid_cost_pg_sort_bytes(&in) > in.sort_mem_bytes &&
+			braid_cost_braid_ns(&in) < braid_cost_pg_ns(&in);
 		why = NULL;
 		got = braid_cost_prefers(&in, &why);
 		check_that(&c, got == expect,
@@ -1729,7 +1741,7 @@ test_costmodel(void)
 			check_that(&c, why != NULL && why[0] != '\0',
 					   "declined without a reason (rows=%g)", in.rows);
 	}
-	check_report(&c, "costmodel: random sweep agrees with rows/budget/spill rule, reason on every decline");
+	check_report(&c, "costmodel: random sweep agrees with rows/spill/time rule, reason on every decline");
 }
 
 /* count_interrupt_checks: interrupt hook that counts its calls. */
@@ -1823,8 +1835,9 @@ test_costmodel_reread(void)
 			   "wide uncached table with %g passes was accepted",
 			   braid_cost_gather_passes(&in));
 
-	/* the same sort over a cached table has no rereads to pay for */
+	/* a cached table only pays cheap page revisits, when batches are few */
 	in.table_cached = true;
+	in.budget_bytes = 1024.0 * 1024 * 1024;
 	why = NULL;
 	check_that(&c, braid_cost_prefers(&in, &why),
 			   "cached table declined (%s)", why ? why : "NULL");
