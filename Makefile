@@ -13,7 +13,8 @@ OBJS = \
 	src/indexmap.o \
 	src/keys.o \
 	src/merge.o \
-	src/planner.o
+	src/planner.o \
+	src/valuelog.o
 
 EXTENSION = braidsort
 DATA = braidsort--0.1.sql
@@ -22,7 +23,7 @@ PGFILEDESC = "braidsort - key/TID sorts with late gather"
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -lpmem
 
-REGRESS = setup types plans exec_contract mergepass keys_property
+REGRESS = setup types plans exec_contract mergepass valuelog keys_property
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 

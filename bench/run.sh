@@ -1,13 +1,35 @@
 #!/usr/bin/env bash
 #
-# bench/run.sh -- OnePass benchmark: PostgreSQL's Sort vs. braidsort's
+# bench/run.sh -- braidsort benchmarks: PostgreSQL's Sort vs. braidsort's
 #                 "Custom Scan (BraidSort)" on a sortbenchmark-shaped table.
 #
 # Usage (must be run as root; the server itself runs as the `postgres` user):
 #
-#     sudo bash bench/run.sh            # full run (5M rows, 5 reps)
+#     sudo bash bench/run.sh            # OnePass run (the default; 5M rows, 5 reps)
 #     sudo bash bench/run.sh --quick    # smoke run (200k rows, 2 reps, 4MB work_mem)
 #     sudo ROWS=10000000 TMPFS_SIZE=4G bash bench/run.sh
+#     sudo bash bench/run.sh --spill    # MergePass run: work_mem 16MB, both systems spill
+#     sudo ROWS=20000000 bash bench/run.sh --spill
+#     sudo bash bench/run.sh --sweep    # value-size sweep (PAYLOADS), WiscSort Fig. 8 style
+#
+# Modes (--onepass / --spill / --sweep, or MODE=onepass|spill|sweep):
+#   onepass (default)  work_mem large enough for braidsort's IndexMap, too small
+#                      for PostgreSQL's tuples; configs A and B; writes
+#                      results/onepass-YYYYMMDD-HHMMSS.md
+#   spill              work_mem 16MB for both systems: PostgreSQL does an
+#                      external merge, braidsort spills sorted runs of
+#                      <key, ref> to braidsort.spill_tablespace and merges them
+#                      ("Sort Method: braid mergepass", checked; aborts if not).
+#                      Records per run the time and the bytes written to the
+#                      spill device (braidsort: "Device Bytes Written";
+#                      PostgreSQL: pg_stat_database.temp_bytes delta and the
+#                      Sort's "Disk: NkB"). Config A only unless CONFIGS="A B".
+#                      Writes results/spill-YYYYMMDD-HHMMSS.md
+#   sweep              value-size sweep: for each PAYLOAD in PAYLOADS, 2M rows,
+#                      work_mem 16MB, braidsort forced, config A (table cached);
+#                      plus one run per payload with braidsort.force = off,
+#                      recording whether the planner chose BraidSort or Sort
+#                      (and why it declined). Writes results/sweep-YYYYMMDD-HHMMSS.md
 #
 # What it does:
 #   * creates a throwaway cluster (initdb --no-locale -E UTF8) in a temp
@@ -17,10 +39,11 @@
 #   * mounts a tmpfs (standing in for a DAX mount; falls back to a directory
 #     under /dev/shm if mounting is not permitted), creates tablespace
 #     braid_dax on it and sets temp_tablespaces = 'braid_dax' so that
-#     PostgreSQL's external sort (and braidsort's fallback) spill there;
+#     PostgreSQL's external sort (and braidsort's spill files) go there; in
+#     the spill and sweep modes also braidsort.spill_tablespace = 'braid_dax';
 #   * loads sortbench(k bytea, v bytea): ROWS rows, 10-byte random key,
 #     PAYLOAD-byte value; VACUUM ANALYZE; warms it (count(*), pg_prewarm);
-#   * for shared_buffers = SB_LARGE (config A) and SB_SMALL (config B),
+#   * onepass: for shared_buffers = SB_LARGE (config A) and SB_SMALL (config B),
 #     restarting the server in between, runs
 #         EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) SELECT * FROM sortbench ORDER BY k
 #     alternately with braidsort off (PostgreSQL's Sort) and with
@@ -28,25 +51,35 @@
 #     same work_mem, after one untimed warm-up run of each (the warm-up is a
 #     full EXPLAIN (ANALYZE, BUFFERS) that is kept for the results file,
 #     together with the pg_stat_database.temp_bytes delta it caused);
+#     the spill and sweep modes do the same (per config / per payload) and
+#     also record each run's temp_bytes delta and braidsort's device counters;
 #   * checks every plan (BraidSort when on, a plain Sort when off), computes
-#     medians and the speed-up pg/braid, prints a table and writes
-#     bench/results/onepass-YYYYMMDD-HHMMSS.md.
+#     medians and the speed-up pg/braid, prints a table and writes the
+#     results file.
 #   * On exit (success, error or Ctrl-C) stops the server, unmounts the
 #     tmpfs and removes every temporary directory.
 #
-# Environment (defaults in brackets):
+# Environment (defaults in brackets; "spill:"/"sweep:" where those modes differ):
+#   MODE [onepass]           onepass, spill or sweep (same as --onepass/--spill/--sweep)
 #   BENCH_PORT [5488]        port number (names the unix socket; no TCP)
-#   ROWS [5000000]           rows in sortbench            (--quick: 200000)
-#   PAYLOAD [90]             bytes in v
-#   REPS [5]                 timed runs per system/config (--quick: 2)
-#   WORK_MEM [128MB]         work_mem for both systems    (--quick: 4MB)
+#   ROWS [5000000]           rows in sortbench            (sweep: 2000000; --quick: 200000)
+#   PAYLOAD [90]             bytes in v                   (not used by sweep)
+#   PAYLOADS ["10 50 90 500"] sweep: the payload sizes, in bytes
+#   REPS [5]                 timed runs per system/config (sweep: 3; --quick: 2)
+#   WORK_MEM [128MB]         work_mem for both systems    (spill, sweep: 16MB; --quick: 4MB)
 #   SB_LARGE [2GB]           shared_buffers of config A (should hold the table)
+#                            (spill, sweep: computed from ROWS/PAYLOAD(S): at least 2GB
+#                            and twice the estimated heap, so that braidsort's planner,
+#                            too, treats the table as cached)
 #   SB_SMALL [128MB]         shared_buffers of config B (PostgreSQL's default)
+#   CONFIGS ["A B"]          configurations to run        (spill: "A"; sweep: always A)
 #   TMPFS_SIZE [2G]          size of the tmpfs ("DAX") mount
+#                            (spill, sweep: computed from ROWS/PAYLOAD(S): table +
+#                            1.25 x PostgreSQL's temp files + 256MB)
 #   TABLE_TABLESPACE [braid_dax]  tablespace of sortbench (pg_default = cluster dir)
 #   PGBIN [/usr/lib/postgresql/15/bin]
 #   RESULTS_DIR [<script dir>/results]
-# Explicitly set environment variables win over --quick's values.
+# Explicitly set environment variables win over --quick's and the modes' values.
 #
 set -euo pipefail
 shopt -s inherit_errexit

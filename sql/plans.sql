@@ -61,12 +61,12 @@ SELECT check_sort('SELECT * FROM par_t WHERE id < 1000 ORDER BY t');
 RESET force_parallel_mode;
 RESET max_parallel_workers_per_gather;
 
--- declined: input is not a heap scan
+-- input is not a heap scan: rows are kept in a value log
 EXPLAIN (COSTS OFF)
 SELECT a.id FROM alltypes a JOIN dom_t d ON a.i4 = d.a ORDER BY a.tx;
 EXPLAIN (COSTS OFF)
 SELECT * FROM generate_series(1, 10) g ORDER BY g DESC;
--- declined: volatile output (re-evaluated at gather time)
+-- volatile output: not evaluated again at gather time, kept in a value log
 EXPLAIN (COSTS OFF) SELECT id, random() > 2 FROM alltypes ORDER BY 2, id;
 -- declined: row locks
 EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4 FOR UPDATE;

@@ -41,11 +41,17 @@ extern void braid_exec_init(void);
 #define BRAID_PRIV_NULLSFIRST	2	/* int list: nulls first flags */
 #define BRAID_PRIV_PARAMS		3	/* int list: see BRAID_PARAM_* */
 #define BRAID_PRIV_KEYEXPRS		4	/* List of key expressions (for EXPLAIN) */
+#define BRAID_PRIV_KEYCOLS		5	/* int list: input column of each key */
 
 #define BRAID_PARAM_KEYLEN		0	/* bytes of key prefix per entry */
 #define BRAID_PARAM_TRUNCATES	1	/* 1 if some key may exceed keylen */
 #define BRAID_PARAM_TUPLE_WIDTH 2	/* planner's estimate of heap tuple bytes */
 #define BRAID_PARAM_EXPECT_SPILL 3	/* 1 if the IndexMap is expected to spill */
-#define BRAID_NUM_PARAMS		4
+#define BRAID_PARAM_MODE		4	/* BRAID_MODE_* */
+#define BRAID_NUM_PARAMS		5
+
+/* How the node gets whole rows back after sorting. */
+#define BRAID_MODE_HEAP_TID		0	/* refetch from the table by TID */
+#define BRAID_MODE_VALUE_LOG	1	/* read from the value log by offset */
 
 #endif							/* BRAIDSORT_H */

@@ -25,6 +25,12 @@
  *			(8 bytes a row) to a file the gather reads by position.
  *			Values are never written.
  *
+ * VALUE LOG	when the input is not a heap scan (heap_tid_input in planner.c)
+ *			the child is the node's outer plan, each input row is appended
+ *			to a value log (valuelog.c) and the IndexMap points into it;
+ *			rows are emitted straight from the log, projecting the Sort's
+ *			target list.
+ *
  * Positions follow tuplesort's conventions (current = index after the last
  * row returned, plus an eof flag), which gives backward scans, mark/restore
  * and rewinds for free: any position maps to a batch, which is reloaded if
@@ -60,6 +66,7 @@
 #include "indexmap.h"
 #include "keys.h"
 #include "merge.h"
+#include "valuelog.h"
 
 /* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
 #define BRAID_MAX_BATCH_ROWS (1 << 22)
@@ -95,6 +102,8 @@ typedef struct BraidSortState
 	CustomScanState css;
 
 	/* from the plan */
+	bool		value_log;		/* BRAID_MODE_VALUE_LOG */
+	AttrNumber *keycols;		/* value log: input column of each key */
 	int			nkeys;
 	BraidKeyColumn *keys;
 	List	   *keyexprs;
@@ -110,6 +119,10 @@ typedef struct BraidSortState
 	size_t		batch_bytes;
 
 	PlanState  *child;
+	TupleTableSlot *log_slot;	/* value log: the row being emitted */
+	BraidValueLog vlog;
+	Datum	   *keyvals;		/* value log: key columns of one row */
+	bool	   *keynulls;
 	MemoryContext sortcxt;		/* IndexMap, overflow, runs: per sort */
 	MemoryContext gathercxt;	/* gather buffers: per node */
 
@@ -456,8 +469,11 @@ grow_entries(BraidSortState *st)
 	size_t		limit;
 	size_t		newcap;
 
-	/* keys that may outgrow their prefix leave half the budget to them */
-	if (st->may_truncate)
+	/*
+	 * Keys that may outgrow their prefix leave half the budget to their full
+	 * encodings; a value log keeps rows in the other half until it spills.
+	 */
+	if (st->may_truncate || st->value_log)
 		room = Min(room, st->budget / 2);
 	limit = room / st->stride;
 
@@ -554,6 +570,9 @@ compact_to_refs(BraidSortState *st)
 		pfree(st->ovf.arena);
 	memset(&st->ovf, 0, sizeof(st->ovf));
 
+	if (st->value_log)
+		return;					/* rows are read in place: no gather arena */
+
 	/* arena: up to gather_batch, within what the budget leaves */
 	used = MAXALIGN(n * sizeof(uint64));
 	want = Min((size_t) braid_gather_batch * 1024,
@@ -642,7 +661,7 @@ merge_runs(BraidSortState *st)
 		st->nrows = n;
 	}
 	else
-		st->nrows = -1;			/* known when the stream ends */
+		st->nrows = n;
 	MemoryContextSwitchTo(old);
 }
 
@@ -671,6 +690,26 @@ build_and_sort(BraidSortState *st)
 		if (TupIsNull(slot))
 			break;
 
+		if (st->value_log)
+		{
+			bool		should_free;
+			MinimalTuple tuple;
+
+			/* keep the whole row in the value log, keys in the IndexMap */
+			old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+			tuple = ExecFetchSlotMinimalTuple(slot, &should_free);
+			ref = braid_vlog_append(&st->vlog, tuple);
+			for (int i = 0; i < st->nkeys; i++)
+				st->keyvals[i] = slot_getattr(slot, st->keycols[i], &st->keynulls[i]);
+			len = braid_encode_key(st->keys, st->nkeys, st->keyvals,
+								   st->keynulls, &st->keybuf);
+			add_entry(st, st->keybuf.data, len, ref);
+			MemoryContextSwitchTo(old);
+			st->rows_built++;
+			ResetExprContext(econtext);
+			continue;
+		}
+
 		/* TID and length of the heap tuple the child just returned */
 		scanslot = ((ScanState *) st->child)->ss_ScanTupleSlot;
 		if (!TTS_IS_BUFFERTUPLE(scanslot) && !TTS_IS_HEAPTUPLE(scanslot))
@@ -693,6 +732,8 @@ build_and_sort(BraidSortState *st)
 		ResetExprContext(econtext);
 	}
 	braid_gather_reset(&st->gather);
+	if (st->value_log)
+		braid_vlog_finish(&st->vlog);
 	if (st->runs != NIL)
 	{
 		/* MergePass: the rest becomes the last run, then merge */
@@ -764,6 +805,8 @@ reset_sort(BraidSortState *st)
 {
 	release_spill(st);
 	braid_gather_reset(&st->gather);
+	if (st->value_log)
+		braid_vlog_reset(&st->vlog);
 	MemoryContextReset(st->sortcxt);
 	st->entries = NULL;
 	st->refs = NULL;
@@ -1005,17 +1048,7 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	st->batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->budget),
 						  BRAID_MIN_ARENA);
 
-	/* The child is read once, forward; this node provides rewind etc. */
-	st->child = ExecInitNode(linitial(cscan->custom_plans), estate,
-							 eflags & ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK));
-	node->custom_ps = list_make1(st->child);
-
-	/*
-	 * Refetched tuples are stored as heap tuples; rebuild the projection
-	 * for that slot type (ExecInitCustomScan assumed a virtual one).
-	 */
-	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel), &TTSOpsHeapTuple);
-	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+	st->value_log = list_nth_int(params, BRAID_PARAM_MODE) == BRAID_MODE_VALUE_LOG;
 
 	st->sortcxt = AllocSetContextCreate(CurrentMemoryContext, "BraidSort IndexMap",
 										ALLOCSET_DEFAULT_SIZES);
@@ -1025,7 +1058,83 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	st->keybuf.data = palloc(st->keybuf.cap);
 	st->batch_cap = 64;
 	st->batch_start = palloc(sizeof(int64) * st->batch_cap);
-	braid_gather_begin(&st->gather, rel, st->gathercxt);
+
+	/* the child is read once, forward; this node provides rewind etc. */
+	eflags &= ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	if (st->value_log)
+	{
+		List	   *keycols = list_nth(cscan->custom_private, BRAID_PRIV_KEYCOLS);
+
+		/*
+		 * The child is the outer plan and the target list references its
+		 * columns, which come from the value log: project from a minimal
+		 * tuple slot in the outer position.
+		 */
+		st->child = ExecInitNode(outerPlan(cscan), estate, eflags);
+		outerPlanState(node) = st->child;
+		st->log_slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
+											  &TTSOpsMinimalTuple);
+		node->ss.ps.outerops = &TTSOpsMinimalTuple;
+		node->ss.ps.outeropsfixed = true;
+		node->ss.ps.outeropsset = true;
+		ExecAssignProjectionInfo(&node->ss.ps, NULL);
+
+		st->keycols = palloc(sizeof(AttrNumber) * st->nkeys);
+		for (i = 0; i < st->nkeys; i++)
+			st->keycols[i] = (AttrNumber) list_nth_int(keycols, i);
+		st->keyvals = palloc(sizeof(Datum) * st->nkeys);
+		st->keynulls = palloc(sizeof(bool) * st->nkeys);
+		braid_vlog_init(&st->vlog,
+						AllocSetContextCreate(CurrentMemoryContext, "BraidSort value log",
+											  ALLOCSET_DEFAULT_SIZES),
+						st->budget / 2, &st->device);
+	}
+	else
+	{
+		st->child = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
+		node->custom_ps = list_make1(st->child);
+
+		/*
+		 * Refetched tuples are stored as heap tuples; rebuild the projection
+		 * for that slot type (ExecInitCustomScan assumed a virtual one).
+		 */
+		ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel), &TTSOpsHeapTuple);
+		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+		braid_gather_begin(&st->gather, rel, st->gathercxt);
+	}
+}
+
+/*
+ * emit_from_log
+ *		Value log mode: the row at sort position pos, projected.
+ */
+static TupleTableSlot *
+emit_from_log(BraidSortState *st, int64 pos)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	uint64		ref;
+
+	if (st->merger)
+	{
+		const uint8 *key;
+		uint32		keylen;
+
+		/* a streaming merge is only ever read forward, one row at a time */
+		if (!braid_merger_next(st->merger, &key, &keylen, &ref))
+			elog(ERROR, "braidsort: merged stream ended at row " INT64_FORMAT, pos);
+	}
+	else
+	{
+		ref = st->refs[pos];
+		if (st->refs_run)
+			braid_spill_note_read(st->refs_run->file, pos * sizeof(uint64),
+								  (pos + 1) * sizeof(uint64));
+	}
+	ExecStoreMinimalTuple(braid_vlog_get(&st->vlog, ref & ~BRAID_REF_TRUNCATED),
+						  st->log_slot, false);
+	ResetExprContext(econtext);
+	econtext->ecxt_outertuple = st->log_slot;
+	return ExecProject(st->css.ss.ps.ps_ProjInfo);
 }
 
 /*
@@ -1050,6 +1159,8 @@ braid_exec(CustomScanState *node)
 			st->eof_reached = true;
 			return NULL;
 		}
+		if (st->value_log)
+			return emit_from_log(st, st->current++);
 		if (!position_batch(st, st->current))
 		{
 			st->eof_reached = true;
@@ -1070,6 +1181,8 @@ braid_exec(CustomScanState *node)
 				return NULL;
 		}
 		pos = st->current - 1;
+		if (st->value_log)
+			return emit_from_log(st, pos);
 		if (!position_batch(st, pos))
 			elog(ERROR, "braidsort: position " INT64_FORMAT " is past the end", pos);
 	}
@@ -1092,7 +1205,10 @@ braid_end(CustomScanState *node)
 	BraidSortState *st = (BraidSortState *) node;
 
 	release_spill(st);
-	braid_gather_end(&st->gather);
+	if (st->value_log)
+		braid_vlog_reset(&st->vlog);
+	else
+		braid_gather_end(&st->gather);
 	ExecEndNode(st->child);
 }
 
@@ -1202,7 +1318,12 @@ braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 										BRAID_PRIV_PARAMS),
 							   BRAID_PARAM_EXPECT_SPILL) != 0;
 	ExplainPropertyText("Sort Method", spilled ? "braid mergepass" : "braid onepass", es);
-	ExplainPropertyText("Gather Source", "heap tid", es);
+	if (!st->value_log)
+		ExplainPropertyText("Gather Source", "heap tid", es);
+	else if (es->analyze && st->sorts_done > 0 && !st->vlog.on_device)
+		ExplainPropertyText("Gather Source", "memory", es);
+	else
+		ExplainPropertyText("Gather Source", "value log", es);
 
 	if (!es->analyze || st->sorts_done == 0)
 		return;

@@ -34,6 +34,7 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "executor/tuptable.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
 #include "miscadmin.h"
@@ -78,22 +79,84 @@ estimate_value_bytes(Expr *expr, Oid relid)
 }
 
 /*
+ * heap_tid_input
+ *		Can the Sort's input be refetched by heap TID?  True for a sequential,
+ *		index or bitmap heap scan of a heap table whose output has no volatile
+ *		functions or subplans (it is evaluated again at gather time).  Sets
+ *		*relid, *table_pages and *table_cached; otherwise *why says why not.
+ */
+static bool
+heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
+			   bool *table_cached, char **why)
+{
+	RangeTblEntry *rte;
+	Relation	rel;
+	bool		is_heap;
+
+	if (!IsA(child, SeqScan) && !IsA(child, BitmapHeapScan) &&
+		!(IsA(child, IndexScan) && ((IndexScan *) child)->indexorderby == NIL))
+	{
+		*why = "input is not a sequential, index or bitmap heap scan";
+		return false;
+	}
+	rte = rt_fetch(((Scan *) child)->scanrelid, stmt->rtable);
+	if (rte->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+	{
+		*why = "input is not a plain table";
+		return false;
+	}
+	if (contain_volatile_functions((Node *) child->targetlist))
+	{
+		*why = "output has volatile functions";
+		return false;
+	}
+	if (contain_subplans((Node *) child->targetlist))
+	{
+		*why = "output has subplans";
+		return false;
+	}
+	rel = table_open(rte->relid, NoLock);
+	is_heap = (rel->rd_rel->relam == HEAP_TABLE_AM_OID);
+	*table_pages = (double) RelationGetNumberOfBlocks(rel);
+	*table_cached = RelationUsesLocalBuffers(rel) ||
+		*table_pages <= (double) (NBuffers / 2);
+	table_close(rel, NoLock);
+	if (!is_heap)
+	{
+		*why = "table does not use the heap access method";
+		return false;
+	}
+	*relid = rte->relid;
+	return true;
+}
+
+/*
  * try_braid_sort
  *		Return a BraidSort CustomScan replacing "sort", or NULL to leave the
  *		Sort alone.  *why is set to the reason for declining.
+ *
+ * Two forms.  Over a heap scan (heap_tid_input), the scan is narrowed to the
+ * sort keys and the node refetches whole rows by TID, evaluating the scan's
+ * original target list on them (scanrelid is the table; the child is in
+ * custom_plans).  Over anything else, the node keeps each input row in a
+ * value log and the IndexMap points into it: the child stays as the node's
+ * outer plan and the node's target list is the Sort's, referencing it.
  */
 static Plan *
 try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 {
 	Plan	   *child = outerPlan(sort);
-	Scan	   *scan;
-	RangeTblEntry *rte;
-	Relation	rel;
-	bool		is_heap;
+	Oid			relid = InvalidOid;
+	double		table_pages = 0;
+	bool		table_cached = true;
+	bool		by_tid;
+	char	   *tid_why = NULL;
 	List	   *sortops = NIL,
 			   *collations = NIL,
 			   *nullsfirst = NIL,
 			   *keyexprs = NIL,
+			   *keycols = NIL,
 			   *child_tlist = NIL,
 			   *output_tlist = NIL;
 	ListCell   *lc;
@@ -102,8 +165,6 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	bool		has_var = false;
 	int			keylen;
 	double		tuple_width;
-	double		table_pages;
-	bool		table_cached;
 	BraidCostInput cost;
 	CustomScan *cscan;
 
@@ -112,46 +173,14 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 		*why = "no input plan";
 		return NULL;
 	}
-	if (!IsA(child, SeqScan) && !IsA(child, BitmapHeapScan) &&
-		!(IsA(child, IndexScan) && ((IndexScan *) child)->indexorderby == NIL))
-	{
-		*why = "input is not a sequential, index or bitmap heap scan";
-		return NULL;
-	}
-	scan = (Scan *) child;
-	rte = rt_fetch(scan->scanrelid, stmt->rtable);
-	if (rte->rtekind != RTE_RELATION ||
-		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
-	{
-		*why = "input is not a plain table";
-		return NULL;
-	}
-	rel = table_open(rte->relid, NoLock);
-	is_heap = (rel->rd_rel->relam == HEAP_TABLE_AM_OID);
-	table_pages = (double) RelationGetNumberOfBlocks(rel);
-	table_cached = RelationUsesLocalBuffers(rel) ||
-		table_pages <= (double) (NBuffers / 2);
-	table_close(rel, NoLock);
-	if (!is_heap)
-	{
-		*why = "table does not use the heap access method";
-		return NULL;
-	}
-	if (contain_volatile_functions((Node *) child->targetlist))
-	{
-		*why = "output has volatile functions";
-		return NULL;
-	}
-	if (contain_subplans((Node *) child->targetlist))
-	{
-		*why = "output has subplans";
-		return NULL;
-	}
+	by_tid = heap_tid_input(stmt, child, &relid, &table_pages, &table_cached, &tid_why);
+	if (!by_tid)
+		elog(DEBUG1, "braidsort: rows go to a value log: %s", tid_why);
 
 	/*
-	 * The node's output is the Sort's: the Sort's target list (references to
-	 * the child's outputs, with the Sort's resjunk markings) with each
-	 * reference replaced by the child's expression over the table.
+	 * The node's output is the Sort's target list (references to the child's
+	 * outputs, with the Sort's resjunk markings); refetching by TID, each
+	 * reference is replaced by the child's expression over the table.
 	 */
 	foreach(lc, sort->plan.targetlist)
 	{
@@ -173,18 +202,24 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 			return NULL;
 		}
 		tle = flatCopyTargetEntry(stle);
-		tle->expr = copyObject(ctle->expr);
+		tle->expr = by_tid ? copyObject(ctle->expr) : copyObject(stle->expr);
 		output_tlist = lappend(output_tlist, tle);
 	}
 
 	for (int i = 0; i < sort->numCols; i++)
 	{
+		TargetEntry *stle = get_tle_by_resno(sort->plan.targetlist, sort->sortColIdx[i]);
 		TargetEntry *tle = get_tle_by_resno(child->targetlist, sort->sortColIdx[i]);
 		BraidKeyColumn col;
 		int			width;
 
-		if (tle == NULL)
+		if (tle == NULL || stle == NULL)
 			elog(ERROR, "braidsort: no target list entry for sort key %d", i + 1);
+		if (!by_tid && (!IsA(stle->expr, Var) || ((Var *) stle->expr)->varno != OUTER_VAR))
+		{
+			*why = "sort key is not a column of the input";
+			return NULL;
+		}
 		if (!braid_key_column_for(sort->sortOperators[i], sort->collations[i],
 								  sort->nullsFirst[i], &col, why))
 			return NULL;
@@ -195,12 +230,13 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 		else
 		{
 			has_var = true;
-			var_bytes += 1 + estimate_value_bytes(tle->expr, rte->relid);
+			var_bytes += 1 + estimate_value_bytes(tle->expr, relid);
 		}
 		sortops = lappend_oid(sortops, sort->sortOperators[i]);
 		collations = lappend_oid(collations, sort->collations[i]);
 		nullsfirst = lappend_int(nullsfirst, sort->nullsFirst[i]);
-		keyexprs = lappend(keyexprs, copyObject(tle->expr));
+		keycols = lappend_int(keycols, sort->sortColIdx[i]);
+		keyexprs = lappend(keyexprs, copyObject(by_tid ? tle->expr : stle->expr));
 		child_tlist = lappend(child_tlist,
 							  makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
 	}
@@ -228,8 +264,11 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 		return NULL;
 	}
 
-	tuple_width = get_relation_data_width(rte->relid, NULL) +
-		MAXALIGN(SizeofHeapTupleHeader);
+	if (by_tid)
+		tuple_width = get_relation_data_width(relid, NULL) +
+			MAXALIGN(SizeofHeapTupleHeader);
+	else
+		tuple_width = MAXALIGN(sort->plan.plan_width + SizeofMinimalTupleHeader);
 
 	cost.rows = sort->plan.plan_rows;
 	cost.sort_width = sort->plan.plan_width;
@@ -237,12 +276,11 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	cost.entry_bytes = keylen + BRAID_REF_BYTES;
 	cost.budget_bytes = (double) braid_budget_bytes();
 	cost.sort_mem_bytes = (double) work_mem * 1024.0;
-	cost.table_pages = table_pages;
+	cost.table_pages = table_pages;		/* 0 for a value log: no gather passes */
 	cost.table_cached = table_cached;
 	if (!braid_force && !braid_cost_prefers(&cost, (const char **) why))
 		return NULL;
 
-	/* Narrow the scan to the keys: the rest is refetched at gather time. */
 	cscan = makeNode(CustomScan);
 	cscan->scan.plan.startup_cost = sort->plan.startup_cost;
 	cscan->scan.plan.total_cost = sort->plan.total_cost;
@@ -257,19 +295,31 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	cscan->scan.plan.initPlan = sort->plan.initPlan;
 	cscan->scan.plan.extParam = bms_copy(sort->plan.extParam);
 	cscan->scan.plan.allParam = bms_copy(sort->plan.allParam);
-	cscan->scan.scanrelid = scan->scanrelid;
 	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
-	cscan->custom_plans = list_make1(child);
 	cscan->custom_exprs = NIL;
 	cscan->custom_scan_tlist = NIL;
 	cscan->custom_relids = NULL;
 	cscan->methods = &braid_sort_scan_methods;
 	cscan->custom_private = list_make5(sortops, collations, nullsfirst,
-									   list_make4_int(keylen, has_var ? 1 : 0,
+									   list_make5_int(keylen, has_var ? 1 : 0,
 													  (int) Min(tuple_width, (double) INT_MAX),
-													  braid_cost_is_onepass(&cost) ? 0 : 1),
+													  braid_cost_is_onepass(&cost) ? 0 : 1,
+													  by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG),
 									   keyexprs);
-	child->targetlist = child_tlist;
+	cscan->custom_private = lappend(cscan->custom_private, keycols);
+	if (by_tid)
+	{
+		/* narrow the scan to the keys: the rest is refetched at gather time */
+		cscan->scan.scanrelid = ((Scan *) child)->scanrelid;
+		cscan->custom_plans = list_make1(child);
+		child->targetlist = child_tlist;
+	}
+	else
+	{
+		cscan->scan.scanrelid = 0;
+		cscan->custom_plans = NIL;
+		outerPlan(cscan) = child;
+	}
 
 	return (Plan *) cscan;
 }

@@ -1,0 +1,81 @@
+--
+-- valuelog: Sorts whose input is not a heap scan keep each input row in a
+-- value log (in memory while small, on the spill device beyond that) and
+-- emit rows straight from it.  Every kind of Sort, braidsort forced on vs
+-- off.
+--
+SET braidsort.force = on;
+
+-- ORDER BY over joins, aggregates, function scans, subqueries, CTEs
+EXPLAIN (COSTS OFF)
+SELECT a.id, d.b FROM alltypes a JOIN dom_t d ON a.i4 % 1000 + 1 = d.a ORDER BY a.tx, a.id, d.b;
+SELECT check_sort('SELECT a.id, d.b FROM alltypes a JOIN dom_t d ON a.i4 % 1000 + 1 = d.a ORDER BY a.tx, a.id, d.b');
+SELECT check_sort('SELECT i2 % 7, count(*), sum(i8) FROM alltypes GROUP BY 1 ORDER BY 1');
+SELECT check_sort('SELECT g, g % 3 FROM generate_series(1, 20000) g ORDER BY g % 3, g DESC');
+SELECT check_sort('SELECT * FROM (SELECT tx, count(*) c FROM alltypes GROUP BY tx) s ORDER BY c DESC, tx');
+SELECT check_sort('WITH w AS MATERIALIZED (SELECT id, tx FROM alltypes WHERE id % 2 = 0) SELECT * FROM w ORDER BY tx DESC, id');
+-- volatile output: the value is kept, not computed again
+SELECT check_sort('SELECT id, random() > 2 FROM alltypes ORDER BY 2, id');
+SELECT check_sort('SELECT id, (SELECT max(b) FROM dom_t WHERE a = alltypes.id) m FROM alltypes ORDER BY m NULLS FIRST, id');
+
+-- sorts for GROUP BY, DISTINCT, window functions, set operations
+SET enable_hashagg = off;
+EXPLAIN (COSTS OFF) SELECT tx, count(*) FROM alltypes GROUP BY tx HAVING count(*) > 3;
+SELECT check_rows('SELECT tx, count(*) FROM alltypes GROUP BY tx HAVING count(*) > 3');
+SELECT check_rows('SELECT DISTINCT bp, b FROM alltypes');
+SELECT check_sort('SELECT DISTINCT tx FROM alltypes ORDER BY tx');
+SELECT check_rows('SELECT tx FROM alltypes UNION SELECT b FROM dom_t');
+SELECT check_rows('SELECT i4 FROM alltypes INTERSECT SELECT a FROM dom_t');
+RESET enable_hashagg;
+SELECT check_rows('SELECT id, rank() OVER (PARTITION BY b ORDER BY i4), sum(i2) OVER (ORDER BY tx, id) FROM alltypes');
+SELECT check_sort('SELECT tx, rank() OVER (PARTITION BY b ORDER BY i4, id) r FROM alltypes ORDER BY 1, 2');
+
+-- merge joins over non-scan inputs
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT check_rows($q$
+	SELECT s.k, d.b FROM (SELECT i4 % 1000 + 1 AS k FROM alltypes GROUP BY 1) s
+	JOIN dom_t d ON s.k = d.a
+$q$);
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
+-- rescans with changing parameters: a correlated subplan over an aggregate
+SELECT check_sort($q$
+	SELECT id, (SELECT string_agg(x, ',') FROM
+				 (SELECT b || count(*) x FROM dom_t WHERE a <= alltypes.id % 40 + 1
+				  GROUP BY b ORDER BY 1) s)
+	FROM alltypes WHERE id <= 60 ORDER BY id
+$q$);
+
+-- backward scans
+SELECT check_cursor('SELECT g, md5(g::text) FROM generate_series(1, 20000) g ORDER BY 2',
+	ARRAY['abs 4000', 'prior', 'rel -1000', 'last', 'first', 'fwd 10000', 'prior',
+		  'back 3000', 'next']);
+
+-- parallel: sorts in workers over partial aggregates
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET enable_hashagg = off;
+EXPLAIN (COSTS OFF) SELECT k % 100, count(*) FROM par_t GROUP BY 1;
+SELECT check_rows('SELECT k % 100, count(*) FROM par_t GROUP BY 1');
+RESET enable_hashagg;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+
+-- a value log larger than its memory share goes to the spill device
+SET braidsort.work_mem = 256;
+SELECT * FROM explain_masked($q$
+	SELECT g, md5(g::text) FROM generate_series(1, 20000) g ORDER BY md5(g::text) DESC
+$q$);
+SELECT check_sort('SELECT g, md5(g::text) FROM generate_series(1, 20000) g ORDER BY md5(g::text) DESC');
+SELECT check_cursor('SELECT g, md5(g::text) FROM generate_series(1, 20000) g ORDER BY 2',
+	ARRAY['abs 4000', 'prior', 'rel -1000', 'last', 'first', 'fwd 10000', 'prior',
+		  'back 3000', 'next']);
+SELECT check_sort('SELECT a.id, d.b FROM alltypes a JOIN dom_t d ON a.i4 % 1000 + 1 = d.a ORDER BY a.tx, a.id, d.b');
+RESET braidsort.work_mem;
+SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();

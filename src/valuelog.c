@@ -1,0 +1,186 @@
+/*-------------------------------------------------------------------------
+ *
+ * valuelog.c
+ *	  The value log: input rows of a Sort that cannot be refetched by TID.
+ *
+ * When a Sort's input is not a plain heap scan (a join, an aggregate, a
+ * function scan, a scan with volatile output...), its rows cannot be fetched
+ * again later, so each input row is appended once, sequentially, to a value
+ * log, and the IndexMap entry points at its offset.  Small inputs keep the
+ * log in memory; once it outgrows its share of the budget it moves to the
+ * spill device (the bytes kept so far become its first segment, written in
+ * one sequential pass) and later rows are appended to further segments,
+ * each a spill file of BRAID_VLOG_SEGMENT bytes (or one row, if larger).
+ * Rows are read back in place: a reference to a row is a pointer into the
+ * memory or the mapping, nothing is copied.
+ *
+ * A ref (the IndexMap entry's 8-byte payload) holds the segment number in
+ * bits 63..48 and the byte offset in bits 47..16; bit 15 is the IndexMap's
+ * "key truncated" flag and bits 14..0 are zero.
+ *
+ * src/valuelog.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "valuelog.h"
+
+#define BRAID_VLOG_SEGMENT ((size_t) 64 * 1024 * 1024)
+#define BRAID_VLOG_MAX_MEMORY ((size_t) 1024 * 1024 * 1024)
+#define BRAID_VLOG_MAX_SEGMENTS 65535
+
+/* make_ref: pack a segment number and an offset. */
+static inline uint64
+make_ref(int seg, size_t pos)
+{
+	return ((uint64) seg << 48) | ((uint64) pos << 16);
+}
+
+/*
+ * braid_vlog_init
+ *		An empty log keeping up to mem_limit bytes in memory.
+ */
+void
+braid_vlog_init(BraidValueLog *log, MemoryContext cxt, size_t mem_limit,
+				BraidDeviceStats *stats)
+{
+	memset(log, 0, sizeof(*log));
+	log->cxt = cxt;
+	log->mem_limit = Min(mem_limit, BRAID_VLOG_MAX_MEMORY);
+	log->stats = stats;
+}
+
+/* add_segment: start a new device segment of at least "need" bytes. */
+static void
+add_segment(BraidValueLog *log, size_t size)
+{
+	if (log->nsegs > 0)
+		braid_spill_finish(log->segs[log->nsegs - 1]);
+	if (log->nsegs == BRAID_VLOG_MAX_SEGMENTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("braidsort value log has too many segments")));
+	if (log->nsegs == log->segs_cap)
+	{
+		log->segs_cap = Max(log->segs_cap * 2, 16);
+		log->segs = log->segs ?
+			repalloc(log->segs, sizeof(BraidSpillFile *) * log->segs_cap) :
+			MemoryContextAlloc(log->cxt, sizeof(BraidSpillFile *) * log->segs_cap);
+	}
+	log->segs[log->nsegs++] = braid_spill_create(size, log->stats);
+	log->seg_used = 0;
+}
+
+/*
+ * move_to_device
+ *		The in-memory log outgrew its share: write it out as segment 0.
+ */
+static void
+move_to_device(BraidValueLog *log)
+{
+	add_segment(log, Max(log->mem_used, (size_t) 1));
+	braid_spill_write(log->segs[0], log->mem, log->mem_used);
+	log->seg_used = log->mem_used;
+	braid_spill_finish(log->segs[0]);
+	if (log->mem)
+		pfree(log->mem);
+	log->mem = NULL;
+	log->mem_cap = log->mem_used = 0;
+	log->on_device = true;
+}
+
+/*
+ * braid_vlog_append
+ *		Append a row; returns its ref.
+ */
+uint64
+braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
+{
+	size_t		len = tuple->t_len;
+	size_t		alen = MAXALIGN(len);
+	static const char zeros[MAXIMUM_ALIGNOF] = {0};
+	uint64		ref;
+
+	log->bytes += alen;
+	if (!log->on_device)
+	{
+		if (log->mem_used + alen <= log->mem_limit)
+		{
+			if (log->mem_used + alen > log->mem_cap)
+			{
+				size_t		cap = Max(log->mem_cap * 2, (size_t) 65536);
+
+				cap = Min(Max(cap, log->mem_used + alen), log->mem_limit);
+				log->mem = log->mem ? repalloc_huge(log->mem, cap) :
+					MemoryContextAllocHuge(log->cxt, cap);
+				log->mem_cap = cap;
+			}
+			memcpy(log->mem + log->mem_used, tuple, len);
+			ref = make_ref(0, log->mem_used);
+			log->mem_used += alen;
+			return ref;
+		}
+		move_to_device(log);
+	}
+
+	if (log->nsegs == 0 || log->seg_used + alen > log->segs[log->nsegs - 1]->size)
+		add_segment(log, Max(alen, BRAID_VLOG_SEGMENT));
+	braid_spill_write(log->segs[log->nsegs - 1], tuple, len);
+	if (alen > len)
+		braid_spill_write(log->segs[log->nsegs - 1], zeros, alen - len);
+	ref = make_ref(log->nsegs - 1, log->seg_used);
+	log->seg_used += alen;
+	return ref;
+}
+
+/*
+ * braid_vlog_finish
+ *		No more appends: persist the last segment so it can be read.
+ */
+void
+braid_vlog_finish(BraidValueLog *log)
+{
+	if (log->on_device && log->nsegs > 0)
+		braid_spill_finish(log->segs[log->nsegs - 1]);
+}
+
+/*
+ * braid_vlog_get
+ *		The row a ref points at, in place (memory or mapping).
+ */
+MinimalTuple
+braid_vlog_get(BraidValueLog *log, uint64 ref)
+{
+	int			seg = (int) (ref >> 48);
+	size_t		pos = (size_t) ((ref >> 16) & UINT64CONST(0xFFFFFFFF));
+	BraidSpillFile *f;
+	MinimalTuple tuple;
+
+	if (!log->on_device)
+		return (MinimalTuple) (log->mem + pos);
+	if (seg >= log->nsegs)
+		elog(ERROR, "braidsort: value log reference to missing segment %d", seg);
+	f = log->segs[seg];
+	tuple = (MinimalTuple) (f->base + pos);
+	braid_spill_note_read(f, pos, pos + tuple->t_len);
+	return tuple;
+}
+
+/*
+ * braid_vlog_reset
+ *		Remove the log's segments and free its memory.
+ */
+void
+braid_vlog_reset(BraidValueLog *log)
+{
+	for (int i = 0; i < log->nsegs; i++)
+		braid_spill_close(log->segs[i]);
+	if (log->segs)
+		pfree(log->segs);
+	if (log->mem)
+		pfree(log->mem);
+	braid_vlog_init(log, log->cxt, log->mem_limit, log->stats);
+}

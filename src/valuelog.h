@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * valuelog.h
+ *	  The value log: input rows of a Sort that cannot be refetched by TID.
+ *
+ * src/valuelog.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_VALUELOG_H
+#define BRAID_VALUELOG_H
+
+#include "postgres.h"
+
+#include "access/htup_details.h"
+
+#include "device.h"
+
+typedef struct BraidValueLog
+{
+	MemoryContext cxt;
+	size_t		mem_limit;		/* bytes kept in memory before spilling */
+	char	   *mem;			/* segment 0 while it is in memory */
+	size_t		mem_used;
+	size_t		mem_cap;
+	bool		on_device;
+	BraidSpillFile **segs;		/* segments on the spill device */
+	int			nsegs;
+	int			segs_cap;
+	size_t		seg_used;		/* bytes written to the last segment */
+	uint64		bytes;			/* bytes appended in all */
+	BraidDeviceStats *stats;
+} BraidValueLog;
+
+extern void braid_vlog_init(BraidValueLog *log, MemoryContext cxt, size_t mem_limit,
+							BraidDeviceStats *stats);
+extern uint64 braid_vlog_append(BraidValueLog *log, MinimalTuple tuple);
+extern void braid_vlog_finish(BraidValueLog *log);
+extern MinimalTuple braid_vlog_get(BraidValueLog *log, uint64 ref);
+extern void braid_vlog_reset(BraidValueLog *log);
+
+#endif							/* BRAID_VALUELOG_H */
