@@ -89,9 +89,15 @@ shopt -s inherit_errexit
 # ----------------------------------------------------------------------------
 ORIG_CMDLINE="$0${*:+ $*}"
 QUICK=0
+MODE_ARG=""
 for arg in "$@"; do
 	case "$arg" in
 		--quick) QUICK=1 ;;
+		--onepass|--spill|--sweep)
+			if [[ -n "$MODE_ARG" && "$MODE_ARG" != "${arg#--}" ]]; then
+				echo "run.sh: --$MODE_ARG and $arg exclude each other" >&2; exit 2
+			fi
+			MODE_ARG=${arg#--} ;;
 		-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 		*) echo "run.sh: unknown argument: $arg (try --help)" >&2; exit 2 ;;
 	esac
@@ -99,23 +105,53 @@ done
 
 # remember which variables came from the environment (for the results file)
 ENV_GIVEN=""
-for v in BENCH_PORT ROWS PAYLOAD REPS WORK_MEM SB_LARGE SB_SMALL TMPFS_SIZE \
-         TABLE_TABLESPACE PGBIN RESULTS_DIR; do
+for v in MODE BENCH_PORT ROWS PAYLOAD PAYLOADS REPS WORK_MEM SB_LARGE SB_SMALL CONFIGS \
+         TMPFS_SIZE TABLE_TABLESPACE PGBIN RESULTS_DIR; do
 	if [[ -n "${!v+x}" ]]; then ENV_GIVEN+="$v=${!v} "; fi
 done
+
+if [[ -n "$MODE_ARG" ]]; then
+	if [[ -n "${MODE:-}" && "$MODE" != "$MODE_ARG" ]]; then
+		echo "run.sh: MODE=$MODE contradicts --$MODE_ARG" >&2; exit 2
+	fi
+	MODE=$MODE_ARG
+fi
+MODE=${MODE:-onepass}
+case "$MODE" in
+	onepass|spill|sweep) ;;
+	*) echo "run.sh: MODE must be onepass, spill or sweep (got '$MODE')" >&2; exit 2 ;;
+esac
+# what was given explicitly (the spill and sweep modes compute the rest)
+SB_LARGE_GIVEN=${SB_LARGE+1}
+TMPFS_SIZE_GIVEN=${TMPFS_SIZE+1}
 
 if (( QUICK )); then
 	ROWS=${ROWS:-200000}
 	REPS=${REPS:-2}
 	WORK_MEM=${WORK_MEM:-4MB}
 fi
+case "$MODE" in
+	spill)
+		WORK_MEM=${WORK_MEM:-16MB}
+		CONFIGS=${CONFIGS:-A} ;;
+	sweep)
+		ROWS=${ROWS:-2000000}
+		REPS=${REPS:-3}
+		WORK_MEM=${WORK_MEM:-16MB}
+		PAYLOADS=${PAYLOADS:-10 50 90 500}
+		[[ -z "${CONFIGS:-}" || "$CONFIGS" == A ]] ||
+			{ echo "run.sh: the sweep runs config A (cached table) only; unset CONFIGS" >&2; exit 2; }
+		CONFIGS=A ;;
+esac
 BENCH_PORT=${BENCH_PORT:-5488}
 ROWS=${ROWS:-5000000}
 PAYLOAD=${PAYLOAD:-90}
+PAYLOADS=${PAYLOADS:-}
 REPS=${REPS:-5}
 WORK_MEM=${WORK_MEM:-128MB}
 SB_LARGE=${SB_LARGE:-2GB}
 SB_SMALL=${SB_SMALL:-128MB}
+CONFIGS=${CONFIGS:-A B}
 TMPFS_SIZE=${TMPFS_SIZE:-2G}
 TABLE_TABLESPACE=${TABLE_TABLESPACE:-braid_dax}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -135,6 +171,86 @@ for v in WORK_MEM SB_LARGE SB_SMALL; do
 	[[ "${!v}" =~ ^[0-9]+(kB|MB|GB|TB)?$ ]] || die "$v must look like 128MB (got '${!v}')"
 done
 [[ "$TMPFS_SIZE" =~ ^[0-9]+[kKmMgG%]?$ ]] || die "TMPFS_SIZE must look like 2G (got '$TMPFS_SIZE')"
+read -r -a CONFIGS <<<"$CONFIGS"
+(( ${#CONFIGS[@]} > 0 )) || die "CONFIGS is empty"
+declare -A seen=()
+for c in "${CONFIGS[@]}"; do
+	[[ "$c" == A || "$c" == B ]] || die "CONFIGS may only contain A and B (got '$c')"
+	[[ -z "${seen[$c]:-}" ]] || die "CONFIGS lists $c twice"
+	seen[$c]=1
+done
+unset seen
+if [[ $MODE == sweep ]]; then
+	read -r -a PAYLOAD_LIST <<<"$PAYLOADS"
+	(( ${#PAYLOAD_LIST[@]} > 0 )) || die "PAYLOADS is empty"
+	for p in "${PAYLOAD_LIST[@]}"; do
+		[[ "$p" =~ ^[1-9][0-9]*$ ]] || die "PAYLOADS must be positive integers (got '$p')"
+		(( p <= 1900 )) || die "payload $p: values over ~1900 bytes would be TOASTed/compressed; use at most 1900"
+	done
+else
+	PAYLOAD_LIST=("$PAYLOAD")
+fi
+
+# ---- size estimates for the spill and sweep modes ----
+# Heap tuple of a sortbench row: 24-byte header, k (10 bytes + 1-byte varlena
+# header), v (PAYLOAD bytes; 1-byte header up to 126 bytes, else padding to
+# int alignment + 4-byte header).
+est_tuple_len() {
+	local p=$1
+	if (( p <= 126 )); then echo $(( 24 + 11 + 1 + p )); else echo $(( 24 + 11 + 1 + 4 + p )); fi
+}
+# heap bytes: MAXALIGNed tuples + 4-byte line pointers on 8168 usable bytes a page
+est_heap_bytes() {
+	local rows=$1 tup slot per
+	tup=$(est_tuple_len "$2")
+	slot=$(( (tup + 7) / 8 * 8 + 4 ))
+	per=$(( 8168 / slot )); (( per <= 291 )) || per=291
+	echo $(( (rows + per - 1) / per * 8192 ))
+}
+# PostgreSQL's external sort writes each tuple as a MinimalTuple without its
+# 10-byte offset plus a 4-byte length word: heap tuple length - 14.
+est_pg_temp_bytes() { echo $(( $1 * ($(est_tuple_len "$2") - 14) )); }
+# braidsort's runs: [varint len][10-byte key][8-byte ref], at most two
+# generations of runs on the device at once
+est_braid_spill_bytes() { echo $(( $1 * 19 * 2 )); }
+MB=$(( 1024 * 1024 ))
+SIZE_NOTE=""
+if [[ $MODE != onepass ]]; then
+	EST_HEAP_MAX=0
+	EST_TMPFS_USED_MAX=0
+	EST_NOTE_PARTS=()
+	for p in "${PAYLOAD_LIST[@]}"; do
+		h=$(est_heap_bytes "$ROWS" "$p")
+		t=$(est_pg_temp_bytes "$ROWS" "$p")
+		b=$(est_braid_spill_bytes "$ROWS")
+		spill=$(( t * 5 / 4 )); (( spill >= b )) || spill=$b
+		used=$spill
+		[[ $TABLE_TABLESPACE != braid_dax ]] || used=$(( used + h ))
+		(( h <= EST_HEAP_MAX )) || EST_HEAP_MAX=$h
+		(( used <= EST_TMPFS_USED_MAX )) || EST_TMPFS_USED_MAX=$used
+		EST_NOTE_PARTS+=("payload ${p}B: table ~$(( h / MB ))MB, PostgreSQL temp ~$(( t / MB ))MB")
+	done
+	SIZE_NOTE="estimates for $ROWS rows: $(IFS=';'; echo "${EST_NOTE_PARTS[*]}" | sed 's/;/; /g')"
+	if [[ -z "$TMPFS_SIZE_GIVEN" ]]; then
+		# table (if it lives there) + 1.25 x PostgreSQL's temp files + 256MB, in 256MB steps
+		TMPFS_SIZE="$(( (EST_TMPFS_USED_MAX + 256 * MB + 256 * MB - 1) / (256 * MB) * 256 ))M"
+		SIZE_NOTE+="; TMPFS_SIZE=$TMPFS_SIZE computed (table in $TABLE_TABLESPACE + 1.25 x temp + 256MB)"
+	fi
+	if [[ -z "$SB_LARGE_GIVEN" ]]; then
+		# braidsort's planner treats a table as cached when it is at most half of shared_buffers
+		sb_mb=$(( (2 * EST_HEAP_MAX + 256 * MB + 256 * MB - 1) / (256 * MB) * 256 ))
+		(( sb_mb >= 2048 )) || sb_mb=2048
+		if (( sb_mb % 1024 == 0 )); then SB_LARGE="$(( sb_mb / 1024 ))GB"; else SB_LARGE="${sb_mb}MB"; fi
+		SIZE_NOTE+="; SB_LARGE=$SB_LARGE computed (>= 2GB and 2 x table)"
+	fi
+	# refuse to run the machine out of memory: the tmpfs contents plus the
+	# cached table in shared buffers (both are only resident once used)
+	mem_avail_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+	need_kb=$(( (EST_TMPFS_USED_MAX + EST_HEAP_MAX + 512 * MB) / 1024 ))
+	if (( need_kb > mem_avail_kb * 9 / 10 )); then
+		die "this run needs ~$(( need_kb / 1024 ))MB of memory (tmpfs ~$(( EST_TMPFS_USED_MAX / MB ))MB + cached table ~$(( EST_HEAP_MAX / MB ))MB + slack), but only $(( mem_avail_kb / 1024 ))MB are available; lower ROWS"
+	fi
+fi
 
 [[ $(id -u) -eq 0 ]] || die "must be run as root (it mounts a tmpfs and runs the server as 'postgres')"
 id postgres >/dev/null 2>&1 || die "no 'postgres' OS user"
@@ -252,6 +368,10 @@ max_wal_size = '8GB'
 checkpoint_timeout = '1h'
 autovacuum = off
 EOF
+if [[ $MODE != onepass ]]; then
+	# braidsort's spill files go to the same "DAX" tablespace as PostgreSQL's temp files
+	echo "braidsort.spill_tablespace = 'braid_dax'" >>"$PGDATA_DIR/postgresql.conf"
+fi
 
 SERVER_CONFIG=$(sed -n '/^# ---- bench\/run.sh ----/,$p' "$PGDATA_DIR/postgresql.conf")
 
@@ -290,37 +410,57 @@ sql postgres -c "CREATE TABLESPACE braid_dax LOCATION '$DAX/ts'" >/dev/null
 sql postgres -c "CREATE DATABASE bench" >/dev/null
 [[ "$(sql bench -c 'SHOW braidsort.enable')" == "on" ]] ||
 	die "braidsort.enable is not 'on' by default; is braidsort preloaded?"
+if [[ $MODE != onepass ]]; then
+	for g in temp_tablespaces braidsort.spill_tablespace; do
+		[[ "$(sql bench -c "SHOW $g")" == "braid_dax" ]] || die "$g is not 'braid_dax'"
+	done
+fi
 
 # ----------------------------------------------------------------------------
 # data
 # ----------------------------------------------------------------------------
-log "loading sortbench: $ROWS rows, 10-byte keys, $PAYLOAD-byte payloads (tablespace $TABLE_TABLESPACE)"
-t0=$(date +%s)
-# Same transaction as CREATE TABLE + wal_level=minimal: the load skips WAL.
-sql bench <<EOF >/dev/null
+WARNINGS=()
+# load_table PAYLOAD: (re)create and load sortbench; sets TBL_ROWS, TBL_BYTES,
+# TBL_SIZE_PRETTY, SB_LARGE_BYTES, KLEN, VLEN
+load_table() {
+	local payload=$1 t0 info n u
+	log "loading sortbench: $ROWS rows, 10-byte keys, $payload-byte payloads (tablespace $TABLE_TABLESPACE)"
+	t0=$(date +%s)
+	if [[ $MODE == sweep ]]; then
+		# the previous payload's table: its space on the tmpfs is freed at once
+		sql bench -c "DROP TABLE IF EXISTS sortbench" -c "CHECKPOINT" >/dev/null
+	fi
+	# Same transaction as CREATE TABLE + wal_level=minimal: the load skips WAL.
+	sql bench <<SQL >/dev/null
 BEGIN;
 CREATE TABLE sortbench (k bytea NOT NULL, v bytea NOT NULL) TABLESPACE $TABLE_TABLESPACE;
 INSERT INTO sortbench
 SELECT decode(substr(md5(random()::text), 1, 20), 'hex'),
-       decode(substr(repeat(md5(g::text), ceil($PAYLOAD / 16.0)::int), 1, 2 * $PAYLOAD), 'hex')
+       decode(substr(repeat(md5(g::text), ceil($payload / 16.0)::int), 1, 2 * $payload), 'hex')
 FROM generate_series(1, $ROWS) AS g;
 COMMIT;
 VACUUM (ANALYZE) sortbench;
 CHECKPOINT;
-EOF
-log "loaded in $(( $(date +%s) - t0 ))s"
-TABLE_INFO=$(sql bench -F ' ' -c "SELECT count(*), pg_size_pretty(pg_relation_size('sortbench')),
-	pg_relation_size('sortbench'), pg_size_bytes('$SB_LARGE'),
-	(SELECT min(length(k)) || '/' || max(length(k)) || ' ' || min(length(v)) || '/' || max(length(v)) FROM sortbench)
-	FROM sortbench")
-read -r TBL_ROWS TBL_SIZE_PRETTY_N TBL_SIZE_PRETTY_U TBL_BYTES SB_LARGE_BYTES KLEN VLEN <<<"$TABLE_INFO"
-TBL_SIZE_PRETTY="$TBL_SIZE_PRETTY_N $TBL_SIZE_PRETTY_U"
-[[ "$TBL_ROWS" == "$ROWS" ]] || die "sortbench has $TBL_ROWS rows, expected $ROWS"
-log "sortbench: $TBL_ROWS rows, $TBL_SIZE_PRETTY; k length min/max $KLEN, v length min/max $VLEN"
-WARNINGS=()
-if (( TBL_BYTES > SB_LARGE_BYTES )); then
-	WARNINGS+=("sortbench ($TBL_SIZE_PRETTY) is larger than SB_LARGE=$SB_LARGE: config A does not hold the table in shared buffers")
-	echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+SQL
+	log "loaded in $(( $(date +%s) - t0 ))s"
+	info=$(sql bench -F ' ' -c "SELECT count(*), pg_size_pretty(pg_relation_size('sortbench')),
+		pg_relation_size('sortbench'), pg_size_bytes('$SB_LARGE'),
+		(SELECT min(length(k)) || '/' || max(length(k)) || ' ' || min(length(v)) || '/' || max(length(v)) FROM sortbench)
+		FROM sortbench")
+	read -r TBL_ROWS n u TBL_BYTES SB_LARGE_BYTES KLEN VLEN <<<"$info"
+	TBL_SIZE_PRETTY="$n $u"
+	[[ "$TBL_ROWS" == "$ROWS" ]] || die "sortbench has $TBL_ROWS rows, expected $ROWS"
+	log "sortbench: $TBL_ROWS rows, $TBL_SIZE_PRETTY; k length min/max $KLEN, v length min/max $VLEN"
+	if (( TBL_BYTES > SB_LARGE_BYTES )); then
+		WARNINGS+=("sortbench${2:+ ($2)} ($TBL_SIZE_PRETTY) is larger than SB_LARGE=$SB_LARGE: config A does not hold the table in shared buffers")
+		echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+	elif [[ $MODE != onepass ]] && (( 2 * TBL_BYTES > SB_LARGE_BYTES )); then
+		WARNINGS+=("sortbench${2:+ ($2)} ($TBL_SIZE_PRETTY) is more than half of SB_LARGE=$SB_LARGE: braidsort's planner counts it as not cached (affects force = off plans only)")
+		echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+	fi
+}
+if [[ $MODE != sweep ]]; then
+	load_table "$PAYLOAD"
 fi
 HAVE_PREWARM=0
 if sql bench -c "CREATE EXTENSION IF NOT EXISTS pg_prewarm" >/dev/null 2>&1; then HAVE_PREWARM=1; fi
@@ -412,104 +552,21 @@ human_bytes() {
 }
 
 # ----------------------------------------------------------------------------
-# the two configurations
+# configurations, machine description
 # ----------------------------------------------------------------------------
-CONFIGS=(A B)
 declare -A CFG_SB=([A]="$SB_LARGE" [B]="$SB_SMALL")
 declare -A CFG_DESC=([A]="large shared_buffers (holds the table)" [B]="PostgreSQL default shared_buffers")
 declare -A TIMES MEDIAN UNFORCED_PLAN
 
-first=1
-for cfg in "${CONFIGS[@]}"; do
-	sb=${CFG_SB[$cfg]}
-	if (( first )); then
-		first=0
-		stop_server		# restart so config A starts from the same state as B
-	fi
-	start_server "$sb"
-	[[ "$(sql bench -c 'SHOW shared_buffers')" == "$sb" ]] || log "note: SHOW shared_buffers = $(sql bench -c 'SHOW shared_buffers')"
-	warm_table
-
-	# does braidsort pick itself without force? (informational)
-	UNFORCED_PLAN[$cfg]=$(sql bench -c "SET work_mem = '$WORK_MEM'; SET braidsort.enable = on; SET braidsort.force = off;" \
-		-c "EXPLAIN (COSTS OFF) $QUERY")
-
-	log "config $cfg (shared_buffers=$sb, work_mem=$WORK_MEM): warm-up / capture runs"
-	capture_run pg "$cfg"
-	capture_run braid "$cfg"
-	log "  pg:    ${SORT_METHOD[pg,$cfg]}; temp written $(human_bytes "${TEMP_DELTA[pg,$cfg]}")"
-	log "  braid: ${SORT_METHOD[braid,$cfg]}; temp written $(human_bytes "${TEMP_DELTA[braid,$cfg]}")"
-
-	TIMES[pg,$cfg]=""
-	TIMES[braid,$cfg]=""
-	for (( i = 1; i <= REPS; i++ )); do
-		for sys in pg braid; do
-			t=$(timed_run "$sys")
-			TIMES[$sys,$cfg]+="$t "
-			log "config $cfg rep $i/$REPS  $(printf '%-5s' "$sys") $t ms"
-		done
-	done
-	# shellcheck disable=SC2086
-	MEDIAN[pg,$cfg]=$(median ${TIMES[pg,$cfg]})
-	# shellcheck disable=SC2086
-	MEDIAN[braid,$cfg]=$(median ${TIMES[braid,$cfg]})
-	stop_server
-done
-
-# ----------------------------------------------------------------------------
-# summary
-# ----------------------------------------------------------------------------
-summary_table() {
-	printf '| config | shared_buffers | work_mem | PostgreSQL median (ms) | braidsort median (ms) | speed-up pg/braid |\n'
-	printf '|---|---|---|---:|---:|---:|\n'
-	for cfg in "${CONFIGS[@]}"; do
-		printf '| %s: %s | %s | %s | %s | %s | %sx |\n' "$cfg" "${CFG_DESC[$cfg]}" "${CFG_SB[$cfg]}" "$WORK_MEM" \
-			"${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}" "$(ratio "${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}")"
-	done
+collect_machine_info() {
+	GIT_COMMIT=$(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo "n/a (no commit / not a git repository)")
+	GIT_DIRTY=$(git -C "$REPO_DIR" status --porcelain 2>/dev/null | wc -l || echo "?")
+	SO_SHA=$(sha256sum "$PKGLIBDIR/braidsort.so" | cut -c1-16)
+	CPU_MODEL=$(lscpu 2>/dev/null | grep 'Model name' | sed 's/^Model name:[[:space:]]*//' | head -n1 || true)
+	MEM_TOTAL=$(free -g | awk '/^Mem:/ { print $2 " GiB" }')
+	PG_VERSION=$("$PGBIN/postgres" --version)
 }
-
-echo
-echo "==== braidsort OnePass benchmark: SELECT * FROM sortbench ORDER BY k ===="
-echo "rows=$ROWS ($TBL_SIZE_PRETTY) payload=${PAYLOAD}B work_mem=$WORK_MEM reps=$REPS"
-echo
-printf '%-6s %-14s %-9s %14s %14s %10s\n' config shared_buffers work_mem "pg median ms" "braid med. ms" "pg/braid"
-for cfg in "${CONFIGS[@]}"; do
-	printf '%-6s %-14s %-9s %14s %14s %9sx\n' "$cfg" "${CFG_SB[$cfg]}" "$WORK_MEM" \
-		"${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}" "$(ratio "${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}")"
-done
-echo
-for cfg in "${CONFIGS[@]}"; do
-	echo "config $cfg  pg sort:    ${SORT_METHOD[pg,$cfg]}  (temp written $(human_bytes "${TEMP_DELTA[pg,$cfg]}"))"
-	echo "config $cfg  braidsort:  ${SORT_METHOD[braid,$cfg]}  (temp written $(human_bytes "${TEMP_DELTA[braid,$cfg]}"))"
-done
-for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo "WARNING: $w"; done
-
-# ----------------------------------------------------------------------------
-# results file
-# ----------------------------------------------------------------------------
-GIT_COMMIT=$(git -C "$REPO_DIR" rev-parse --short HEAD 2>/dev/null || echo "n/a (no commit / not a git repository)")
-GIT_DIRTY=$(git -C "$REPO_DIR" status --porcelain 2>/dev/null | wc -l || echo "?")
-SO_SHA=$(sha256sum "$PKGLIBDIR/braidsort.so" | cut -c1-16)
-CPU_MODEL=$(lscpu 2>/dev/null | grep 'Model name' | sed 's/^Model name:[[:space:]]*//' | head -n1 || true)
-MEM_TOTAL=$(free -g | awk '/^Mem:/ { print $2 " GiB" }')
-PG_VERSION=$("$PGBIN/postgres" --version)
-
-{
-	echo "# braidsort OnePass benchmark — $(date '+%Y-%m-%d %H:%M:%S %Z')"
-	echo
-	echo "Query: \`$QUERY\`, rows discarded in the server via"
-	echo "\`EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)\`; time = its \"Execution Time\"."
-	echo "PostgreSQL: \`$SET_PG\`  braidsort: \`$SET_BRAID\`"
-	echo
-	echo "## Command"
-	echo
-	echo '```'
-	echo "${ENV_GIVEN}bash $ORIG_CMDLINE"
-	echo '```'
-	echo
-	echo "Effective settings: BENCH_PORT=$BENCH_PORT ROWS=$ROWS PAYLOAD=$PAYLOAD REPS=$REPS WORK_MEM=$WORK_MEM"
-	echo "SB_LARGE=$SB_LARGE SB_SMALL=$SB_SMALL TMPFS_SIZE=$TMPFS_SIZE TABLE_TABLESPACE=$TABLE_TABLESPACE quick=$QUICK"
-	echo
+machine_md() {
 	echo "## Machine"
 	echo
 	echo "- CPUs (nproc): $(nproc)"
@@ -520,66 +577,588 @@ PG_VERSION=$("$PGBIN/postgres" --version)
 	echo "- PostgreSQL: $PG_VERSION"
 	echo "- braidsort repo commit: $GIT_COMMIT ($GIT_DIRTY uncommitted/untracked paths); installed braidsort.so sha256 $SO_SHA…"
 	echo "- DAX stand-in: $DAX_NOTE"
+}
+
+# ----------------------------------------------------------------------------
+# onepass mode (the default)
+# ----------------------------------------------------------------------------
+summary_table() {
+	printf '| config | shared_buffers | work_mem | PostgreSQL median (ms) | braidsort median (ms) | speed-up pg/braid |\n'
+	printf '|---|---|---|---:|---:|---:|\n'
+	for cfg in "${CONFIGS[@]}"; do
+		printf '| %s: %s | %s | %s | %s | %s | %sx |\n' "$cfg" "${CFG_DESC[$cfg]}" "${CFG_SB[$cfg]}" "$WORK_MEM" \
+			"${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}" "$(ratio "${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}")"
+	done
+}
+
+run_onepass() {
+	first=1
+	for cfg in "${CONFIGS[@]}"; do
+		sb=${CFG_SB[$cfg]}
+		if (( first )); then
+			first=0
+			stop_server		# restart so config A starts from the same state as B
+		fi
+		start_server "$sb"
+		[[ "$(sql bench -c 'SHOW shared_buffers')" == "$sb" ]] || log "note: SHOW shared_buffers = $(sql bench -c 'SHOW shared_buffers')"
+		warm_table
+
+		# does braidsort pick itself without force? (informational)
+		UNFORCED_PLAN[$cfg]=$(sql bench -c "SET work_mem = '$WORK_MEM'; SET braidsort.enable = on; SET braidsort.force = off;" \
+			-c "EXPLAIN (COSTS OFF) $QUERY")
+
+		log "config $cfg (shared_buffers=$sb, work_mem=$WORK_MEM): warm-up / capture runs"
+		capture_run pg "$cfg"
+		capture_run braid "$cfg"
+		log "  pg:    ${SORT_METHOD[pg,$cfg]}; temp written $(human_bytes "${TEMP_DELTA[pg,$cfg]}")"
+		log "  braid: ${SORT_METHOD[braid,$cfg]}; temp written $(human_bytes "${TEMP_DELTA[braid,$cfg]}")"
+
+		TIMES[pg,$cfg]=""
+		TIMES[braid,$cfg]=""
+		for (( i = 1; i <= REPS; i++ )); do
+			for sys in pg braid; do
+				t=$(timed_run "$sys")
+				TIMES[$sys,$cfg]+="$t "
+				log "config $cfg rep $i/$REPS  $(printf '%-5s' "$sys") $t ms"
+			done
+		done
+		# shellcheck disable=SC2086
+		MEDIAN[pg,$cfg]=$(median ${TIMES[pg,$cfg]})
+		# shellcheck disable=SC2086
+		MEDIAN[braid,$cfg]=$(median ${TIMES[braid,$cfg]})
+		stop_server
+	done
+
 	echo
-	echo "## Data"
+	echo "==== braidsort OnePass benchmark: SELECT * FROM sortbench ORDER BY k ===="
+	echo "rows=$ROWS ($TBL_SIZE_PRETTY) payload=${PAYLOAD}B work_mem=$WORK_MEM reps=$REPS"
 	echo
-	echo "sortbench: $TBL_ROWS rows, heap $TBL_SIZE_PRETTY ($TBL_BYTES bytes) in tablespace $TABLE_TABLESPACE;"
-	echo "k length min/max $KLEN bytes, v length min/max $VLEN bytes. Warmed with count(*)$( (( HAVE_PREWARM )) && echo " and pg_prewarm") after each restart."
-	for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo; echo "**WARNING:** $w"; done
+	printf '%-6s %-14s %-9s %14s %14s %10s\n' config shared_buffers work_mem "pg median ms" "braid med. ms" "pg/braid"
+	for cfg in "${CONFIGS[@]}"; do
+		printf '%-6s %-14s %-9s %14s %14s %9sx\n' "$cfg" "${CFG_SB[$cfg]}" "$WORK_MEM" \
+			"${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}" "$(ratio "${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}")"
+	done
 	echo
-	echo "Server settings added to postgresql.conf (shared_buffers given per configuration on the command line):"
+	for cfg in "${CONFIGS[@]}"; do
+		echo "config $cfg  pg sort:    ${SORT_METHOD[pg,$cfg]}  (temp written $(human_bytes "${TEMP_DELTA[pg,$cfg]}"))"
+		echo "config $cfg  braidsort:  ${SORT_METHOD[braid,$cfg]}  (temp written $(human_bytes "${TEMP_DELTA[braid,$cfg]}"))"
+	done
+	for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo "WARNING: $w"; done
+
+	collect_machine_info
+	{
+		echo "# braidsort OnePass benchmark — $(date '+%Y-%m-%d %H:%M:%S %Z')"
+		echo
+		echo "Query: \`$QUERY\`, rows discarded in the server via"
+		echo "\`EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)\`; time = its \"Execution Time\"."
+		echo "PostgreSQL: \`$SET_PG\`  braidsort: \`$SET_BRAID\`"
+		echo
+		echo "## Command"
+		echo
+		echo '```'
+		echo "${ENV_GIVEN}bash $ORIG_CMDLINE"
+		echo '```'
+		echo
+		echo "Effective settings: BENCH_PORT=$BENCH_PORT ROWS=$ROWS PAYLOAD=$PAYLOAD REPS=$REPS WORK_MEM=$WORK_MEM"
+		echo "SB_LARGE=$SB_LARGE SB_SMALL=$SB_SMALL TMPFS_SIZE=$TMPFS_SIZE TABLE_TABLESPACE=$TABLE_TABLESPACE quick=$QUICK"
+		echo
+		machine_md
+		echo
+		echo "## Data"
+		echo
+		echo "sortbench: $TBL_ROWS rows, heap $TBL_SIZE_PRETTY ($TBL_BYTES bytes) in tablespace $TABLE_TABLESPACE;"
+		echo "k length min/max $KLEN bytes, v length min/max $VLEN bytes. Warmed with count(*)$( (( HAVE_PREWARM )) && echo " and pg_prewarm") after each restart."
+		for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo; echo "**WARNING:** $w"; done
+		echo
+		echo "Server settings added to postgresql.conf (shared_buffers given per configuration on the command line):"
+		echo
+		echo '```'
+		echo "$SERVER_CONFIG"
+		echo '```'
+		echo
+		echo "## Results (medians of $REPS runs)"
+		echo
+		summary_table
+		echo
+		echo "Temp data written (pg_stat_database.temp_bytes delta of the captured run; EXPLAIN \"Disk:\" where shown):"
+		echo
+		echo "| config | system | sort method | temp_bytes delta | temp files | EXPLAIN Disk |"
+		echo "|---|---|---|---:|---:|---:|"
+		for cfg in "${CONFIGS[@]}"; do
+			for sys in pg braid; do
+				d=${DISK_KB[$sys,$cfg]}
+				echo "| $cfg | $sys | ${SORT_METHOD[$sys,$cfg]} | ${TEMP_DELTA[$sys,$cfg]} ($(human_bytes "${TEMP_DELTA[$sys,$cfg]}")) | ${TEMP_FILES_DELTA[$sys,$cfg]} | ${d:+${d} kB} |"
+			done
+		done
+		echo
+		echo "## Individual runs (ms, in execution order; runs alternate pg, braid)"
+		echo
+		echo "| config | system | runs | min | median | max |"
+		echo "|---|---|---|---:|---:|---:|"
+		for cfg in "${CONFIGS[@]}"; do
+			for sys in pg braid; do
+				# shellcheck disable=SC2086
+				echo "| $cfg | $sys | ${TIMES[$sys,$cfg]% } | $(minmax min ${TIMES[$sys,$cfg]}) | ${MEDIAN[$sys,$cfg]} | $(minmax max ${TIMES[$sys,$cfg]}) |"
+			done
+		done
+		echo
+		echo "## Captured EXPLAIN (ANALYZE, BUFFERS) outputs (the untimed warm-up runs)"
+		for cfg in "${CONFIGS[@]}"; do
+			for sys in pg braid; do
+				echo
+				echo "### Config $cfg (shared_buffers=${CFG_SB[$cfg]}), $( [[ $sys == pg ]] && echo "PostgreSQL (braidsort.enable = off)" || echo "braidsort (enable = on, force = on)")"
+				echo
+				echo '```'
+				echo "${CAPTURE[$sys,$cfg]}"
+				echo '```'
+			done
+			echo
+			echo "Plan with braidsort.enable = on and braidsort.force = off (cost model's own choice), config $cfg:"
+			echo
+			echo '```'
+			echo "${UNFORCED_PLAN[$cfg]}"
+			echo '```'
+		done
+	} >"$REPORT"
+}
+
+# ----------------------------------------------------------------------------
+# spill and sweep modes: helpers
+# ----------------------------------------------------------------------------
+SET_UNFORCED="SET work_mem = '$WORK_MEM'; SET braidsort.enable = on; SET braidsort.force = off;"
+BLOCK_SIZE=8192
+
+# plan_int NAME PLAN: the integer of the first "NAME: N" line of a plan
+plan_int() {
+	sed -n "s/^ *$1: \([0-9][0-9]*\)\$/\1/p" <<<"$2" | head -n1
+}
+# median of integers, printed as an integer
+median_int() { median "$@" | awk '{ printf "%.0f\n", $1 }'; }
+# same_or_range VALUES...: the value if all are equal, else "min-max"
+same_or_range() {
+	local lo hi
+	lo=$(minmax min "$@"); hi=$(minmax max "$@")
+	if [[ "$lo" == "$hi" ]]; then echo "$lo"; else echo "$lo-$hi"; fi
+}
+# bytes_cell BYTES: "N (human)" for the results tables
+bytes_cell() { if [[ -n "$1" && "$1" != "-" ]]; then echo "$1 ($(human_bytes "$1"))"; fi; }
+
+# bench_run SYSTEM KIND: one run of the spill and sweep modes, in one session
+# that also reads pg_stat_database's temp counters before and after it.
+#   SYSTEM  pg       braidsort.enable = off (PostgreSQL's Sort)
+#           braid    braidsort.enable = on, braidsort.force = on
+#           unforced braidsort.enable = on, braidsort.force = off: the planner
+#                    decides; braidsort's DEBUG1 message says why it declined
+#   KIND    timed    EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)
+#           capture  EXPLAIN (ANALYZE, BUFFERS): the untimed warm-up, kept
+# Sets R_PLAN R_TIME R_NODE R_WHY R_METHOD R_TEMP_BYTES R_TEMP_FILES R_DISK_KB
+# R_TEMP_WRITTEN (bytes; from BUFFERS, so capture runs only) and braidsort's
+# R_DEV_W R_DEV_R R_RUNS R_PASSES (empty when the plan has no BraidSort).
+bench_run() {
+	local sys=$1 kind=$2 set explain dbg="" undbg="" out b0 f0 b1 f1 blks
+	case $sys in
+		pg) set=$SET_PG ;;
+		braid) set=$SET_BRAID ;;
+		unforced) set=$SET_UNFORCED; dbg="SET client_min_messages = debug1;"; undbg="RESET client_min_messages;" ;;
+		*) die "bench_run: unknown system '$sys'" ;;
+	esac
+	if [[ $kind == capture ]]; then
+		explain="EXPLAIN (ANALYZE, BUFFERS)"
+	else
+		explain="EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)"
+	fi
+	# the pause lets earlier sessions' exit-time stats flushes land first
+	out=$(sql bench <<SQL
+SELECT pg_sleep(0.5);
+SELECT 'TEMPSTAT ' || temp_bytes || ' ' || temp_files FROM pg_stat_database WHERE datname = current_database();
+$set
+$dbg
+$explain $QUERY;
+$undbg
+SELECT pg_stat_force_next_flush();
+SELECT pg_stat_clear_snapshot();
+SELECT 'TEMPSTAT ' || temp_bytes || ' ' || temp_files FROM pg_stat_database WHERE datname = current_database();
+SQL
+)
+	R_WHY=$(sed -n 's/^.*DEBUG: *braidsort: Sort left to PostgreSQL: //p' <<<"$out" | head -n1)
+	R_PLAN=$(grep -v -e '^TEMPSTAT ' -e 'DEBUG: ' <<<"$out" | sed '/^$/d')
+	if [[ $sys != unforced ]]; then
+		check_plan "$sys" "$R_PLAN"
+	fi
+	if grep -q 'Custom Scan (BraidSort)' <<<"$R_PLAN"; then
+		R_NODE=BraidSort
+	elif grep -Eq '^ *(-> +)?Sort +\(' <<<"$R_PLAN"; then
+		R_NODE=Sort
+	else
+		R_NODE="neither"
+	fi
+	R_TIME=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$R_PLAN")
+	[[ -n "$R_TIME" ]] || { echo "$R_PLAN" >&2; die "no 'Execution Time' in EXPLAIN output"; }
+	read -r b0 f0 < <(grep '^TEMPSTAT ' <<<"$out" | sed -n '1s/^TEMPSTAT //p')
+	read -r b1 f1 < <(grep '^TEMPSTAT ' <<<"$out" | sed -n '2s/^TEMPSTAT //p')
+	R_TEMP_BYTES=$(( b1 - b0 ))
+	R_TEMP_FILES=$(( f1 - f0 ))
+	R_DISK_KB=$(grep -o 'Disk: [0-9]*kB' <<<"$R_PLAN" | head -n1 | grep -o '[0-9]*' || true)
+	blks=$(grep -o 'temp [^,]*written=[0-9]*' <<<"$R_PLAN" | head -n1 | sed 's/.*written=//' || true)
+	R_TEMP_WRITTEN=${blks:+$(( blks * BLOCK_SIZE ))}
+	R_METHOD=$(grep -E 'Sort Method:' <<<"$R_PLAN" | sed 's/^ *//' | paste -sd ';' - | sed 's/;/; /g' || true)
+	R_DEV_W="" R_DEV_R="" R_RUNS="" R_PASSES=""
+	if [[ $R_NODE == BraidSort ]]; then
+		R_DEV_W=$(plan_int 'Device Bytes Written' "$R_PLAN")
+		R_DEV_R=$(plan_int 'Device Bytes Read' "$R_PLAN")
+		R_RUNS=$(plan_int 'Runs' "$R_PLAN")
+		R_PASSES=$(plan_int 'Merge Passes' "$R_PLAN")
+		[[ -n "$R_DEV_W" && -n "$R_DEV_R" && -n "$R_RUNS" && -n "$R_PASSES" ]] ||
+			{ echo "$R_PLAN" >&2; die "could not parse Runs / Merge Passes / Device Bytes Written / Device Bytes Read from braidsort's EXPLAIN ANALYZE output"; }
+	fi
+	if [[ $sys == braid && $MODE == spill ]] && ! grep -q 'Sort Method: braid mergepass' <<<"$R_PLAN"; then
+		echo "$R_PLAN" >&2
+		die "braidsort did not spill (no 'Sort Method: braid mergepass'): its IndexMap fit in work_mem=$WORK_MEM; raise ROWS or lower WORK_MEM"
+	fi
+}
+
+# explain_unforced: the plan braidsort's cost model picks without force
+# (EXPLAIN without ANALYZE) and, if it declines, why; sets U_PLAN, U_WHY.
+explain_unforced() {
+	local out
+	out=$(sql bench -c "$SET_UNFORCED SET client_min_messages = debug1;" -c "EXPLAIN (COSTS OFF) $QUERY")
+	U_WHY=$(sed -n 's/^.*DEBUG: *braidsort: Sort left to PostgreSQL: //p' <<<"$out" | head -n1)
+	U_PLAN=$(grep -v 'DEBUG: ' <<<"$out")
+}
+
+# measure KEY LABEL: warm-up (capture) run of each system, then REPS timed
+# runs alternating pg, braid; results in the arrays below, keyed "system,KEY"
+declare -A CAP_PLAN CAP_TEMPB CAP_TEMPF CAP_DISKKB CAP_TEMPW CAP_DEVW CAP_METHOD
+declare -A TEMPB TEMPF DISKKB DEVW DEVR NRUNS NPASSES MED_BYTES MED_DISKKB MED_DEVR
+declare -A RUNS_SUM PASSES_SUM
+measure() {
+	local key=$1 label=$2 sys i
+	log "$label: warm-up / capture runs"
+	for sys in pg braid; do
+		bench_run "$sys" capture
+		CAP_PLAN[$sys,$key]=$R_PLAN
+		CAP_TEMPB[$sys,$key]=$R_TEMP_BYTES
+		CAP_TEMPF[$sys,$key]=$R_TEMP_FILES
+		CAP_DISKKB[$sys,$key]=$R_DISK_KB
+		CAP_TEMPW[$sys,$key]=$R_TEMP_WRITTEN
+		CAP_DEVW[$sys,$key]=$R_DEV_W
+		CAP_METHOD[$sys,$key]=$R_METHOD
+	done
+	log "  pg:    ${CAP_METHOD[pg,$key]}; temp_bytes $(human_bytes "${CAP_TEMPB[pg,$key]}")"
+	log "  braid: ${CAP_METHOD[braid,$key]}; device bytes written $(human_bytes "${CAP_DEVW[braid,$key]}")"
+	if [[ -z "${CAP_DISKKB[pg,$key]}" ]]; then
+		WARNINGS+=("$label: PostgreSQL's Sort did not spill (${CAP_METHOD[pg,$key]}); lower WORK_MEM or raise ROWS")
+		echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+	fi
+
+	for sys in pg braid; do
+		TIMES[$sys,$key]="" TEMPB[$sys,$key]="" TEMPF[$sys,$key]="" DISKKB[$sys,$key]=""
+		DEVW[$sys,$key]="" DEVR[$sys,$key]="" NRUNS[$sys,$key]="" NPASSES[$sys,$key]=""
+	done
+	for (( i = 1; i <= REPS; i++ )); do
+		for sys in pg braid; do
+			bench_run "$sys" timed
+			TIMES[$sys,$key]+="$R_TIME "
+			TEMPB[$sys,$key]+="$R_TEMP_BYTES "
+			TEMPF[$sys,$key]+="$R_TEMP_FILES "
+			if [[ $sys == pg ]]; then
+				DISKKB[$sys,$key]+="${R_DISK_KB:-0} "
+				log "$label rep $i/$REPS  pg    $R_TIME ms  temp_bytes $(human_bytes "$R_TEMP_BYTES")${R_DISK_KB:+ (Disk: ${R_DISK_KB}kB)}"
+			else
+				DEVW[$sys,$key]+="$R_DEV_W "
+				DEVR[$sys,$key]+="$R_DEV_R "
+				NRUNS[$sys,$key]+="$R_RUNS "
+				NPASSES[$sys,$key]+="$R_PASSES "
+				log "$label rep $i/$REPS  braid $R_TIME ms  device written $(human_bytes "$R_DEV_W"), runs $R_RUNS, merge passes $R_PASSES"
+			fi
+		done
+	done
+	# shellcheck disable=SC2086
+	{
+		MEDIAN[pg,$key]=$(median ${TIMES[pg,$key]})
+		MEDIAN[braid,$key]=$(median ${TIMES[braid,$key]})
+		MED_BYTES[pg,$key]=$(median_int ${TEMPB[pg,$key]})
+		MED_BYTES[braid,$key]=$(median_int ${DEVW[braid,$key]})
+		MED_DISKKB[pg,$key]=$(median_int ${DISKKB[pg,$key]})
+		MED_DEVR[braid,$key]=$(median_int ${DEVR[braid,$key]})
+		RUNS_SUM[$key]=$(same_or_range ${NRUNS[braid,$key]})
+		PASSES_SUM[$key]=$(same_or_range ${NPASSES[braid,$key]})
+	}
+	if [[ "$(same_or_range ${TEMPB[braid,$key]})" != 0 ]]; then
+		WARNINGS+=("$label: braidsort's runs created PostgreSQL temp files too (temp_bytes deltas: ${TEMPB[braid,$key]% })")
+		echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+	fi
+}
+
+# write reduction pg/braid, or why there is none
+write_ratio() {
+	if [[ "$2" == 0 ]]; then echo "n/a (braid wrote 0)"; else echo "$(ratio "$1" "$2")x"; fi
+}
+
+# common parts of the spill and sweep results files
+results_preamble() {	# results_preamble TITLE
+	echo "# $1 — $(date '+%Y-%m-%d %H:%M:%S %Z')"
+	echo
+	echo "Query: \`$QUERY\`, rows discarded in the server via"
+	echo "\`EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)\`; time = its \"Execution Time\"."
+	echo "PostgreSQL: \`$SET_PG\`  braidsort: \`$SET_BRAID\`"
+	echo "Both spill to tablespace braid_dax on the tmpfs (\`temp_tablespaces = 'braid_dax'\`,"
+	echo "\`braidsort.spill_tablespace = 'braid_dax'\`)."
+	echo
+	echo "Bytes written to the spill device: for braidsort its EXPLAIN ANALYZE \`Device Bytes Written\`"
+	echo "(all runs, intermediate merge runs included); for PostgreSQL the run's"
+	echo "\`pg_stat_database.temp_bytes\` delta (the size of its temp files when they were deleted) and the"
+	echo "Sort's \`Disk: NkB\`. Neither counts PostgreSQL's rewrites of reused temp-file blocks in"
+	echo "multi-pass merges; the warm-up's \`Buffers: temp written\` does (shown in the details)."
+	echo "braidsort's spill files are not PostgreSQL temp files, so its runs add nothing to temp_bytes."
+	echo
+	echo "## Command"
+	echo
+	echo '```'
+	echo "${ENV_GIVEN}bash $ORIG_CMDLINE"
+	echo '```'
+	echo
+	echo "Effective settings: MODE=$MODE BENCH_PORT=$BENCH_PORT ROWS=$ROWS $( [[ $MODE == sweep ]] && echo "PAYLOADS=\"${PAYLOAD_LIST[*]}\"" || echo "PAYLOAD=$PAYLOAD") REPS=$REPS WORK_MEM=$WORK_MEM"
+	echo "SB_LARGE=$SB_LARGE SB_SMALL=$SB_SMALL CONFIGS=\"${CONFIGS[*]}\" TMPFS_SIZE=$TMPFS_SIZE TABLE_TABLESPACE=$TABLE_TABLESPACE quick=$QUICK"
+	echo
+	echo "Sizing: $SIZE_NOTE"
+	echo
+	machine_md
+}
+server_settings_md() {
+	echo "Server settings added to postgresql.conf (shared_buffers given on the command line):"
 	echo
 	echo '```'
 	echo "$SERVER_CONFIG"
 	echo '```'
+}
+capture_md() {	# capture_md HEADING PLAN
 	echo
-	echo "## Results (medians of $REPS runs)"
+	echo "### $1"
 	echo
-	summary_table
-	echo
-	echo "Temp data written (pg_stat_database.temp_bytes delta of the captured run; EXPLAIN \"Disk:\" where shown):"
-	echo
-	echo "| config | system | sort method | temp_bytes delta | temp files | EXPLAIN Disk |"
-	echo "|---|---|---|---:|---:|---:|"
+	echo '```'
+	echo "$2"
+	echo '```'
+}
+
+# ----------------------------------------------------------------------------
+# spill mode
+# ----------------------------------------------------------------------------
+declare -A U_PLAN_CFG U_WHY_CFG
+run_spill() {
+	local first=1 cfg sb i sys w
+	local -a t_pg t_br b_pg d_pg b_br r_br n_br p_br
 	for cfg in "${CONFIGS[@]}"; do
-		for sys in pg braid; do
-			d=${DISK_KB[$sys,$cfg]}
-			echo "| $cfg | $sys | ${SORT_METHOD[$sys,$cfg]} | ${TEMP_DELTA[$sys,$cfg]} ($(human_bytes "${TEMP_DELTA[$sys,$cfg]}")) | ${TEMP_FILES_DELTA[$sys,$cfg]} | ${d:+${d} kB} |"
-		done
+		sb=${CFG_SB[$cfg]}
+		if (( first )); then
+			first=0
+			stop_server		# every configuration starts from a fresh server
+		fi
+		start_server "$sb"
+		[[ "$(sql bench -c 'SHOW shared_buffers')" == "$sb" ]] || log "note: SHOW shared_buffers = $(sql bench -c 'SHOW shared_buffers')"
+		BLOCK_SIZE=$(sql bench -c 'SHOW block_size')
+		warm_table
+		explain_unforced
+		U_PLAN_CFG[$cfg]=$U_PLAN
+		U_WHY_CFG[$cfg]=$U_WHY
+		measure "$cfg" "config $cfg (shared_buffers=$sb, work_mem=$WORK_MEM)"
+		stop_server
 	done
+
 	echo
-	echo "## Individual runs (ms, in execution order; runs alternate pg, braid)"
+	echo "==== braidsort spill (MergePass) benchmark: SELECT * FROM sortbench ORDER BY k ===="
+	echo "rows=$ROWS ($TBL_SIZE_PRETTY) payload=${PAYLOAD}B work_mem=$WORK_MEM reps=$REPS  spill device: braid_dax ($DAX_NOTE)"
 	echo
-	echo "| config | system | runs | min | median | max |"
-	echo "|---|---|---|---:|---:|---:|"
+	printf '%-6s %-9s %12s %12s %8s %14s %14s %9s %6s %7s\n' config shared_b "pg med. ms" "braid med.ms" "pg/braid" \
+		"pg written" "braid written" "pg/braid" runs passes
 	for cfg in "${CONFIGS[@]}"; do
-		for sys in pg braid; do
+		printf '%-6s %-9s %12s %12s %7sx %14s %14s %9s %6s %7s\n' "$cfg" "${CFG_SB[$cfg]}" \
+			"${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}" "$(ratio "${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}")" \
+			"$(human_bytes "${MED_BYTES[pg,$cfg]}")" "$(human_bytes "${MED_BYTES[braid,$cfg]}")" \
+			"$(write_ratio "${MED_BYTES[pg,$cfg]}" "${MED_BYTES[braid,$cfg]}")" "${RUNS_SUM[$cfg]}" "${PASSES_SUM[$cfg]}"
+	done
+	echo "(pg written = median pg_stat_database.temp_bytes delta; braid written = median Device Bytes Written)"
+	echo
+	for cfg in "${CONFIGS[@]}"; do
+		echo "config $cfg  pg sort:    ${CAP_METHOD[pg,$cfg]}"
+		echo "config $cfg  braidsort:  ${CAP_METHOD[braid,$cfg]}  (force = off would pick: $(grep -q 'BraidSort' <<<"${U_PLAN_CFG[$cfg]}" && echo BraidSort || echo "PostgreSQL's Sort${U_WHY_CFG[$cfg]:+ -- ${U_WHY_CFG[$cfg]}}"))"
+	done
+	for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo "WARNING: $w"; done
+
+	collect_machine_info
+	{
+		results_preamble "braidsort spill (MergePass) benchmark"
+		echo
+		echo "## Data"
+		echo
+		echo "sortbench: $TBL_ROWS rows, heap $TBL_SIZE_PRETTY ($TBL_BYTES bytes) in tablespace $TABLE_TABLESPACE;"
+		echo "k length min/max $KLEN bytes, v length min/max $VLEN bytes. Warmed with count(*)$( (( HAVE_PREWARM )) && echo " and pg_prewarm") after each restart."
+		for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo; echo "**WARNING:** $w"; done
+		echo
+		server_settings_md
+		echo
+		echo "## Results (medians of $REPS runs)"
+		echo
+		echo "| config | shared_buffers | work_mem | PostgreSQL median (ms) | braidsort median (ms) | speed-up pg/braid | PostgreSQL bytes written (temp_bytes) | braidsort bytes written (Device Bytes Written) | write reduction pg/braid | braid Runs | braid Merge Passes |"
+		echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+		for cfg in "${CONFIGS[@]}"; do
+			echo "| $cfg: ${CFG_DESC[$cfg]} | ${CFG_SB[$cfg]} | $WORK_MEM | ${MEDIAN[pg,$cfg]} | ${MEDIAN[braid,$cfg]} | $(ratio "${MEDIAN[pg,$cfg]}" "${MEDIAN[braid,$cfg]}")x | $(bytes_cell "${MED_BYTES[pg,$cfg]}") | $(bytes_cell "${MED_BYTES[braid,$cfg]}") | $(write_ratio "${MED_BYTES[pg,$cfg]}" "${MED_BYTES[braid,$cfg]}") | ${RUNS_SUM[$cfg]} | ${PASSES_SUM[$cfg]} |"
+		done
+		echo
+		echo "Spill details (medians of the timed runs; \"Buffers: temp written\" from the warm-up run):"
+		echo
+		echo "| config | system | sort method | temp_bytes | temp files | EXPLAIN Disk | Buffers: temp written | Device Bytes Written | Device Bytes Read |"
+		echo "|---|---|---|---:|---:|---:|---:|---:|---:|"
+		for cfg in "${CONFIGS[@]}"; do
 			# shellcheck disable=SC2086
-			echo "| $cfg | $sys | ${TIMES[$sys,$cfg]% } | $(minmax min ${TIMES[$sys,$cfg]}) | ${MEDIAN[$sys,$cfg]} | $(minmax max ${TIMES[$sys,$cfg]}) |"
+			echo "| $cfg | pg | ${CAP_METHOD[pg,$cfg]} | $(bytes_cell "${MED_BYTES[pg,$cfg]}") | $(same_or_range ${TEMPF[pg,$cfg]}) | ${MED_DISKKB[pg,$cfg]} kB | $(bytes_cell "${CAP_TEMPW[pg,$cfg]}") | | |"
+			# shellcheck disable=SC2086
+			echo "| $cfg | braid | ${CAP_METHOD[braid,$cfg]} | $(bytes_cell "$(median_int ${TEMPB[braid,$cfg]})") | $(same_or_range ${TEMPF[braid,$cfg]}) | | $(bytes_cell "${CAP_TEMPW[braid,$cfg]}") | $(bytes_cell "${MED_BYTES[braid,$cfg]}") | $(bytes_cell "${MED_DEVR[braid,$cfg]}") |"
 		done
+		echo
+		echo "## Individual runs (in execution order; runs alternate pg, braid)"
+		echo
+		echo "| config | rep | pg (ms) | pg temp_bytes | pg Disk (kB) | braid (ms) | braid Device Bytes Written | braid Device Bytes Read | Runs | Merge Passes |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		for cfg in "${CONFIGS[@]}"; do
+			read -r -a t_pg <<<"${TIMES[pg,$cfg]}"
+			read -r -a b_pg <<<"${TEMPB[pg,$cfg]}"
+			read -r -a d_pg <<<"${DISKKB[pg,$cfg]}"
+			read -r -a t_br <<<"${TIMES[braid,$cfg]}"
+			read -r -a b_br <<<"${DEVW[braid,$cfg]}"
+			read -r -a r_br <<<"${DEVR[braid,$cfg]}"
+			read -r -a n_br <<<"${NRUNS[braid,$cfg]}"
+			read -r -a p_br <<<"${NPASSES[braid,$cfg]}"
+			for (( i = 0; i < REPS; i++ )); do
+				echo "| $cfg | $(( i + 1 )) | ${t_pg[i]} | ${b_pg[i]} | ${d_pg[i]} | ${t_br[i]} | ${b_br[i]} | ${r_br[i]} | ${n_br[i]} | ${p_br[i]} |"
+			done
+			# shellcheck disable=SC2086
+			echo "| $cfg | **median** | **${MEDIAN[pg,$cfg]}** | ${MED_BYTES[pg,$cfg]} | ${MED_DISKKB[pg,$cfg]} | **${MEDIAN[braid,$cfg]}** | ${MED_BYTES[braid,$cfg]} | ${MED_DEVR[braid,$cfg]} | ${RUNS_SUM[$cfg]} | ${PASSES_SUM[$cfg]} |"
+		done
+		echo
+		echo "## Captured EXPLAIN (ANALYZE, BUFFERS) outputs (the untimed warm-up runs)"
+		for cfg in "${CONFIGS[@]}"; do
+			capture_md "Config $cfg (shared_buffers=${CFG_SB[$cfg]}), PostgreSQL (braidsort.enable = off)" "${CAP_PLAN[pg,$cfg]}"
+			capture_md "Config $cfg (shared_buffers=${CFG_SB[$cfg]}), braidsort (enable = on, force = on)" "${CAP_PLAN[braid,$cfg]}"
+			echo
+			echo "Plan with braidsort.enable = on and braidsort.force = off (cost model's own choice), config $cfg${U_WHY_CFG[$cfg]:+; braidsort declined: \"${U_WHY_CFG[$cfg]}\"}:"
+			echo
+			echo '```'
+			echo "${U_PLAN_CFG[$cfg]}"
+			echo '```'
+		done
+	} >"$REPORT"
+}
+
+# ----------------------------------------------------------------------------
+# sweep mode
+# ----------------------------------------------------------------------------
+declare -A P_SIZE P_BYTES UNF_NODE UNF_WHY UNF_TIME UNF_PLAN UNF_METHOD
+run_sweep() {
+	local p key sys i w
+	local -a t_pg t_br b_pg b_br n_br p_br
+	# the server started above runs with SB_LARGE (config A) throughout
+	[[ "$(sql bench -c 'SHOW shared_buffers')" == "$SB_LARGE" ]] || log "note: SHOW shared_buffers = $(sql bench -c 'SHOW shared_buffers')"
+	BLOCK_SIZE=$(sql bench -c 'SHOW block_size')
+	for p in "${PAYLOAD_LIST[@]}"; do
+		key=$p
+		load_table "$p" "payload ${p}B"
+		P_SIZE[$key]=$TBL_SIZE_PRETTY
+		P_BYTES[$key]=$TBL_BYTES
+		warm_table
+		measure "$key" "payload ${p}B"
+		log "payload ${p}B: one run with braidsort.force = off"
+		bench_run unforced timed
+		UNF_NODE[$key]=$R_NODE
+		UNF_WHY[$key]=$R_WHY
+		UNF_TIME[$key]=$R_TIME
+		UNF_PLAN[$key]=$R_PLAN
+		UNF_METHOD[$key]=$R_METHOD
+		log "payload ${p}B force = off: planner chose $R_NODE (${R_METHOD:-?}), $R_TIME ms${R_WHY:+; braidsort declined: $R_WHY}"
 	done
+	stop_server
+
 	echo
-	echo "## Captured EXPLAIN (ANALYZE, BUFFERS) outputs (the untimed warm-up runs)"
-	for cfg in "${CONFIGS[@]}"; do
-		for sys in pg braid; do
-			echo
-			echo "### Config $cfg (shared_buffers=${CFG_SB[$cfg]}), $( [[ $sys == pg ]] && echo "PostgreSQL (braidsort.enable = off)" || echo "braidsort (enable = on, force = on)")"
-			echo
-			echo '```'
-			echo "${CAPTURE[$sys,$cfg]}"
-			echo '```'
+	echo "==== braidsort value-size sweep: SELECT * FROM sortbench ORDER BY k ===="
+	echo "rows=$ROWS payloads=${PAYLOAD_LIST[*]} work_mem=$WORK_MEM shared_buffers=$SB_LARGE reps=$REPS  spill device: braid_dax"
+	echo
+	printf '%8s %9s %12s %12s %8s %13s %13s %9s %11s  %s\n' payload table "pg med. ms" "braid med.ms" "pg/braid" \
+		"pg written" "braid written" "pg/braid" "runs/passes" "force = off"
+	for p in "${PAYLOAD_LIST[@]}"; do
+		printf '%7sB %9s %12s %12s %7sx %13s %13s %9s %11s  %s\n' "$p" "${P_SIZE[$p]}" \
+			"${MEDIAN[pg,$p]}" "${MEDIAN[braid,$p]}" "$(ratio "${MEDIAN[pg,$p]}" "${MEDIAN[braid,$p]}")" \
+			"$(human_bytes "${MED_BYTES[pg,$p]}")" "$(human_bytes "${MED_BYTES[braid,$p]}")" \
+			"$(write_ratio "${MED_BYTES[pg,$p]}" "${MED_BYTES[braid,$p]}")" "${RUNS_SUM[$p]}/${PASSES_SUM[$p]}" \
+			"${UNF_NODE[$p]}${UNF_WHY[$p]:+ ($(cut -c1-60 <<<"${UNF_WHY[$p]}"))}"
+	done
+	echo "(pg written = median pg_stat_database.temp_bytes delta; braid written = median Device Bytes Written)"
+	for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo "WARNING: $w"; done
+
+	collect_machine_info
+	{
+		results_preamble "braidsort value-size sweep"
+		echo
+		echo "## Data"
+		echo
+		echo "sortbench: $ROWS rows with a 10-byte random key and a PAYLOAD-byte value, reloaded for each payload"
+		echo "into tablespace $TABLE_TABLESPACE, then warmed with count(*)$( (( HAVE_PREWARM )) && echo " and pg_prewarm"); one server, shared_buffers = $SB_LARGE (config A)."
+		for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo; echo "**WARNING:** $w"; done
+		echo
+		server_settings_md
+		echo
+		echo "## Results (medians of $REPS runs)"
+		echo
+		echo "| payload | table | PostgreSQL median (ms) | braidsort median (ms) | speed-up pg/braid | PostgreSQL bytes written (temp_bytes) | braidsort bytes written (Device Bytes Written) | write reduction pg/braid | braid Runs / Merge Passes | planner with force = off | force = off run (ms) |"
+		echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
+		for p in "${PAYLOAD_LIST[@]}"; do
+			echo "| ${p} B | ${P_SIZE[$p]} | ${MEDIAN[pg,$p]} | ${MEDIAN[braid,$p]} | $(ratio "${MEDIAN[pg,$p]}" "${MEDIAN[braid,$p]}")x | $(bytes_cell "${MED_BYTES[pg,$p]}") | $(bytes_cell "${MED_BYTES[braid,$p]}") | $(write_ratio "${MED_BYTES[pg,$p]}" "${MED_BYTES[braid,$p]}") | ${RUNS_SUM[$p]} / ${PASSES_SUM[$p]} | $( [[ ${UNF_NODE[$p]} == BraidSort ]] && echo "BraidSort (${UNF_METHOD[$p]#Sort Method: })" || echo "PostgreSQL's ${UNF_NODE[$p]}${UNF_WHY[$p]:+: braidsort declined, \"${UNF_WHY[$p]}\"}") | ${UNF_TIME[$p]} |"
 		done
 		echo
-		echo "Plan with braidsort.enable = on and braidsort.force = off (cost model's own choice), config $cfg:"
+		echo "Sort methods and spill details (medians of the timed runs; \"Buffers: temp written\" from the warm-up run):"
 		echo
-		echo '```'
-		echo "${UNFORCED_PLAN[$cfg]}"
-		echo '```'
-	done
-} >"$REPORT"
+		echo "| payload | PostgreSQL sort method | EXPLAIN Disk | Buffers: temp written | braidsort sort method | Device Bytes Read |"
+		echo "|---:|---|---:|---:|---|---:|"
+		for p in "${PAYLOAD_LIST[@]}"; do
+			echo "| ${p} B | ${CAP_METHOD[pg,$p]} | ${MED_DISKKB[pg,$p]} kB | $(bytes_cell "${CAP_TEMPW[pg,$p]}") | ${CAP_METHOD[braid,$p]} | $(bytes_cell "${MED_DEVR[braid,$p]}") |"
+		done
+		echo
+		echo "## Individual runs (in execution order; runs alternate pg, braid)"
+		echo
+		echo "| payload | rep | pg (ms) | pg temp_bytes | braid (ms) | braid Device Bytes Written | Runs | Merge Passes |"
+		echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+		for p in "${PAYLOAD_LIST[@]}"; do
+			read -r -a t_pg <<<"${TIMES[pg,$p]}"
+			read -r -a b_pg <<<"${TEMPB[pg,$p]}"
+			read -r -a t_br <<<"${TIMES[braid,$p]}"
+			read -r -a b_br <<<"${DEVW[braid,$p]}"
+			read -r -a n_br <<<"${NRUNS[braid,$p]}"
+			read -r -a p_br <<<"${NPASSES[braid,$p]}"
+			for (( i = 0; i < REPS; i++ )); do
+				echo "| ${p} B | $(( i + 1 )) | ${t_pg[i]} | ${b_pg[i]} | ${t_br[i]} | ${b_br[i]} | ${n_br[i]} | ${p_br[i]} |"
+			done
+			echo "| ${p} B | **median** | **${MEDIAN[pg,$p]}** | ${MED_BYTES[pg,$p]} | **${MEDIAN[braid,$p]}** | ${MED_BYTES[braid,$p]} | ${RUNS_SUM[$p]} | ${PASSES_SUM[$p]} |"
+		done
+		echo
+		echo "## Captured EXPLAIN ANALYZE outputs"
+		for p in "${PAYLOAD_LIST[@]}"; do
+			capture_md "Payload ${p} B, PostgreSQL (braidsort.enable = off), EXPLAIN (ANALYZE, BUFFERS) warm-up" "${CAP_PLAN[pg,$p]}"
+			capture_md "Payload ${p} B, braidsort (enable = on, force = on), EXPLAIN (ANALYZE, BUFFERS) warm-up" "${CAP_PLAN[braid,$p]}"
+			capture_md "Payload ${p} B, braidsort.force = off (the planner's choice${UNF_WHY[$p]:+; braidsort declined: \"${UNF_WHY[$p]}\"}), EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)" "${UNF_PLAN[$p]}"
+		done
+	} >"$REPORT"
+}
+
+# ----------------------------------------------------------------------------
+# run the mode, keep the results
+# ----------------------------------------------------------------------------
+case $MODE in
+	onepass) run_onepass ;;
+	spill) run_spill ;;
+	sweep) run_sweep ;;
+esac
 
 mkdir -p "$RESULTS_DIR"
-RESULT_FILE="$RESULTS_DIR/onepass-$(date +%Y%m%d-%H%M%S).md"
+RESULT_FILE="$RESULTS_DIR/$MODE-$(date +%Y%m%d-%H%M%S).md"
 cp "$REPORT" "$RESULT_FILE"
 echo
 echo "results written to $RESULT_FILE"

@@ -32,6 +32,9 @@ SELECT t, v FROM (
 	UNION ALL SELECT 'text', substr(md5(random()::text), 1, floor(random() * 8)::int) FROM generate_series(1, 300)
 	UNION ALL SELECT 'text', repeat(chr(97 + floor(random() * 2)::int), floor(random() * 4)::int) || chr(200 + floor(random() * 2000)::int) FROM generate_series(1, 100)
 	UNION ALL SELECT 'bpchar', substr('ab ', 1 + floor(random() * 3)::int, floor(random() * 4)::int) || repeat(' ', floor(random() * 3)::int) FROM generate_series(1, 200)
+	UNION ALL SELECT 'numeric', round(((random() - 0.5) * 10 ^ (random() * 40 - 20))::numeric, floor(random() * 30)::int)::text FROM generate_series(1, 300)
+	UNION ALL SELECT 'numeric', (floor(random() * 21) - 10)::numeric(10, 2)::text FROM generate_series(1, 60)
+	UNION ALL SELECT 'numeric', ((random() - 0.5) * 2e6)::numeric(20, 4)::text FROM generate_series(1, 60)
 ) s;
 
 -- edge values
@@ -58,7 +61,15 @@ INSERT INTO kv VALUES
 	('bytea', 'ff'), ('bytea', 'ff00'), ('bytea', 'ffff'), ('bytea', '01'),
 	('text', ''), ('text', 'a'), ('text', 'a '), ('text', E'a\x01'), ('text', 'ab'), ('text', E'\u00ff'),
 	('bpchar', ''), ('bpchar', ' '), ('bpchar', 'a'), ('bpchar', 'a '), ('bpchar', E'a\x01'),
-	('bpchar', 'a b');
+	('bpchar', 'a b'),
+	('numeric', 'NaN'), ('numeric', 'Infinity'), ('numeric', '-Infinity'), ('numeric', '0'),
+	('numeric', '0.000'), ('numeric', '-0.0'), ('numeric', '1'), ('numeric', '1.0'),
+	('numeric', '1.00000000000000000001'), ('numeric', '0.99999999999999999999'),
+	('numeric', '9999'), ('numeric', '10000'), ('numeric', '10000.0001'), ('numeric', '-9999'),
+	('numeric', '-10000'), ('numeric', '-10000.0001'), ('numeric', '0.0001'), ('numeric', '0.00001'),
+	('numeric', '-0.0001'), ('numeric', '-0.00001'), ('numeric', '1e100'), ('numeric', '-1e100'),
+	('numeric', '1e-100'), ('numeric', '-1e-100'), ('numeric', '123456789012345678901234567890.5'),
+	('numeric', '1e1000'), ('numeric', '-1e-1000');
 
 -- violations(type): rows whose rank by value differs from their rank by key
 CREATE FUNCTION key_order_violations(typ text, dir text, nulls text) RETURNS bigint
@@ -95,6 +106,7 @@ GROUP BY typ ORDER BY typ;
 SELECT key_order_violations('varchar', '', 'NULLS LAST') AS varchar_violations;
 SELECT braidsort.normalized_key('abc'::text COLLATE "C");
 SELECT braidsort.normalized_key('abc'::text COLLATE "en-x-icu");
-SELECT braidsort.normalized_key(1.5::numeric);
+SELECT braidsort.normalized_key(1.5::numeric), braidsort.normalized_key(1.50::numeric);
+SELECT braidsort.normalized_key(interval '1 day');
 SELECT braidsort.normalized_key(-1::int4, true);
 SELECT braidsort.normalized_key(NULL::int4), braidsort.normalized_key(NULL::int4, nulls_first => true);

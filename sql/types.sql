@@ -53,8 +53,12 @@ SELECT check_sort('SELECT * FROM longtext ORDER BY t DESC, id');
 SELECT check_sort('SELECT t FROM longtext ORDER BY t');
 SELECT check_sort('SELECT * FROM longtext ORDER BY b DESC, t, id');
 
--- keys without an exact encoder are declined, results unchanged
+-- numeric keys are encoded exactly (1.0 and 1.00 are equal)
 SELECT check_sort('SELECT id, i4::numeric FROM alltypes ORDER BY i4::numeric, id');
+SELECT check_sort('SELECT id, (f8::numeric / 7) n FROM alltypes WHERE f8 <> ''NaN'' ORDER BY n DESC, id');
+SELECT check_sort($q$SELECT x FROM (VALUES (1.0::numeric), (1.00), (-0.5), ('NaN'), ('Infinity'), ('-Infinity'), (0), (0.000), (NULL), (1e-30), (-1e30)) v(x) ORDER BY x NULLS FIRST, x::text COLLATE "C"$q$);
+
+-- keys without an exact encoder are declined, results unchanged
 SELECT check_sort('SELECT id FROM alltypes ORDER BY tm - time ''12:00'', id');
 SELECT check_sort('SELECT id, tx FROM alltypes ORDER BY tx COLLATE "en-x-icu", id');
 SELECT check_sort('SELECT id, tx FROM alltypes ORDER BY tx USING ~<~, id');

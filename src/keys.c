@@ -101,6 +101,9 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 		case BYTEAOID:
 			col->kind = BRAID_KEY_BYTEA;
 			break;
+		case NUMERICOID:
+			col->kind = BRAID_KEY_NUMERIC;
+			break;
 		case TEXTOID:
 		case BPCHAROID:
 			if (!OidIsValid(collation) || !lc_collate_is_c(collation))
@@ -151,9 +154,72 @@ braid_key_fixed_width(BraidKeyKind kind)
 		case BRAID_KEY_BYTEA:
 		case BRAID_KEY_TEXT:
 		case BRAID_KEY_BPCHAR:
+		case BRAID_KEY_NUMERIC:
 			return -1;
 	}
 	return -1;
+}
+
+/*
+ * The on-disk numeric format (utils/adt/numeric.c keeps these private; the
+ * format is stable, being on disk): a header word whose top bits say short
+ * (2-byte header), long (4-byte header) or special (NaN, +/-Infinity), then
+ * base-10000 digits.
+ */
+#define NUMERIC_SIGN_MASK	0xC000
+#define NUMERIC_NEG			0x4000
+#define NUMERIC_SHORT		0x8000
+#define NUMERIC_SPECIAL		0xC000
+#define NUMERIC_NAN			0xC000
+#define NUMERIC_PINF		0xD000
+#define NUMERIC_NINF		0xF000
+#define NUMERIC_SHORT_SIGN_MASK			0x2000
+#define NUMERIC_SHORT_WEIGHT_SIGN_MASK	0x0040
+#define NUMERIC_SHORT_WEIGHT_MASK		0x003F
+
+/*
+ * encode_numeric
+ *		Encode a (fully detoasted) numeric; returns bytes written to out,
+ *		which must have room for 2 * ndigits + 5 bytes.
+ */
+static size_t
+encode_numeric(struct varlena *v, uint8 *out)
+{
+	const char *p = VARDATA(v);
+	size_t		len = VARSIZE(v) - VARHDRSZ;
+	uint16		header;
+	int			weight;
+	bool		negative;
+	const int16 *digits;
+	int			ndigits;
+
+	memcpy(&header, p, sizeof(uint16));
+	if ((header & NUMERIC_SIGN_MASK) == NUMERIC_SPECIAL)
+	{
+		out[0] = header == NUMERIC_NAN ? BRAID_NUMERIC_NAN :
+			header == NUMERIC_PINF ? BRAID_NUMERIC_PINF : BRAID_NUMERIC_NINF;
+		return 1;
+	}
+	if ((header & NUMERIC_SIGN_MASK) == NUMERIC_SHORT)
+	{
+		negative = (header & NUMERIC_SHORT_SIGN_MASK) != 0;
+		weight = (header & NUMERIC_SHORT_WEIGHT_SIGN_MASK) ?
+			(int) (~NUMERIC_SHORT_WEIGHT_MASK | (header & NUMERIC_SHORT_WEIGHT_MASK)) :
+			(int) (header & NUMERIC_SHORT_WEIGHT_MASK);
+		digits = (const int16 *) (p + sizeof(uint16));
+		ndigits = (int) ((len - sizeof(uint16)) / sizeof(int16));
+	}
+	else
+	{
+		int16		w;
+
+		negative = (header & NUMERIC_SIGN_MASK) == NUMERIC_NEG;
+		memcpy(&w, p + sizeof(uint16), sizeof(int16));
+		weight = w;
+		digits = (const int16 *) (p + 2 * sizeof(uint16));
+		ndigits = (int) ((len - 2 * sizeof(uint16)) / sizeof(int16));
+	}
+	return braid_enc_numeric_finite(negative, weight, digits, ndigits, out);
 }
 
 /* reserve: make room for "need" more bytes after "used" in buf. */
@@ -197,8 +263,17 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 			continue;
 		}
 
-		if (col->kind == BRAID_KEY_BYTEA || col->kind == BRAID_KEY_TEXT ||
-			col->kind == BRAID_KEY_BPCHAR)
+		if (col->kind == BRAID_KEY_NUMERIC)
+		{
+			struct varlena *v = PG_DETOAST_DATUM(d);
+
+			reserve(buf, len, 1 + VARSIZE(v) + 8);
+			out = buf->data + len;
+			*out++ = BRAID_NOT_NULL_MARK;
+			n = encode_numeric(v, out);
+		}
+		else if (col->kind == BRAID_KEY_BYTEA || col->kind == BRAID_KEY_TEXT ||
+				 col->kind == BRAID_KEY_BPCHAR)
 		{
 			struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
 			const uint8 *p = (const uint8 *) VARDATA_ANY(v);

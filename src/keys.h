@@ -32,7 +32,8 @@ typedef enum BraidKeyKind
 	BRAID_KEY_UUID,
 	BRAID_KEY_BYTEA,
 	BRAID_KEY_TEXT,				/* text, varchar under C collation */
-	BRAID_KEY_BPCHAR			/* char(n) under C collation */
+	BRAID_KEY_BPCHAR,			/* char(n) under C collation */
+	BRAID_KEY_NUMERIC
 } BraidKeyKind;
 
 typedef struct BraidKeyColumn

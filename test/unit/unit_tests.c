@@ -1744,6 +1744,59 @@ test_costmodel(void)
 	check_report(&c, "costmodel: random sweep agrees with rows/spill/time rule, reason on every decline");
 }
 
+/* enc_num: encode a numeric from sign, weight and digits into buf. */
+static size_t
+enc_num(int neg, int weight, const int16_t *d, int nd, uint8_t *buf)
+{
+	return braid_enc_numeric_finite(neg, weight, d, nd, buf);
+}
+
+/*
+ * test_numeric
+ *		Hand-picked numeric pairs: zero in any form, equal values with
+ *		trailing zero digits, weight boundaries, negatives.
+ */
+static void
+test_numeric(void)
+{
+	Check		c;
+	uint8_t		a[64],
+				b[64];
+	size_t		la,
+				lb;
+	const int16_t one[] = {1};
+	const int16_t one_zero[] = {1, 0, 0};
+	const int16_t lead_zero_one[] = {0, 1};
+	const int16_t n9999[] = {9999};
+	const int16_t n10000[] = {1, 0};
+	const int16_t half[] = {5000};
+	const int16_t half_more[] = {5000, 1};
+	const int16_t zeros[] = {0, 0};
+
+	check_init(&c);
+#define CMP_NUM(na, wa, da, nda, nb, wb, db, ndb, expect) \
+	do { \
+		la = enc_num(na, wa, da, nda, a); \
+		lb = enc_num(nb, wb, db, ndb, b); \
+		check_that(&c, sign(cmp_bytes(a, la, b, lb)) == (expect), \
+				   "numeric case at line %d: got %d, expected %d", __LINE__, \
+				   sign(cmp_bytes(a, la, b, lb)), (expect)); \
+	} while (0)
+
+	CMP_NUM(0, 0, zeros, 2, 1, 5, zeros, 0, 0);	/* 0 == -0 (no digits) */
+	CMP_NUM(0, 0, one, 1, 0, 0, one_zero, 3, 0);	/* 1 == 1.00000000 */
+	CMP_NUM(0, 1, lead_zero_one, 2, 0, 0, one, 1, 0);	/* leading zero digit */
+	CMP_NUM(0, 0, n9999, 1, 0, 1, n10000, 2, -1);	/* 9999 < 10000 */
+	CMP_NUM(1, 0, n9999, 1, 1, 1, n10000, 2, 1);	/* -9999 > -10000 */
+	CMP_NUM(0, -1, half, 1, 0, -1, half_more, 2, -1);	/* 0.5 < 0.50000001 */
+	CMP_NUM(1, -1, half, 1, 1, -1, half_more, 2, 1);	/* -0.5 > -0.50000001 */
+	CMP_NUM(1, 0, one, 1, 0, 0, zeros, 0, -1);	/* -1 < 0 */
+	CMP_NUM(0, -1, half, 1, 0, 0, zeros, 0, 1);	/* 0.5 > 0 */
+	CMP_NUM(1, 3, one, 1, 1, -3, one, 1, -1);	/* -1e12 < -1e-12 */
+#undef CMP_NUM
+	check_report(&c, "keycodec: numeric magnitudes, signs, zeros, trailing zero digits");
+}
+
 /* count_interrupt_checks: interrupt hook that counts its calls. */
 static void
 count_interrupt_checks(void *arg)
@@ -1869,6 +1922,7 @@ main(void)
 	test_binary_bytes();
 	test_cstring_bytes();
 	test_multicolumn();
+	test_numeric();
 
 	test_entry_compare();
 	test_sort_prefix();
