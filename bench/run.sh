@@ -1067,6 +1067,10 @@ run_sweep() {
 		P_BYTES[$key]=$TBL_BYTES
 		warm_table
 		measure "$key" "payload ${p}B"
+		if ! grep -q 'braid mergepass' <<<"${CAP_METHOD[braid,$key]}"; then
+			WARNINGS+=("payload ${p}B: braidsort did not spill (${CAP_METHOD[braid,$key]}): its IndexMap fit in work_mem=$WORK_MEM, so it wrote nothing to the device; raise ROWS for a MergePass comparison")
+			echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+		fi
 		log "payload ${p}B: one run with braidsort.force = off"
 		bench_run unforced timed
 		UNF_NODE[$key]=$R_NODE
