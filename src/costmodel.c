@@ -17,9 +17,11 @@
  * buffer ring when it is not.  The batches are limited by the memory the
  * budget leaves after the sort.  The per-row and per-page constants below
  * were measured on the sortbenchmark shape (bench/run.sh, 5M rows):
- * PostgreSQL's external sort ~600 ns a row; braidsort's build, sort and
- * gather ~280 ns a row, ~100 ns more when it spills runs, ~0.3 us per page
- * revisited in shared buffers and ~1.4 us per page reread from outside.
+ * PostgreSQL's external sort ~430 ns a row plus ~1.5 ns per byte of row
+ * (600 ns at 110 bytes, 1.2 us at 520); braidsort's build, sort and gather
+ * ~250 ns a row plus ~0.5 ns per byte of tuple, ~100 ns more when it spills
+ * runs, ~0.3 us per page revisited in shared buffers and ~1.4 us per page
+ * reread from outside.
  * braidsort declines when its estimate is not below PostgreSQL's.
  *
  * Pure C (no PostgreSQL calls).
@@ -31,15 +33,19 @@
 #include "costmodel.h"
 
 /*
- * Per-tuple bytes PostgreSQL's sort holds in memory beyond the row itself:
- * a SortTuple (24) plus the MinimalTuple header and allocator overhead
- * (tuplesort.c's accounting), rounded.
+ * PostgreSQL's sort holds, per row, a SortTuple (24 bytes) and a palloc'd
+ * MinimalTuple (16-byte header + the row), which the allocator rounds up to
+ * a power of two and prefixes with a 16-byte chunk header.
  */
-#define PG_SORT_TUPLE_OVERHEAD 48.0
+#define PG_SORTTUPLE_BYTES	24.0
+#define PG_MINTUPLE_HEADER	16.0
+#define PG_CHUNK_HEADER		16.0
 
 /* Measured costs, in nanoseconds (see the file header). */
-#define PG_EXTERNAL_SORT_NS_PER_ROW 600.0
-#define BRAID_NS_PER_ROW			280.0
+#define PG_EXTERNAL_SORT_NS_PER_ROW 430.0
+#define PG_EXTERNAL_SORT_NS_PER_BYTE 1.5	/* per byte of row: copied, written, read */
+#define BRAID_NS_PER_ROW			250.0
+#define BRAID_NS_PER_BYTE			0.5 /* per byte of tuple: gathered */
 #define BRAID_NS_PER_ROW_SPILLED	100.0	/* writing and merging runs */
 #define BRAID_NS_PER_PAGE_REREAD	1400.0	/* page not in shared buffers */
 #define BRAID_NS_PER_PAGE_REVISIT	300.0	/* page in shared buffers */
@@ -59,8 +65,11 @@ double
 braid_cost_pg_sort_bytes(const BraidCostInput *in)
 {
 	double		width = in->sort_width < 8 ? 8 : in->sort_width;
+	double		chunk = 8;
 
-	return in->rows * (width + PG_SORT_TUPLE_OVERHEAD);
+	while (chunk < PG_MINTUPLE_HEADER + width)
+		chunk *= 2;
+	return in->rows * (PG_SORTTUPLE_BYTES + chunk + PG_CHUNK_HEADER);
 }
 
 /* braid_cost_is_onepass: does the IndexMap fit the budget? */
@@ -95,14 +104,15 @@ braid_cost_gather_passes(const BraidCostInput *in)
 double
 braid_cost_pg_ns(const BraidCostInput *in)
 {
-	return in->rows * PG_EXTERNAL_SORT_NS_PER_ROW;
+	return in->rows * (PG_EXTERNAL_SORT_NS_PER_ROW +
+					   PG_EXTERNAL_SORT_NS_PER_BYTE * in->sort_width);
 }
 
 /* braid_cost_braid_ns: estimated time of braidsort's sort. */
 double
 braid_cost_braid_ns(const BraidCostInput *in)
 {
-	double		ns = in->rows * BRAID_NS_PER_ROW;
+	double		ns = in->rows * (BRAID_NS_PER_ROW + BRAID_NS_PER_BYTE * in->tuple_bytes);
 
 	if (!braid_cost_is_onepass(in))
 		ns += in->rows * BRAID_NS_PER_ROW_SPILLED;

@@ -64,8 +64,8 @@ braid_define_gucs(void)
 
 	DefineCustomIntVariable("braidsort.work_mem",
 							"Memory budget for one braidsort IndexMap.",
-							"-1 uses work_mem. When the IndexMap outgrows it, the sort "
-							"continues on disk with PostgreSQL's tuplesort.",
+							"-1 uses work_mem. When the IndexMap outgrows it, sorted runs "
+							"of keys and refs spill to braidsort.spill_tablespace and are merged.",
 							&braid_work_mem,
 							-1,
 							-1,
