@@ -307,6 +307,25 @@ ovf_put(BraidSortState *st, uint64 ref, const uint8 *key, size_t len)
 }
 
 /*
+ * ovf_free
+ *		Forget every full key (after they were written to a run, or once the
+ *		IndexMap is sorted and only refs remain).
+ */
+static void
+ovf_free(BraidOverflow *ovf)
+{
+	if (ovf->nslots)
+	{
+		pfree(ovf->slot_tid);
+		pfree(ovf->slot_off);
+		pfree(ovf->slot_len);
+	}
+	if (ovf->arena)
+		pfree(ovf->arena);
+	memset(ovf, 0, sizeof(*ovf));
+}
+
+/*
  * ovf_get
  *		The full key of a truncated entry.
  */
@@ -445,15 +464,7 @@ spill_run(BraidSortState *st)
 	st->runs_written++;
 	st->nentries = 0;
 	st->any_truncated = false;
-	if (st->ovf.nslots)
-	{
-		pfree(st->ovf.slot_tid);
-		pfree(st->ovf.slot_off);
-		pfree(st->ovf.slot_len);
-	}
-	if (st->ovf.arena)
-		pfree(st->ovf.arena);
-	memset(&st->ovf, 0, sizeof(st->ovf));
+	ovf_free(&st->ovf);
 	MemoryContextSwitchTo(old);
 	st->spill_ms += elapsed_ms(start);
 }
@@ -472,15 +483,12 @@ grow_entries(BraidSortState *st)
 
 	/*
 	 * A value log keeps rows in the other half of the budget until it
-	 * spills; keys that may outgrow their prefix leave an eighth to their
-	 * full encodings at first (the overflow may take more room later, as
-	 * long as the entries leave it: the IndexMap spills when both together
-	 * exceed the budget).
+	 * spills.  Full encodings of long keys take what the entries leave; if
+	 * they push the total over the budget, add_entry spills and splits the
+	 * budget evenly from then on.
 	 */
 	if (st->value_log)
 		room = Min(room, st->budget / 2);
-	else if (st->may_truncate && st->capacity == 0)
-		room = Min(room, st->budget / 8 * 7);
 	limit = room / st->stride;
 
 	if (st->capacity == 0)
@@ -573,20 +581,11 @@ compact_to_refs(BraidSortState *st)
 	{
 		uint64		ref = braid_entry_ref(st->entries + i * st->stride, st->keylen);
 
-		memcpy(st->entries + i * sizeof(uint64), &ref, sizeof(uint64));
-		((uint64 *) st->entries)[i] &= ~BRAID_REF_TRUNCATED;
+		((uint64 *) st->entries)[i] = ref & ~BRAID_REF_TRUNCATED;
 	}
 	st->refs = (uint64 *) st->entries;
 
-	if (st->ovf.nslots)
-	{
-		pfree(st->ovf.slot_tid);
-		pfree(st->ovf.slot_off);
-		pfree(st->ovf.slot_len);
-	}
-	if (st->ovf.arena)
-		pfree(st->ovf.arena);
-	memset(&st->ovf, 0, sizeof(st->ovf));
+	ovf_free(&st->ovf);
 
 	if (st->value_log)
 		return;					/* rows are read in place: no gather arena */
