@@ -39,7 +39,7 @@ include $(PGXS)
 UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c
 
 test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h
-	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS) -lm
 
 .PHONY: unittest
 unittest: test/unit/run_unit_tests

@@ -60,8 +60,16 @@ SET braidsort.spill_tablespace = braid_spill;
 SELECT check_sort('SELECT * FROM longtext ORDER BY t DESC, id');
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir(
 	(SELECT oid FROM pg_tablespace WHERE spcname = 'braid_spill'));
+-- like temp_tablespaces, spilling there needs CREATE on it
+CREATE ROLE braid_nobody;
+GRANT SELECT ON longtext TO braid_nobody;
+SET ROLE braid_nobody;
+SELECT count(*) FROM (SELECT * FROM longtext ORDER BY t OFFSET 0) s;
+RESET ROLE;
 RESET braidsort.spill_tablespace;
 DROP TABLESPACE braid_spill;
+DROP OWNED BY braid_nobody;
+DROP ROLE braid_nobody;
 
 -- temp_file_limit applies to spill files
 SET temp_file_limit = 64;

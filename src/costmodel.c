@@ -17,11 +17,12 @@
  * buffer ring when it is not.  The batches are limited by the memory the
  * budget leaves after the sort.  The per-row and per-page constants below
  * were measured on the sortbenchmark shape (bench/run.sh, 5M rows):
- * PostgreSQL's external sort ~430 ns a row plus ~1.5 ns per byte of row
- * (600 ns at 110 bytes, 1.2 us at 520); braidsort's build, sort and gather
- * ~250 ns a row plus ~0.5 ns per byte of tuple, ~100 ns more when it spills
- * runs, ~0.3 us per page revisited in shared buffers and ~1.4 us per page
- * reread from outside.
+ * PostgreSQL's external sort ~350 ns a row plus ~4 ns per byte of row
+ * (0.4 us at 20 bytes, 0.7 us at 110, 2.5 us at 530, bench/results/sweep-*);
+ * braidsort's build, sort and gather ~250 ns a row plus ~0.5 ns per byte of
+ * tuple, ~100 ns more when it spills runs, ~0.2 us per page revisited in
+ * shared buffers and ~1.4 us per page reread from outside.  A gather batch
+ * of r rows over a table of p pages visits about p * (1 - e^(-r/p)) pages.
  * braidsort declines when its estimate is not below PostgreSQL's.
  *
  * Pure C (no PostgreSQL calls).
@@ -30,6 +31,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
+
 #include "costmodel.h"
 
 /*
@@ -42,13 +45,13 @@
 #define PG_CHUNK_HEADER		16.0
 
 /* Measured costs, in nanoseconds (see the file header). */
-#define PG_EXTERNAL_SORT_NS_PER_ROW 430.0
-#define PG_EXTERNAL_SORT_NS_PER_BYTE 1.5	/* per byte of row: copied, written, read */
+#define PG_EXTERNAL_SORT_NS_PER_ROW 350.0
+#define PG_EXTERNAL_SORT_NS_PER_BYTE 4.0	/* per byte of row: copied, written, read */
 #define BRAID_NS_PER_ROW			250.0
 #define BRAID_NS_PER_BYTE			0.5 /* per byte of tuple: gathered */
 #define BRAID_NS_PER_ROW_SPILLED	100.0	/* writing and merging runs */
 #define BRAID_NS_PER_PAGE_REREAD	1400.0	/* page not in shared buffers */
-#define BRAID_NS_PER_PAGE_REVISIT	300.0	/* page in shared buffers */
+#define BRAID_NS_PER_PAGE_REVISIT	200.0	/* page in shared buffers */
 
 /* Bytes per IndexMap entry kept after the sort (the ref). */
 #define BRAID_REF_BYTES_AFTER_SORT	8.0
@@ -100,6 +103,22 @@ braid_cost_gather_passes(const BraidCostInput *in)
 	return passes < 1.0 ? 1.0 : (double) (long long) (passes + 0.999999);
 }
 
+/*
+ * braid_cost_page_visits
+ *		Heap pages the gather visits in all: each batch visits the distinct
+ *		pages its rows fall on (rows land on pages at random).
+ */
+double
+braid_cost_page_visits(const BraidCostInput *in)
+{
+	double		passes = braid_cost_gather_passes(in);
+	double		rows_per_pass = in->rows / passes;
+
+	if (in->table_pages <= 0)
+		return 0;
+	return passes * in->table_pages * (1.0 - exp(-rows_per_pass / in->table_pages));
+}
+
 /* braid_cost_pg_ns: estimated time of PostgreSQL's external sort. */
 double
 braid_cost_pg_ns(const BraidCostInput *in)
@@ -116,7 +135,7 @@ braid_cost_braid_ns(const BraidCostInput *in)
 
 	if (!braid_cost_is_onepass(in))
 		ns += in->rows * BRAID_NS_PER_ROW_SPILLED;
-	ns += braid_cost_gather_passes(in) * in->table_pages *
+	ns += braid_cost_page_visits(in) *
 		(in->table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
 	return ns;
 }

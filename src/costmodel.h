@@ -34,6 +34,7 @@ extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);
 extern double braid_cost_gather_passes(const BraidCostInput *in);
+extern double braid_cost_page_visits(const BraidCostInput *in);
 extern double braid_cost_pg_ns(const BraidCostInput *in);
 extern double braid_cost_braid_ns(const BraidCostInput *in);
 extern bool braid_cost_prefers(const BraidCostInput *in, const char **why);

@@ -47,6 +47,7 @@
 #include "portability/instr_time.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -139,6 +140,13 @@ spill_tablespace_oid(void)
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("tablespace \"%s\" does not exist", braid_spill_tablespace),
 					 errhint("Set braidsort.spill_tablespace to an existing tablespace, or to '' to use temp_tablespaces.")));
+		/* as for temp_tablespaces: CREATE privilege, unless it is the default */
+		if (spc != MyDatabaseTableSpace &&
+			pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for tablespace %s", braid_spill_tablespace),
+					 errhint("Grant CREATE on the tablespace, or set braidsort.spill_tablespace to ''.")));
 		return spc;
 	}
 	PrepareTempTablespaces();

@@ -1874,23 +1874,25 @@ test_costmodel_reread(void)
 	check_that(&c, braid_cost_prefers(&in, &why),
 			   "benchmark shape, uncached: declined (%s)", why ? why : "NULL");
 
-	/* wide rows, a budget that leaves a small arena: hundreds of passes */
-	in.rows = 1e6;
-	in.sort_width = 2000;
-	in.tuple_bytes = 2000;
-	in.entry_bytes = 16;
-	in.budget_bytes = 20.0 * 1024 * 1024;
-	in.sort_mem_bytes = 4.0 * 1024 * 1024;
-	in.table_pages = 250000;
+	/* a budget far below the table: over a hundred batches, each rereading
+	 * about half of an uncached table's pages */
+	in.rows = 1e7;
+	in.sort_width = 100;
+	in.tuple_bytes = 100;
+	in.entry_bytes = 24;
+	in.budget_bytes = 8.0 * 1024 * 1024;
+	in.sort_mem_bytes = 8.0 * 1024 * 1024;
+	in.table_pages = 125000;
 	in.table_cached = false;
 	why = NULL;
 	check_that(&c, !braid_cost_prefers(&in, &why) && why != NULL,
-			   "wide uncached table with %g passes was accepted",
-			   braid_cost_gather_passes(&in));
+			   "uncached table with %g passes (%g page visits) was accepted",
+			   braid_cost_gather_passes(&in), braid_cost_page_visits(&in));
+	check_that(&c, braid_cost_page_visits(&in) < braid_cost_gather_passes(&in) * in.table_pages,
+			   "sparse batches should visit fewer than all pages");
 
-	/* a cached table only pays cheap page revisits, when batches are few */
+	/* the same sort over a cached table only pays cheap page revisits */
 	in.table_cached = true;
-	in.budget_bytes = 1024.0 * 1024 * 1024;
 	why = NULL;
 	check_that(&c, braid_cost_prefers(&in, &why),
 			   "cached table declined (%s)", why ? why : "NULL");
