@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 PKGS="postgresql-15 postgresql-server-dev-15 postgresql-contrib libpmem-dev \
-	libipc-run-perl build-essential util-linux"
+	libicu-dev libipc-run-perl build-essential util-linux"
 
 missing=""
 for p in $PKGS; do

@@ -102,10 +102,49 @@ SELECT typ, count(*) AS values,
 FROM (SELECT t AS typ FROM kv) s
 GROUP BY typ ORDER BY typ;
 
--- text-like keys in a C collation; other collations have no exact encoder
+-- text-like keys in a C collation
 SELECT key_order_violations('varchar', '', 'NULLS LAST') AS varchar_violations;
+
+-- text under ICU collations: deterministic ones (ties broken by bytes, as
+-- PostgreSQL does) and a case- and accent-insensitive nondeterministic one
+CREATE COLLATION ci_ai (provider = icu, locale = 'und-u-ks-level1', deterministic = false);
+CREATE TABLE icu_words (w text);
+INSERT INTO icu_words
+SELECT w FROM unnest(ARRAY['a', 'A', 'à', 'á', 'Á', 'b', 'B', 'ä', 'ae', 'Æ', 'æ', 'z', 'Z',
+	'ß', 'ss', 'SS', 'ö', 'o', 'O', 'œ', 'oe', 'é', 'e', 'E', 'ê', 'résumé', 'resume',
+	'Resume', 'RÉSUMÉ', 'co-op', 'coop', 'co op', 'cœur', 'coeur', '1', '10', '2', '', ' ',
+	'-', '_', 'ﬁ', 'fi', 'ǅ', 'dž', 'Ω', 'ω', 'ώ', 'я', 'Я', 'ё', 'е', '日本', '本日', '😀', '🙂',
+	'a b', 'ab', 'a-b', 'a_b', 'zz', 'ZZ', 'Zz']) w
+UNION ALL
+SELECT substr('aAàbBßsSöoOéeE-_ 1æœ', 1 + floor(random() * 19)::int, 1 + floor(random() * 3)::int)
+	|| substr('aAàbBßsSöoOéeE-_ 1æœ', 1 + floor(random() * 19)::int, floor(random() * 3)::int)
+FROM generate_series(1, 300);
+
+CREATE FUNCTION icu_violations(coll text, dir text, nulls text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+BEGIN
+	EXECUTE format($q$
+		WITH vals AS (SELECT w COLLATE %1$I AS x FROM icu_words UNION ALL SELECT NULL),
+		ranked AS (
+			SELECT dense_rank() OVER (ORDER BY x %2$s %3$s) AS by_value,
+				   dense_rank() OVER (ORDER BY braidsort.normalized_key(x, %4$L, %5$L)) AS by_key
+			FROM vals)
+		SELECT count(*) FROM ranked WHERE by_value <> by_key$q$,
+		coll, dir, nulls, dir = 'DESC', nulls = 'NULLS FIRST') INTO n;
+	RETURN n;
+END $$;
+
+SELECT coll,
+	   icu_violations(coll, '', 'NULLS LAST') AS asc_nulls_last,
+	   icu_violations(coll, 'DESC', 'NULLS FIRST') AS desc_nulls_first,
+	   icu_violations(coll, '', 'NULLS FIRST') AS asc_nulls_first
+FROM unnest(ARRAY['und-x-icu', 'en-x-icu', 'de-x-icu', 'sv-x-icu', 'ci_ai']) coll;
+
+-- libc collations other than C have no exact encoder
 SELECT braidsort.normalized_key('abc'::text COLLATE "C");
-SELECT braidsort.normalized_key('abc'::text COLLATE "en-x-icu");
+SELECT braidsort.normalized_key('abc'::text COLLATE libc_c_utf8);
 SELECT braidsort.normalized_key(1.5::numeric), braidsort.normalized_key(1.50::numeric);
 SELECT braidsort.normalized_key(interval '1 day');
 SELECT braidsort.normalized_key(-1::int4, true);

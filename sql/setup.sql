@@ -8,6 +8,9 @@
 --
 CREATE EXTENSION braidsort;
 
+-- a libc collation that is not C: braidsort has no exact encoder for it
+CREATE COLLATION libc_c_utf8 (provider = libc, locale = 'C.UTF-8');
+
 CREATE FUNCTION result_digest(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	n bigint;

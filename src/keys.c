@@ -5,10 +5,14 @@
  *
  * A sort column gets an encoder only when memcmp() order of the encoding is
  * provably the order of the Sort node's operator: the operator must be the
- * "<" or ">" of the type's default btree operator class, and text-like
- * types must use a C (or POSIX) collation, where PostgreSQL itself compares
- * with memcmp().  Anything else is declined, leaving PostgreSQL's Sort in
- * place.
+ * "<" or ">" of the type's default btree operator class.  Text-like types
+ * are encoded under a C (or POSIX) collation, where PostgreSQL itself
+ * compares with memcmp(), and under ICU collations, whose sort keys are
+ * exact by design (PostgreSQL trusts them for abbreviated keys too): the ICU
+ * sort key, then -- for deterministic collations, which PostgreSQL breaks
+ * ties of with strcmp() -- the string's bytes.  libc collations are
+ * declined: strxfrm() cannot be trusted (PostgreSQL does not either).
+ * Anything else is declined, leaving PostgreSQL's Sort in place.
  *
  * Also provides braidsort.normalized_key(), the SQL-callable encoder used
  * by the property tests and handy for checking a type's key by hand.
@@ -21,6 +25,7 @@
 
 #include "access/stratnum.h"
 #include "catalog/pg_am_d.h"
+#include "catalog/pg_collation_d.h"
 #include "catalog/pg_type_d.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
@@ -31,6 +36,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 #include "utils/uuid.h"
+#include "mb/pg_wchar.h"
 
 #include "keycodec.h"
 #include "keys.h"
@@ -106,15 +112,29 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 			break;
 		case TEXTOID:
 		case BPCHAROID:
-			if (!OidIsValid(collation) || !lc_collate_is_c(collation))
+			col->locale = NULL;
+			if (OidIsValid(collation) && lc_collate_is_c(collation))
 			{
-				*why = psprintf("type %s under collation \"%s\" has no exact key encoding",
-								format_type_be(opcintype),
-								OidIsValid(collation) ? get_collation_name(collation) : "none");
-				return false;
+				col->kind = (opcintype == TEXTOID) ? BRAID_KEY_TEXT : BRAID_KEY_BPCHAR;
+				break;
 			}
-			col->kind = (opcintype == TEXTOID) ? BRAID_KEY_TEXT : BRAID_KEY_BPCHAR;
-			break;
+#ifdef USE_ICU
+			if (OidIsValid(collation))
+			{
+				pg_locale_t locale = pg_newlocale_from_collation(collation);
+
+				if (locale && locale->provider == COLLPROVIDER_ICU)
+				{
+					col->kind = (opcintype == TEXTOID) ? BRAID_KEY_TEXT_ICU : BRAID_KEY_BPCHAR_ICU;
+					col->locale = locale;
+					break;
+				}
+			}
+#endif
+			*why = psprintf("type %s under collation \"%s\" has no exact key encoding",
+							format_type_be(opcintype),
+							OidIsValid(collation) ? get_collation_name(collation) : "none");
+			return false;
 		default:
 			*why = psprintf("type %s has no exact key encoding",
 							format_type_be(opcintype));
@@ -155,6 +175,8 @@ braid_key_fixed_width(BraidKeyKind kind)
 		case BRAID_KEY_TEXT:
 		case BRAID_KEY_BPCHAR:
 		case BRAID_KEY_NUMERIC:
+		case BRAID_KEY_TEXT_ICU:
+		case BRAID_KEY_BPCHAR_ICU:
 			return -1;
 	}
 	return -1;
@@ -223,6 +245,65 @@ encode_numeric(struct varlena *v, uint8 *out)
 }
 
 /* reserve: make room for "need" more bytes after "used" in buf. */
+static inline void reserve(BraidKeyBuffer *buf, size_t used, size_t need);
+
+#ifdef USE_ICU
+/*
+ * encode_icu
+ *		Append the ICU sort key of p[0..len) (then 0x00), and for
+ *		deterministic collations the bytes themselves (then 0x00), at
+ *		buf->data + at; returns the bytes appended.
+ *
+ * ICU sort keys contain no zero byte, so the encoding is prefix-free.
+ */
+static size_t
+encode_icu(pg_locale_t locale, const char *p, size_t len,
+		   BraidKeyBuffer *buf, size_t at)
+{
+	size_t		n = 0;
+
+	if (GetDatabaseEncoding() == PG_UTF8)
+	{
+		UCharIterator iter;
+		uint32_t	state[2] = {0, 0};
+
+		uiter_setUTF8(&iter, p, (int32_t) len);
+		for (;;)
+		{
+			UErrorCode	status = U_ZERO_ERROR;
+			int32_t		got;
+
+			reserve(buf, at + n, 1024);
+			got = ucol_nextSortKeyPart(locale->info.icu.ucol, &iter, state,
+									   buf->data + at + n, 1024, &status);
+			if (U_FAILURE(status))
+				ereport(ERROR,
+						(errmsg("sort key generation failed: %s", u_errorName(status))));
+			n += got;
+			if (got < 1024)
+				break;
+		}
+	}
+	else
+	{
+		UChar	   *uchar;
+		int32_t		ulen = icu_to_uchar(&uchar, p, len);
+		int32_t		need;
+
+		need = ucol_getSortKey(locale->info.icu.ucol, uchar, ulen, NULL, 0);
+		reserve(buf, at, need);
+		(void) ucol_getSortKey(locale->info.icu.ucol, uchar, ulen, buf->data + at, need);
+		n = need > 0 ? need - 1 : 0;	/* drop ICU's own terminating zero */
+		pfree(uchar);
+	}
+	reserve(buf, at + n, len + 2);
+	buf->data[at + n++] = 0x00;
+	if (locale->deterministic)
+		n += braid_enc_cstring_bytes((const uint8 *) p, len, buf->data + at + n);
+	return n;
+}
+#endif
+
 static inline void
 reserve(BraidKeyBuffer *buf, size_t used, size_t need)
 {
@@ -263,6 +344,24 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 			continue;
 		}
 
+#ifdef USE_ICU
+		if (col->kind == BRAID_KEY_TEXT_ICU || col->kind == BRAID_KEY_BPCHAR_ICU)
+		{
+			struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
+			const char *p = VARDATA_ANY(v);
+			size_t		vlen = VARSIZE_ANY_EXHDR(v);
+
+			/* bpchar compares without trailing spaces under any collation */
+			if (col->kind == BRAID_KEY_BPCHAR_ICU)
+				while (vlen > 0 && p[vlen - 1] == ' ')
+					vlen--;
+			reserve(buf, len, 1);
+			buf->data[len] = BRAID_NOT_NULL_MARK;
+			n = encode_icu((pg_locale_t) col->locale, p, vlen, buf, len + 1);
+			out = buf->data + len + 1;
+		}
+		else
+#endif
 		if (col->kind == BRAID_KEY_NUMERIC)
 		{
 			struct varlena *v = PG_DETOAST_DATUM(d);

@@ -33,7 +33,9 @@ typedef enum BraidKeyKind
 	BRAID_KEY_BYTEA,
 	BRAID_KEY_TEXT,				/* text, varchar under C collation */
 	BRAID_KEY_BPCHAR,			/* char(n) under C collation */
-	BRAID_KEY_NUMERIC
+	BRAID_KEY_NUMERIC,
+	BRAID_KEY_TEXT_ICU,			/* text, varchar under an ICU collation */
+	BRAID_KEY_BPCHAR_ICU		/* char(n) under an ICU collation */
 } BraidKeyKind;
 
 typedef struct BraidKeyColumn
@@ -41,6 +43,7 @@ typedef struct BraidKeyColumn
 	BraidKeyKind kind;
 	bool		descending;
 	bool		nulls_first;
+	void	   *locale;			/* ICU kinds: the collation's pg_locale_t */
 } BraidKeyColumn;
 
 /* A growable byte buffer for encoding one row's key. */
