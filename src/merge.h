@@ -15,7 +15,7 @@
 #include "device.h"
 
 /*
- * A run: records [varint key length][key][ref, 8 bytes] in key order, in
+ * A run: front-coded records of <key, ref> in key order (see merge.c), in
  * one spill file.  Only keys and refs: values are never written.
  */
 typedef struct BraidRun
@@ -35,9 +35,11 @@ typedef struct BraidRunReader
 	size_t		pos;			/* next record */
 	size_t		accounted;		/* bytes counted as read so far */
 	uint64		remaining;
-	const uint8 *key;			/* current record */
+	const uint8 *key;			/* current record's key (in keybuf) */
 	uint32		keylen;
 	uint64		ref;
+	uint8	   *keybuf;			/* the key, rebuilt from front coding */
+	size_t		keybuf_cap;
 } BraidRunReader;
 
 typedef struct BraidMerger
