@@ -14,6 +14,7 @@ OBJS = \
 	src/keys.o \
 	src/merge.o \
 	src/planner.o \
+	src/pool.o \
 	src/valuelog.o
 
 EXTENSION = braidsort
@@ -21,9 +22,9 @@ DATA = braidsort--0.1.sql
 PGFILEDESC = "braidsort - key/TID sorts with late gather"
 
 PG_CPPFLAGS = -I$(srcdir)/src
-SHLIB_LINK = -lpmem
+SHLIB_LINK = -lpmem -pthread
 
-REGRESS = setup types plans exec_contract mergepass valuelog keys_property
+REGRESS = setup types plans exec_contract mergepass valuelog threads keys_property
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 
@@ -36,10 +37,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c
+UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c src/pool.c
 
-test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h
-	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS) -lm
+test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h src/pool.h
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS) -lm -pthread
 
 .PHONY: unittest
 unittest: test/unit/run_unit_tests

@@ -57,6 +57,7 @@ BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		line := regexp_replace(line, '(Memory|Space Used): \d+kB', '\1: NkB');
 		line := regexp_replace(line, '(Memory|Space Used): \d+ kB', '\1: N kB');
+		line := regexp_replace(line, 'Sort Threads: \d+', 'Sort Threads: N');
 		RETURN NEXT line;
 	END LOOP;
 END $$;

@@ -21,6 +21,8 @@ extern bool braid_enable;
 extern bool braid_force;
 extern int	braid_work_mem;
 extern int	braid_gather_batch;
+extern int	braid_sort_threads;
+extern int	braid_sort_thread_count(void);
 extern void braid_define_gucs(void);
 extern size_t braid_budget_bytes(void);
 

@@ -171,6 +171,7 @@ typedef struct BraidSortState
 	double		gather_ms;
 	double		merge_ms;
 	double		spill_ms;		/* sorting and writing runs during the build */
+	int			sort_threads;	/* threads the last IndexMap sort used */
 	double		merge_stream_ms;	/* streaming final merge, inside the gather */
 } BraidSortState;
 
@@ -335,10 +336,11 @@ ovf_get(const BraidOverflow *ovf, uint64 ref, uint32 *len)
 	uint64		key = tid_key(ref);
 	size_t		i = ovf_slot(ovf, key);
 
+	/* runs on sort threads: no errors here (every truncated entry has one) */
 	while (ovf->slot_tid[i] != key)
 	{
 		if (ovf->slot_tid[i] == 0)
-			elog(ERROR, "braidsort: full key of a truncated entry is missing");
+			return NULL;
 		i = (i + 1) & (ovf->nslots - 1);
 	}
 	*len = ovf->slot_len[i];
@@ -357,7 +359,12 @@ entry_full_key(const BraidSortState *st, const uint8 *entry, uint32 *len)
 	uint64		ref = braid_entry_ref(entry, st->keylen);
 
 	if (ref & BRAID_REF_TRUNCATED)
-		return ovf_get(&st->ovf, ref, len);
+	{
+		const uint8 *full = ovf_get(&st->ovf, ref, len);
+
+		if (full != NULL)
+			return full;
+	}
 	*len = st->keylen;
 	return entry;
 }
@@ -440,7 +447,8 @@ sort_entries(BraidSortState *st)
 	spec.tiebreak_arg = st;
 	spec.interrupt_check = check_interrupts;
 	spec.interrupt_arg = NULL;
-	braid_indexmap_sort(st->entries, st->nentries, &spec);
+	braid_indexmap_sort_parallel(st->entries, st->nentries, &spec, braid_sort_thread_count());
+	st->sort_threads = braid_sort_thread_count();
 }
 
 /*
@@ -1123,6 +1131,7 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel), &TTSOpsHeapTuple);
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
 		braid_gather_begin(&st->gather, rel, st->gathercxt);
+		braid_gather_set_threads(&st->gather, braid_sort_thread_count());
 	}
 }
 
@@ -1360,6 +1369,7 @@ braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Device Bytes Read", NULL, (int64) st->device.bytes_read, es);
 	ExplainPropertyInteger("Device Lines Written", NULL, (int64) st->device.lines_written, es);
 	ExplainPropertyInteger("Device Lines Read", NULL, (int64) st->device.lines_read, es);
+	ExplainPropertyInteger("Sort Threads", NULL, st->sort_threads, es);
 	ExplainPropertyInteger("Gather Batches", NULL, st->gather.batches, es);
 	ExplainPropertyInteger("Gather Memory", "kB", (int64) (st->gather.peak_arena / 1024), es);
 	if (st->sorts_done > 1)

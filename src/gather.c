@@ -36,9 +36,15 @@
 #include "utils/rel.h"
 
 #include "gather.h"
+#include "pool.h"
 
 /* How many rows ahead the copy loop prefetches its destination. */
 #define GATHER_PREFETCH 8
+
+/* Copy work is shared out in groups of this many pages... */
+#define GATHER_BLOCKS_PER_TASK 16
+/* ...and only for chunks this large (starting threads costs). */
+#define GATHER_PARALLEL_MIN_BLOCKS 1024
 
 /*
  * braid_gather_begin
@@ -75,6 +81,26 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 		g->nrecent = nblocks;
 	}
 	g->tuple.t_tableOid = RelationGetRelid(rel);
+
+	/*
+	 * Pages pinned at once while their tuples are copied: a small share of
+	 * shared buffers, so other sessions never run short of them.
+	 */
+	g->chunk_blocks = Max(16, Min(4096, NBuffers / 64));
+	g->chunk_bufs = MemoryContextAlloc(cxt, sizeof(Buffer) * g->chunk_blocks);
+	g->chunk_pages = MemoryContextAlloc(cxt, sizeof(Page) * g->chunk_blocks);
+	g->chunk_starts = MemoryContextAlloc(cxt, sizeof(int) * (g->chunk_blocks + 1));
+	g->threads = 1;
+}
+
+/*
+ * braid_gather_set_threads
+ *		Share the tuple copies among this many threads.
+ */
+void
+braid_gather_set_threads(BraidGather *g, int threads)
+{
+	g->threads = Max(threads, 1);
 }
 
 /*
@@ -162,6 +188,73 @@ order_by_block(BraidGather *g, int n)
 	}
 }
 
+/* A chunk of pinned pages whose tuples are being copied. */
+typedef struct GatherChunk
+{
+	BraidGather *g;
+	int			nblocks;
+	int			next;			/* next group of blocks, taken atomically */
+	int			bad_row;		/* a row whose tuple was not as expected */
+} GatherChunk;
+
+/*
+ * copy_worker
+ *		Copy the tuples of a chunk's pages to their arena positions, a few
+ *		blocks at a time.  Runs on sort threads: touches only the pinned
+ *		pages and the arena, never calls the server; a tuple that is not what
+ *		the IndexMap says is reported through bad_row, for the backend to
+ *		raise the error.
+ */
+static void
+copy_worker(void *arg, int worker)
+{
+	GatherChunk *chunk = (GatherChunk *) arg;
+	BraidGather *g = chunk->g;
+
+	(void) worker;
+	for (;;)
+	{
+		int			b0 = __atomic_fetch_add(&chunk->next, GATHER_BLOCKS_PER_TASK, __ATOMIC_RELAXED);
+		int			b1 = Min(b0 + GATHER_BLOCKS_PER_TASK, chunk->nblocks);
+
+		if (b0 >= chunk->nblocks)
+			return;
+		for (int b = b0; b < b1; b++)
+		{
+			Page		page = g->chunk_pages[b];
+			OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+			int			end = g->chunk_starts[b + 1];
+
+			for (int i = g->chunk_starts[b]; i < end; i++)
+			{
+				uint32		row = g->order[i];
+				uint64		ref = g->refs[row];
+				OffsetNumber off = braid_ref_offset(ref);
+				uint32		len = braid_ref_len(ref);
+				ItemId		lp;
+
+				/*
+				 * Destinations are scattered over the arena: start fetching
+				 * the line a few rows ahead will write to.
+				 */
+				if (i + GATHER_PREFETCH < end)
+					__builtin_prefetch(g->arena + g->offsets[g->order[i + GATHER_PREFETCH]], 1);
+
+				lp = (off >= FirstOffsetNumber && off <= maxoff) ? PageGetItemId(page, off) : NULL;
+				if (lp == NULL || !ItemIdIsNormal(lp) || ItemIdGetLength(lp) != len)
+				{
+					int			none = -1;
+
+					__atomic_compare_exchange_n(&chunk->bad_row, &none, (int) row, false,
+												__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+					return;
+				}
+				memcpy(g->arena + g->offsets[row], PageGetItem(page, lp), len);
+			}
+		}
+	}
+}
+
 /*
  * braid_gather_load
  *		Load the batch of n rows starting at sort position "first", whose
@@ -213,57 +306,62 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 
 	order_by_block(g, n);
 
-	/* visit the batch's pages in block order, each once */
+	/*
+	 * Visit the batch's pages in block order, each once, a chunk of pages at
+	 * a time: the backend pins the chunk's pages, then the copies -- pure
+	 * memory work on pinned pages -- run on the sort threads, then the
+	 * backend releases the pins.
+	 */
 	i = 0;
 	while (i < n)
 	{
-		BlockNumber blk = braid_ref_block(g->refs[g->order[i]]);
-		Buffer		buf;
-		Page		page;
-		OffsetNumber maxoff;
+		GatherChunk chunk;
+		int			nb = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		while (i < n && nb < g->chunk_blocks)
+		{
+			BlockNumber blk = braid_ref_block(g->refs[g->order[i]]);
+			Buffer		buf;
 
-		if (blk < g->nrecent && BufferIsValid(g->recent[blk]) &&
-			ReadRecentBuffer(g->rel->rd_node, MAIN_FORKNUM, blk, g->recent[blk]))
-			buf = g->recent[blk];
+			if (blk < g->nrecent && BufferIsValid(g->recent[blk]) &&
+				ReadRecentBuffer(g->rel->rd_node, MAIN_FORKNUM, blk, g->recent[blk]))
+				buf = g->recent[blk];
+			else
+			{
+				buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
+				if (blk < g->nrecent)
+					g->recent[blk] = buf;
+			}
+			g->chunk_bufs[nb] = buf;
+			g->chunk_pages[nb] = BufferGetPage(buf);
+			g->chunk_starts[nb] = i;
+			while (i < n && braid_ref_block(g->refs[g->order[i]]) == blk)
+				i++;
+			nb++;
+		}
+		g->chunk_starts[nb] = i;
+		g->block_visits += nb;
+
+		chunk.g = g;
+		chunk.nblocks = nb;
+		chunk.next = 0;
+		chunk.bad_row = -1;
+		if (g->threads > 1 && nb >= GATHER_PARALLEL_MIN_BLOCKS)
+			braid_pool_run(g->threads, copy_worker, &chunk);
 		else
+			copy_worker(&chunk, 0);
+
+		for (int b = 0; b < nb; b++)
+			ReleaseBuffer(g->chunk_bufs[b]);
+
+		if (chunk.bad_row >= 0)
 		{
-			buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
-			if (blk < g->nrecent)
-				g->recent[blk] = buf;
+			uint64		ref = g->refs[chunk.bad_row];
+
+			elog(ERROR, "braidsort: tuple (%u,%u) of relation \"%s\" changed during the sort",
+				 braid_ref_block(ref), braid_ref_offset(ref), RelationGetRelationName(g->rel));
 		}
-		page = BufferGetPage(buf);
-		maxoff = PageGetMaxOffsetNumber(page);
-		g->block_visits++;
-
-		for (; i < n; i++)
-		{
-			uint32		row = g->order[i];
-			uint64		ref = g->refs[row];
-			OffsetNumber off = braid_ref_offset(ref);
-			uint32		len = braid_ref_len(ref);
-			ItemId		lp;
-
-			/*
-			 * Destinations are scattered over the arena: start fetching the
-			 * line a few rows ahead will write to.
-			 */
-			if (i + GATHER_PREFETCH < n)
-				__builtin_prefetch(g->arena + g->offsets[g->order[i + GATHER_PREFETCH]], 1);
-
-			if (braid_ref_block(ref) != blk)
-				break;
-			if (off < FirstOffsetNumber || off > maxoff)
-				elog(ERROR, "braidsort: tuple (%u,%u) of relation \"%s\" vanished during the sort",
-					 blk, off, RelationGetRelationName(g->rel));
-			lp = PageGetItemId(page, off);
-			if (!ItemIdIsNormal(lp) || ItemIdGetLength(lp) != len)
-				elog(ERROR, "braidsort: tuple (%u,%u) of relation \"%s\" changed during the sort",
-					 blk, off, RelationGetRelationName(g->rel));
-			memcpy(g->arena + g->offsets[row], PageGetItem(page, lp), len);
-		}
-		ReleaseBuffer(buf);
 	}
 	g->nrows = n;
 	g->batches++;

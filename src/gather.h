@@ -70,6 +70,13 @@ typedef struct BraidGather
 	bool		arena_external; /* arena is caller's memory */
 	HeapTupleData tuple;		/* header handed to the scan slot */
 
+	/* pages pinned together while their tuples are copied */
+	int			chunk_blocks;
+	Buffer	   *chunk_bufs;
+	Page	   *chunk_pages;
+	int		   *chunk_starts;	/* first order[] index of each page's rows */
+	int			threads;		/* threads sharing the copies */
+
 	/* statistics */
 	int64		batches;
 	int64		block_visits;
@@ -77,6 +84,7 @@ typedef struct BraidGather
 } BraidGather;
 
 extern void braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt);
+extern void braid_gather_set_threads(BraidGather *g, int threads);
 extern void braid_gather_set_arena(BraidGather *g, char *mem, size_t cap);
 extern void braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n);
 extern HeapTuple braid_gather_tuple(BraidGather *g, int64 pos);

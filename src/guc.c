@@ -18,11 +18,13 @@
 
 #include "braidsort.h"
 #include "device.h"
+#include "pool.h"
 
 bool		braid_enable = true;
 bool		braid_force = false;
 int			braid_work_mem = -1;
 int			braid_gather_batch = 1024 * 1024;
+int			braid_sort_threads = 0;
 
 /*
  * check_braid_work_mem
@@ -87,6 +89,18 @@ braid_define_gucs(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("braidsort.sort_threads",
+							"Threads that sort one IndexMap.",
+							"0 uses one per CPU. The threads only sort memory: they never "
+							"call into the server.",
+							&braid_sort_threads,
+							0,
+							0,
+							64,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
 	DefineCustomStringVariable("braidsort.spill_tablespace",
 							   "Tablespace where braidsort spills IndexMap runs.",
 							   "Point it at a tablespace on a DAX-mounted filesystem. Empty "
@@ -121,6 +135,16 @@ braid_define_gucs(void)
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("braidsort");
+}
+
+/*
+ * braid_sort_thread_count
+ *		Threads for an IndexMap sort: the setting, or one per CPU.
+ */
+int
+braid_sort_thread_count(void)
+{
+	return braid_sort_threads > 0 ? braid_sort_threads : Min(braid_pool_cpus(), 8);
 }
 
 /*

@@ -9,7 +9,9 @@
  * ever needed: the IndexMap is sorted within the memory it already has,
  * which is what lets a budget of N bytes hold N bytes of entries.  Small
  * buckets finish with insertion sort; buckets whose prefixes are entirely
- * equal are handed to the caller's tie-break comparator (quicksort).
+ * equal are handed to the caller's tie-break comparator (quicksort).  Large
+ * sorts can run on several threads (braid_indexmap_sort_parallel): after the
+ * first level, buckets are independent.
  *
  * Pure C: no PostgreSQL calls, no allocation.
  *
@@ -18,6 +20,7 @@
  *-------------------------------------------------------------------------
  */
 #include "indexmap.h"
+#include "pool.h"
 
 /* Below this many entries a bucket is finished by insertion sort. */
 #define INSERTION_THRESHOLD 24
@@ -211,43 +214,42 @@ tie_sort(uint8_t *base, size_t n, const BraidSortSpec *spec)
 }
 
 /*
- * radix_sort
- *		American flag sort of n entries agreeing on their first depth bytes.
+ * partition_level
+ *		Permute n entries that agree on their first *depth bytes into 256
+ *		buckets by the byte at *depth, first skipping levels where every
+ *		entry has the same byte (advancing *depth).  Fills count[].  Returns
+ *		false, doing nothing, when the run is small or its prefix exhausted:
+ *		finish_run then completes it.
  */
-static void
-radix_sort(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
+static bool
+partition_level(uint8_t *base, size_t n, uint32_t *depth,
+				const BraidSortSpec *spec, size_t count[256])
 {
 	const size_t stride = spec->stride;
-	size_t		count[256];
 	size_t		next[256];
 	size_t		end[256];
 	uint8_t		hold[BRAID_MAX_STRIDE];
+	uint32_t	d = *depth;
 
 	for (;;)
 	{
 		size_t		pos;
 		int			b;
 
-		if (n < INSERTION_THRESHOLD)
+		if (n < INSERTION_THRESHOLD || d >= spec->keylen)
 		{
-			insertion_sort(base, n, depth, spec);
-			return;
-		}
-		if (depth >= spec->keylen)
-		{
-			if (spec->tiebreak)
-				tie_sort(base, n, spec);
-			return;
+			*depth = d;
+			return false;
 		}
 
-		memset(count, 0, sizeof(count));
+		memset(count, 0, sizeof(size_t) * 256);
 		for (size_t i = 0; i < n; i++)
-			count[base[i * stride + depth]]++;
+			count[base[i * stride + d]]++;
 
 		/* a level where every entry has the same byte needs no permutation */
-		if (count[base[depth]] == n)
+		if (count[base[d]] == n)
 		{
-			depth++;
+			d++;
 			continue;
 		}
 
@@ -265,9 +267,9 @@ radix_sort(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
 			while (next[b] < end[b])
 			{
 				uint8_t    *slot = base + next[b] * stride;
-				int			d = slot[depth];
+				int			k = slot[d];
 
-				if (d == b)
+				if (k == b)
 				{
 					next[b]++;
 					continue;
@@ -275,31 +277,154 @@ radix_sort(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
 				copy_entry(hold, slot, stride);
 				do
 				{
-					uint8_t    *dst = base + next[d] * stride;
+					uint8_t    *dst = base + next[k] * stride;
 
-					next[d]++;
+					next[k]++;
 					exchange_entry(dst, hold, stride);
-					d = hold[depth];
-				} while (d != b);
+					k = hold[d];
+				} while (k != b);
 				copy_entry(slot, hold, stride);
 				next[b]++;
 			}
 		}
+		*depth = d;
+		return true;
+	}
+}
 
-		/* recurse into every bucket of two or more entries */
-		pos = 0;
-		for (b = 0; b < 256; b++)
-		{
-			if (count[b] > 1)
-			{
-				if (spec->interrupt_check && n > 65536)
-					spec->interrupt_check(spec->interrupt_arg);
-				radix_sort(base + pos * stride, count[b], depth + 1, spec);
-			}
-			pos += count[b];
-		}
+/*
+ * finish_run
+ *		Complete a run partition_level declined: insertion sort when small,
+ *		tie-break sort when the prefix is exhausted.
+ */
+static void
+finish_run(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
+{
+	if (n < INSERTION_THRESHOLD)
+		insertion_sort(base, n, depth, spec);
+	else if (spec->tiebreak)
+		tie_sort(base, n, spec);
+}
+
+/*
+ * radix_sort
+ *		American flag sort of n entries agreeing on their first depth bytes.
+ */
+static void
+radix_sort(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
+{
+	size_t		count[256];
+	size_t		pos = 0;
+
+	if (!partition_level(base, n, &depth, spec, count))
+	{
+		finish_run(base, n, depth, spec);
 		return;
 	}
+
+	/* recurse into every bucket of two or more entries */
+	for (int b = 0; b < 256; b++)
+	{
+		if (count[b] > 1)
+		{
+			if (spec->interrupt_check && n > 65536)
+				spec->interrupt_check(spec->interrupt_arg);
+			radix_sort(base + pos * spec->stride, count[b], depth + 1, spec);
+		}
+		pos += count[b];
+	}
+}
+
+/* Shared state of a parallel sort: the top-level buckets, handed out. */
+typedef struct ParallelSort
+{
+	uint8_t    *base;
+	BraidSortSpec spec;			/* without the interrupt hook */
+	uint32_t	depth;
+	size_t		start[256];
+	size_t		count[256];
+	int			order[256];		/* buckets to sort, largest first */
+	int			ntasks;
+	int			next;			/* next task, taken atomically */
+} ParallelSort;
+
+/* parallel_worker: sort top-level buckets until none is left. */
+static void
+parallel_worker(void *arg, int worker)
+{
+	ParallelSort *ps = (ParallelSort *) arg;
+
+	(void) worker;
+	for (;;)
+	{
+		int			t = __atomic_fetch_add(&ps->next, 1, __ATOMIC_RELAXED);
+		int			b;
+
+		if (t >= ps->ntasks)
+			break;
+		b = ps->order[t];
+		radix_sort(ps->base + ps->start[b] * ps->spec.stride, ps->count[b],
+				   ps->depth + 1, &ps->spec);
+	}
+}
+
+/*
+ * braid_indexmap_sort_parallel
+ *		Sort with nthreads threads: the first level is partitioned on the
+ *		calling thread, then the threads sort its buckets, largest first.
+ *		The interrupt hook is only called on the calling thread, and only
+ *		when no other thread is running.
+ */
+void
+braid_indexmap_sort_parallel(uint8_t *entries, size_t n, const BraidSortSpec *spec,
+							 int nthreads)
+{
+	ParallelSort ps;
+	size_t		pos = 0;
+
+	if (nthreads <= 1 || n < BRAID_PARALLEL_MIN_ENTRIES)
+	{
+		braid_indexmap_sort(entries, n, spec);
+		return;
+	}
+
+	ps.base = entries;
+	ps.spec = *spec;
+	ps.spec.interrupt_check = NULL;
+	ps.depth = 0;
+	if (!partition_level(entries, n, &ps.depth, spec, ps.count))
+	{
+		finish_run(entries, n, ps.depth, spec);
+		return;
+	}
+	if (spec->interrupt_check)
+		spec->interrupt_check(spec->interrupt_arg);
+
+	ps.ntasks = 0;
+	for (int b = 0; b < 256; b++)
+	{
+		ps.start[b] = pos;
+		pos += ps.count[b];
+		if (ps.count[b] > 1)
+			ps.order[ps.ntasks++] = b;
+	}
+	/* largest buckets first, so the threads finish together */
+	for (int i = 1; i < ps.ntasks; i++)
+	{
+		int			b = ps.order[i];
+		int			j = i;
+
+		while (j > 0 && ps.count[ps.order[j - 1]] < ps.count[b])
+		{
+			ps.order[j] = ps.order[j - 1];
+			j--;
+		}
+		ps.order[j] = b;
+	}
+	ps.next = 0;
+	braid_pool_run(nthreads, parallel_worker, &ps);
+	if (spec->interrupt_check)
+		spec->interrupt_check(spec->interrupt_arg);
 }
 
 /*

@@ -13,7 +13,8 @@
  * callback that compares the full keys of two entries whose prefixes are
  * equal.
  *
- * Pure C: no PostgreSQL calls, no allocation, safe to run in a thread.
+ * Pure C: no PostgreSQL calls, no allocation, safe to run in threads (the
+ * tie-break callback must be too).
  *
  * src/indexmap.h
  *
@@ -22,6 +23,7 @@
 #ifndef BRAID_INDEXMAP_H
 #define BRAID_INDEXMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -68,8 +70,13 @@ braid_entry_set_ref(uint8_t *entry, uint32_t keylen, uint64_t ref)
 	memcpy(entry + keylen, &ref, sizeof(ref));
 }
 
+/* Below this many entries a sort stays on one thread. */
+#define BRAID_PARALLEL_MIN_ENTRIES 65536
+
 extern void braid_indexmap_sort(uint8_t *entries, size_t n,
 								const BraidSortSpec *spec);
+extern void braid_indexmap_sort_parallel(uint8_t *entries, size_t n,
+										 const BraidSortSpec *spec, int nthreads);
 extern int	braid_entry_compare(const uint8_t *a, const uint8_t *b,
 								const BraidSortSpec *spec);
 

@@ -1845,6 +1845,61 @@ test_sort_interrupt_hook(void)
 }
 
 /*
+ * test_sort_parallel
+ *		The threaded sort gives exactly the serial result (same top-level
+ *		partition, same bucket sorts), with 1, 2 and 4 threads, keys with many
+ *		duplicates and a skewed first byte.
+ */
+static void
+test_sort_parallel(void)
+{
+	Check		c;
+	const size_t n = 400000;
+	const uint32_t keylen = 16,
+				stride = 24;
+	uint8_t    *orig = malloc(n * stride);
+	uint8_t    *serial = malloc(n * stride);
+	uint8_t    *par = malloc(n * stride);
+	BraidSortSpec spec;
+	int			calls = 0;
+
+	check_init(&c);
+	for (size_t i = 0; i < n; i++)
+	{
+		uint8_t    *e = orig + i * stride;
+		uint64_t	r = rng_next();
+
+		memset(e, 0, keylen);
+		e[0] = (uint8_t) (r % 7 == 0 ? 200 : 1);	/* skewed */
+		e[1] = (uint8_t) (r >> 8);
+		e[2] = (uint8_t) (rng_below(4));	/* duplicates */
+		memcpy(e + 3, &r, 8);
+		braid_entry_set_ref(e, keylen, (uint64_t) i);
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.keylen = keylen;
+	spec.stride = stride;
+	memcpy(serial, orig, n * stride);
+	braid_indexmap_sort(serial, n, &spec);
+
+	for (int threads = 1; threads <= 4; threads *= 2)
+	{
+		memcpy(par, orig, n * stride);
+		spec.interrupt_check = count_interrupt_checks;
+		spec.interrupt_arg = &calls;
+		braid_indexmap_sort_parallel(par, n, &spec, threads);
+		spec.interrupt_check = NULL;
+		check_that(&c, memcmp(par, serial, n * stride) == 0,
+				   "%d-thread sort differs from the serial sort", threads);
+	}
+	check_that(&c, calls > 0, "parallel sort never called the interrupt hook");
+	free(orig);
+	free(serial);
+	free(par);
+	check_report(&c, "indexmap: threaded sort equals the serial sort (1, 2, 4 threads)");
+}
+
+/*
  * test_costmodel_reread
  *		An uncached table is reread once per gather batch: declined when the
  *		budget leaves too little room for batches, accepted when the table is
@@ -1931,6 +1986,7 @@ main(void)
 	test_sort_tiebreak();
 	test_tiebreak_duplicates();
 	test_sort_interrupt_hook();
+	test_sort_parallel();
 
 	test_costmodel();
 	test_costmodel_reread();

@@ -1,0 +1,21 @@
+/*-------------------------------------------------------------------------
+ *
+ * pool.h
+ *	  Run a function on several threads at once, for pure CPU work.
+ *
+ * Pure C (pthreads): no PostgreSQL calls, usable from the unit tests.
+ *
+ * src/pool.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_POOL_H
+#define BRAID_POOL_H
+
+/* A task: called once per thread, with that thread's number (0 = caller). */
+typedef void (*BraidTask) (void *arg, int worker);
+
+extern int	braid_pool_run(int nthreads, BraidTask task, void *arg);
+extern int	braid_pool_cpus(void);
+
+#endif							/* BRAID_POOL_H */
