@@ -87,6 +87,14 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	 * shared buffers, so other sessions never run short of them.
 	 */
 	g->chunk_blocks = Max(16, Min(4096, NBuffers / 64));
+
+	/*
+	 * Through a buffer ring, pin few pages at a time: a pinned page cannot
+	 * be recycled by the ring, so every further read would take a buffer
+	 * from the rest of shared buffers.
+	 */
+	if (g->strategy)
+		g->chunk_blocks = 8;
 	g->chunk_bufs = MemoryContextAlloc(cxt, sizeof(Buffer) * g->chunk_blocks);
 	g->chunk_pages = MemoryContextAlloc(cxt, sizeof(Page) * g->chunk_blocks);
 	g->chunk_starts = MemoryContextAlloc(cxt, sizeof(int) * (g->chunk_blocks + 1));
