@@ -110,3 +110,30 @@ RESET enable_nestloop;
 SET braidsort.force = on;
 SELECT * FROM explain_masked('SELECT * FROM alltypes ORDER BY tx, id');
 SELECT * FROM explain_masked('SELECT * FROM longtext WHERE id < 0 ORDER BY t');
+
+-- a correlated subplan rescans without asking for a rewind: the input is read
+-- again, as PostgreSQL's Sort does (it may differ: volatile quals, nextval)
+SET braidsort.force = on;
+CREATE SEQUENCE braid_seq;
+EXPLAIN (COSTS OFF)
+SELECT o.i, (SELECT max(n) FROM (SELECT nextval('braid_seq') n FROM generate_series(1, 2000)
+	ORDER BY 1) x WHERE x.n > o.i) FROM generate_series(1, 3) o(i);
+SELECT o.i, (SELECT max(n) FROM (SELECT nextval('braid_seq') n FROM generate_series(1, 2000)
+	ORDER BY 1) x WHERE x.n > o.i) FROM generate_series(1, 3) o(i);
+SELECT nextval('braid_seq');
+CREATE SEQUENCE braid_seq2;
+SELECT o.i, (SELECT count(*) FROM (SELECT a FROM dom_t WHERE nextval('braid_seq2') > 0
+	ORDER BY a OFFSET 0) x WHERE x.a > o.i) FROM generate_series(1, 3) o(i);
+SELECT nextval('braid_seq2');
+
+-- WHERE CURRENT OF through a sort is refused, as with PostgreSQL's Sort
+BEGIN;
+DECLARE cc CURSOR FOR SELECT * FROM dom_t ORDER BY a, b;
+FETCH 1 FROM cc;
+UPDATE dom_t SET b = b WHERE CURRENT OF cc;
+ROLLBACK;
+
+-- temporary tables gather through the session's local buffers
+SET temp_buffers = '800kB';
+CREATE TEMP TABLE temp_big AS SELECT g AS id, md5(g::text) AS t FROM generate_series(1, 30000) g;
+SELECT check_sort('SELECT * FROM temp_big ORDER BY t');

@@ -355,7 +355,16 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 		return;
 	f->stats->bytes_read += to - from;
 	f->stats->lines_read += lines;
-	emulate_delay(lines, braid_emulate_read_ns);
+	/* long emulated delays are paid in slices, so a cancel gets through */
+	while (lines > 0)
+	{
+		uint64		slice = Min(lines, (uint64) 16384);
+
+		emulate_delay(slice, braid_emulate_read_ns);
+		lines -= slice;
+		if (lines > 0)
+			CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /*

@@ -172,6 +172,7 @@ typedef struct BraidSortState
 	double		merge_ms;
 	double		spill_ms;		/* sorting and writing runs during the build */
 	int			sort_threads;	/* threads the last IndexMap sort used */
+	bool		scan_slot_full; /* heap mode: a refetched tuple is in the slot */
 	double		merge_stream_ms;	/* streaming final merge, inside the gather */
 } BraidSortState;
 
@@ -699,7 +700,10 @@ build_and_sort(BraidSortState *st)
 {
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 	instr_time	start;
+	ScanDirection dir = st->css.ss.ps.state->es_direction;
 
+	/* the input is read forward, whatever direction we are asked for */
+	st->css.ss.ps.state->es_direction = ForwardScanDirection;
 	INSTR_TIME_SET_CURRENT(start);
 	st->rows_built = 0;
 	st->spill_ms = 0;
@@ -785,6 +789,7 @@ build_and_sort(BraidSortState *st)
 		st->sort_ms += elapsed_ms(start);
 	}
 
+	st->css.ss.ps.state->es_direction = dir;
 	st->built = true;
 	st->sorts_done++;
 	st->current = 0;
@@ -879,6 +884,9 @@ plan_memory_batches(BraidSortState *st)
 	for (int64 i = 0; i < st->nrows; i++)
 	{
 		size_t		len = MAXALIGN(braid_ref_len(st->refs[i]));
+
+		if ((i & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 
 		/* close the batch before a row that would not fit in the arena */
 		if (i > first &&
@@ -1132,6 +1140,13 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
 		braid_gather_begin(&st->gather, rel, st->gathercxt);
 		braid_gather_set_threads(&st->gather, braid_sort_thread_count());
+
+		/*
+		 * This node is a sort, not a scan of the table: like a Sort, it must
+		 * not be taken for the current row's scan by WHERE CURRENT OF.  The
+		 * gather keeps the relation.
+		 */
+		node->ss.ss_currentRelation = NULL;
 	}
 }
 
@@ -1183,6 +1198,13 @@ braid_exec(CustomScanState *node)
 	if (!st->built)
 		build_and_sort(st);
 
+	/* nothing stays in the scan slot once there is no current row */
+	if (st->scan_slot_full)
+	{
+		ExecClearTuple(scanslot);
+		st->scan_slot_full = false;
+	}
+
 	if (ScanDirectionIsForward(node->ss.ps.state->es_direction))
 	{
 		if (st->nrows >= 0 && st->current >= st->nrows)
@@ -1219,6 +1241,7 @@ braid_exec(CustomScanState *node)
 	}
 
 	ExecStoreHeapTuple(braid_gather_tuple(&st->gather, pos), scanslot, false);
+	st->scan_slot_full = true;
 	if (node->ss.ps.ps_ProjInfo == NULL)
 		return scanslot;
 	ResetExprContext(econtext);
@@ -1259,7 +1282,13 @@ braid_rescan(CustomScanState *node)
 	if (!st->built)
 		return;
 
-	if (st->child->chgParam != NULL || st->merger != NULL)
+	/*
+	 * As nodeSort.c: rewind only when the node was set up for it (rewind,
+	 * backward or mark).  Otherwise the input is read again: it may differ
+	 * even with unchanged parameters (volatile quals, nextval() ...), e.g.
+	 * under a correlated subplan, which rescans without EXEC_FLAG_REWIND.
+	 */
+	if (st->child->chgParam != NULL || st->merger != NULL || !st->random_access)
 	{
 		reset_sort(st);
 		/* a child with changed parameters is rescanned by ExecProcNode */

@@ -44,7 +44,7 @@
 /* Copy work is shared out in groups of this many pages... */
 #define GATHER_BLOCKS_PER_TASK 16
 /* ...and only for chunks this large (starting threads costs). */
-#define GATHER_PARALLEL_MIN_BLOCKS 1024
+#define GATHER_PARALLEL_MIN_BLOCKS 256
 
 /*
  * braid_gather_begin
@@ -83,17 +83,19 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	g->tuple.t_tableOid = RelationGetRelid(rel);
 
 	/*
-	 * Pages pinned at once while their tuples are copied: a small share of
-	 * shared buffers, so other sessions never run short of them.
+	 * Pages pinned at once while their tuples are copied: this backend's
+	 * fair share of shared buffers, so that even every backend gathering at
+	 * once leaves buffers for the rest.
 	 */
-	g->chunk_blocks = Max(16, Min(4096, NBuffers / 64));
+	g->chunk_blocks = Max(16, Min(4096, NBuffers / Max(MaxBackends, 64)));
 
 	/*
 	 * Through a buffer ring, pin few pages at a time: a pinned page cannot
 	 * be recycled by the ring, so every further read would take a buffer
-	 * from the rest of shared buffers.
+	 * from the rest of shared buffers.  Temporary tables live in the
+	 * session's few local buffers: pin few of those too.
 	 */
-	if (g->strategy)
+	if (g->strategy || RelationUsesLocalBuffers(rel))
 		g->chunk_blocks = 8;
 	g->chunk_bufs = MemoryContextAlloc(cxt, sizeof(Buffer) * g->chunk_blocks);
 	g->chunk_pages = MemoryContextAlloc(cxt, sizeof(Page) * g->chunk_blocks);

@@ -102,14 +102,14 @@ coder_free(RecordCoder *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* grow: make *buf at least need bytes. */
+/* grow: make *buf (allocated in cxt) at least need bytes. */
 static void
-grow(uint8 **buf, size_t *cap, size_t need)
+grow(MemoryContext cxt, uint8 **buf, size_t *cap, size_t need)
 {
 	if (need <= *cap)
 		return;
 	*cap = Max(need, Max(*cap * 2, (size_t) 256));
-	*buf = *buf ? repalloc_huge(*buf, *cap) : MemoryContextAllocHuge(CurrentMemoryContext, *cap);
+	*buf = *buf ? repalloc_huge(*buf, *cap) : MemoryContextAllocHuge(cxt, *cap);
 }
 
 /*
@@ -125,7 +125,7 @@ encode_record(RecordCoder *c, const uint8 *key, uint32 keylen, uint64 ref)
 
 	while (shared < limit && key[shared] == c->prev[shared])
 		shared++;
-	grow(&c->scratch, &c->scratch_cap, (size_t) keylen - shared + 32);
+	grow(CurrentMemoryContext, &c->scratch, &c->scratch_cap, (size_t) keylen - shared + 32);
 	n += varint_put(c->scratch + n, shared);
 	n += varint_put(c->scratch + n, keylen - shared);
 	memcpy(c->scratch + n, key + shared, keylen - shared);
@@ -134,7 +134,7 @@ encode_record(RecordCoder *c, const uint8 *key, uint32 keylen, uint64 ref)
 	n += varint_put(c->scratch + n, (uint32) ((ref >> 16) & 0xFFFF));
 	n += varint_put(c->scratch + n, (uint32) (ref & 0xFFFF));
 
-	grow(&c->prev, &c->prev_cap, keylen);
+	grow(CurrentMemoryContext, &c->prev, &c->prev_cap, keylen);
 	memcpy(c->prev + shared, key + shared, keylen - shared);
 	c->prev_len = keylen;
 	return n;
@@ -161,6 +161,8 @@ braid_run_write(const uint8 *entries, size_t n, uint32 stride,
 		const uint8 *key = key_of(entries + i * stride, &len, &ref, arg);
 
 		bytes += encode_record(&coder, key, len, ref);
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
 	}
 
 	run = MemoryContextAllocZero(CurrentMemoryContext, sizeof(BraidRun));
@@ -216,7 +218,7 @@ reader_advance(BraidRunReader *r)
 
 		r->pos += varint_get(base + r->pos, &shared);
 		r->pos += varint_get(base + r->pos, &suffix);
-		grow(&r->keybuf, &r->keybuf_cap, (size_t) shared + suffix);
+		grow(r->cxt, &r->keybuf, &r->keybuf_cap, (size_t) shared + suffix);
 		memcpy(r->keybuf + shared, base + r->pos, suffix);
 		r->pos += suffix;
 		r->keylen = shared + suffix;
@@ -294,6 +296,7 @@ braid_merger_begin(BraidRun **runs, int nruns)
 		BraidRunReader *r = &m->readers[i];
 
 		r->run = runs[i];
+		r->cxt = CurrentMemoryContext;
 		r->remaining = runs[i]->nrecords;
 		if (reader_advance(r))
 			m->heap[m->heapsize++] = i;
@@ -360,8 +363,6 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
 	uint64		ref;
 	uint64		n = 0;
 
-	for (int i = 0; i < nruns; i++)
-		n += runs[i]->nrecords;
 
 	/*
 	 * The merged run front-codes differently from its inputs: a dry merge
@@ -370,7 +371,11 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
 	 */
 	m = braid_merger_begin(runs, nruns);
 	while (braid_merger_next(m, &key, &keylen, &ref))
+	{
 		out->bytes += encode_record(&coder, key, keylen, ref);
+		if ((++n & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
 	braid_merger_end(m);
 
 	out->file = braid_spill_create(out->bytes, stats);
@@ -385,6 +390,9 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
 	braid_merger_end(m);
 	coder_free(&coder);
 	braid_spill_finish(out->file);
+	n = 0;
+	for (int i = 0; i < nruns; i++)
+		n += runs[i]->nrecords;
 	out->nrecords = n;
 	for (int i = 0; i < nruns; i++)
 		braid_run_close(runs[i]);

@@ -39,6 +39,7 @@ typedef struct BraidRunReader
 	uint32		keylen;
 	uint64		ref;
 	uint8	   *keybuf;			/* the key, rebuilt from front coding */
+	MemoryContext cxt;			/* where keybuf lives (the merger's) */
 	size_t		keybuf_cap;
 } BraidRunReader;
 
