@@ -258,7 +258,10 @@ braid_spill_create(size_t size, BraidDeviceStats *stats)
 						   size, pmem_errormsg()),
 				 save_errno == ENOSPC ?
 				 errhint("The spill device is full. Free space on it, point braidsort.spill_tablespace "
-						 "at a larger tablespace, or raise braidsort.work_mem so that sorts spill less.") : 0));
+						 "at a larger tablespace, or raise braidsort.work_mem so that sorts spill less.") :
+				 save_errno == ENOMEM ?
+				 errhint("Too many spill files are mapped at once (see vm.max_map_count); raise "
+						 "braidsort.work_mem so that sorts write fewer runs.") : 0));
 	}
 	f->size = mapped;
 	f->is_pmem = (is_pmem != 0);
