@@ -190,15 +190,6 @@ braid_exit_callback(int code, Datum arg)
 }
 
 /*
- * braid_device_init
- *		Nothing to do at load time; callbacks are registered on first use.
- */
-void
-braid_device_init(void)
-{
-}
-
-/*
  * braid_spill_create
  *		Create, reserve and map a spill file of "size" bytes (rounded up to
  *		4 kB).  Its traffic is counted in *stats.

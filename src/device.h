@@ -47,7 +47,6 @@ extern char *braid_spill_tablespace;
 extern int	braid_emulate_read_ns;
 extern int	braid_emulate_write_ns;
 
-extern void braid_device_init(void);
 extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
 extern void braid_spill_finish(BraidSpillFile *f);

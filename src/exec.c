@@ -719,42 +719,37 @@ build_and_sort(BraidSortState *st)
 		if (TupIsNull(slot))
 			break;
 
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 		if (st->value_log)
 		{
 			bool		should_free;
-			MinimalTuple tuple;
 
-			/* keep the whole row in the value log, keys in the IndexMap */
-			old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-			tuple = ExecFetchSlotMinimalTuple(slot, &should_free);
-			ref = braid_vlog_append(&st->vlog, tuple);
+			/* keep the whole row in the value log, its keys in the IndexMap */
+			ref = braid_vlog_append(&st->vlog, ExecFetchSlotMinimalTuple(slot, &should_free));
 			for (int i = 0; i < st->nkeys; i++)
 				st->keyvals[i] = slot_getattr(slot, st->keycols[i], &st->keynulls[i]);
 			len = braid_encode_key(st->keys, st->nkeys, st->keyvals,
 								   st->keynulls, &st->keybuf);
-			add_entry(st, st->keybuf.data, len, ref);
-			MemoryContextSwitchTo(old);
-			st->rows_built++;
-			ResetExprContext(econtext);
-			continue;
 		}
+		else
+		{
+			/* TID and length of the heap tuple the child just returned */
+			scanslot = ((ScanState *) st->child)->ss_ScanTupleSlot;
+			if (!TTS_IS_BUFFERTUPLE(scanslot) && !TTS_IS_HEAPTUPLE(scanslot))
+				elog(ERROR, "braidsort: scan did not produce a heap tuple");
+			htup = ((HeapTupleTableSlot *) scanslot)->tuple;
+			if (htup == NULL || htup->t_len > BRAID_REF_LEN_MASK ||
+				!ItemPointerIsValid(&scanslot->tts_tid))
+				elog(ERROR, "braidsort: scan produced a tuple without a valid TID or length");
+			ref = braid_make_ref(ItemPointerGetBlockNumber(&scanslot->tts_tid),
+								 ItemPointerGetOffsetNumber(&scanslot->tts_tid),
+								 htup->t_len);
 
-		/* TID and length of the heap tuple the child just returned */
-		scanslot = ((ScanState *) st->child)->ss_ScanTupleSlot;
-		if (!TTS_IS_BUFFERTUPLE(scanslot) && !TTS_IS_HEAPTUPLE(scanslot))
-			elog(ERROR, "braidsort: scan did not produce a heap tuple");
-		htup = ((HeapTupleTableSlot *) scanslot)->tuple;
-		if (htup == NULL || htup->t_len > BRAID_REF_LEN_MASK ||
-			!ItemPointerIsValid(&scanslot->tts_tid))
-			elog(ERROR, "braidsort: scan produced a tuple without a valid TID or length");
-		ref = braid_make_ref(ItemPointerGetBlockNumber(&scanslot->tts_tid),
-							 ItemPointerGetOffsetNumber(&scanslot->tts_tid),
-							 htup->t_len);
-
-		slot_getallattrs(slot);
-		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-		len = braid_encode_key(st->keys, st->nkeys, slot->tts_values,
-							   slot->tts_isnull, &st->keybuf);
+			/* the narrowed scan outputs exactly the keys */
+			slot_getallattrs(slot);
+			len = braid_encode_key(st->keys, st->nkeys, slot->tts_values,
+								   slot->tts_isnull, &st->keybuf);
+		}
 		add_entry(st, st->keybuf.data, len, ref);
 		MemoryContextSwitchTo(old);
 		st->rows_built++;
@@ -1207,7 +1202,7 @@ braid_exec(CustomScanState *node)
 
 	if (ScanDirectionIsForward(node->ss.ps.state->es_direction))
 	{
-		if (st->nrows >= 0 && st->current >= st->nrows)
+		if (st->current >= st->nrows)
 		{
 			st->eof_reached = true;
 			return NULL;
