@@ -11,14 +11,19 @@ OBJS = \
 	src/gather.o \
 	src/guc.o \
 	src/indexmap.o \
+	src/iosched.o \
 	src/keys.o \
 	src/merge.o \
 	src/planner.o \
 	src/pool.o \
-	src/valuelog.o
+	src/profile.o \
+	src/profkernel.o \
+	src/stats.o \
+	src/valuelog.o \
+	src/worker.o
 
 EXTENSION = braidsort
-DATA = braidsort--0.1.sql
+DATA = braidsort--0.1.sql braidsort--0.3.sql braidsort--0.1--0.3.sql
 PGFILEDESC = "braidsort - key/TID sorts with late gather"
 
 PG_CPPFLAGS = -I$(srcdir)/src
@@ -37,10 +42,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c src/pool.c
+UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c src/pool.c src/profkernel.c
 
-test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h src/pool.h
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS) -lm -pthread
+test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h src/pool.h src/profkernel.h
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS) -lpmem -lm -pthread
 
 .PHONY: unittest
 unittest: test/unit/run_unit_tests

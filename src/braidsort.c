@@ -17,6 +17,7 @@
 #include "miscadmin.h"
 
 #include "braidsort.h"
+#include "iosched.h"
 
 PG_MODULE_MAGIC;
 
@@ -25,7 +26,8 @@ void		_PG_init(void);
 /*
  * _PG_init
  *		Refuse to load outside shared_preload_libraries, then define the
- *		parameters, register the custom scan and install the planner hook.
+ *		parameters, request shared memory, register the scheduler worker
+ *		and the custom scan, and install the planner hook.
  */
 void
 _PG_init(void)
@@ -37,6 +39,8 @@ _PG_init(void)
 				 errhint("Add braidsort to shared_preload_libraries in postgresql.conf and restart the server.")));
 
 	braid_define_gucs();
+	braid_sched_init();
+	braid_worker_register();
 	braid_exec_init();
 	braid_planner_init();
 }

@@ -26,6 +26,9 @@ extern int	braid_sort_thread_count(void);
 extern void braid_define_gucs(void);
 extern size_t braid_budget_bytes(void);
 
+/* worker.c */
+extern void braid_worker_register(void);
+
 /* planner.c */
 extern void braid_planner_init(void);
 

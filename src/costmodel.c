@@ -23,7 +23,10 @@
  * tuple, ~100 ns more when it spills runs, ~0.2 us per page revisited in
  * shared buffers and ~1.4 us per page reread from outside.  A gather batch
  * of r rows over a table of p pages visits about p * (1 - e^(-r/p)) pages.
- * braidsort declines when its estimate is not below PostgreSQL's.
+ * When the spill device has a stored profile, each spilled IndexMap entry
+ * also costs its bytes at the profiled write and read bandwidth (so a slow
+ * or write-expensive device makes MergePass less attractive).  braidsort
+ * declines when its estimate is not below PostgreSQL's.
  *
  * Pure C (no PostgreSQL calls).
  *
@@ -134,7 +137,11 @@ braid_cost_braid_ns(const BraidCostInput *in)
 	double		ns = in->rows * (BRAID_NS_PER_ROW + BRAID_NS_PER_BYTE * in->tuple_bytes);
 
 	if (!braid_cost_is_onepass(in))
+	{
 		ns += in->rows * BRAID_NS_PER_ROW_SPILLED;
+		/* a profiled device: each entry written once and read back once */
+		ns += in->rows * in->entry_bytes * in->spill_ns_per_byte;
+	}
 	ns += braid_cost_page_visits(in) *
 		(in->table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
 	return ns;

@@ -25,6 +25,8 @@ typedef struct BraidCostInput
 	double		sort_mem_bytes; /* work_mem of PostgreSQL's sort */
 	double		table_pages;	/* pages of the table gathered from */
 	bool		table_cached;	/* table fits the shared buffers it may use */
+	double		spill_ns_per_byte;	/* profiled write + read cost of a spilled
+									 * byte; 0 = no profile */
 } BraidCostInput;
 
 /* Rows below which a sort is too small to be worth replacing. */

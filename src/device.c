@@ -23,6 +23,12 @@
  * braidsort.emulate_read_ns / braidsort.emulate_write_ns add a delay per
  * line, to emulate slower or asymmetric devices on a tmpfs.
  *
+ * Every flush of staged bytes happens under a write grant of the device's
+ * phase gate, and readers take read grants (braid_read_scope_begin), so
+ * under braidsort.io_policy = interference_aware no read and write of any
+ * two backends overlap on one device.  Traffic is also added to the
+ * device's cumulative counters in shared memory (braidsort.stats).
+ *
  * Every live file is on a backend-wide list, tagged with the resource owner
  * that created it: the executor node closes its files when it ends; an
  * error, a cancel or an abort releases the resource owner, whose callback
@@ -53,9 +59,16 @@
 #include "utils/resowner.h"
 
 #include "device.h"
+#include "pool.h"
+#include "iosched.h"
 
-/* Staging buffer per file; also the chunk size of non-temporal copies. */
-#define SPILL_STAGE_BYTES	(64 * 1024)
+/*
+ * Staging buffer per file: each flush is one write grant of the device's
+ * phase gate (sched.c), split among the writer threads when large enough.
+ * It lives only while the file is being written.
+ */
+#define SPILL_STAGE_BYTES	(1024 * 1024)
+#define SPILL_THREAD_MIN	(256 * 1024)	/* bytes per extra writer thread */
 #define SPILL_ALIGN			4096
 #define LINE_BYTES			64
 
@@ -197,10 +210,45 @@ braid_exit_callback(int code, Datum arg)
 BraidSpillFile *
 braid_spill_create(size_t size, BraidDeviceStats *stats)
 {
+	return braid_spill_create_in(spill_tablespace_oid(), size, stats);
+}
+
+/*
+ * braid_spill_tablespace_guess
+ *		The tablespace spill files are expected to go to, for planning and
+ *		profiling: braidsort.spill_tablespace if it names one, else the
+ *		first of temp_tablespaces, else the database's default.  Never an
+ *		error.
+ */
+Oid
+braid_spill_tablespace_guess(void)
+{
+	Oid			spc = InvalidOid;
+
+	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
+		spc = get_tablespace_oid(braid_spill_tablespace, true);
+	else if (IsTransactionState())
+	{
+		PrepareTempTablespaces();
+		spc = GetNextTempTableSpace();
+	}
+	return OidIsValid(spc) ? spc : MyDatabaseTableSpace;
+}
+
+/*
+ * braid_spill_create_in
+ *		Create, reserve and map a file of "size" bytes (rounded up to 4 kB)
+ *		in tablespace spc's temporary directory, checking CREATE privilege
+ *		as for temp_tablespaces.  Its traffic is counted in *stats.
+ */
+BraidSpillFile *
+braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
+{
 	char		dir[MAXPGPATH];
 	BraidSpillFile *f;
 	size_t		mapped = 0;
 	int			is_pmem = 0;
+	int			devslot;
 
 	size = TYPEALIGN(SPILL_ALIGN, Max(size, (size_t) SPILL_ALIGN));
 
@@ -219,14 +267,21 @@ braid_spill_create(size_t size, BraidDeviceStats *stats)
 		callbacks_registered = true;
 	}
 
-	TempTablespacePath(dir, spill_tablespace_oid());
+	if (spc != MyDatabaseTableSpace && spc != DEFAULTTABLESPACE_OID &&
+		pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for tablespace %s", get_tablespace_name(spc))));
+	TempTablespacePath(dir, spc);
 	if (MakePGDirectory(dir) < 0 && errno != EEXIST)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not create directory \"%s\": %m", dir)));
+	devslot = braid_sched_device(spc, dir);
 
 	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
-	f->stage = MemoryContextAlloc(TopMemoryContext, SPILL_STAGE_BYTES);
+	f->spcoid = spc;
+	f->devslot = devslot;
 	snprintf(f->path, sizeof(f->path), "%s/%s%d.braid%u",
 			 dir, PG_TEMP_FILE_PREFIX, MyProcPid, file_counter++);
 
@@ -239,7 +294,6 @@ braid_spill_create(size_t size, BraidDeviceStats *stats)
 
 		strlcpy(path, f->path, sizeof(path));
 		(void) unlink(path);
-		pfree(f->stage);
 		pfree(f);
 		errno = save_errno;
 		ereport(ERROR,
@@ -265,26 +319,86 @@ braid_spill_create(size_t size, BraidDeviceStats *stats)
 	live_files = f;
 	live_bytes += f->size;
 	stats->files++;
+	if (devslot >= 0)
+		pg_atomic_fetch_add_u64(&braid_sched_slot(devslot)->traffic.files, 1);
 	return f;
+}
+
+/* One writer thread's share of a flush. */
+typedef struct FlushTask
+{
+	char	   *dst;			/* where the staged bytes go */
+	const char *src;
+	size_t		len;
+	size_t		slice;			/* bytes per thread, 4 kB-aligned */
+	size_t		file_off;		/* offset of dst in the file (line counts) */
+	int			write_ns;
+} FlushTask;
+
+/*
+ * flush_task
+ *		A writer thread: copy its slice with non-temporal stores, drain its
+ *		own stores, and pay the emulated write latency of its lines.  Pure
+ *		C: it runs on a pool thread.
+ */
+static void
+flush_task(void *arg, int worker)
+{
+	FlushTask  *t = (FlushTask *) arg;
+	size_t		from = (size_t) worker * t->slice;
+	size_t		to = Min(t->len, from + t->slice);
+
+	if (from >= to)
+		return;
+	pmem_memcpy(t->dst + from, t->src + from, to - from,
+				PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+	pmem_drain();
+	emulate_delay(lines_spanned(t->file_off + from, t->file_off + to), t->write_ns);
 }
 
 /*
  * flush_stage
- *		Copy the staged bytes to the file with non-temporal stores.
+ *		Copy the staged bytes to the file with non-temporal stores, under a
+ *		write grant of the device, on as many writer threads as the grant
+ *		allows and the size is worth.
  */
 static void
 flush_stage(BraidSpillFile *f)
 {
+	FlushTask	task;
+	int			threads;
+	uint64		lines;
+
 	if (f->staged == 0)
 		return;
 	if (f->written + f->staged > f->size)
 		elog(ERROR, "braidsort: spill file \"%s\" overflow", f->path);
-	pmem_memcpy(f->base + f->written, f->stage, f->staged,
-				PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+
+	task.dst = f->base + f->written;
+	task.src = f->stage;
+	task.len = f->staged;
+	task.file_off = f->written;
+	task.write_ns = braid_emulate_write_ns;
+	threads = (int) Min((size_t) braid_sched_write_thread_count_for(f->spcoid),
+						Max(f->staged / SPILL_THREAD_MIN, (size_t) 1));
+
+	braid_sched_write_begin(f->devslot, threads);
+	threads = Min(threads, braid_sched_write_threads_granted());
+	task.slice = TYPEALIGN(SPILL_ALIGN, (task.len + threads - 1) / threads);
+	threads = (int) ((task.len + task.slice - 1) / task.slice);
+	braid_pool_run(threads, flush_task, &task);
+	braid_sched_write_end(f->devslot);
+
+	lines = lines_spanned(f->written, f->written + f->staged);
 	f->stats->bytes_written += f->staged;
-	f->stats->lines_written += lines_spanned(f->written, f->written + f->staged);
-	emulate_delay(lines_spanned(f->written, f->written + f->staged),
-				  braid_emulate_write_ns);
+	f->stats->lines_written += lines;
+	if (f->devslot >= 0)
+	{
+		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
+
+		pg_atomic_fetch_add_u64(&t->bytes_written, f->staged);
+		pg_atomic_fetch_add_u64(&t->lines_written, lines);
+	}
 	f->written += f->staged;
 	f->staged = 0;
 	f->persisted = false;
@@ -299,6 +413,8 @@ braid_spill_write(BraidSpillFile *f, const void *data, size_t len)
 {
 	const char *p = data;
 
+	if (f->stage == NULL)
+		f->stage = MemoryContextAlloc(TopMemoryContext, SPILL_STAGE_BYTES);
 	while (len > 0)
 	{
 		size_t		n = Min(len, (size_t) SPILL_STAGE_BYTES - f->staged);
@@ -323,6 +439,12 @@ void
 braid_spill_finish(BraidSpillFile *f)
 {
 	flush_stage(f);
+	/* written once: the staging buffer is not needed any more */
+	if (f->stage)
+	{
+		pfree(f->stage);
+		f->stage = NULL;
+	}
 	if (f->persisted)
 		return;
 	if (f->is_pmem)
@@ -349,6 +471,13 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 		return;
 	f->stats->bytes_read += to - from;
 	f->stats->lines_read += lines;
+	if (f->devslot >= 0)
+	{
+		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
+
+		pg_atomic_fetch_add_u64(&t->bytes_read, to - from);
+		pg_atomic_fetch_add_u64(&t->lines_read, lines);
+	}
 	/* long emulated delays are paid in slices, so a cancel gets through */
 	while (lines > 0)
 	{
@@ -383,6 +512,42 @@ braid_spill_close(BraidSpillFile *f)
 	if (f->next)
 		f->next->prev = f->prev;
 	live_bytes -= f->size;
-	pfree(f->stage);
+	if (f->stage)
+		pfree(f->stage);
 	pfree(f);
+}
+
+/*
+ * braid_read_scope_add
+ *		Include a file's device in a read scope (before it begins).
+ */
+void
+braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f)
+{
+	if (f == NULL || f->devslot < 0)
+		return;
+	for (int i = 0; i < scope->nslots; i++)
+		if (scope->slots[i] == f->devslot)
+			return;
+	Assert(scope->nslots < BRAID_MAX_DEVICES);
+	scope->slots[scope->nslots++] = f->devslot;
+}
+
+/*
+ * braid_read_scope_begin
+ *		Wait for read grants on every device of the scope; reads of those
+ *		files' mappings may follow until braid_read_scope_end.
+ */
+void
+braid_read_scope_begin(BraidReadScope *scope)
+{
+	braid_sched_read_begin(scope->slots, scope->nslots);
+}
+
+/* braid_read_scope_end: give the scope's read grants back. */
+void
+braid_read_scope_end(BraidReadScope *scope)
+{
+	braid_sched_read_end(scope->slots, scope->nslots);
+	scope->nslots = 0;
 }

@@ -33,25 +33,39 @@ typedef struct BraidSpillFile
 	size_t		size;			/* bytes reserved and mapped */
 	size_t		written;		/* bytes written so far (sequentially) */
 	bool		is_pmem;
+	Oid			spcoid;			/* tablespace it lives in */
+	int			devslot;		/* its device's slot in shared memory, or -1 */
 	bool		persisted;		/* drained/synced since the last write */
 	BraidDeviceStats *stats;	/* where its traffic is counted */
 	struct BraidSpillFile *next;	/* backend-wide list of live files */
 	struct BraidSpillFile *prev;
 	ResourceOwner owner;
-	/* staging buffer: records are gathered here, copied out in 4kB chunks */
+	/* staging buffer while writing: bytes gather here, then are flushed */
 	char	   *stage;
 	size_t		staged;
 } BraidSpillFile;
+
+/* The devices a stretch of reads touches (see braid_read_scope_begin). */
+typedef struct BraidReadScope
+{
+	int			nslots;
+	int			slots[16];		/* BRAID_MAX_DEVICES */
+} BraidReadScope;
 
 extern char *braid_spill_tablespace;
 extern int	braid_emulate_read_ns;
 extern int	braid_emulate_write_ns;
 
 extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
+extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats);
+extern Oid	braid_spill_tablespace_guess(void);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
 extern void braid_spill_finish(BraidSpillFile *f);
 extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
 extern void braid_spill_close(BraidSpillFile *f);
+extern void braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f);
+extern void braid_read_scope_begin(BraidReadScope *scope);
+extern void braid_read_scope_end(BraidReadScope *scope);
 extern bool braid_check_spill_tablespace(char **newval, void **extra, GucSource source);
 
 #endif							/* BRAID_DEVICE_H */

@@ -42,6 +42,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
@@ -66,6 +68,7 @@
 #include "indexmap.h"
 #include "keys.h"
 #include "merge.h"
+#include "iosched.h"
 #include "valuelog.h"
 
 /* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
@@ -80,6 +83,9 @@
  */
 #define BRAID_MERGE_RUN_BYTES ((size_t) 256 * 1024)
 #define BRAID_MAX_FANIN 1024
+
+/* Value log rows read back from the device per read grant. */
+#define BRAID_LOG_WINDOW_ROWS 1024
 
 /*
  * Full encodings of keys longer than the entry prefix, found by TID.
@@ -174,6 +180,15 @@ typedef struct BraidSortState
 	int			sort_threads;	/* threads the last IndexMap sort used */
 	bool		scan_slot_full; /* heap mode: a refetched tuple is in the slot */
 	double		merge_stream_ms;	/* streaming final merge, inside the gather */
+
+	/* value log mode: the window of rows read back from the device */
+	int64		win_first;
+	int			win_n;
+	MinimalTuple *win_tuple;
+	size_t	   *win_off;
+	char	   *win_arena;
+	size_t		win_cap;
+	uint64		tuple_bytes;	/* bytes of the rows sorted (statistics) */
 } BraidSortState;
 
 static Node *braid_create_state(CustomScan *cscan);
@@ -611,6 +626,25 @@ compact_to_refs(BraidSortState *st)
 }
 
 /*
+ * sort_read_scope
+ *		Begin a read grant on every device this sort reads back from: the
+ *		runs being merged, the merged refs, the value log's segments.
+ */
+static void
+sort_read_scope(BraidSortState *st, BraidReadScope *scope)
+{
+	scope->nslots = 0;
+	for (int i = 0; i < st->merger_nruns; i++)
+		braid_read_scope_add(scope, st->merger_runs[i]->file);
+	if (st->refs_run)
+		braid_read_scope_add(scope, st->refs_run->file);
+	if (st->value_log)
+		for (int i = 0; i < st->vlog.nsegs; i++)
+			braid_read_scope_add(scope, st->vlog.segs[i]);
+	braid_read_scope_begin(scope);
+}
+
+/*
  * merge_runs
  *		MergePass: merge the spilled runs, fan-in limited by the budget, with
  *		intermediate passes writing new runs while there are too many; then
@@ -626,6 +660,7 @@ merge_runs(BraidSortState *st)
 	int			nruns;
 	BraidRun  **runs;
 	int64		n = 0;
+	BraidReadScope scope;
 
 	while (list_length(st->runs) > fanin)
 	{
@@ -663,7 +698,9 @@ merge_runs(BraidSortState *st)
 	st->runs = NIL;
 	st->merger_runs = runs;
 	st->merger_nruns = nruns;
+	sort_read_scope(st, &scope);
 	st->merger = braid_merger_begin(runs, nruns);
+	braid_read_scope_end(&scope);
 
 	if (st->random_access)
 	{
@@ -673,8 +710,11 @@ merge_runs(BraidSortState *st)
 
 		st->refs_run = palloc0(sizeof(BraidRun));
 		st->refs_run->file = braid_spill_create(n * sizeof(uint64), &st->device);
+		/* reads of the runs alternate with flushes of the refs (device.c) */
+		sort_read_scope(st, &scope);
 		while (braid_merger_next(st->merger, &key, &keylen, &ref))
 			braid_spill_write(st->refs_run->file, &ref, sizeof(ref));
+		braid_read_scope_end(&scope);
 		braid_spill_finish(st->refs_run->file);
 		st->refs_run->nrecords = n;
 		st->refs_run->bytes = n * sizeof(uint64);
@@ -692,6 +732,37 @@ merge_runs(BraidSortState *st)
 }
 
 /*
+ * count_sort
+ *		Add a finished sort to braidsort.stats, with an estimate of the
+ *		value bytes a tuple-carrying external sort with the same memory
+ *		would have written: every row once per merge pass, when its rows
+ *		outgrow the memory (runs of about the memory's size, merged with
+ *		PostgreSQL's fan-in of one 256 kB buffer per run).  braidsort's own
+ *		value writes (a value log on the device) are taken off.
+ */
+static void
+count_sort(BraidSortState *st)
+{
+	double		total = (double) st->tuple_bytes;
+	double		mem = (double) Max(st->budget, (size_t) 65536);
+	double		carried = 0;
+	double		own = st->value_log && st->vlog.on_device ? (double) st->vlog.bytes : 0;
+
+	if (total > mem)
+	{
+		double		runs = ceil(total / mem);
+		double		fanin = Max(floor(mem / (256.0 * 1024)), 2.0);
+		double		passes = Max(ceil(log(runs) / log(fanin)), 1.0);
+
+		carried = total * passes;
+	}
+	braid_stats_count_sort(st->merger != NULL || st->refs_run != NULL ?
+						   BRAID_METHOD_MERGEPASS : BRAID_METHOD_ONEPASS,
+						   st->value_log, (uint64) st->rows_built,
+						   (uint64) Max(carried - own, 0.0));
+}
+
+/*
  * build_and_sort
  *		Consume the child, then sort.
  */
@@ -706,6 +777,7 @@ build_and_sort(BraidSortState *st)
 	st->css.ss.ps.state->es_direction = ForwardScanDirection;
 	INSTR_TIME_SET_CURRENT(start);
 	st->rows_built = 0;
+	st->tuple_bytes = 0;
 	st->spill_ms = 0;
 	for (;;)
 	{
@@ -723,9 +795,11 @@ build_and_sort(BraidSortState *st)
 		if (st->value_log)
 		{
 			bool		should_free;
+			MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
 
 			/* keep the whole row in the value log, its keys in the IndexMap */
-			ref = braid_vlog_append(&st->vlog, ExecFetchSlotMinimalTuple(slot, &should_free));
+			ref = braid_vlog_append(&st->vlog, mtup);
+			st->tuple_bytes += mtup->t_len;
 			for (int i = 0; i < st->nkeys; i++)
 				st->keyvals[i] = slot_getattr(slot, st->keycols[i], &st->keynulls[i]);
 			len = braid_encode_key(st->keys, st->nkeys, st->keyvals,
@@ -741,6 +815,7 @@ build_and_sort(BraidSortState *st)
 			if (htup == NULL || htup->t_len > BRAID_REF_LEN_MASK ||
 				!ItemPointerIsValid(&scanslot->tts_tid))
 				elog(ERROR, "braidsort: scan produced a tuple without a valid TID or length");
+			st->tuple_bytes += htup->t_len;
 			ref = braid_make_ref(ItemPointerGetBlockNumber(&scanslot->tts_tid),
 								 ItemPointerGetOffsetNumber(&scanslot->tts_tid),
 								 htup->t_len);
@@ -792,6 +867,9 @@ build_and_sort(BraidSortState *st)
 	st->nbatches = 0;
 	st->batches_complete = false;
 	st->batch_start[0] = 0;
+	st->win_first = 0;
+	st->win_n = 0;
+	count_sort(st);
 }
 
 /*
@@ -872,7 +950,9 @@ plan_memory_batches(BraidSortState *st)
 {
 	size_t		bytes = 0;
 	int64		first = 0;
+	BraidReadScope scope;
 
+	sort_read_scope(st, &scope);
 	if (st->refs_run && st->nrows > 0)
 		braid_spill_note_read(st->refs_run->file, 0, st->nrows * sizeof(uint64));
 
@@ -895,7 +975,26 @@ plan_memory_batches(BraidSortState *st)
 	}
 	if (first < st->nrows)
 		add_batch_end(st, st->nrows);
+	braid_read_scope_end(&scope);
 	st->batches_complete = true;
+}
+
+/*
+ * grow_stream_refs
+ *		Room for at least n refs in the in-memory batch of refs.
+ */
+static void
+grow_stream_refs(BraidSortState *st, int n)
+{
+	int			cap;
+
+	if (n <= st->stream_refs_cap)
+		return;
+	cap = Max(Max(st->stream_refs_cap * 2, 1024), n);
+	st->stream_refs = st->stream_refs ?
+		repalloc_huge(st->stream_refs, sizeof(uint64) * cap) :
+		MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * cap);
+	st->stream_refs_cap = cap;
 }
 
 /*
@@ -913,23 +1012,20 @@ discover_stream_batch(BraidSortState *st)
 	const uint8 *key;
 	uint32		keylen;
 	uint64		ref;
-
+	BraidReadScope scope;
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
+	sort_read_scope(st, &scope);
 	while (bytes < st->batch_bytes && n < BRAID_MAX_BATCH_ROWS &&
 		   braid_merger_next(st->merger, &key, &keylen, &ref))
 	{
 		if (n == st->stream_refs_cap)
-		{
-			st->stream_refs_cap = Max(st->stream_refs_cap * 2, 1024);
-			st->stream_refs = st->stream_refs ?
-				repalloc_huge(st->stream_refs, sizeof(uint64) * st->stream_refs_cap) :
-				MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * st->stream_refs_cap);
-		}
+			grow_stream_refs(st, n + 1);
 		st->stream_refs[n++] = ref;
 		bytes += MAXALIGN(braid_ref_len(ref));
 	}
+	braid_read_scope_end(&scope);
 	/* the final merge runs here, batch by batch: count it as merge time */
 	st->merge_stream_ms += elapsed_ms(start);
 	if (n == 0)
@@ -952,13 +1048,25 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 	int64		first = st->batch_start[b];
 	int			n = (int) (st->batch_start[b + 1] - first);
 
-	if (st->refs != NULL)
+	if (st->refs != NULL && st->refs_run)
 	{
-		if (st->refs_run)
-			braid_spill_note_read(st->refs_run->file, first * sizeof(uint64),
-								  (first + n) * sizeof(uint64));
-		braid_gather_load(&st->gather, first, st->refs + first, n);
+		BraidReadScope scope;
+
+		/*
+		 * The batch's refs are copied out of the merged refs file under a
+		 * read grant, so that the gather (heap I/O, and rows emitted one at
+		 * a time) holds no grant on the spill device.
+		 */
+		grow_stream_refs(st, n);
+		sort_read_scope(st, &scope);
+		braid_spill_note_read(st->refs_run->file, first * sizeof(uint64),
+							  (first + n) * sizeof(uint64));
+		memcpy(st->stream_refs, st->refs + first, sizeof(uint64) * n);
+		braid_read_scope_end(&scope);
+		braid_gather_load(&st->gather, first, st->stream_refs, n);
 	}
+	else if (st->refs != NULL)
+		braid_gather_load(&st->gather, first, st->refs + first, n);
 	else
 	{
 		if (!refs_ready)
@@ -1146,6 +1254,98 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 }
 
 /*
+ * load_log_window
+ *		Value log mode, when rows come back through spill-device reads (a
+ *		value log on the device, or merged runs): fetch the window of rows
+ *		holding sort position pos.  Under one read grant of the device, the
+ *		window's refs are taken and its rows copied out of the log, so that
+ *		rows emitted one at a time -- and whatever the plan above does with
+ *		them -- hold no grant.  A streaming merge only moves forward.
+ */
+static void
+load_log_window(BraidSortState *st, int64 pos)
+{
+	BraidReadScope scope;
+	int64		first;
+	int			n = 0;
+	size_t		used = 0;
+	bool		copy = st->vlog.on_device;
+
+	if (st->merger)
+	{
+		first = st->win_first + st->win_n;
+		if (pos != first)
+			elog(ERROR, "braidsort: a streaming merge cannot go back to row " INT64_FORMAT, pos);
+	}
+	else
+		first = pos - pos % BRAID_LOG_WINDOW_ROWS;
+
+	if (st->win_tuple == NULL)
+	{
+		st->win_tuple = MemoryContextAlloc(st->gathercxt,
+										   sizeof(MinimalTuple) * BRAID_LOG_WINDOW_ROWS);
+		st->win_off = MemoryContextAlloc(st->gathercxt,
+										 sizeof(size_t) * BRAID_LOG_WINDOW_ROWS);
+	}
+	st->win_n = 0;
+
+	sort_read_scope(st, &scope);
+	while (n < BRAID_LOG_WINDOW_ROWS)
+	{
+		uint64		ref;
+		MinimalTuple tuple;
+
+		if (st->merger)
+		{
+			const uint8 *key;
+			uint32		keylen;
+
+			if (!braid_merger_next(st->merger, &key, &keylen, &ref))
+				break;
+		}
+		else
+		{
+			if (first + n >= st->nrows)
+				break;
+			ref = st->refs[first + n];
+		}
+		tuple = braid_vlog_get(&st->vlog, ref & ~BRAID_REF_TRUNCATED);
+		if (copy)
+		{
+			size_t		alen = MAXALIGN(tuple->t_len);
+
+			if (used + alen > st->win_cap)
+			{
+				size_t		cap = Max(Max(st->win_cap * 2, used + alen), (size_t) 65536);
+
+				st->win_arena = st->win_arena ?
+					repalloc_huge(st->win_arena, cap) :
+					MemoryContextAllocHuge(st->gathercxt, cap);
+				st->win_cap = cap;
+			}
+			memcpy(st->win_arena + used, tuple, tuple->t_len);
+			st->win_off[n] = used;
+			used += alen;
+		}
+		else
+			st->win_tuple[n] = tuple;
+		n++;
+	}
+	if (st->refs_run && n > 0)
+		braid_spill_note_read(st->refs_run->file, first * sizeof(uint64),
+							  (first + n) * sizeof(uint64));
+	braid_read_scope_end(&scope);
+
+	if (copy)
+		for (int i = 0; i < n; i++)
+			st->win_tuple[i] = (MinimalTuple) (st->win_arena + st->win_off[i]);
+	st->win_first = first;
+	st->win_n = n;
+	if (n == 0 || pos >= first + n)
+		elog(ERROR, "braidsort: sorted row " INT64_FORMAT " is missing", pos);
+}
+
+/*
  * emit_from_log
  *		Value log mode: the row at sort position pos, projected.
  */
@@ -1153,26 +1353,18 @@ static TupleTableSlot *
 emit_from_log(BraidSortState *st, int64 pos)
 {
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
-	uint64		ref;
+	MinimalTuple tuple;
 
-	if (st->merger)
+	if (st->vlog.on_device || st->merger || st->refs_run)
 	{
-		const uint8 *key;
-		uint32		keylen;
-
-		/* a streaming merge is only ever read forward, one row at a time */
-		if (!braid_merger_next(st->merger, &key, &keylen, &ref))
-			elog(ERROR, "braidsort: merged stream ended at row " INT64_FORMAT, pos);
+		if (pos < st->win_first || pos >= st->win_first + st->win_n)
+			load_log_window(st, pos);
+		tuple = st->win_tuple[pos - st->win_first];
 	}
 	else
-	{
-		ref = st->refs[pos];
-		if (st->refs_run)
-			braid_spill_note_read(st->refs_run->file, pos * sizeof(uint64),
-								  (pos + 1) * sizeof(uint64));
-	}
-	ExecStoreMinimalTuple(braid_vlog_get(&st->vlog, ref & ~BRAID_REF_TRUNCATED),
-						  st->log_slot, false);
+		tuple = braid_vlog_get(&st->vlog, st->refs[pos] & ~BRAID_REF_TRUNCATED);
+
+	ExecStoreMinimalTuple(tuple, st->log_slot, false);
 	ResetExprContext(econtext);
 	econtext->ecxt_outertuple = st->log_slot;
 	return ExecProject(st->css.ss.ps.ps_ProjInfo);

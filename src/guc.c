@@ -18,6 +18,7 @@
 
 #include "braidsort.h"
 #include "device.h"
+#include "iosched.h"
 #include "pool.h"
 
 bool		braid_enable = true;
@@ -25,6 +26,12 @@ bool		braid_force = false;
 int			braid_work_mem = -1;
 int			braid_gather_batch = 1024 * 1024;
 int			braid_sort_threads = 0;
+
+static const struct config_enum_entry io_policy_options[] = {
+	{"interference_aware", BRAID_IO_INTERFERENCE_AWARE, false},
+	{"overlap", BRAID_IO_OVERLAP, false},
+	{NULL, 0, false}
+};
 
 /*
  * check_braid_work_mem
@@ -131,6 +138,43 @@ braid_define_gucs(void)
 							0,
 							1000000,
 							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("braidsort.io_policy",
+							 "How spill reads and writes of all sessions share a device.",
+							 "interference_aware never lets reads and writes to one device "
+							 "overlap, and caps concurrent writer threads at the device's "
+							 "profiled optimum; overlap lets them run at will.",
+							 &braid_io_policy,
+							 BRAID_IO_INTERFERENCE_AWARE,
+							 io_policy_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("braidsort.read_threads",
+							"Threads that read from the spill device at once.",
+							"0 takes the device profile's best read thread count "
+							"(one per CPU, up to 8, without a profile).",
+							&braid_read_threads,
+							0,
+							0,
+							64,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("braidsort.write_threads",
+							"Threads that write to the spill device at once, across all sessions.",
+							"0 takes the device profile's best write thread count "
+							"(2 without a profile). Under interference_aware this also caps "
+							"the writer threads of all sessions on one device.",
+							&braid_write_threads,
+							0,
+							0,
+							64,
+							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
 

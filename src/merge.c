@@ -364,11 +364,19 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
 	uint64		n = 0;
 
 
+	BraidReadScope scope = {0};
+
+	for (int i = 0; i < nruns; i++)
+		braid_read_scope_add(&scope, runs[i]->file);
+
 	/*
 	 * The merged run front-codes differently from its inputs: a dry merge
 	 * (reads only, which the device does cheaply) gives its exact size, so
-	 * the file can be reserved before anything is written.
+	 * the file can be reserved before anything is written.  Reading happens
+	 * under a read grant of the device; each flush of the output trades it
+	 * for a write grant and back (device.c), so reads and writes alternate.
 	 */
+	braid_read_scope_begin(&scope);
 	m = braid_merger_begin(runs, nruns);
 	while (braid_merger_next(m, &key, &keylen, &ref))
 	{
@@ -377,9 +385,13 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
 			CHECK_FOR_INTERRUPTS();
 	}
 	braid_merger_end(m);
+	braid_read_scope_end(&scope);
 
 	out->file = braid_spill_create(out->bytes, stats);
 	coder_reset(&coder);
+	for (int i = 0; i < nruns; i++)
+		braid_read_scope_add(&scope, runs[i]->file);
+	braid_read_scope_begin(&scope);
 	m = braid_merger_begin(runs, nruns);
 	while (braid_merger_next(m, &key, &keylen, &ref))
 	{
@@ -388,6 +400,7 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
 		braid_spill_write(out->file, coder.scratch, rec);
 	}
 	braid_merger_end(m);
+	braid_read_scope_end(&scope);
 	coder_free(&coder);
 	braid_spill_finish(out->file);
 	n = 0;

@@ -51,8 +51,11 @@
 
 #include "braidsort.h"
 #include "costmodel.h"
+#include "device.h"
 #include "indexmap.h"
+#include "iosched.h"
 #include "keys.h"
+#include "profkernel.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 
@@ -60,6 +63,7 @@ static planner_hook_type prev_planner_hook = NULL;
 #define BRAID_MAX_VAR_PREFIX 48
 
 static Plan *replace_sorts(PlannedStmt *stmt, Plan *plan, bool bounded);
+static double spill_ns_per_byte(void);
 
 /*
  * estimate_value_bytes
@@ -144,7 +148,7 @@ heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
  * outer plan and the node's target list is the Sort's, referencing it.
  */
 static Plan *
-try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
+try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 {
 	Plan	   *child = outerPlan(sort);
 	Oid			relid = InvalidOid;
@@ -168,6 +172,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	BraidCostInput cost;
 	CustomScan *cscan;
 
+	*kind = BRAID_DECLINE_SHAPE;
 	if (child == NULL)
 	{
 		*why = "no input plan";
@@ -222,7 +227,10 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 		}
 		if (!braid_key_column_for(sort->sortOperators[i], sort->collations[i],
 								  sort->nullsFirst[i], &col, why))
+		{
+			*kind = BRAID_DECLINE_KEY;
 			return NULL;
+		}
 
 		width = braid_key_fixed_width(col.kind);
 		if (width >= 0)
@@ -261,6 +269,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	if (keylen + BRAID_REF_BYTES > BRAID_MAX_STRIDE)
 	{
 		*why = "sort key is too wide";
+		*kind = BRAID_DECLINE_KEY;
 		return NULL;
 	}
 
@@ -278,8 +287,12 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why)
 	cost.sort_mem_bytes = (double) work_mem * 1024.0;
 	cost.table_pages = table_pages;		/* 0 for a value log: no gather passes */
 	cost.table_cached = table_cached;
+	cost.spill_ns_per_byte = spill_ns_per_byte();
 	if (!braid_force && !braid_cost_prefers(&cost, (const char **) why))
+	{
+		*kind = BRAID_DECLINE_COST;
 		return NULL;
+	}
 
 	cscan = makeNode(CustomScan);
 	cscan->scan.plan.startup_cost = sort->plan.startup_cost;
@@ -387,20 +400,74 @@ replace_sorts(PlannedStmt *stmt, Plan *plan, bool bounded)
 		char	   *why = NULL;
 		Plan	   *replacement;
 
+		BraidDecline kind;
+
 		if (bounded)
 		{
 			elog(DEBUG1, "braidsort: Sort left to PostgreSQL: it may be bounded by a LIMIT");
+			braid_stats_count_decline(BRAID_DECLINE_BOUNDED);
 			return plan;
 		}
-		replacement = try_braid_sort(stmt, (Sort *) plan, &why);
+		replacement = try_braid_sort(stmt, (Sort *) plan, &why, &kind);
 		if (replacement == NULL)
 		{
 			elog(DEBUG1, "braidsort: Sort left to PostgreSQL: %s", why);
+			braid_stats_count_decline(kind);
 			return plan;
 		}
 		return replacement;
 	}
 	return plan;
+}
+
+/*
+ * count_sorts
+ *		Sort nodes in a plan tree (for statements braidsort declines whole).
+ */
+static int
+count_sorts(Plan *plan)
+{
+	int			n = 0;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return 0;
+	if (IsA(plan, Sort))
+		n++;
+	if (IsA(plan, Append))
+		foreach(lc, ((Append *) plan)->appendplans)
+			n += count_sorts((Plan *) lfirst(lc));
+	if (IsA(plan, MergeAppend))
+		foreach(lc, ((MergeAppend *) plan)->mergeplans)
+			n += count_sorts((Plan *) lfirst(lc));
+	if (IsA(plan, SubqueryScan))
+		n += count_sorts(((SubqueryScan *) plan)->subplan);
+	return n + count_sorts(outerPlan(plan)) + count_sorts(innerPlan(plan));
+}
+
+/*
+ * spill_ns_per_byte
+ *		What writing and reading back a byte costs on the spill device,
+ *		from its stored profile (best sequential write and read bandwidth);
+ *		0 without a profile (the cost model's constants then stand).
+ */
+static double
+spill_ns_per_byte(void)
+{
+	BraidProfile *p = palloc(sizeof(BraidProfile));
+	double		ns = 0,
+				rd,
+				wr;
+
+	if (braid_sched_profile(braid_spill_tablespace_guess(), p) != NULL)
+	{
+		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_READ, &rd);
+		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, &wr);
+		if (rd > 0 && wr > 0)
+			ns = 1000.0 / rd + 1000.0 / wr;
+	}
+	pfree(p);
+	return ns;
 }
 
 /*
@@ -425,6 +492,16 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 	{
 		stmt->planTree = replace_sorts(stmt, stmt->planTree, false);
 		replace_sorts_in_list(stmt, stmt->subplans, false);
+	}
+	else if (braid_enable)
+	{
+		ListCell   *lc;
+		int			n = count_sorts(stmt->planTree);
+
+		foreach(lc, stmt->subplans)
+			n += count_sorts((Plan *) lfirst(lc));
+		while (n-- > 0)
+			braid_stats_count_decline(BRAID_DECLINE_STATEMENT);
 	}
 	return stmt;
 }
