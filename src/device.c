@@ -457,6 +457,40 @@ braid_spill_finish(BraidSpillFile *f)
 }
 
 /*
+ * braid_spill_count_read
+ *		Count reading bytes [from, to) of a file, for reads whose emulated
+ *		delay the reader threads pay themselves (braid_device_spin).
+ */
+void
+braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
+{
+	uint64		lines = lines_spanned(from, to);
+
+	if (to <= from)
+		return;
+	f->stats->bytes_read += to - from;
+	f->stats->lines_read += lines;
+	if (f->devslot >= 0)
+	{
+		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
+
+		pg_atomic_fetch_add_u64(&t->bytes_read, to - from);
+		pg_atomic_fetch_add_u64(&t->lines_read, lines);
+	}
+}
+
+/*
+ * braid_device_spin
+ *		Pay the emulated delay of "lines" 64-byte lines at ns each.  Pure C:
+ *		safe on pool threads.
+ */
+void
+braid_device_spin(uint64 lines, int ns)
+{
+	emulate_delay(lines, ns);
+}
+
+/*
  * braid_spill_note_read
  *		Count (and, if emulating, pay for) reading bytes [from, to) of a
  *		file through its mapping.

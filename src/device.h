@@ -62,6 +62,8 @@ extern Oid	braid_spill_tablespace_guess(void);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
 extern void braid_spill_finish(BraidSpillFile *f);
 extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
+extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);
+extern void braid_device_spin(uint64 lines, int ns);
 extern void braid_spill_close(BraidSpillFile *f);
 extern void braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f);
 extern void braid_read_scope_begin(BraidReadScope *scope);

@@ -68,6 +68,7 @@
 #include "indexmap.h"
 #include "keys.h"
 #include "merge.h"
+#include "pool.h"
 #include "iosched.h"
 #include "valuelog.h"
 
@@ -85,7 +86,7 @@
 #define BRAID_MAX_FANIN 1024
 
 /* Value log rows read back from the device per read grant. */
-#define BRAID_LOG_WINDOW_ROWS 1024
+#define BRAID_LOG_WINDOW_ROWS 4096
 
 /*
  * Full encodings of keys longer than the entry prefix, found by TID.
@@ -1253,6 +1254,42 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 }
 
+/* The copy of a value log window by the reader threads. */
+typedef struct LogCopyTask
+{
+	MinimalTuple *src;			/* rows in the log's mapping */
+	size_t	   *off;			/* their places in the arena */
+	char	   *arena;
+	int			n;
+	int			nthreads;
+	int			read_ns;		/* emulated delay per line read */
+} LogCopyTask;
+
+/*
+ * log_copy_task
+ *		A reader thread: copy its share of the window's rows out of the
+ *		mapped value log and pay their emulated read delay.  Pure C: it runs
+ *		on a pool thread.
+ */
+static void
+log_copy_task(void *arg, int worker)
+{
+	LogCopyTask *t = (LogCopyTask *) arg;
+	int			from = (int) ((int64) t->n * worker / t->nthreads);
+	int			to = (int) ((int64) t->n * (worker + 1) / t->nthreads);
+	uint64		lines = 0;
+
+	for (int i = from; i < to; i++)
+	{
+		uintptr_t	a = (uintptr_t) t->src[i];
+		uint32		len = t->src[i]->t_len;
+
+		memcpy(t->arena + t->off[i], t->src[i], len);
+		lines += (a + len - 1) / 64 - a / 64 + 1;
+	}
+	braid_device_spin(lines, t->read_ns);
+}
+
 /*
  * load_log_window
  *		Value log mode, when rows come back through spill-device reads (a
@@ -1309,11 +1346,16 @@ load_log_window(BraidSortState *st, int64 pos)
 				break;
 			ref = st->refs[first + n];
 		}
-		tuple = braid_vlog_get(&st->vlog, ref & ~BRAID_REF_TRUNCATED);
 		if (copy)
 		{
-			size_t		alen = MAXALIGN(tuple->t_len);
+			BraidSpillFile *f;
+			size_t		fpos;
+			size_t		alen;
 
+			/* where the row is; the reader threads copy it below */
+			tuple = braid_vlog_locate(&st->vlog, ref & ~BRAID_REF_TRUNCATED, &f, &fpos);
+			alen = MAXALIGN(tuple->t_len);
+			braid_spill_count_read(f, fpos, fpos + tuple->t_len);
 			if (used + alen > st->win_cap)
 			{
 				size_t		cap = Max(Max(st->win_cap * 2, used + alen), (size_t) 65536);
@@ -1323,13 +1365,33 @@ load_log_window(BraidSortState *st, int64 pos)
 					MemoryContextAllocHuge(st->gathercxt, cap);
 				st->win_cap = cap;
 			}
-			memcpy(st->win_arena + used, tuple, tuple->t_len);
+			st->win_tuple[n] = tuple;	/* source, for now */
 			st->win_off[n] = used;
 			used += alen;
 		}
 		else
-			st->win_tuple[n] = tuple;
+			st->win_tuple[n] = braid_vlog_get(&st->vlog, ref & ~BRAID_REF_TRUNCATED);
 		n++;
+	}
+	if (copy && n > 0)
+	{
+		LogCopyTask task;
+		int			threads;
+
+		/* the copies, on the device's reader threads */
+		task.src = st->win_tuple;
+		task.off = st->win_off;
+		task.arena = st->win_arena;
+		task.n = n;
+		task.read_ns = braid_emulate_read_ns;
+		threads = braid_sched_read_thread_count_for(st->vlog.segs[0]->spcoid);
+		/* threads pay for themselves on large windows, or a slow device */
+		if (task.read_ns > 0)
+			threads = Min(threads, n / 64);
+		else
+			threads = Min(threads, (int) (used / (256 * 1024)));
+		task.nthreads = Max(threads, 1);
+		braid_pool_run(task.nthreads, log_copy_task, &task);
 	}
 	if (st->refs_run && n > 0)
 		braid_spill_note_read(st->refs_run->file, first * sizeof(uint64),

@@ -170,6 +170,25 @@ braid_vlog_get(BraidValueLog *log, uint64 ref)
 }
 
 /*
+ * braid_vlog_locate
+ *		Where the row a ref points at lives on the device: its segment and
+ *		offset, without counting the read (the caller copies it and counts).
+ *		Only for a log on the device.
+ */
+MinimalTuple
+braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidSpillFile **file, size_t *pos)
+{
+	int			seg = (int) (ref >> 48);
+
+	Assert(log->on_device);
+	if (seg >= log->nsegs)
+		elog(ERROR, "braidsort: value log reference to missing segment %d", seg);
+	*file = log->segs[seg];
+	*pos = (size_t) ((ref >> 16) & UINT64CONST(0xFFFFFFFF));
+	return (MinimalTuple) ((*file)->base + *pos);
+}
+
+/*
  * braid_vlog_reset
  *		Remove the log's segments and free its memory.
  */

@@ -37,6 +37,8 @@ extern void braid_vlog_init(BraidValueLog *log, MemoryContext cxt, size_t mem_li
 extern uint64 braid_vlog_append(BraidValueLog *log, MinimalTuple tuple);
 extern void braid_vlog_finish(BraidValueLog *log);
 extern MinimalTuple braid_vlog_get(BraidValueLog *log, uint64 ref);
+extern MinimalTuple braid_vlog_locate(BraidValueLog *log, uint64 ref,
+									  BraidSpillFile **file, size_t *pos);
 extern void braid_vlog_reset(BraidValueLog *log);
 
 #endif							/* BRAID_VALUELOG_H */

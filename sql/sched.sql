@@ -1,0 +1,50 @@
+--
+-- The scheduler's parameters, the braidsort.stats and braidsort.scheduler
+-- views, and decline counting.  (Concurrency, the worker and profiles are
+-- tested by TAP: test/t/004_scheduler.pl and 005_concurrency.pl.)
+--
+SET max_parallel_workers_per_gather = 0;
+SHOW braidsort.io_policy;
+SET braidsort.io_policy = overlap;          -- server-wide: postgresql.conf only
+SET braidsort.read_threads = -1;
+SET braidsort.read_threads = 65;
+SET braidsort.read_threads = 2;
+SET braidsort.write_threads = 2;            -- server-wide too
+RESET braidsort.read_threads;
+
+SELECT braidsort.stats_reset();
+SELECT counter, value FROM braidsort.stats WHERE scope = 'global' ORDER BY counter;
+
+CREATE TABLE sched_t AS
+SELECT (g * 7919) % 50021 AS k, repeat('p', 30) AS pad, g AS id
+FROM generate_series(1, 50000) g;
+ANALYZE sched_t;
+
+-- a spilling sort: counted once, with its rows and device traffic
+SET braidsort.force = on;
+SET braidsort.work_mem = 256;
+SELECT count(*), sum(id) FROM (SELECT * FROM sched_t ORDER BY k OFFSET 0) s;
+SELECT counter, value FROM braidsort.stats
+WHERE scope = 'global' AND counter IN ('sorts_onepass', 'sorts_mergepass', 'rows_sorted')
+ORDER BY counter;
+SELECT value > 0 AS avoided_value_writes FROM braidsort.stats WHERE counter = 'value_bytes_avoided';
+SELECT count(DISTINCT scope) > 1 AS has_device_rows,
+       bool_and(value > 0) FILTER (WHERE scope <> 'global' AND counter LIKE 'bytes_%') AS device_traffic
+FROM braidsort.stats;
+
+-- one row per device used; nothing held, no overlap
+SELECT io_policy, phase, readers, writers, waiting_readers, waiting_writers,
+       read_grants > 0 AS read, write_grants > 0 AS wrote, "overlaps"
+FROM braidsort.scheduler;
+
+-- declines, by reason
+SELECT braidsort.stats_reset();
+EXPLAIN (COSTS OFF) SELECT * FROM sched_t ORDER BY k LIMIT 10;         -- bounded
+EXPLAIN (COSTS OFF) SELECT * FROM sched_t ORDER BY (k || ' days')::interval;  -- no encoder
+EXPLAIN (COSTS OFF) SELECT * FROM sched_t ORDER BY k FOR UPDATE;       -- statement
+RESET braidsort.force;
+EXPLAIN (COSTS OFF) SELECT * FROM sched_t WHERE k < 10 ORDER BY k;     -- cost: too few rows
+SELECT counter, value FROM braidsort.stats
+WHERE scope = 'global' AND counter LIKE 'declined%' ORDER BY counter;
+RESET braidsort.work_mem;
+DROP TABLE sched_t;

@@ -1,0 +1,189 @@
+# 004_scheduler.pl
+#	The "braidsort scheduler" background worker and device profiles: the
+#	worker shows in pg_stat_activity, comes back after it is terminated and
+#	after a crash, and removes spill files orphaned by dead backends (but
+#	not those of live ones); a profile of the tmpfs tablespace returns
+#	positive bandwidths, a lambda that rises with write emulation, holds
+#	the device alone while it runs, and survives a restart.
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('sched');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'braidsort'
+max_parallel_workers_per_gather = 0
+jit = off
+restart_after_crash = on
+});
+
+# a directory of its own on the shared tmpfs (other tests use it too)
+my $dax = ($ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1)) . '/sched';
+mkdir $dax or die "could not create $dax: $!";
+$node->start;
+$node->safe_psql('postgres', qq{
+CREATE EXTENSION braidsort;
+CREATE TABLESPACE dax LOCATION '$dax';
+});
+my $tmpdir = (glob("$dax/PG_*"))[0] . "/pgsql_tmp";
+mkdir $tmpdir;
+
+# the worker's pid, waiting up to 30 s for one different from $old
+sub worker_pid
+{
+	my ($old) = @_;
+	$old //= 0;
+	foreach (1 .. 300)
+	{
+		# psql, not safe_psql: the server may be restarting after a crash
+		my ($ret, $pid) = $node->psql('postgres',
+			"SELECT pid FROM pg_stat_activity WHERE backend_type = 'braidsort scheduler'");
+		return $pid if $ret == 0 && $pid ne '' && $pid != $old;
+		usleep(100_000);
+	}
+	return '';
+}
+
+# a pid that no process has: one past the largest pid in use, scanning up
+sub dead_pid
+{
+	my $pid = 4_000_000;
+	$pid-- while kill(0, $pid) || $!{EPERM};
+	return $pid;
+}
+
+my $pid = worker_pid();
+like($pid, qr/^\d+$/, 'the braidsort scheduler worker is in pg_stat_activity');
+
+# orphans planted before start are gone after it
+$node->stop;
+my $dead = dead_pid();
+my $orphan = "$tmpdir/pgsql_tmp$dead.braid7";
+open(my $fh, '>', $orphan) or die; print $fh 'x' x 4096; close $fh;
+$node->start;
+$pid = worker_pid();
+ok(!-e $orphan, 'an orphan planted before start is removed');
+
+# orphans of dead backends found by a (re)started worker are removed; the
+# files of a live backend are kept
+my $orphan2 = "$tmpdir/pgsql_tmp$dead.braid8";
+open($fh, '>', $orphan2) or die; close $fh;
+my $live = IPC::Run::start(
+	[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
+	  '-c', "SET application_name = 'live'; SELECT pg_sleep(120)" ]);
+my $live_pid = '';
+foreach (1 .. 300)
+{
+	$live_pid = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE application_name = 'live'");
+	last if $live_pid ne '';
+	usleep(50_000);
+}
+my $kept = "$tmpdir/pgsql_tmp$live_pid.braid9";
+open($fh, '>', $kept) or die; close $fh;
+my $log_offset = -s $node->logfile;
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+my $pid2 = worker_pid($pid);
+isnt($pid2, '', 'the worker comes back after pg_terminate_backend');
+ok($node->wait_for_log(qr/braidsort scheduler removed 1 orphaned spill file/, $log_offset),
+	'the restarted worker reports the orphan it removed');
+ok(!-e $orphan2, 'an orphan of a dead backend is removed');
+ok(-e $kept, 'a spill file of a live backend is kept');
+is($node->safe_psql('postgres',
+	"SELECT value >= 1 FROM braidsort.stats WHERE counter = 'orphan_files_removed'"),
+	't', 'braidsort.stats counts removed orphans');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($live_pid)");
+$live->finish;
+unlink $kept;
+
+# a crash (SIGKILL) restarts the server and the worker
+kill 'KILL', $pid2;
+my $pid3 = worker_pid($pid2);
+isnt($pid3, '', 'the worker is back after a crash restart');
+
+# device profile on the tmpfs tablespace
+my $rows = $node->safe_psql('postgres', q{
+SELECT count(*), bool_and(mb_per_s > 0), bool_and(ns_per_access > 0),
+       count(DISTINCT operation)
+FROM braidsort.profile_device('dax', 32, 1)});
+is($rows, '9|t|t|5', 'a profile measures five operations with positive bandwidth');
+my $lambda0 = $node->safe_psql('postgres',
+	"SELECT lambda FROM braidsort.device_summary() WHERE tablespace = 'dax'");
+ok($lambda0 > 0, "lambda without emulation ($lambda0)");
+
+$node->safe_psql('postgres', q{SET braidsort.emulate_write_ns = 2000;
+SELECT count(*) FROM braidsort.profile_device('dax', 16, 1)});
+my $lambda1 = $node->safe_psql('postgres',
+	"SELECT lambda FROM braidsort.device_summary() WHERE tablespace = 'dax'");
+ok($lambda1 > 3 * $lambda0, "lambda rises with write emulation ($lambda0 -> $lambda1)");
+is($node->safe_psql('postgres',
+	"SELECT asymmetric_cost, braid LIKE '__A__' FROM braidsort.device_summary() WHERE tablespace = 'dax'"),
+	't|t', 'the emulated device is write-asymmetric (A)');
+
+# profiles survive a restart
+my $before = $node->safe_psql('postgres',
+	'SELECT count(*), max(emulate_write_ns), min(taken_at) FROM braidsort.device_profiles');
+$node->restart;
+is($node->safe_psql('postgres',
+	'SELECT count(*), max(emulate_write_ns), min(taken_at) FROM braidsort.device_profiles'),
+	$before, 'stored profiles survive a restart');
+is($node->safe_psql('postgres',
+	"SELECT round(lambda::numeric, 6) = round(${lambda1}::numeric, 6) FROM braidsort.device_summary()"),
+	't', 'the summary after restart is the same');
+
+# while a profile runs, other braidsort I/O on the device waits
+$node->safe_psql('postgres', q{
+CREATE TABLE t AS SELECT (g * 7919) % 100003 AS k, g AS id FROM generate_series(1, 200000) g;
+ANALYZE t;});
+my $prof = IPC::Run::start(
+	[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
+	  '-c', "SET braidsort.emulate_read_ns = 20; SELECT count(*) FROM braidsort.profile_device('dax', 64, 2)" ]);
+my $seen = 0;
+foreach (1 .. 300)
+{
+	$seen = $node->safe_psql('postgres',
+		"SELECT coalesce(max(profilers), 0) FROM braidsort.scheduler WHERE tablespace = 'dax'");
+	last if $seen;
+	usleep(20_000);
+}
+is($seen, 1, 'the scheduler view shows the running profile');
+my $waits0 = $node->safe_psql('postgres',
+	"SELECT waits FROM braidsort.scheduler WHERE tablespace = 'dax'");
+my $expected = $node->safe_psql('postgres',
+	'SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s');
+is($node->safe_psql('postgres', q{
+SET braidsort.force = on; SET braidsort.work_mem = 1024; SET braidsort.spill_tablespace = dax;
+SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s}),
+	$expected, 'a sort during a profile returns the right rows');
+ok($node->safe_psql('postgres',
+	"SELECT waits FROM braidsort.scheduler WHERE tablespace = 'dax'") > $waits0,
+	'the sort waited for the profile');
+$prof->finish;
+is($node->safe_psql('postgres',
+	"SELECT profilers + readers + writers FROM braidsort.scheduler WHERE tablespace = 'dax'"),
+	'0', 'nothing holds the gate afterwards');
+
+# the automatic writer pool of the device follows its profile
+is($node->safe_psql('postgres', q{
+SELECT s.write_thread_cap = d.write_threads
+FROM braidsort.scheduler s JOIN braidsort.device_summary() d USING (tablespace)}),
+	't', 'the write thread cap is the profiled best write thread count');
+
+# bad arguments
+my ($ret, $out, $err) = $node->psql('postgres',
+	"SELECT * FROM braidsort.profile_device('nosuch')");
+like($err, qr/tablespace "nosuch" does not exist/, 'unknown tablespace');
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT * FROM braidsort.profile_device('dax', 1)");
+like($err, qr/size_mb must be between 16 and 65536/, 'size_mb checked');
+($ret, $out, $err) = $node->psql('postgres', q{
+CREATE ROLE nobody LOGIN; SET ROLE nobody; SELECT * FROM braidsort.profile_device('dax')});
+like($err, qr/permission denied for function profile_device/, 'profiling needs a grant');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,134 @@
+# 005_concurrency.pl
+#	Several sessions sorting at once (pgbench, 4 clients), each sort
+#	spilling runs and value logs to one tmpfs tablespace with device
+#	emulation on, under both braidsort.io_policy settings: every result is
+#	checked (row count, order and checksum, inside the server), and under
+#	interference_aware the scheduler's overlap counter stays 0 while reads
+#	and writes of different sessions did contend for the device.
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('concurrency');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'braidsort'
+max_parallel_workers_per_gather = 0
+jit = off
+max_connections = 20
+});
+$node->start;
+
+my $dax = ($ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1)) . '/concurrency';
+mkdir $dax or die "could not create $dax: $!";
+$node->safe_psql('postgres', qq{
+CREATE EXTENSION braidsort;
+CREATE TABLESPACE dax LOCATION '$dax';
+CREATE TABLE t AS
+SELECT decode(md5(g::text), 'hex') AS k, repeat('v', 40) || g AS v, g AS id
+FROM generate_series(1, 60000) g;
+CREATE TABLE u AS SELECT k, id FROM t WHERE id % 2 = 0;
+ANALYZE t, u;
+
+-- run a query returning (k bytea, id int) and check it inside the server:
+-- nondecreasing k, the expected row count and sum of ids; raises otherwise
+CREATE FUNCTION check_sorted(q text, nrows bigint, idsum bigint) RETURNS bigint
+LANGUAGE plpgsql AS \$\$
+DECLARE
+	r record;
+	prev bytea;
+	n bigint := 0;
+	s bigint := 0;
+BEGIN
+	FOR r IN EXECUTE q LOOP
+		IF prev IS NOT NULL AND r.k < prev THEN
+			RAISE EXCEPTION 'row % out of order in %', n, q;
+		END IF;
+		prev := r.k;
+		n := n + 1;
+		s := s + r.id;
+	END LOOP;
+	IF n <> nrows OR s <> idsum THEN
+		RAISE EXCEPTION 'got % rows (id sum %), expected % (%), in %', n, s, nrows, idsum, q;
+	END IF;
+	RETURN n;
+END
+\$\$;
+});
+
+my $q_tid = 'SELECT k, id FROM t ORDER BY k';
+my $q_log = 'SELECT k, id FROM (SELECT k, id FROM t UNION ALL SELECT k, id FROM u) s ORDER BY k';
+my $q_merge = 'SELECT t.k, t.id FROM t JOIN u USING (k) ORDER BY t.k';
+my %expect;
+for my $q ($q_tid, $q_log, $q_merge)
+{
+	$expect{$q} = $node->safe_psql('postgres',
+		"SET braidsort.enable = off; SELECT count(*), coalesce(sum(id), 0) FROM ($q) s");
+}
+
+# the pgbench script: each client runs the three kinds of spilling sort
+my $dir = tempdir(CLEANUP => 1);
+open(my $fh, '>', "$dir/sorts.sql") or die;
+for my $q ($q_tid, $q_log, $q_merge)
+{
+	my ($n, $s) = split(/\|/, $expect{$q});
+	print $fh "SELECT check_sorted('$q', $n, $s);\n";
+}
+close $fh;
+
+# settings of every pgbench session: forced, small budget, spilling to dax,
+# with a slow emulated device so that phases last
+my $options = join(' ',
+	'-c braidsort.force=on', '-c braidsort.work_mem=512',
+	'-c braidsort.spill_tablespace=dax',
+	'-c braidsort.emulate_write_ns=300', '-c braidsort.emulate_read_ns=100');
+
+foreach my $policy ('interference_aware', 'overlap')
+{
+	$node->safe_psql('postgres', qq{
+ALTER SYSTEM SET braidsort.io_policy = '$policy';
+SELECT pg_reload_conf();});
+	$node->poll_query_until('postgres', 'SHOW braidsort.io_policy', $policy)
+	  or die "policy $policy not in force";
+	$node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
+
+	local $ENV{PGOPTIONS} = $options;
+	$node->command_ok(
+		[ 'pgbench', '-n', '-c', '4', '-j', '4', '-t', '3', '-f', "$dir/sorts.sql", 'postgres' ],
+		"pgbench sorts under $policy: every result checked");
+
+	my $sched = $node->safe_psql('postgres', q{
+SELECT io_policy, read_grants > 0, write_grants > 0, "overlaps", waits, phase_switches
+FROM braidsort.scheduler WHERE tablespace = 'dax'});
+	note("scheduler under $policy: $sched");
+	my ($pol, $reads, $writes, $overlaps, $waits, $switches) = split(/\|/, $sched);
+	is($pol, $policy, "the view shows the policy $policy");
+	is("$reads|$writes", 't|t', "reads and writes went through the gate under $policy");
+	if ($policy eq 'interference_aware')
+	{
+		is($overlaps, 0, 'no read/write overlap under interference_aware');
+		ok($waits > 0, "sessions waited for the other phase ($waits waits, $switches switches)");
+	}
+	else
+	{
+		ok($overlaps > 0, "reads and writes overlapped under overlap ($overlaps)");
+	}
+	is($node->safe_psql('postgres', q{
+SELECT readers + writers + waiting_readers + waiting_writers + writer_threads
+FROM braidsort.scheduler WHERE tablespace = 'dax'}), '0', "the gate is free after the run under $policy");
+}
+
+my $stats = $node->safe_psql('postgres', q{
+SELECT string_agg(counter || '=' || value, ' ' ORDER BY counter) FROM braidsort.stats
+WHERE scope = 'global' AND counter IN ('sorts_mergepass', 'sorts_value_log')});
+like($stats, qr/sorts_mergepass=[1-9]\d* sorts_value_log=[1-9]/, "stats count the sorts ($stats)");
+
+# no spill file outlives the runs
+my @left = glob("$dax/PG_*/pgsql_tmp/pgsql_tmp*.braid*");
+is(scalar(@left), 0, 'no spill files left');
+
+$node->stop;
+done_testing();
