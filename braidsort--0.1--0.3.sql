@@ -75,3 +75,7 @@ AS 'MODULE_PATHNAME', 'braidsort_device_summary'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 COMMENT ON FUNCTION device_summary() IS
 'per profiled device: lambda (write/read cost), best read and write threads, interference slowdown, and which BRAID properties hold';
+
+-- Everyone may read the views and encode keys; profiling and resetting
+-- statistics need a grant (see above).
+GRANT USAGE ON SCHEMA @extschema@ TO PUBLIC;
