@@ -35,6 +35,7 @@ typedef struct BraidRunReader
 	size_t		pos;			/* next record */
 	size_t		accounted;		/* bytes counted as read so far */
 	uint64		remaining;
+	uint32		prev_low;		/* low 16 bits of the previous ref */
 	const uint8 *key;			/* current record's key (in keybuf) */
 	uint32		keylen;
 	uint64		ref;
