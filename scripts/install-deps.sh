@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 PKGS="postgresql-15 postgresql-server-dev-15 postgresql-contrib libpmem-dev \
-	libicu-dev libipc-run-perl build-essential util-linux"
+	libicu-dev libipc-run-perl build-essential util-linux locales"
 
 missing=""
 for p in $PKGS; do
@@ -22,4 +22,19 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq $missing >/dev/null
+fi
+
+# libc locales the tests sort under (collations other than C/POSIX)
+want_locales="en_US.UTF-8 sv_SE.UTF-8 de_DE.UTF-8"
+need_gen=0
+for l in $want_locales; do
+	norm=$(echo "$l" | sed 's/UTF-8/utf8/')
+	locale -a 2>/dev/null | grep -qx "$norm" && continue
+	sed -i "s/^# *\($l UTF-8\)/\1/" /etc/locale.gen
+	grep -q "^$l UTF-8" /etc/locale.gen || echo "$l UTF-8" >>/etc/locale.gen
+	need_gen=1
+done
+if [ $need_gen -eq 1 ]; then
+	echo "install-deps.sh: generating locales $want_locales"
+	locale-gen >/dev/null
 fi

@@ -120,6 +120,7 @@ typedef struct BraidSortState
 	uint32		keylen;
 	uint32		stride;
 	bool		may_truncate;	/* variable-width keys: full keys kept aside */
+	bool		collated;		/* the last key is compared by its collation */
 	double		est_rows;
 	bool		random_access;
 	size_t		budget;
@@ -407,10 +408,24 @@ braid_tiebreak(const uint8 *a, const uint8 *b, void *arg)
 		return 0;
 	ka = entry_full_key(st, a, &la);
 	kb = entry_full_key(st, b, &lb);
+	if (st->collated)
+		return braid_compare_collated(ka, la, kb, lb, &st->keys[st->nkeys - 1]);
 	c = memcmp(ka, kb, Min(la, lb));
 	if (c == 0)
 		c = (la > lb) - (la < lb);
 	return c;
+}
+
+/*
+ * collated_compare
+ *		The merge order of full keys whose last column is collated.
+ */
+static int
+collated_compare(const uint8 *a, uint32 la, const uint8 *b, uint32 lb, void *arg)
+{
+	const BraidSortState *st = (const BraidSortState *) arg;
+
+	return braid_compare_collated(a, la, b, lb, &st->keys[st->nkeys - 1]);
 }
 
 /* ---------------------------------------------------------------------
@@ -550,7 +565,21 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	}
 
 	entry = st->entries + st->nentries * st->stride;
-	if (len <= st->keylen)
+	if (st->collated)
+	{
+		/*
+		 * Only the memcmp-ordered part goes in the prefix (equal parts tie,
+		 * and the tie-break compares strings); the full key is kept aside.
+		 */
+		size_t		head = Min(st->keybuf.sortable, (size_t) st->keylen);
+
+		memcpy(entry, key, head);
+		memset(entry + head, 0, st->keylen - head);
+		ref |= BRAID_REF_TRUNCATED;
+		st->any_truncated = true;
+		ovf_put(st, ref, key, len);
+	}
+	else if (len <= st->keylen)
 	{
 		memcpy(entry, key, len);
 		memset(entry + len, 0, st->keylen - len);
@@ -678,7 +707,9 @@ merge_runs(BraidSortState *st)
 			if (k == 1)
 				next = lappend(next, runs[0]);
 			else
-				next = lappend(next, braid_merge_runs(runs, k, &st->device));
+				next = lappend(next, braid_merge_runs(runs, k, &st->device,
+													  st->collated ? collated_compare : NULL,
+													  st));
 			CHECK_FOR_INTERRUPTS();
 		}
 		pfree(runs);
@@ -700,7 +731,8 @@ merge_runs(BraidSortState *st)
 	st->merger_runs = runs;
 	st->merger_nruns = nruns;
 	sort_read_scope(st, &scope);
-	st->merger = braid_merger_begin(runs, nruns);
+	st->merger = braid_merger_begin(runs, nruns,
+									st->collated ? collated_compare : NULL, st);
 	braid_read_scope_end(&scope);
 
 	if (st->random_access)
@@ -1179,7 +1211,10 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		if (!braid_key_column_for(st->sortops[i], st->collations[i],
 								  st->nullsfirst[i], &st->keys[i], &why))
 			elog(ERROR, "braidsort: sort key %d is no longer supported: %s", i + 1, why);
+		if (BRAID_KEY_IS_COLLATED(st->keys[i].kind) && i != st->nkeys - 1)
+			elog(ERROR, "braidsort: collated sort key %d is not the last", i + 1);
 	}
+	st->collated = BRAID_KEY_IS_COLLATED(st->keys[st->nkeys - 1].kind);
 	st->keylen = (uint32) list_nth_int(params, BRAID_PARAM_KEYLEN);
 	st->may_truncate = list_nth_int(params, BRAID_PARAM_TRUNCATES) != 0;
 	st->stride = st->keylen + BRAID_REF_BYTES;

@@ -10,9 +10,21 @@
  * compares with memcmp(), and under ICU collations, whose sort keys are
  * exact by design (PostgreSQL trusts them for abbreviated keys too): the ICU
  * sort key, then -- for deterministic collations, which PostgreSQL breaks
- * ties of with strcmp() -- the string's bytes.  libc collations are
- * declined: strxfrm() cannot be trusted (PostgreSQL does not either).
- * Anything else is declined, leaving PostgreSQL's Sort in place.
+ * ties of with strcmp() -- the string's bytes.  Anything else is declined,
+ * leaving PostgreSQL's Sort in place.
+ *
+ * Other libc collations have no exact encoding: strxfrm() cannot be trusted
+ * to agree with strcoll() (PostgreSQL does not trust it either).  Such a
+ * column is taken only as the last sort key, and is "collated": its
+ * encoding is its null mark -- the last byte that orders by memcmp --
+ * followed by the raw string, its length (4 bytes, big-endian) and 0xFF,
+ *
+ *		[earlier keys][mark][string][length][0xFF]
+ *
+ * and keys whose memcmp-ordered part is equal are ordered by
+ * braid_compare_collated(): strcoll_l() on the strings, then strcmp(),
+ * exactly as PostgreSQL's varstr_cmp() does.  It is pure libc, so it runs
+ * on the sort threads too.
  *
  * Also provides braidsort.normalized_key(), the SQL-callable encoder used
  * by the property tests and handy for checking a type's key by hand.
@@ -22,6 +34,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <locale.h>
 
 #include "access/stratnum.h"
 #include "catalog/pg_am_d.h"
@@ -42,6 +56,33 @@
 #include "keys.h"
 
 PG_FUNCTION_INFO_V1(braidsort_normalized_key);
+
+/* Trailer of a collated column's encoding (after its length). */
+#define BRAID_COLLATED_END	0xFF
+
+/*
+ * default_libc_locale
+ *		A locale_t for the database's default collation (PostgreSQL 15 has no
+ *		pg_locale_t for it and calls strcoll() under LC_COLLATE): made once
+ *		from LC_COLLATE, so that comparisons can use strcoll_l() anywhere.
+ */
+static locale_t
+default_libc_locale(void)
+{
+	static locale_t loc = (locale_t) 0;
+
+	if (loc == (locale_t) 0)
+	{
+		const char *name = setlocale(LC_COLLATE, NULL);
+
+		loc = newlocale(LC_COLLATE_MASK, name ? name : "C", (locale_t) 0);
+		if (loc == (locale_t) 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not create locale \"%s\": %m", name ? name : "C")));
+	}
+	return loc;
+}
 
 /*
  * braid_key_column_for
@@ -131,6 +172,20 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 				}
 			}
 #endif
+			if (OidIsValid(collation))
+			{
+				pg_locale_t locale = (collation == DEFAULT_COLLATION_OID) ? 0 :
+				pg_newlocale_from_collation(collation);
+
+				/* a libc collation: compared by strcoll_l(), see above */
+				if (locale == 0 ||
+					(locale->provider == COLLPROVIDER_LIBC && locale->deterministic))
+				{
+					col->kind = (opcintype == TEXTOID) ? BRAID_KEY_TEXT_LIBC : BRAID_KEY_BPCHAR_LIBC;
+					col->locale = locale ? (void *) locale->info.lt : (void *) default_libc_locale();
+					break;
+				}
+			}
 			*why = psprintf("type %s under collation \"%s\" has no exact key encoding",
 							format_type_be(opcintype),
 							OidIsValid(collation) ? get_collation_name(collation) : "none");
@@ -177,6 +232,8 @@ braid_key_fixed_width(BraidKeyKind kind)
 		case BRAID_KEY_NUMERIC:
 		case BRAID_KEY_TEXT_ICU:
 		case BRAID_KEY_BPCHAR_ICU:
+		case BRAID_KEY_TEXT_LIBC:
+		case BRAID_KEY_BPCHAR_LIBC:
 			return -1;
 	}
 	return -1;
@@ -330,12 +387,45 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 {
 	size_t		len = 0;
 
+	buf->sortable = 0;
 	for (int i = 0; i < ncols; i++)
 	{
 		const BraidKeyColumn *col = &cols[i];
 		Datum		d = values[i];
 		uint8	   *out;
 		size_t		n = 0;
+
+		if (BRAID_KEY_IS_COLLATED(col->kind))
+		{
+			const char *p = NULL;
+			uint32		vlen = 0;
+
+			Assert(i == ncols - 1);
+			if (!isnull[i])
+			{
+				struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
+
+				p = VARDATA_ANY(v);
+				vlen = VARSIZE_ANY_EXHDR(v);
+				/* bpchar compares without trailing spaces (bcTruelen) */
+				if (col->kind == BRAID_KEY_BPCHAR_LIBC)
+					while (vlen > 0 && p[vlen - 1] == ' ')
+						vlen--;
+			}
+			reserve(buf, len, 1 + vlen + 5);
+			out = buf->data + len;
+			out[0] = isnull[i] ? (col->nulls_first ? BRAID_NULL_FIRST_MARK : BRAID_NULL_LAST_MARK) :
+				BRAID_NOT_NULL_MARK;
+			buf->sortable = len + 1;
+			if (vlen > 0)
+				memcpy(out + 1, p, vlen);
+			out[1 + vlen] = (uint8) (vlen >> 24);
+			out[2 + vlen] = (uint8) (vlen >> 16);
+			out[3 + vlen] = (uint8) (vlen >> 8);
+			out[4 + vlen] = (uint8) vlen;
+			out[5 + vlen] = BRAID_COLLATED_END;
+			return len + vlen + 6;
+		}
 
 		if (isnull[i])
 		{
@@ -435,7 +525,89 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 			braid_invert_bytes(out, n);
 		len += 1 + n;
 	}
+	buf->sortable = len;
 	return len;
+}
+
+/*
+ * collated_split
+ *		Split a key whose last column is collated: *head is the length of
+ *		the memcmp-ordered part (through the column's null mark), the string
+ *		is [*str, *str + *slen).  False if the key is not laid out so (a key
+ *		of an entry that is not truncated: its zero-padded prefix).
+ */
+static inline bool
+collated_split(const uint8 *k, uint32 len, uint32 *head, const char **str, uint32 *slen)
+{
+	uint32		n;
+
+	if (len < 6 || k[len - 1] != BRAID_COLLATED_END)
+		return false;
+	n = ((uint32) k[len - 5] << 24) | ((uint32) k[len - 4] << 16) |
+		((uint32) k[len - 3] << 8) | (uint32) k[len - 2];
+	if (n > len - 6)
+		return false;
+	*slen = n;
+	*str = (const char *) k + len - 5 - n;
+	*head = len - 5 - n;
+	return true;
+}
+
+/*
+ * braid_compare_collated
+ *		Order two full keys whose last column ("last") is collated: the
+ *		memcmp-ordered heads first, then -- both values not null -- the
+ *		strings as PostgreSQL's varstr_cmp() orders them: strcoll_l(), and
+ *		strcmp() when the collation calls different strings equal.  Pure
+ *		libc: safe on the sort threads.
+ */
+int
+braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
+					   const BraidKeyColumn *last)
+{
+	uint32		ha,
+				hb,
+				sa,
+				sb;
+	const char *pa,
+			   *pb;
+	int			c;
+	char		sbuf_a[256],
+				sbuf_b[256];
+	char	   *ca,
+			   *cb;
+
+	if (!collated_split(a, la, &ha, &pa, &sa) || !collated_split(b, lb, &hb, &pb, &sb))
+	{
+		c = memcmp(a, b, Min(la, lb));
+		return c != 0 ? c : (la > lb) - (la < lb);
+	}
+	c = memcmp(a, b, Min(ha, hb));
+	if (c == 0)
+		c = (ha > hb) - (ha < hb);
+	if (c != 0 || a[ha - 1] != BRAID_NOT_NULL_MARK)
+		return c;
+
+	/* equal heads, two strings: varstr_cmp() */
+	if (sa == sb && memcmp(pa, pb, sa) == 0)
+		return 0;
+	ca = (sa < sizeof(sbuf_a)) ? sbuf_a : malloc(sa + 1);
+	cb = (sb < sizeof(sbuf_b)) ? sbuf_b : malloc(sb + 1);
+	if (ca == NULL || cb == NULL)
+		abort();				/* no memory on a sort thread: cannot report */
+	memcpy(ca, pa, sa);
+	ca[sa] = '\0';
+	memcpy(cb, pb, sb);
+	cb[sb] = '\0';
+	c = strcoll_l(ca, cb, (locale_t) last->locale);
+	if (c == 0)
+		c = strcmp(ca, cb);
+	if (ca != sbuf_a)
+		free(ca);
+	if (cb != sbuf_b)
+		free(cb);
+	c = (c > 0) - (c < 0);
+	return last->descending ? -c : c;
 }
 
 /*
@@ -474,7 +646,19 @@ braidsort_normalized_key(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("type %s has no default ordering", format_type_be(argtype))));
 
-	if (!braid_key_column_for(sortop, PG_GET_COLLATION(), nulls_first, &col, &why))
+	if (braid_key_column_for(sortop, PG_GET_COLLATION(), nulls_first, &col, &why) &&
+		BRAID_KEY_IS_COLLATED(col.kind))
+	{
+		why = psprintf("type %s under collation \"%s\" is ordered by strcoll(), not by its bytes",
+					   format_type_be(argtype), get_collation_name(PG_GET_COLLATION()));
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("braidsort has no exact key encoder for type %s",
+						format_type_be(argtype)),
+				 errdetail("%s.", why),
+				 errhint("braidsort sorts such keys with the collation's comparator; they have no normalized key.")));
+	}
+	if (why != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("braidsort has no exact key encoder for type %s",

@@ -35,15 +35,22 @@ typedef enum BraidKeyKind
 	BRAID_KEY_BPCHAR,			/* char(n) under C collation */
 	BRAID_KEY_NUMERIC,
 	BRAID_KEY_TEXT_ICU,			/* text, varchar under an ICU collation */
-	BRAID_KEY_BPCHAR_ICU		/* char(n) under an ICU collation */
+	BRAID_KEY_BPCHAR_ICU,		/* char(n) under an ICU collation */
+	BRAID_KEY_TEXT_LIBC,		/* text, varchar under another libc collation */
+	BRAID_KEY_BPCHAR_LIBC		/* char(n) under another libc collation */
 } BraidKeyKind;
+
+/* Kinds ordered by a comparator, not by memcmp of their encoding. */
+#define BRAID_KEY_IS_COLLATED(kind) \
+	((kind) == BRAID_KEY_TEXT_LIBC || (kind) == BRAID_KEY_BPCHAR_LIBC)
 
 typedef struct BraidKeyColumn
 {
 	BraidKeyKind kind;
 	bool		descending;
 	bool		nulls_first;
-	void	   *locale;			/* ICU kinds: the collation's pg_locale_t */
+	void	   *locale;			/* ICU kinds: the collation's pg_locale_t;
+								 * libc kinds: its locale_t */
 } BraidKeyColumn;
 
 /* A growable byte buffer for encoding one row's key. */
@@ -51,11 +58,15 @@ typedef struct BraidKeyBuffer
 {
 	uint8	   *data;
 	size_t		cap;
+	size_t		sortable;		/* leading bytes that order by memcmp (all,
+								 * unless the last column is collated) */
 } BraidKeyBuffer;
 
 extern bool braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 								 BraidKeyColumn *col, char **why);
 extern int	braid_key_fixed_width(BraidKeyKind kind);
+extern int	braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b,
+								   uint32 lb, const BraidKeyColumn *last);
 extern size_t braid_encode_key(const BraidKeyColumn *cols, int ncols,
 							   const Datum *values, const bool *isnull,
 							   BraidKeyBuffer *buf);

@@ -281,11 +281,19 @@ reader_advance(BraidRunReader *r)
 	return true;
 }
 
-/* key_cmp: memcmp then length, the order of normalized keys. */
+/*
+ * key_cmp
+ *		memcmp then length, the order of normalized keys, unless the merger
+ *		has a comparator (keys whose last column is collated).
+ */
 static inline int
-key_cmp(const BraidRunReader *a, const BraidRunReader *b)
+key_cmp(const BraidMerger *m, const BraidRunReader *a, const BraidRunReader *b)
 {
-	int			c = memcmp(a->key, b->key, Min(a->keylen, b->keylen));
+	int			c;
+
+	if (m->compare)
+		return m->compare(a->key, a->keylen, b->key, b->keylen, m->compare_arg);
+	c = memcmp(a->key, b->key, Min(a->keylen, b->keylen));
 
 	if (c == 0)
 		c = (a->keylen > b->keylen) - (a->keylen < b->keylen);
@@ -303,10 +311,10 @@ sift_down(BraidMerger *m, int i)
 					s = i;
 
 		if (l < m->heapsize &&
-			key_cmp(&m->readers[m->heap[l]], &m->readers[m->heap[s]]) < 0)
+			key_cmp(m, &m->readers[m->heap[l]], &m->readers[m->heap[s]]) < 0)
 			s = l;
 		if (r < m->heapsize &&
-			key_cmp(&m->readers[m->heap[r]], &m->readers[m->heap[s]]) < 0)
+			key_cmp(m, &m->readers[m->heap[r]], &m->readers[m->heap[s]]) < 0)
 			s = r;
 		if (s == i)
 			return;
@@ -325,10 +333,13 @@ sift_down(BraidMerger *m, int i)
  *		Start merging runs (which must be finished).
  */
 BraidMerger *
-braid_merger_begin(BraidRun **runs, int nruns)
+braid_merger_begin(BraidRun **runs, int nruns, BraidKeyCompare compare,
+				   void *compare_arg)
 {
 	BraidMerger *m = palloc0(sizeof(BraidMerger));
 
+	m->compare = compare;
+	m->compare_arg = compare_arg;
 	m->nreaders = nruns;
 	m->readers = palloc0(sizeof(BraidRunReader) * Max(nruns, 1));
 	m->heap = palloc(sizeof(int) * Max(nruns, 1));
@@ -394,7 +405,8 @@ braid_merger_end(BraidMerger *m)
  *		runs are closed.
  */
 BraidRun *
-braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
+braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
+				 BraidKeyCompare compare, void *compare_arg)
 {
 	BraidRun   *out = MemoryContextAllocZero(CurrentMemoryContext, sizeof(BraidRun));
 	BraidMerger *m;
@@ -418,7 +430,7 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
 	 * for a write grant and back (device.c), so reads and writes alternate.
 	 */
 	braid_read_scope_begin(&scope);
-	m = braid_merger_begin(runs, nruns);
+	m = braid_merger_begin(runs, nruns, compare, compare_arg);
 	while (braid_merger_next(m, &key, &keylen, &ref))
 	{
 		out->bytes += encode_record(&coder, key, keylen, ref);
@@ -433,7 +445,7 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats)
 	for (int i = 0; i < nruns; i++)
 		braid_read_scope_add(&scope, runs[i]->file);
 	braid_read_scope_begin(&scope);
-	m = braid_merger_begin(runs, nruns);
+	m = braid_merger_begin(runs, nruns, compare, compare_arg);
 	while (braid_merger_next(m, &key, &keylen, &ref))
 	{
 		size_t		rec = encode_record(&coder, key, keylen, ref);

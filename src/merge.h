@@ -44,8 +44,14 @@ typedef struct BraidRunReader
 	size_t		keybuf_cap;
 } BraidRunReader;
 
+/* Order of two full keys; NULL means memcmp, then length. */
+typedef int (*BraidKeyCompare) (const uint8 *a, uint32 la, const uint8 *b,
+								uint32 lb, void *arg);
+
 typedef struct BraidMerger
 {
+	BraidKeyCompare compare;
+	void	   *compare_arg;
 	int			nreaders;
 	BraidRunReader *readers;
 	int		   *heap;			/* reader indexes, min-heap on current key */
@@ -57,10 +63,12 @@ extern BraidRun *braid_run_write(const uint8 *entries, size_t n, uint32 stride,
 								 BraidKeyOf key_of, void *arg,
 								 BraidDeviceStats *stats);
 extern void braid_run_close(BraidRun *run);
-extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns);
+extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns,
+										BraidKeyCompare compare, void *compare_arg);
 extern bool braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen,
 							  uint64 *ref);
 extern void braid_merger_end(BraidMerger *m);
-extern BraidRun *braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats);
+extern BraidRun *braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
+								  BraidKeyCompare compare, void *compare_arg);
 
 #endif							/* BRAID_MERGE_H */

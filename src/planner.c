@@ -231,8 +231,15 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 			*kind = BRAID_DECLINE_KEY;
 			return NULL;
 		}
+		if (BRAID_KEY_IS_COLLATED(col.kind) && i != sort->numCols - 1)
+		{
+			*why = "a text key under a libc collation other than C is not the last sort key";
+			*kind = BRAID_DECLINE_KEY;
+			return NULL;
+		}
 
-		width = braid_key_fixed_width(col.kind);
+		/* a collated key keeps only its null mark in the prefix */
+		width = BRAID_KEY_IS_COLLATED(col.kind) ? 0 : braid_key_fixed_width(col.kind);
 		if (width >= 0)
 			fixed_bytes += 1 + width;
 		else
