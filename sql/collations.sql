@@ -1,7 +1,8 @@
 --
--- Text under libc collations other than C: the last sort key may be one,
--- ordered by the collation's comparator (strcoll_l, then strcmp for
--- strings it calls equal) in the sort, its tie-breaks and the merge.
+-- Text under libc collations other than C: one sort key may be one, ordered
+-- by the collation's comparator (strcoll_l, then strcmp for strings it
+-- calls equal) in the sort, its tie-breaks and the merge, with keys before
+-- it in the IndexMap prefix and keys after it compared from the full key.
 -- Every query orders totally (equal sort keys carry equal rows).
 --
 CREATE COLLATION en_libc (provider = libc, locale = 'en_US.UTF-8');
@@ -38,12 +39,18 @@ SELECT check_sort('SELECT grp, t FROM words ORDER BY grp, t COLLATE en_libc');
 SELECT check_sort('SELECT grp, t FROM words ORDER BY grp DESC, t COLLATE sv_libc DESC');
 SELECT check_sort('SELECT pad, t FROM words ORDER BY pad COLLATE "C", t COLLATE de_libc');
 SELECT check_sort('SELECT grp, t FROM words ORDER BY grp, t COLLATE sv_libc');
+-- keys after the collated one
+SELECT check_sort('SELECT t, id FROM words ORDER BY t COLLATE en_libc, id');
+SELECT check_sort('SELECT t, id FROM words ORDER BY t COLLATE sv_libc DESC NULLS LAST, id DESC');
+SELECT check_sort('SELECT grp, b, id FROM words ORDER BY grp, b COLLATE de_libc, id');
+SELECT check_sort('SELECT t, v, id FROM words ORDER BY t COLLATE en_libc, v COLLATE "C", id');
 
 -- MergePass: runs merged with the collation's comparator, several passes
 SET braidsort.work_mem = 64;
 SET work_mem = 64;
 SELECT check_sort('SELECT t FROM words ORDER BY t COLLATE en_libc');
 SELECT check_sort('SELECT grp, t FROM words ORDER BY grp, t COLLATE sv_libc DESC NULLS LAST');
+SELECT check_sort('SELECT t, id FROM words ORDER BY t COLLATE en_libc, id DESC');
 -- value log: the input is not a plain table scan
 SELECT check_sort('SELECT t FROM (SELECT t FROM words UNION ALL SELECT v FROM words) s ORDER BY t COLLATE de_libc');
 SELECT check_sort('SELECT t, count(*) FROM words GROUP BY t ORDER BY t COLLATE en_libc');
@@ -58,10 +65,17 @@ COMMIT;
 RESET braidsort.work_mem;
 RESET work_mem;
 
--- a collated key that is not the last one: PostgreSQL's Sort stays
+-- merge joins on a collated key (mark/restore on both inputs)
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT check_sort('SELECT a.t, a.id AS ida, b.id AS idb FROM words a JOIN words b ON a.t = b.t COLLATE en_libc WHERE a.id % 97 = 0 AND b.id % 89 = 0 ORDER BY a.t COLLATE en_libc, 2, 3');
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
 SET braidsort.force = on;
 EXPLAIN (COSTS OFF) SELECT t, id FROM words ORDER BY t COLLATE en_libc, id;
-EXPLAIN (COSTS OFF) SELECT id, t FROM words ORDER BY id, t COLLATE en_libc;
+-- two collated keys: PostgreSQL's Sort stays
+EXPLAIN (COSTS OFF) SELECT t, v FROM words ORDER BY t COLLATE en_libc, v COLLATE sv_libc;
 RESET braidsort.force;
 -- no normalized key: it is not ordered by bytes
 SELECT braidsort.normalized_key('abc'::text COLLATE en_libc);

@@ -67,5 +67,6 @@ SELECT check_sort('SELECT lower(tx) FROM alltypes ORDER BY tx COLLATE ci');
 
 -- keys without an exact encoder are declined, results unchanged
 SELECT check_sort('SELECT id FROM alltypes ORDER BY tm - time ''12:00'', id');
-SELECT check_sort('SELECT id, tx FROM alltypes ORDER BY tx COLLATE libc_c_utf8, id');
 SELECT check_sort('SELECT id, tx FROM alltypes ORDER BY tx USING ~<~, id');
+-- a libc collation other than C is compared by strcoll (see collations.sql)
+SELECT check_sort('SELECT id, tx FROM alltypes ORDER BY tx COLLATE libc_c_utf8, id');

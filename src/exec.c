@@ -120,7 +120,8 @@ typedef struct BraidSortState
 	uint32		keylen;
 	uint32		stride;
 	bool		may_truncate;	/* variable-width keys: full keys kept aside */
-	bool		collated;		/* the last key is compared by its collation */
+	bool		collated;		/* a key is compared by its collation */
+	int			collated_key;	/* which one */
 	double		est_rows;
 	bool		random_access;
 	size_t		budget;
@@ -409,7 +410,7 @@ braid_tiebreak(const uint8 *a, const uint8 *b, void *arg)
 	ka = entry_full_key(st, a, &la);
 	kb = entry_full_key(st, b, &lb);
 	if (st->collated)
-		return braid_compare_collated(ka, la, kb, lb, &st->keys[st->nkeys - 1]);
+		return braid_compare_collated(ka, la, kb, lb, &st->keys[st->collated_key]);
 	c = memcmp(ka, kb, Min(la, lb));
 	if (c == 0)
 		c = (la > lb) - (la < lb);
@@ -425,7 +426,7 @@ collated_compare(const uint8 *a, uint32 la, const uint8 *b, uint32 lb, void *arg
 {
 	const BraidSortState *st = (const BraidSortState *) arg;
 
-	return braid_compare_collated(a, la, b, lb, &st->keys[st->nkeys - 1]);
+	return braid_compare_collated(a, la, b, lb, &st->keys[st->collated_key]);
 }
 
 /* ---------------------------------------------------------------------
@@ -459,8 +460,9 @@ entry_key_of(const uint8 *entry, uint32 *len, uint64 *ref, void *arg)
 	 * most one of them can have run out into stripped zeros, and that one is
 	 * the smaller either way.
 	 */
-	while (*len > 0 && key[*len - 1] == 0)
-		(*len)--;
+	if (!st->collated)			/* (collated keys are parsed, not compared) */
+		while (*len > 0 && key[*len - 1] == 0)
+			(*len)--;
 	return key;
 }
 
@@ -573,7 +575,7 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 		 */
 		size_t		head = Min(st->keybuf.sortable, (size_t) st->keylen);
 
-		memcpy(entry, key, head);
+		memcpy(entry, key + BRAID_COLLATED_HEADER, head);
 		memset(entry + head, 0, st->keylen - head);
 		ref |= BRAID_REF_TRUNCATED;
 		st->any_truncated = true;
@@ -1211,10 +1213,14 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		if (!braid_key_column_for(st->sortops[i], st->collations[i],
 								  st->nullsfirst[i], &st->keys[i], &why))
 			elog(ERROR, "braidsort: sort key %d is no longer supported: %s", i + 1, why);
-		if (BRAID_KEY_IS_COLLATED(st->keys[i].kind) && i != st->nkeys - 1)
-			elog(ERROR, "braidsort: collated sort key %d is not the last", i + 1);
+		if (BRAID_KEY_IS_COLLATED(st->keys[i].kind))
+		{
+			if (st->collated)
+				elog(ERROR, "braidsort: more than one collated sort key");
+			st->collated = true;
+			st->collated_key = i;
+		}
 	}
-	st->collated = BRAID_KEY_IS_COLLATED(st->keys[st->nkeys - 1].kind);
 	st->keylen = (uint32) list_nth_int(params, BRAID_PARAM_KEYLEN);
 	st->may_truncate = list_nth_int(params, BRAID_PARAM_TRUNCATES) != 0;
 	st->stride = st->keylen + BRAID_REF_BYTES;

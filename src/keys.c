@@ -14,20 +14,17 @@
  * leaving PostgreSQL's Sort in place.
  *
  * Other libc collations have no exact encoding: strxfrm() cannot be trusted
- * to agree with strcoll() (PostgreSQL does not trust it either).  Such a
- * column is taken only as the last sort key, and is "collated": its
- * encoding is its null mark -- the last byte that orders by memcmp --
- * followed by the raw string, its length (4 bytes, big-endian) and 0xFF,
+ * to agree with strcoll() (PostgreSQL does not trust it either).  One sort
+ * key of a Sort may be such a "collated" column.  A key with one is laid out
  *
- *		[earlier keys][mark][string][length][0xFF]
+ *		[head length: 2 bytes][earlier keys][mark][string length: 4][string][later keys]
  *
- * and keys whose memcmp-ordered part is equal are ordered by
- * braid_compare_collated(): strcoll_l() on the strings, then strcmp(),
- * exactly as PostgreSQL's varstr_cmp() does.  It is pure libc, so it runs
- * on the sort threads too.
- *
- * Also provides braidsort.normalized_key(), the SQL-callable encoder used
- * by the property tests and handy for checking a type's key by hand.
+ * where the head (earlier keys and the column's null mark) orders by
+ * memcmp and is all that goes in the IndexMap prefix; keys whose heads are
+ * equal are ordered by braid_compare_collated(): the strings by strcoll_l(),
+ * then strcmp() when the collation calls different strings equal (exactly
+ * as PostgreSQL's varstr_cmp()), then the later keys by memcmp.  It is pure
+ * libc, so it runs on the sort threads too.  Lengths are big-endian.
  *
  * src/keys.c
  *
@@ -57,8 +54,6 @@
 
 PG_FUNCTION_INFO_V1(braidsort_normalized_key);
 
-/* Trailer of a collated column's encoding (after its length). */
-#define BRAID_COLLATED_END	0xFF
 
 /*
  * default_libc_locale
@@ -386,8 +381,18 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 				 BraidKeyBuffer *buf)
 {
 	size_t		len = 0;
+	bool		collated = false;
 
+	for (int i = 0; i < ncols; i++)
+		if (BRAID_KEY_IS_COLLATED(cols[i].kind))
+			collated = true;
+	if (collated)
+	{
+		reserve(buf, 0, BRAID_COLLATED_HEADER);
+		len = BRAID_COLLATED_HEADER;
+	}
 	buf->sortable = 0;
+
 	for (int i = 0; i < ncols; i++)
 	{
 		const BraidKeyColumn *col = &cols[i];
@@ -399,8 +404,8 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 		{
 			const char *p = NULL;
 			uint32		vlen = 0;
+			size_t		head;
 
-			Assert(i == ncols - 1);
 			if (!isnull[i])
 			{
 				struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
@@ -412,19 +417,27 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 					while (vlen > 0 && p[vlen - 1] == ' ')
 						vlen--;
 			}
-			reserve(buf, len, 1 + vlen + 5);
+			reserve(buf, len, 1 + 4 + vlen);
 			out = buf->data + len;
 			out[0] = isnull[i] ? (col->nulls_first ? BRAID_NULL_FIRST_MARK : BRAID_NULL_LAST_MARK) :
 				BRAID_NOT_NULL_MARK;
-			buf->sortable = len + 1;
+			head = len + 1 - BRAID_COLLATED_HEADER;
+			if (head > PG_UINT16_MAX)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("braidsort sort keys before a collated key exceed %d bytes",
+								PG_UINT16_MAX)));
+			buf->data[0] = (uint8) (head >> 8);
+			buf->data[1] = (uint8) head;
+			buf->sortable = head;
+			out[1] = (uint8) (vlen >> 24);
+			out[2] = (uint8) (vlen >> 16);
+			out[3] = (uint8) (vlen >> 8);
+			out[4] = (uint8) vlen;
 			if (vlen > 0)
-				memcpy(out + 1, p, vlen);
-			out[1 + vlen] = (uint8) (vlen >> 24);
-			out[2 + vlen] = (uint8) (vlen >> 16);
-			out[3 + vlen] = (uint8) (vlen >> 8);
-			out[4 + vlen] = (uint8) vlen;
-			out[5 + vlen] = BRAID_COLLATED_END;
-			return len + vlen + 6;
+				memcpy(out + 5, p, vlen);
+			len += 5 + vlen;
+			continue;
 		}
 
 		if (isnull[i])
@@ -525,89 +538,85 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 			braid_invert_bytes(out, n);
 		len += 1 + n;
 	}
-	buf->sortable = len;
+	if (!collated)
+		buf->sortable = len;
 	return len;
 }
 
 /*
- * collated_split
- *		Split a key whose last column is collated: *head is the length of
- *		the memcmp-ordered part (through the column's null mark), the string
- *		is [*str, *str + *slen).  False if the key is not laid out so (a key
- *		of an entry that is not truncated: its zero-padded prefix).
+ * mem_then_len: memcmp, then the shorter first: the order of encodings.
  */
-static inline bool
-collated_split(const uint8 *k, uint32 len, uint32 *head, const char **str, uint32 *slen)
+static inline int
+mem_then_len(const uint8 *a, size_t la, const uint8 *b, size_t lb)
 {
-	uint32		n;
+	int			c = memcmp(a, b, Min(la, lb));
 
-	if (len < 6 || k[len - 1] != BRAID_COLLATED_END)
-		return false;
-	n = ((uint32) k[len - 5] << 24) | ((uint32) k[len - 4] << 16) |
-		((uint32) k[len - 3] << 8) | (uint32) k[len - 2];
-	if (n > len - 6)
-		return false;
-	*slen = n;
-	*str = (const char *) k + len - 5 - n;
-	*head = len - 5 - n;
-	return true;
+	return c != 0 ? c : (la > lb) - (la < lb);
 }
 
 /*
  * braid_compare_collated
- *		Order two full keys whose last column ("last") is collated: the
- *		memcmp-ordered heads first, then -- both values not null -- the
- *		strings as PostgreSQL's varstr_cmp() orders them: strcoll_l(), and
- *		strcmp() when the collation calls different strings equal.  Pure
- *		libc: safe on the sort threads.
+ *		Order two full keys with a collated column ("col"; layout in the
+ *		file header): the memcmp-ordered heads, then -- both values not
+ *		null -- the strings as PostgreSQL's varstr_cmp() orders them:
+ *		strcoll_l(), and strcmp() when the collation calls different
+ *		strings equal; then the later keys.  Pure libc: safe on the sort
+ *		threads.
  */
 int
 braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
-					   const BraidKeyColumn *last)
+					   const BraidKeyColumn *col)
 {
 	uint32		ha,
 				hb,
-				sa,
-				sb;
-	const char *pa,
-			   *pb;
+				sa = 0,
+				sb = 0;
+	const uint8 *ra,
+			   *rb;
 	int			c;
-	char		sbuf_a[256],
-				sbuf_b[256];
-	char	   *ca,
-			   *cb;
 
-	if (!collated_split(a, la, &ha, &pa, &sa) || !collated_split(b, lb, &hb, &pb, &sb))
-	{
-		c = memcmp(a, b, Min(la, lb));
-		return c != 0 ? c : (la > lb) - (la < lb);
-	}
-	c = memcmp(a, b, Min(ha, hb));
-	if (c == 0)
-		c = (ha > hb) - (ha < hb);
-	if (c != 0 || a[ha - 1] != BRAID_NOT_NULL_MARK)
+	ha = ((uint32) a[0] << 8) | a[1];
+	hb = ((uint32) b[0] << 8) | b[1];
+	c = mem_then_len(a + BRAID_COLLATED_HEADER, ha, b + BRAID_COLLATED_HEADER, hb);
+	if (c != 0)
 		return c;
 
-	/* equal heads, two strings: varstr_cmp() */
-	if (sa == sb && memcmp(pa, pb, sa) == 0)
-		return 0;
-	ca = (sa < sizeof(sbuf_a)) ? sbuf_a : malloc(sa + 1);
-	cb = (sb < sizeof(sbuf_b)) ? sbuf_b : malloc(sb + 1);
-	if (ca == NULL || cb == NULL)
-		abort();				/* no memory on a sort thread: cannot report */
-	memcpy(ca, pa, sa);
-	ca[sa] = '\0';
-	memcpy(cb, pb, sb);
-	cb[sb] = '\0';
-	c = strcoll_l(ca, cb, (locale_t) last->locale);
-	if (c == 0)
-		c = strcmp(ca, cb);
-	if (ca != sbuf_a)
-		free(ca);
-	if (cb != sbuf_b)
-		free(cb);
-	c = (c > 0) - (c < 0);
-	return last->descending ? -c : c;
+	/* equal heads: the same null mark; after it, length and string */
+	ra = a + BRAID_COLLATED_HEADER + ha;
+	rb = b + BRAID_COLLATED_HEADER + hb;
+	sa = ((uint32) ra[0] << 24) | ((uint32) ra[1] << 16) | ((uint32) ra[2] << 8) | ra[3];
+	sb = ((uint32) rb[0] << 24) | ((uint32) rb[1] << 16) | ((uint32) rb[2] << 8) | rb[3];
+	ra += 4;
+	rb += 4;
+	if (ra[-5] == BRAID_NOT_NULL_MARK &&
+		!(sa == sb && memcmp(ra, rb, sa) == 0))
+	{
+		char		sbuf_a[256],
+					sbuf_b[256];
+		char	   *ca = (sa < sizeof(sbuf_a)) ? sbuf_a : malloc(sa + 1);
+		char	   *cb = (sb < sizeof(sbuf_b)) ? sbuf_b : malloc(sb + 1);
+
+		if (ca == NULL || cb == NULL)
+			abort();			/* out of memory on a sort thread: cannot report */
+		memcpy(ca, ra, sa);
+		ca[sa] = '\0';
+		memcpy(cb, rb, sb);
+		cb[sb] = '\0';
+		c = strcoll_l(ca, cb, (locale_t) col->locale);
+		if (c == 0)
+			c = strcmp(ca, cb);
+		if (ca != sbuf_a)
+			free(ca);
+		if (cb != sbuf_b)
+			free(cb);
+		c = (c > 0) - (c < 0);
+		return col->descending ? -c : c;
+	}
+
+	/* equal strings (or both null): the later keys decide */
+	ra += sa;
+	rb += sb;
+	return mem_then_len(ra, la - (ra - a), rb, lb - (rb - b));
 }
 
 /*

@@ -58,15 +58,17 @@ typedef struct BraidKeyBuffer
 {
 	uint8	   *data;
 	size_t		cap;
-	size_t		sortable;		/* leading bytes that order by memcmp (all,
-								 * unless the last column is collated) */
+	size_t		sortable;		/* bytes that order by memcmp: the whole key,
+								 * or with a collated column its head, which
+								 * starts at BRAID_COLLATED_HEADER */
 } BraidKeyBuffer;
 
 extern bool braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 								 BraidKeyColumn *col, char **why);
 extern int	braid_key_fixed_width(BraidKeyKind kind);
+#define BRAID_COLLATED_HEADER	2
 extern int	braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b,
-								   uint32 lb, const BraidKeyColumn *last);
+								   uint32 lb, const BraidKeyColumn *col);
 extern size_t braid_encode_key(const BraidKeyColumn *cols, int ncols,
 							   const Datum *values, const bool *isnull,
 							   BraidKeyBuffer *buf);

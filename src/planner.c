@@ -167,6 +167,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 	int			fixed_bytes = 0;
 	double		var_bytes = 0;
 	bool		has_var = false;
+	bool		seen_collated = false;
 	int			keylen;
 	double		tuple_width;
 	BraidCostInput cost;
@@ -231,18 +232,29 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 			*kind = BRAID_DECLINE_KEY;
 			return NULL;
 		}
-		if (BRAID_KEY_IS_COLLATED(col.kind) && i != sort->numCols - 1)
+		if (BRAID_KEY_IS_COLLATED(col.kind) && seen_collated)
 		{
-			*why = "a text key under a libc collation other than C is not the last sort key";
+			*why = "more than one text key under a libc collation other than C";
 			*kind = BRAID_DECLINE_KEY;
 			return NULL;
 		}
 
-		/* a collated key keeps only its null mark in the prefix */
-		width = BRAID_KEY_IS_COLLATED(col.kind) ? 0 : braid_key_fixed_width(col.kind);
+		/*
+		 * The prefix holds keys up to a collated key's null mark; the rest
+		 * is compared from the full key.
+		 */
+		if (seen_collated)
+			width = -2;
+		else if (BRAID_KEY_IS_COLLATED(col.kind))
+		{
+			width = 0;
+			seen_collated = true;
+		}
+		else
+			width = braid_key_fixed_width(col.kind);
 		if (width >= 0)
 			fixed_bytes += 1 + width;
-		else
+		else if (width == -1)
 		{
 			has_var = true;
 			var_bytes += 1 + estimate_value_bytes(tle->expr, relid);
