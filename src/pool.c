@@ -1,15 +1,23 @@
 /*-------------------------------------------------------------------------
  *
  * pool.c
- *	  Run a function on several threads at once, for pure CPU work.
+ *	  A thread pool for pure CPU and memory work: sorting, copying, spill
+ *	  writes, device microbenchmarks.
  *
  * PostgreSQL backends are single-threaded by contract, so braidsort's
  * threads only ever touch plain memory: they sort and copy, and never call
  * PostgreSQL, allocate with palloc, or raise errors.  They are started with
  * every signal blocked, so that signals keep reaching the backend's main
- * thread and its handlers, and they are always joined before the caller
- * returns: nothing of theirs outlives the call, whatever happens next.  If
- * a thread cannot be started, the work simply runs on fewer threads.
+ * thread and its handlers.
+ *
+ * The threads are started on first use in a backend (never in the
+ * postmaster, which forks) and then kept, idle on a condition variable,
+ * for the backend's life: a task costs a wake-up rather than a thread
+ * creation, which matters for the many small tasks (a spill flush, a window
+ * of value-log rows).  braid_pool_run() hands one task to the calling
+ * thread and as many pool threads as asked, and returns only when all of
+ * them are done: nothing of a task outlives the call, whatever happens
+ * next.  If a thread cannot be started, the work simply runs on fewer.
  *
  * Pure C (pthreads).
  *
@@ -19,27 +27,101 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "pool.h"
 
 #define BRAID_MAX_THREADS 64
 
-typedef struct PoolSlot
+/* The pool of one process; all of it is protected by "lock". */
+static struct
 {
+	pthread_mutex_t lock;
+	pthread_cond_t work;		/* a new task was posted */
+	pthread_cond_t done;		/* the last helper finished the task */
+	int			nthreads;		/* helper threads started (numbers 1..n) */
+	uint64_t	generation;		/* bumped for each task */
 	BraidTask	task;
 	void	   *arg;
-	int			worker;
-} PoolSlot;
+	int			helpers;		/* helpers that take part in this task */
+	int			pending;		/* helpers not done with it yet */
+	pid_t		owner;			/* process the threads belong to */
+	uint64_t	born[BRAID_MAX_THREADS + 1];	/* generation at each start */
+}			pool = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.work = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER,
+};
 
-/* pool_main: a started thread runs its share of the task. */
+/*
+ * pool_main
+ *		A helper thread: wait for each new task, run it if this thread's
+ *		number is among the helpers asked for, report completion.
+ */
 static void *
 pool_main(void *p)
 {
-	PoolSlot   *slot = (PoolSlot *) p;
+	int			me = (int) (intptr_t) p;
+	uint64_t	seen;
 
-	slot->task(slot->arg, slot->worker);
+	/* tasks posted after this thread was started are for it to see */
+	pthread_mutex_lock(&pool.lock);
+	seen = pool.born[me];
+	for (;;)
+	{
+		while (pool.generation == seen)
+			pthread_cond_wait(&pool.work, &pool.lock);
+		seen = pool.generation;
+		if (me <= pool.helpers)
+		{
+			BraidTask	task = pool.task;
+			void	   *arg = pool.arg;
+
+			pthread_mutex_unlock(&pool.lock);
+			task(arg, me);
+			pthread_mutex_lock(&pool.lock);
+			if (--pool.pending == 0)
+				pthread_cond_signal(&pool.done);
+		}
+	}
 	return NULL;
+}
+
+/*
+ * start_threads
+ *		Make sure helpers 1..want exist; returns how many do.  A forked
+ *		child has none of its parent's threads: start afresh there.
+ */
+static int
+start_threads(int want)
+{
+	sigset_t	all,
+				old;
+
+	if (pool.owner != getpid())
+	{
+		pool.owner = getpid();
+		pool.nthreads = 0;
+	}
+	if (pool.nthreads >= want)
+		return pool.nthreads;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (pool.nthreads < want)
+	{
+		pthread_t	t;
+
+		pool.born[pool.nthreads + 1] = pool.generation;
+		if (pthread_create(&t, NULL, pool_main,
+						   (void *) (intptr_t) (pool.nthreads + 1)) != 0)
+			break;
+		pthread_detach(t);
+		pool.nthreads++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return pool.nthreads;
 }
 
 /*
@@ -50,32 +132,35 @@ pool_main(void *p)
 int
 braid_pool_run(int nthreads, BraidTask task, void *arg)
 {
-	pthread_t	threads[BRAID_MAX_THREADS];
-	PoolSlot	slots[BRAID_MAX_THREADS];
-	sigset_t	all,
-				old;
-	int			started = 0;
+	int			helpers;
 
 	if (nthreads > BRAID_MAX_THREADS)
 		nthreads = BRAID_MAX_THREADS;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (int i = 1; i < nthreads; i++)
+	if (nthreads <= 1)
 	{
-		slots[started].task = task;
-		slots[started].arg = arg;
-		slots[started].worker = started + 1;
-		if (pthread_create(&threads[started], NULL, pool_main, &slots[started]) != 0)
-			break;
-		started++;
+		task(arg, 0);
+		return 1;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	pthread_mutex_lock(&pool.lock);
+	helpers = start_threads(nthreads - 1);
+	if (helpers > nthreads - 1)
+		helpers = nthreads - 1;
+	pool.task = task;
+	pool.arg = arg;
+	pool.helpers = helpers;
+	pool.pending = helpers;
+	pool.generation++;
+	pthread_cond_broadcast(&pool.work);
+	pthread_mutex_unlock(&pool.lock);
 
 	task(arg, 0);
-	for (int i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
-	return started + 1;
+
+	pthread_mutex_lock(&pool.lock);
+	while (pool.pending > 0)
+		pthread_cond_wait(&pool.done, &pool.lock);
+	pthread_mutex_unlock(&pool.lock);
+	return helpers + 1;
 }
 
 /* braid_pool_cpus: online CPUs, at least 1. */

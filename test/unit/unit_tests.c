@@ -39,6 +39,7 @@
 #include "costmodel.h"
 #include "indexmap.h"
 #include "keycodec.h"
+#include "pool.h"
 #include "profkernel.h"
 
 /* ---------------------------------------------------------------------
@@ -1903,6 +1904,60 @@ test_sort_parallel(void)
 	check_report(&c, "indexmap: threaded sort equals the serial sort (1, 2, 4 threads)");
 }
 
+
+/* One round of the pool test: each thread marks its slot. */
+typedef struct PoolRound
+{
+	int			hits[64];
+	long		sum;
+} PoolRound;
+
+/* pool_round_task: record that worker ran, add to a shared sum. */
+static void
+pool_round_task(void *arg, int worker)
+{
+	PoolRound  *r = (PoolRound *) arg;
+
+	r->hits[worker]++;
+	__atomic_fetch_add(&r->sum, worker + 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * test_pool_persistent: the kept threads run each task exactly once per
+ * asked thread, whatever the sequence of thread counts (growing,
+ * shrinking, one), many times over; a task asking for more threads than
+ * the cap runs on the cap.
+ */
+static void
+test_pool_persistent(void)
+{
+	Check		c;
+	static const int counts[] = {2, 8, 1, 3, 8, 5, 2, 64, 4, 1, 7};
+
+	check_init(&c);
+	for (int iter = 0; iter < 3000; iter++)
+	{
+		int			want = counts[iter % (sizeof(counts) / sizeof(counts[0]))];
+		PoolRound	r;
+		int			ran;
+		long		expect;
+		bool		once = true;
+
+		memset(&r, 0, sizeof(r));
+		ran = braid_pool_run(want, pool_round_task, &r);
+		expect = (long) ran * (ran + 1) / 2;
+		for (int w = 0; w < 64; w++)
+			if (r.hits[w] != (w < ran ? 1 : 0))
+				once = false;
+		check_that(&c, ran == want || (want > 1 && ran >= 1 && ran <= want),
+				   "iteration %d: asked %d threads, ran %d", iter, want, ran);
+		check_that(&c, once && r.sum == expect,
+				   "iteration %d: %d threads: each must run once (sum %ld, want %ld)",
+				   iter, ran, r.sum, expect);
+	}
+	check_report(&c, "pool: kept threads run every task once per thread, 3000 tasks of 1-64 threads");
+}
+
 /*
  * test_costmodel_reread
  *		An uncached table is reread once per gather batch: declined when the
@@ -2182,6 +2237,7 @@ main(void)
 	test_tiebreak_duplicates();
 	test_sort_interrupt_hook();
 	test_sort_parallel();
+	test_pool_persistent();
 
 	test_costmodel();
 	test_costmodel_reread();
