@@ -21,7 +21,10 @@
  *
  * Every byte and every 64-byte line moved is counted per sort, and
  * braidsort.emulate_read_ns / braidsort.emulate_write_ns add a delay per
- * line, to emulate slower or asymmetric devices on a tmpfs.
+ * line, to emulate slower or asymmetric devices on a tmpfs;
+ * braidsort.emulate_interference_ns adds a delay per line read while some
+ * backend writes to the same device (BRAID's read/write interference, which
+ * a tmpfs does not have).
  *
  * Every flush of staged bytes happens under a write grant of the device's
  * phase gate, and readers take read grants (braid_read_scope_begin), so
@@ -75,6 +78,7 @@
 char	   *braid_spill_tablespace = NULL;
 int			braid_emulate_read_ns = 0;
 int			braid_emulate_write_ns = 0;
+int			braid_emulate_interference_ns = 0;
 
 static BraidSpillFile *live_files = NULL;
 static uint64 live_bytes = 0;
@@ -491,6 +495,23 @@ braid_device_spin(uint64 lines, int ns)
 }
 
 /*
+ * braid_device_read_line_ns
+ *		Emulated cost of reading a line of f now: the read delay, plus the
+ *		interference delay if a writer holds a write grant on its device
+ *		(read without the lock: a stale answer only shifts one delay).
+ */
+int
+braid_device_read_line_ns(const BraidSpillFile *f)
+{
+	int			ns = braid_emulate_read_ns;
+
+	if (braid_emulate_interference_ns > 0 && f->devslot >= 0 &&
+		braid_sched_slot(f->devslot)->writers > 0)
+		ns += braid_emulate_interference_ns;
+	return ns;
+}
+
+/*
  * braid_spill_note_read
  *		Count (and, if emulating, pay for) reading bytes [from, to) of a
  *		file through its mapping.
@@ -517,7 +538,7 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 	{
 		uint64		slice = Min(lines, (uint64) 16384);
 
-		emulate_delay(slice, braid_emulate_read_ns);
+		emulate_delay(slice, braid_device_read_line_ns(f));
 		lines -= slice;
 		if (lines > 0)
 			CHECK_FOR_INTERRUPTS();

@@ -55,6 +55,7 @@ typedef struct BraidReadScope
 extern char *braid_spill_tablespace;
 extern int	braid_emulate_read_ns;
 extern int	braid_emulate_write_ns;
+extern int	braid_emulate_interference_ns;
 
 extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats);
@@ -64,6 +65,7 @@ extern void braid_spill_finish(BraidSpillFile *f);
 extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
 extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);
 extern void braid_device_spin(uint64 lines, int ns);
+extern int	braid_device_read_line_ns(const BraidSpillFile *f);
 extern void braid_spill_close(BraidSpillFile *f);
 extern void braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f);
 extern void braid_read_scope_begin(BraidReadScope *scope);

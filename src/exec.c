@@ -1424,7 +1424,7 @@ load_log_window(BraidSortState *st, int64 pos)
 		task.off = st->win_off;
 		task.arena = st->win_arena;
 		task.n = n;
-		task.read_ns = braid_emulate_read_ns;
+		task.read_ns = braid_device_read_line_ns(st->vlog.segs[0]);
 		threads = braid_sched_read_thread_count_for(st->vlog.segs[0]->spcoid);
 		/* threads pay for themselves on large windows, or a slow device */
 		if (task.read_ns > 0)

@@ -141,6 +141,18 @@ braid_define_gucs(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("braidsort.emulate_interference_ns",
+							"Delay added per 64-byte line read from the spill device while it is being written.",
+							"Emulates read/write interference (BRAID's I), which DRAM-backed "
+							"storage does not have; 0 adds nothing.",
+							&braid_emulate_interference_ns,
+							0,
+							0,
+							1000000,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
 	DefineCustomEnumVariable("braidsort.io_policy",
 							 "How spill reads and writes of all sessions share a device.",
 							 "interference_aware never lets reads and writes to one device "

@@ -275,8 +275,10 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 			CHECK_FOR_INTERRUPTS();
 			if (braid_profile_measure(file->base, file->size, profile_plan[i].op,
 									  profile_plan[i].size, threads, PROFILE_SECONDS,
-									  braid_emulate_read_ns, braid_emulate_write_ns,
-									  NULL, &r) != 0)
+									  braid_emulate_read_ns +
+									  (profile_plan[i].op == BRAID_PROF_READ_UNDER_WRITE ?
+									   braid_emulate_interference_ns : 0),
+									  braid_emulate_write_ns, NULL, &r) != 0)
 				continue;		/* too many threads for the size: skip */
 			if (profile->nrows == BRAID_MAX_PROFILE_ROWS)
 				break;

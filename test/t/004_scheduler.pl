@@ -125,6 +125,17 @@ is($node->safe_psql('postgres',
 	"SELECT asymmetric_cost, braid LIKE '__A__' FROM braidsort.device_summary() WHERE tablespace = 'dax'"),
 	't|t', 'the emulated device is write-asymmetric (A)');
 
+# emulated read/write interference shows as BRAID's I
+$node->safe_psql('postgres', q{SET braidsort.emulate_write_ns = 2000;
+SET braidsort.emulate_read_ns = 20; SET braidsort.emulate_interference_ns = 200;
+SELECT count(*) FROM braidsort.profile_device('dax', 16, 1)});
+is($node->safe_psql('postgres', q{
+SELECT interference > 3, read_write_interference, braid LIKE '__AI_'
+FROM braidsort.device_summary() WHERE tablespace = 'dax'}),
+	't|t|t', 'emulated interference slows reads under writes (I)');
+$lambda1 = $node->safe_psql('postgres',
+	"SELECT lambda FROM braidsort.device_summary() WHERE tablespace = 'dax'");
+
 # profiles survive a restart
 my $before = $node->safe_psql('postgres',
 	'SELECT count(*), max(emulate_write_ns), min(taken_at) FROM braidsort.device_profiles');
