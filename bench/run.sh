@@ -11,8 +11,10 @@
 #     sudo bash bench/run.sh --spill    # MergePass run: work_mem 16MB, both systems spill
 #     sudo ROWS=20000000 bash bench/run.sh --spill
 #     sudo bash bench/run.sh --sweep    # value-size sweep (PAYLOADS), WiscSort Fig. 8 style
+#     sudo bash bench/run.sh --threads  # 1 vs 2 sort threads (OnePass) and write threads (MergePass)
+#     sudo bash bench/run.sh --concurrency   # pgbench, io_policy interference_aware vs overlap
 #
-# Modes (--onepass / --spill / --sweep, or MODE=onepass|spill|sweep):
+# Modes (--onepass / --spill / --sweep / --threads / --concurrency, or MODE=...):
 #   onepass (default)  work_mem large enough for braidsort's IndexMap, too small
 #                      for PostgreSQL's tuples; configs A and B; writes
 #                      results/onepass-YYYYMMDD-HHMMSS.md
@@ -30,6 +32,45 @@
 #                      plus one run per payload with braidsort.force = off,
 #                      recording whether the planner chose BraidSort or Sort
 #                      (and why it declined). Writes results/sweep-YYYYMMDD-HHMMSS.md
+#   threads            thread scaling on this machine, braidsort forced, config A
+#                      (table cached), one server throughout:
+#                      sort phase: OnePass (work_mem THREADS_SORT_WORK_MEM, checked:
+#                      "Sort Method: braid onepass") with braidsort.sort_threads = 1
+#                      vs 2, alternating, REPS each; parses Build/Sort/Gather Time,
+#                      "Sort Threads" (must equal the setting) and Execution Time.
+#                      braidsort shows its phase times only with TIMING on, so each
+#                      repetition runs EXPLAIN (ANALYZE, COSTS OFF) for the phases and
+#                      EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) for a total without
+#                      EXPLAIN's per-row timing overhead, for each thread count;
+#                      write phase: MergePass (work_mem THREADS_SPILL_WORK_MEM,
+#                      spill to braid_dax, checked: "braid mergepass") with
+#                      braidsort.write_threads = 1 vs 2 (server-wide: ALTER SYSTEM +
+#                      pg_reload_conf(), checked with SHOW in a new session before
+#                      every run), for each braidsort.emulate_write_ns in
+#                      THREADS_WRITE_NS; records Sort Time (sorting + writing runs),
+#                      Merge Time, Execution Time, Device Bytes Written. Medians per
+#                      thread count and the ratios time(1)/time(2), against the target
+#                      "sort phase >= 1.6x faster with 2 threads".
+#                      Writes results/threads-YYYYMMDD-HHMMSS.md
+#   concurrency        pgbench (CONC_CLIENTS clients and jobs, CONC_SECONDS each) running
+#                      bench/concurrency.sql: a heap-TID MergePass over sortbench
+#                      (CONC_ROWS rows), a value-log sort over sortbench UNION ALL
+#                      sortbench2 (CONC_ROWS2 rows), and two sorts whose results are
+#                      checked in the server by bench_check() (row count, content and
+#                      order checksums against braidsort.enable = off; a mismatch
+#                      raises, so pgbench reports the client as aborted). Session
+#                      settings via PGOPTIONS (braidsort forced, braidsort.work_mem =
+#                      CONC_WORK_MEM, spill to braid_dax, emulate_write_ns /
+#                      emulate_read_ns). braidsort.io_policy (server-wide: ALTER
+#                      SYSTEM + pg_reload_conf(), checked with SHOW) alternates
+#                      between CONC_POLICIES, CONC_REPS runs each, each after
+#                      braidsort.stats_reset(). Records pgbench's tps, latency average,
+#                      failed transactions and aborted clients, braidsort.scheduler's
+#                      read_grants, write_grants, waits, phase_switches, "overlaps",
+#                      and braidsort.stats' device bytes_written / bytes_read. Medians per
+#                      policy, ratio tps(interference_aware)/tps(overlap).
+#                      Writes results/concurrency-YYYYMMDD-HHMMSS.md
+#   threads and concurrency run CREATE EXTENSION braidsort (for its views).
 #
 # What it does:
 #   * creates a throwaway cluster (initdb --no-locale -E UTF8) in a temp
@@ -60,9 +101,10 @@
 #     tmpfs and removes every temporary directory.
 #
 # Environment (defaults in brackets; "spill:"/"sweep:" where those modes differ):
-#   MODE [onepass]           onepass, spill or sweep (same as --onepass/--spill/--sweep)
+#   MODE [onepass]           onepass, spill, sweep, threads or concurrency (same as --MODE)
 #   BENCH_PORT [5488]        port number (names the unix socket; no TCP)
-#   ROWS [5000000]           rows in sortbench            (sweep: 2000000; --quick: 200000)
+#   ROWS [5000000]           rows in sortbench            (sweep: 2000000; --quick: 200000;
+#                            threads --quick: 300000; concurrency: CONC_ROWS)
 #   PAYLOAD [90]             bytes in v                   (not used by sweep)
 #   PAYLOADS ["10 50 90 500"] sweep: the payload sizes, in bytes
 #   REPS [5]                 timed runs per system/config (sweep: 3; --quick: 2)
@@ -79,6 +121,25 @@
 #   TABLE_TABLESPACE [braid_dax]  tablespace of sortbench (pg_default = cluster dir)
 #   PGBIN [/usr/lib/postgresql/15/bin]
 #   RESULTS_DIR [<script dir>/results]
+#  threads mode:
+#   THREADS_SORT_WORK_MEM [512MB]   work_mem of the sort phase (must give a OnePass)
+#   THREADS_SPILL_WORK_MEM [16MB]   work_mem of the write phase (must give a MergePass;
+#                                   --quick: 4MB, as 300k rows do not spill at 16MB)
+#   THREADS_WRITE_NS ["0 200"]      write phase: the braidsort.emulate_write_ns variants
+#  concurrency mode:
+#   CONC_ROWS [1000000]             rows in sortbench        (--quick: 300000)
+#   CONC_ROWS2 [CONC_ROWS / 4]      rows in sortbench2       (--quick: 200000; at
+#                                   braidsort.work_mem 4MB a heap-TID sort spills above ~175k rows)
+#   CONC_CLIENTS [4]                pgbench -c
+#   CONC_JOBS [CONC_CLIENTS]        pgbench -j
+#   CONC_SECONDS [30]               pgbench -T               (--quick: 10)
+#   CONC_REPS [3]                   pgbench runs per policy  (--quick: 2)
+#   CONC_POLICIES ["interference_aware overlap"]  the io_policy values, alternated
+#   CONC_WORK_MEM [4096]            braidsort.work_mem of the pgbench sessions (kB, or 4MB)
+#   CONC_EMULATE_WRITE_NS [300]     braidsort.emulate_write_ns of the pgbench sessions
+#   CONC_EMULATE_READ_NS [100]      braidsort.emulate_read_ns of the pgbench sessions
+#   CONC_EXTRA_OPTIONS [""]         more "-c name=value" for the sessions' PGOPTIONS
+#   CONC_SCRIPT [<script dir>/concurrency.sql]   the pgbench script
 # Explicitly set environment variables win over --quick's and the modes' values.
 #
 set -euo pipefail
@@ -93,7 +154,7 @@ MODE_ARG=""
 for arg in "$@"; do
 	case "$arg" in
 		--quick) QUICK=1 ;;
-		--onepass|--spill|--sweep)
+		--onepass|--spill|--sweep|--threads|--concurrency)
 			if [[ -n "$MODE_ARG" && "$MODE_ARG" != "${arg#--}" ]]; then
 				echo "run.sh: --$MODE_ARG and $arg exclude each other" >&2; exit 2
 			fi
@@ -106,7 +167,10 @@ done
 # remember which variables came from the environment (for the results file)
 ENV_GIVEN=""
 for v in MODE BENCH_PORT ROWS PAYLOAD PAYLOADS REPS WORK_MEM SB_LARGE SB_SMALL CONFIGS \
-         TMPFS_SIZE TABLE_TABLESPACE PGBIN RESULTS_DIR; do
+         TMPFS_SIZE TABLE_TABLESPACE PGBIN RESULTS_DIR \
+         THREADS_SORT_WORK_MEM THREADS_SPILL_WORK_MEM THREADS_WRITE_NS \
+         CONC_ROWS CONC_ROWS2 CONC_CLIENTS CONC_JOBS CONC_SECONDS CONC_REPS CONC_POLICIES \
+         CONC_WORK_MEM CONC_EMULATE_WRITE_NS CONC_EMULATE_READ_NS CONC_EXTRA_OPTIONS CONC_SCRIPT; do
 	if [[ -n "${!v+x}" ]]; then ENV_GIVEN+="$v=${!v} "; fi
 done
 
@@ -118,15 +182,25 @@ if [[ -n "$MODE_ARG" ]]; then
 fi
 MODE=${MODE:-onepass}
 case "$MODE" in
-	onepass|spill|sweep) ;;
-	*) echo "run.sh: MODE must be onepass, spill or sweep (got '$MODE')" >&2; exit 2 ;;
+	onepass|spill|sweep|threads|concurrency) ;;
+	*) echo "run.sh: MODE must be onepass, spill, sweep, threads or concurrency (got '$MODE')" >&2; exit 2 ;;
 esac
 # what was given explicitly (the spill and sweep modes compute the rest)
 SB_LARGE_GIVEN=${SB_LARGE+1}
 TMPFS_SIZE_GIVEN=${TMPFS_SIZE+1}
 
 if (( QUICK )); then
-	ROWS=${ROWS:-200000}
+	case "$MODE" in
+		threads)
+			ROWS=${ROWS:-300000}
+			THREADS_SPILL_WORK_MEM=${THREADS_SPILL_WORK_MEM:-4MB} ;;
+		concurrency)
+			CONC_ROWS=${CONC_ROWS:-300000}
+			CONC_ROWS2=${CONC_ROWS2:-200000}
+			CONC_SECONDS=${CONC_SECONDS:-10}
+			CONC_REPS=${CONC_REPS:-2} ;;
+	esac
+	[[ $MODE == concurrency ]] || ROWS=${ROWS:-200000}
 	REPS=${REPS:-2}
 	WORK_MEM=${WORK_MEM:-4MB}
 fi
@@ -141,6 +215,33 @@ case "$MODE" in
 		PAYLOADS=${PAYLOADS:-10 50 90 500}
 		[[ -z "${CONFIGS:-}" || "$CONFIGS" == A ]] ||
 			{ echo "run.sh: the sweep runs config A (cached table) only; unset CONFIGS" >&2; exit 2; }
+		CONFIGS=A ;;
+	threads)
+		THREADS_SORT_WORK_MEM=${THREADS_SORT_WORK_MEM:-512MB}
+		THREADS_SPILL_WORK_MEM=${THREADS_SPILL_WORK_MEM:-16MB}
+		THREADS_WRITE_NS=${THREADS_WRITE_NS:-0 200}
+		[[ -z "${CONFIGS:-}" || "$CONFIGS" == A ]] ||
+			{ echo "run.sh: the threads mode runs config A (cached table) only; unset CONFIGS" >&2; exit 2; }
+		CONFIGS=A ;;
+	concurrency)
+		CONC_ROWS=${CONC_ROWS:-1000000}
+		if [[ -n "${ROWS:-}" && "$ROWS" != "$CONC_ROWS" ]]; then
+			echo "run.sh: the concurrency mode takes its row count from CONC_ROWS; unset ROWS" >&2; exit 2
+		fi
+		ROWS=$CONC_ROWS
+		[[ "$CONC_ROWS" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: CONC_ROWS must be a positive integer" >&2; exit 2; }
+		CONC_ROWS2=${CONC_ROWS2:-$(( CONC_ROWS / 4 > 0 ? CONC_ROWS / 4 : 1 ))}
+		CONC_CLIENTS=${CONC_CLIENTS:-4}
+		CONC_JOBS=${CONC_JOBS:-$CONC_CLIENTS}
+		CONC_SECONDS=${CONC_SECONDS:-30}
+		CONC_REPS=${CONC_REPS:-3}
+		CONC_POLICIES=${CONC_POLICIES:-interference_aware overlap}
+		CONC_WORK_MEM=${CONC_WORK_MEM:-4096}
+		CONC_EMULATE_WRITE_NS=${CONC_EMULATE_WRITE_NS:-300}
+		CONC_EMULATE_READ_NS=${CONC_EMULATE_READ_NS:-100}
+		CONC_EXTRA_OPTIONS=${CONC_EXTRA_OPTIONS:-}
+		[[ -z "${CONFIGS:-}" || "$CONFIGS" == A ]] ||
+			{ echo "run.sh: the concurrency mode runs config A (cached table) only; unset CONFIGS" >&2; exit 2; }
 		CONFIGS=A ;;
 esac
 BENCH_PORT=${BENCH_PORT:-5488}
@@ -171,6 +272,39 @@ for v in WORK_MEM SB_LARGE SB_SMALL; do
 	[[ "${!v}" =~ ^[0-9]+(kB|MB|GB|TB)?$ ]] || die "$v must look like 128MB (got '${!v}')"
 done
 [[ "$TMPFS_SIZE" =~ ^[0-9]+[kKmMgG%]?$ ]] || die "TMPFS_SIZE must look like 2G (got '$TMPFS_SIZE')"
+if [[ $MODE == threads ]]; then
+	for v in THREADS_SORT_WORK_MEM THREADS_SPILL_WORK_MEM; do
+		[[ "${!v}" =~ ^[0-9]+(kB|MB|GB|TB)?$ ]] || die "$v must look like 512MB (got '${!v}')"
+	done
+	read -r -a WRITE_NS_LIST <<<"$THREADS_WRITE_NS"
+	(( ${#WRITE_NS_LIST[@]} > 0 )) || die "THREADS_WRITE_NS is empty"
+	for ns in "${WRITE_NS_LIST[@]}"; do
+		[[ "$ns" =~ ^[0-9]+$ ]] || die "THREADS_WRITE_NS must be non-negative integers (got '$ns')"
+	done
+fi
+if [[ $MODE == concurrency ]]; then
+	for v in CONC_ROWS2 CONC_CLIENTS CONC_JOBS CONC_SECONDS CONC_REPS; do
+		[[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
+	done
+	for v in CONC_EMULATE_WRITE_NS CONC_EMULATE_READ_NS; do
+		[[ "${!v}" =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer (got '${!v}')"
+	done
+	[[ "$CONC_WORK_MEM" =~ ^[0-9]+(kB|MB|GB)?$ ]] || die "CONC_WORK_MEM must look like 4096 or 4MB (got '$CONC_WORK_MEM')"
+	read -r -a POLICY_LIST <<<"$CONC_POLICIES"
+	(( ${#POLICY_LIST[@]} > 0 )) || die "CONC_POLICIES is empty"
+	for pol in "${POLICY_LIST[@]}"; do
+		[[ "$pol" == interference_aware || "$pol" == overlap ]] ||
+			die "CONC_POLICIES may only contain interference_aware and overlap (got '$pol')"
+	done
+	CONC_SCRIPT=${CONC_SCRIPT:-$SCRIPT_DIR/concurrency.sql}
+	[[ -r "$CONC_SCRIPT" ]] || die "pgbench script $CONC_SCRIPT not found (set CONC_SCRIPT)"
+	[[ -x "$PGBIN/pgbench" ]] || die "$PGBIN/pgbench not found (set PGBIN)"
+	# every pgbench session: braidsort forced, a small budget so that each sort
+	# spills, spill device braid_dax with a slower emulated device
+	CONC_PGOPTIONS="-c braidsort.force=on -c braidsort.work_mem=$CONC_WORK_MEM -c braidsort.spill_tablespace=braid_dax"
+	CONC_PGOPTIONS+=" -c braidsort.emulate_write_ns=$CONC_EMULATE_WRITE_NS -c braidsort.emulate_read_ns=$CONC_EMULATE_READ_NS"
+	CONC_PGOPTIONS+="${CONC_EXTRA_OPTIONS:+ $CONC_EXTRA_OPTIONS}"
+fi
 read -r -a CONFIGS <<<"$CONFIGS"
 (( ${#CONFIGS[@]} > 0 )) || die "CONFIGS is empty"
 declare -A seen=()
@@ -219,7 +353,20 @@ if [[ $MODE != onepass ]]; then
 	EST_HEAP_MAX=0
 	EST_TMPFS_USED_MAX=0
 	EST_NOTE_PARTS=()
+	if [[ $MODE == concurrency ]]; then
+		# both tables; per client the spills of the value-log sort over their
+		# UNION ALL (rows, a little extra per row, runs, partly filled 64MB
+		# segments), all clients at once; stands in for "1.25 x temp" below
+		h=$(( $(est_heap_bytes "$CONC_ROWS" "$PAYLOAD") + $(est_heap_bytes "$CONC_ROWS2" "$PAYLOAD") ))
+		spill=$(( CONC_CLIENTS * ((CONC_ROWS + CONC_ROWS2) * ($(est_tuple_len "$PAYLOAD") + 40) + 128 * MB) ))
+		used=$spill
+		[[ $TABLE_TABLESPACE != braid_dax ]] || used=$(( used + h ))
+		EST_HEAP_MAX=$h
+		EST_TMPFS_USED_MAX=$used
+		EST_NOTE_PARTS+=("payload ${PAYLOAD}B: tables ~$(( h / MB ))MB, braidsort spills of $CONC_CLIENTS clients ~$(( spill / MB ))MB")
+	fi
 	for p in "${PAYLOAD_LIST[@]}"; do
+		[[ $MODE != concurrency ]] || break
 		h=$(est_heap_bytes "$ROWS" "$p")
 		t=$(est_pg_temp_bytes "$ROWS" "$p")
 		b=$(est_braid_spill_bytes "$ROWS")
@@ -230,11 +377,15 @@ if [[ $MODE != onepass ]]; then
 		(( used <= EST_TMPFS_USED_MAX )) || EST_TMPFS_USED_MAX=$used
 		EST_NOTE_PARTS+=("payload ${p}B: table ~$(( h / MB ))MB, PostgreSQL temp ~$(( t / MB ))MB")
 	done
-	SIZE_NOTE="estimates for $ROWS rows: $(IFS=';'; echo "${EST_NOTE_PARTS[*]}" | sed 's/;/; /g')"
+	SIZE_NOTE="estimates for $ROWS rows$( [[ $MODE != concurrency ]] || echo " + $CONC_ROWS2 rows (sortbench2)"): $(IFS=';'; echo "${EST_NOTE_PARTS[*]}" | sed 's/;/; /g')"
 	if [[ -z "$TMPFS_SIZE_GIVEN" ]]; then
 		# table (if it lives there) + 1.25 x PostgreSQL's temp files + 256MB, in 256MB steps
 		TMPFS_SIZE="$(( (EST_TMPFS_USED_MAX + 256 * MB + 256 * MB - 1) / (256 * MB) * 256 ))M"
-		SIZE_NOTE+="; TMPFS_SIZE=$TMPFS_SIZE computed (table in $TABLE_TABLESPACE + 1.25 x temp + 256MB)"
+		if [[ $MODE == concurrency ]]; then
+			SIZE_NOTE+="; TMPFS_SIZE=$TMPFS_SIZE computed (tables in $TABLE_TABLESPACE + spills of all clients + 256MB)"
+		else
+			SIZE_NOTE+="; TMPFS_SIZE=$TMPFS_SIZE computed (table in $TABLE_TABLESPACE + 1.25 x temp + 256MB)"
+		fi
 	fi
 	if [[ -z "$SB_LARGE_GIVEN" ]]; then
 		# braidsort's planner treats a table as cached when it is at most half of shared_buffers
@@ -259,6 +410,7 @@ for b in initdb pg_ctl postgres psql pg_config; do
 done
 PKGLIBDIR=$("$PGBIN/pg_config" --pkglibdir)
 [[ -f "$PKGLIBDIR/braidsort.so" ]] || die "braidsort.so is not installed in $PKGLIBDIR (run 'make install')"
+SO_SHA_START=$(sha256sum "$PKGLIBDIR/braidsort.so" | cut -c1-16)
 command -v awk >/dev/null || die "awk is required"
 
 # Refuse a port somebody is already using (TCP or a socket of the same number
@@ -1153,12 +1305,783 @@ run_sweep() {
 }
 
 # ----------------------------------------------------------------------------
+# helpers of the threads and concurrency modes
+# ----------------------------------------------------------------------------
+# plan_ms NAME PLAN: the number of the first "NAME: N ms" line of a plan
+plan_ms() {
+	sed -n "s/^ *$1: \([0-9][0-9.]*\) ms\$/\1/p" <<<"$2" | head -n1
+}
+
+# set_sighup GUC VALUE: a server-wide (PGC_SIGHUP) parameter: ALTER SYSTEM SET
+# and pg_reload_conf(), then wait until SHOW in a new session reports VALUE
+# (the postmaster rereads the configuration asynchronously)
+set_sighup() {
+	local guc=$1 val=$2 i cur=""
+	sql bench -c "ALTER SYSTEM SET $guc = '$val'" -c "SELECT pg_reload_conf()" >/dev/null
+	for (( i = 0; i < 100; i++ )); do
+		cur=$(sql bench -c "SHOW $guc")
+		[[ "$cur" == "$val" ]] && return 0
+		sleep 0.1
+	done
+	die "$guc: a new session's SHOW says '$cur' 10s after ALTER SYSTEM SET $guc = '$val' and pg_reload_conf()"
+}
+reset_sighup() {
+	sql bench -c "ALTER SYSTEM RESET $1" -c "SELECT pg_reload_conf()" >/dev/null
+}
+
+# the installed braidsort.so must not change under a run (another make install)
+check_so_unchanged() {
+	local now
+	now=$(sha256sum "$PKGLIBDIR/braidsort.so" | cut -c1-16)
+	if [[ "$now" != "$SO_SHA_START" ]]; then
+		WARNINGS+=("the installed braidsort.so changed during the run ($SO_SHA_START… at the start, $now… at the end, another make install): the server ran the library it preloaded at its start (the hash under Machine is that one); the build may also have taken CPU time from the run")
+		echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+	fi
+}
+
+create_braidsort_extension() {
+	sql bench -c "CREATE EXTENSION IF NOT EXISTS braidsort" >/dev/null
+	EXT_VERSION=$(sql bench -c "SELECT extversion FROM pg_extension WHERE extname = 'braidsort'")
+	log "CREATE EXTENSION braidsort (version $EXT_VERSION)"
+}
+
+# float_cell VALUE: a number with 3 decimals, or empty
+f3() { [[ -z "$1" ]] || awk -v x="$1" 'BEGIN { printf "%.3f\n", x }'; }
+
+# ----------------------------------------------------------------------------
+# threads mode
+# ----------------------------------------------------------------------------
+set_threads_sort() {	# set_threads_sort N
+	echo "SET work_mem = '$THREADS_SORT_WORK_MEM'; SET braidsort.enable = on; SET braidsort.force = on; SET braidsort.sort_threads = $1;"
+}
+set_threads_write() {	# set_threads_write EMULATE_WRITE_NS
+	echo "SET work_mem = '$THREADS_SPILL_WORK_MEM'; SET braidsort.enable = on; SET braidsort.force = on; SET braidsort.spill_tablespace = 'braid_dax'; SET braidsort.emulate_write_ns = $1;"
+}
+
+# threads_run PHASE N NS KIND: one braidsort run in its own session
+#   PHASE sort   OnePass, braidsort.sort_threads = N (checked: "Sort Threads: N")
+#         write  MergePass, braidsort.write_threads = N (set server-wide before;
+#                checked in this session), braidsort.emulate_write_ns = NS
+#   KIND  timed   EXPLAIN (ANALYZE, COSTS OFF): braidsort shows its Build /
+#                 Sort / Merge / Gather Time only with TIMING on
+#         total   EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF): Execution Time
+#                 without EXPLAIN's per-row timing overhead; no phase times
+#         capture EXPLAIN (ANALYZE, BUFFERS), the untimed warm-up, kept
+# Sets T_PLAN T_EXEC T_BUILD T_SORT T_MERGE T_GATHER T_THREADS T_DEVW T_DEVR
+# T_RUNS T_PASSES T_METHOD T_WT (write_threads seen by the session) T_CAP
+# (braidsort.scheduler's write_thread_cap for braid_dax after the run)
+threads_run() {
+	local phase=$1 n=$2 ns=$3 kind=$4 set explain out want
+	if [[ $phase == sort ]]; then set=$(set_threads_sort "$n"); want="braid onepass"
+	else set=$(set_threads_write "$ns"); want="braid mergepass"; fi
+	case $kind in
+		capture) explain="EXPLAIN (ANALYZE, BUFFERS)" ;;
+		timed) explain="EXPLAIN (ANALYZE, COSTS OFF)" ;;
+		total) explain="EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)" ;;
+		*) die "threads_run: unknown kind '$kind'" ;;
+	esac
+	out=$(sql bench -c "SELECT 'WRITE_THREADS ' || current_setting('braidsort.write_threads')" \
+		-c "$set" -c "$explain $QUERY")
+	T_WT=$(sed -n 's/^WRITE_THREADS //p' <<<"$out")
+	T_PLAN=$(grep -v '^WRITE_THREADS ' <<<"$out" | sed '/^$/d')
+	check_plan braid "$T_PLAN"
+	T_METHOD=$(sed -n 's/^ *Sort Method: //p' <<<"$T_PLAN" | head -n1)
+	[[ "$T_METHOD" == "$want" ]] || { echo "$T_PLAN" >&2
+		if [[ $phase == sort ]]; then die "sort phase: braidsort did not sort in one pass ('$T_METHOD'); raise THREADS_SORT_WORK_MEM"
+		else die "write phase: braidsort did not spill ('$T_METHOD'); raise ROWS or lower THREADS_SPILL_WORK_MEM"; fi; }
+	T_EXEC=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$T_PLAN")
+	T_BUILD=$(plan_ms 'Build Time' "$T_PLAN")
+	T_SORT=$(plan_ms 'Sort Time' "$T_PLAN")
+	T_MERGE=$(plan_ms 'Merge Time' "$T_PLAN")
+	T_GATHER=$(plan_ms 'Gather Time' "$T_PLAN")
+	T_THREADS=$(plan_int 'Sort Threads' "$T_PLAN")
+	T_DEVW=$(plan_int 'Device Bytes Written' "$T_PLAN")
+	T_DEVR=$(plan_int 'Device Bytes Read' "$T_PLAN")
+	T_RUNS=$(plan_int 'Runs' "$T_PLAN")
+	T_PASSES=$(plan_int 'Merge Passes' "$T_PLAN")
+	[[ -n "$T_EXEC" && -n "$T_THREADS" && -n "$T_DEVW" ]] ||
+		{ echo "$T_PLAN" >&2; die "could not parse Execution Time, Sort Threads or Device Bytes Written"; }
+	[[ $kind == total || ( -n "$T_BUILD" && -n "$T_SORT" && -n "$T_MERGE" && -n "$T_GATHER" ) ]] ||
+		{ echo "$T_PLAN" >&2; die "could not parse Build / Sort / Merge / Gather Time"; }
+	if [[ $phase == sort ]]; then
+		[[ "$T_THREADS" == "$n" ]] || { echo "$T_PLAN" >&2; die "braidsort.sort_threads = $n, but EXPLAIN says 'Sort Threads: $T_THREADS'"; }
+	else
+		[[ "$T_WT" == "$n" ]] || die "braidsort.write_threads = $n was set, but the run's session sees '$T_WT'"
+	fi
+	T_CAP=$(sql bench -c "SELECT write_thread_cap FROM braidsort.scheduler WHERE tablespace = 'braid_dax'" | head -n1)
+}
+
+THREAD_COUNTS=(1 2)
+declare -A TH_EXEC TH_BUILD TH_SORT TH_MERGE TH_GATHER TH_THREADS TH_DEVW TH_DEVR TH_RUNS TH_PASSES TH_CAP
+declare -A TH_CAPTURE TH_MED TH_TOTAL
+# record_threads_run KEY: append this run's values to the per-KEY lists
+record_threads_run() {
+	local k=$1
+	TH_EXEC[$k]+="$T_EXEC " TH_BUILD[$k]+="$T_BUILD " TH_SORT[$k]+="$T_SORT "
+	TH_MERGE[$k]+="$T_MERGE " TH_GATHER[$k]+="$T_GATHER " TH_THREADS[$k]+="$T_THREADS "
+	TH_DEVW[$k]+="$T_DEVW " TH_DEVR[$k]+="$T_DEVR " TH_RUNS[$k]+="$T_RUNS " TH_PASSES[$k]+="$T_PASSES "
+	TH_CAP[$k]+="${T_CAP:--} "
+}
+# median_threads KEY: medians of KEY's lists into TH_MED[KEY,field]
+median_threads() {
+	local k=$1
+	# shellcheck disable=SC2086
+	{
+		TH_MED[$k,exec]=$(median ${TH_EXEC[$k]})
+		TH_MED[$k,total]=$(median ${TH_TOTAL[$k]})
+		TH_MED[$k,build]=$(median ${TH_BUILD[$k]})
+		TH_MED[$k,sort]=$(median ${TH_SORT[$k]})
+		TH_MED[$k,merge]=$(median ${TH_MERGE[$k]})
+		TH_MED[$k,gather]=$(median ${TH_GATHER[$k]})
+		TH_MED[$k,devw]=$(median_int ${TH_DEVW[$k]})
+		TH_MED[$k,devr]=$(median_int ${TH_DEVR[$k]})
+		TH_MED[$k,threads]=$(same_or_range ${TH_THREADS[$k]})
+		TH_MED[$k,runs]=$(same_or_range ${TH_RUNS[$k]})
+		TH_MED[$k,passes]=$(same_or_range ${TH_PASSES[$k]})
+		TH_MED[$k,cap]=$(printf '%s\n' ${TH_CAP[$k]} | sort -u | paste -sd/ -)
+	}
+}
+# threads_runs_md KEY...: the individual runs of the keys, in execution order
+threads_runs_md() {
+	local k i
+	local -a ex bu so me ga th dw ru pa ca to
+	echo "| run | rep | Sort Threads | Build Time (ms) | Sort Time (ms) | Merge Time (ms) | Gather Time (ms) | Execution Time (ms) | Execution Time, TIMING OFF run (ms) | Device Bytes Written | Runs | Merge Passes | write_thread_cap |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	for (( i = 0; i < REPS; i++ )); do
+		for k in "$@"; do
+			read -r -a ex <<<"${TH_EXEC[$k]}"; read -r -a bu <<<"${TH_BUILD[$k]}"
+			read -r -a so <<<"${TH_SORT[$k]}"; read -r -a me <<<"${TH_MERGE[$k]}"
+			read -r -a ga <<<"${TH_GATHER[$k]}"; read -r -a th <<<"${TH_THREADS[$k]}"
+			read -r -a dw <<<"${TH_DEVW[$k]}"; read -r -a ru <<<"${TH_RUNS[$k]}"
+			read -r -a pa <<<"${TH_PASSES[$k]}"; read -r -a ca <<<"${TH_CAP[$k]}"
+			read -r -a to <<<"${TH_TOTAL[$k]}"
+			echo "| ${TH_LABEL[$k]} | $(( i + 1 )) | ${th[i]} | ${bu[i]} | ${so[i]} | ${me[i]} | ${ga[i]} | ${ex[i]} | ${to[i]} | ${dw[i]} | ${ru[i]} | ${pa[i]} | ${ca[i]} |"
+		done
+	done
+	for k in "$@"; do
+		echo "| ${TH_LABEL[$k]} | **median** | ${TH_MED[$k,threads]} | **${TH_MED[$k,build]}** | **${TH_MED[$k,sort]}** | **${TH_MED[$k,merge]}** | **${TH_MED[$k,gather]}** | **${TH_MED[$k,exec]}** | **${TH_MED[$k,total]}** | ${TH_MED[$k,devw]} | ${TH_MED[$k,runs]} | ${TH_MED[$k,passes]} | ${TH_MED[$k,cap]} |"
+	done
+}
+declare -A TH_LABEL
+
+run_threads() {
+	local n ns i k
+	[[ "$(sql bench -c 'SHOW shared_buffers')" == "$SB_LARGE" ]] || log "note: SHOW shared_buffers = $(sql bench -c 'SHOW shared_buffers')"
+	create_braidsort_extension
+	warm_table
+	TH_NCPU=$(sql bench -c "SHOW braidsort.sort_threads")
+	TH_WT_DEFAULT=$(sql bench -c "SHOW braidsort.write_threads")
+
+	# ---- sort phase: OnePass, sort_threads 1 vs 2 ----
+	log "sort phase (OnePass, work_mem=$THREADS_SORT_WORK_MEM): warm-up / capture runs"
+	for n in "${THREAD_COUNTS[@]}"; do
+		k=sort,$n
+		TH_LABEL[$k]="sort_threads=$n"
+		threads_run sort "$n" 0 capture
+		TH_CAPTURE[$k]=$T_PLAN
+		TH_EXEC[$k]="" TH_BUILD[$k]="" TH_SORT[$k]="" TH_MERGE[$k]="" TH_GATHER[$k]="" TH_THREADS[$k]="" TH_TOTAL[$k]=""
+		TH_DEVW[$k]="" TH_DEVR[$k]="" TH_RUNS[$k]="" TH_PASSES[$k]="" TH_CAP[$k]=""
+		log "  sort_threads=$n: $T_METHOD, Sort Threads $T_THREADS, Sort Time $T_SORT ms, total $T_EXEC ms"
+	done
+	for (( i = 1; i <= REPS; i++ )); do
+		for n in "${THREAD_COUNTS[@]}"; do
+			threads_run sort "$n" 0 timed
+			record_threads_run "sort,$n"
+			log "sort phase rep $i/$REPS  sort_threads=$n  build $T_BUILD  sort $T_SORT  gather $T_GATHER  total $T_EXEC ms"
+		done
+		for n in "${THREAD_COUNTS[@]}"; do
+			threads_run sort "$n" 0 total
+			TH_TOTAL[sort,$n]+="$T_EXEC "
+			log "sort phase rep $i/$REPS  sort_threads=$n  TIMING OFF total $T_EXEC ms"
+		done
+	done
+	for n in "${THREAD_COUNTS[@]}"; do median_threads "sort,$n"; done
+
+	# ---- write phase: MergePass, write_threads 1 vs 2, per emulate_write_ns ----
+	for ns in "${WRITE_NS_LIST[@]}"; do
+		log "write phase (MergePass, work_mem=$THREADS_SPILL_WORK_MEM, emulate_write_ns=$ns): warm-up / capture runs"
+		for n in "${THREAD_COUNTS[@]}"; do
+			k=write,$ns,$n
+			TH_LABEL[$k]="ns=$ns write_threads=$n"
+			set_sighup braidsort.write_threads "$n"
+			threads_run write "$n" "$ns" capture
+			TH_CAPTURE[$k]=$T_PLAN
+			TH_EXEC[$k]="" TH_BUILD[$k]="" TH_SORT[$k]="" TH_MERGE[$k]="" TH_GATHER[$k]="" TH_THREADS[$k]="" TH_TOTAL[$k]=""
+			TH_DEVW[$k]="" TH_DEVR[$k]="" TH_RUNS[$k]="" TH_PASSES[$k]="" TH_CAP[$k]=""
+			log "  write_threads=$n: $T_METHOD, runs $T_RUNS, device written $(human_bytes "$T_DEVW"), total $T_EXEC ms"
+		done
+		for (( i = 1; i <= REPS; i++ )); do
+			for n in "${THREAD_COUNTS[@]}"; do
+				set_sighup braidsort.write_threads "$n"
+				threads_run write "$n" "$ns" timed
+				record_threads_run "write,$ns,$n"
+				log "write phase ns=$ns rep $i/$REPS  write_threads=$n  sort $T_SORT  merge $T_MERGE  total $T_EXEC ms  written $(human_bytes "$T_DEVW")"
+			done
+			for n in "${THREAD_COUNTS[@]}"; do
+				set_sighup braidsort.write_threads "$n"
+				threads_run write "$n" "$ns" total
+				TH_TOTAL[write,$ns,$n]+="$T_EXEC "
+				log "write phase ns=$ns rep $i/$REPS  write_threads=$n  TIMING OFF total $T_EXEC ms"
+			done
+		done
+		for n in "${THREAD_COUNTS[@]}"; do median_threads "write,$ns,$n"; done
+	done
+	reset_sighup braidsort.write_threads
+	stop_server
+	check_so_unchanged
+
+	local sort_ratio target
+	sort_ratio=$(ratio "${TH_MED[sort,1,sort]}" "${TH_MED[sort,2,sort]}")
+	if awk -v r="$sort_ratio" 'BEGIN { exit !(r >= 1.6) }'; then target="met"; else target="NOT met"; fi
+	TH_TARGET="sort phase (Sort Time) speed-up with 2 threads: ${sort_ratio}x; target >= 1.6x: $target"
+
+	echo
+	echo "==== braidsort thread scaling: SELECT * FROM sortbench ORDER BY k ===="
+	echo "rows=$ROWS ($TBL_SIZE_PRETTY) payload=${PAYLOAD}B reps=$REPS nproc=$(nproc)"
+	echo
+	echo "sort phase (OnePass, work_mem=$THREADS_SORT_WORK_MEM), medians in ms:"
+	printf '%-14s %12s %12s %12s %12s %14s\n' sort_threads "Build" "Sort" "Gather" "Execution" "Exec TIMING OFF"
+	for n in "${THREAD_COUNTS[@]}"; do
+		printf '%-14s %12s %12s %12s %12s %14s\n' "$n" "${TH_MED[sort,$n,build]}" "${TH_MED[sort,$n,sort]}" "${TH_MED[sort,$n,gather]}" "${TH_MED[sort,$n,exec]}" "${TH_MED[sort,$n,total]}"
+	done
+	printf '%-14s %11sx %11sx %11sx %11sx %13sx\n' "ratio 1/2" "$(ratio "${TH_MED[sort,1,build]}" "${TH_MED[sort,2,build]}")" \
+		"$sort_ratio" "$(ratio "${TH_MED[sort,1,gather]}" "${TH_MED[sort,2,gather]}")" "$(ratio "${TH_MED[sort,1,exec]}" "${TH_MED[sort,2,exec]}")" \
+		"$(ratio "${TH_MED[sort,1,total]}" "${TH_MED[sort,2,total]}")"
+	echo "$TH_TARGET"
+	for ns in "${WRITE_NS_LIST[@]}"; do
+		echo
+		echo "write phase (MergePass, work_mem=$THREADS_SPILL_WORK_MEM, emulate_write_ns=$ns), medians:"
+		printf '%-14s %12s %12s %12s %16s %16s\n' write_threads "Sort ms" "Merge ms" "Execution ms" "Exec TIMING OFF" "Device written"
+		for n in "${THREAD_COUNTS[@]}"; do
+			printf '%-14s %12s %12s %12s %16s %16s\n' "$n" "${TH_MED[write,$ns,$n,sort]}" "${TH_MED[write,$ns,$n,merge]}" "${TH_MED[write,$ns,$n,exec]}" \
+				"${TH_MED[write,$ns,$n,total]}" "$(human_bytes "${TH_MED[write,$ns,$n,devw]}")"
+		done
+		printf '%-14s %11sx %11sx %11sx %15sx\n' "ratio 1/2" "$(ratio "${TH_MED[write,$ns,1,sort]}" "${TH_MED[write,$ns,2,sort]}")" \
+			"$(ratio "${TH_MED[write,$ns,1,merge]}" "${TH_MED[write,$ns,2,merge]}")" "$(ratio "${TH_MED[write,$ns,1,exec]}" "${TH_MED[write,$ns,2,exec]}")" \
+			"$(ratio "${TH_MED[write,$ns,1,total]}" "${TH_MED[write,$ns,2,total]}")"
+	done
+	for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo "WARNING: $w"; done
+
+	collect_machine_info
+	SO_SHA=$SO_SHA_START	# the library the server preloaded (see check_so_unchanged)
+	{
+		echo "# braidsort thread scaling benchmark — $(date '+%Y-%m-%d %H:%M:%S %Z')"
+		echo
+		echo "Query: \`$QUERY\`, braidsort forced, rows discarded in the server via EXPLAIN ANALYZE."
+		echo "Times are braidsort's EXPLAIN ANALYZE properties (\`Build Time\`, \`Sort Time\`, \`Merge Time\`,"
+		echo "\`Gather Time\`) and the total \`Execution Time\`. braidsort prints its phase times only with"
+		echo "TIMING on, so each repetition has two runs per thread count: one \`EXPLAIN (ANALYZE, COSTS OFF)\`"
+		echo "(phase times and its Execution Time, which includes EXPLAIN's per-row timing overhead) and one"
+		echo "\`EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)\` (\"Execution Time, TIMING OFF\": the total without that"
+		echo "overhead). Thread counts 1 and 2 alternate, $REPS repetitions, after one untimed warm-up of each"
+		echo "(\`EXPLAIN (ANALYZE, BUFFERS)\`, kept below). The machine has $(nproc) CPUs."
+		echo
+		echo "* **Sort phase** (OnePass, every run checked: \`Sort Method: braid onepass\`):"
+		echo "  \`$(set_threads_sort N)\` with N = 1, 2; every run's \`Sort Threads\` checked to equal N."
+		echo "* **Write phase** (MergePass, every run checked: \`Sort Method: braid mergepass\`):"
+		echo "  \`$(set_threads_write NS)\` with NS in ${WRITE_NS_LIST[*]};"
+		echo "  \`braidsort.write_threads\` (PGC_SIGHUP) set to 1 resp. 2 before every run with"
+		echo "  \`ALTER SYSTEM SET braidsort.write_threads = N; SELECT pg_reload_conf();\`, then checked with"
+		echo "  \`SHOW\` in a new session and again in the session of the run. \`braidsort.sort_threads\` is left"
+		echo "  at its default ($TH_NCPU = one per CPU). For a MergePass, \`Sort Time\` covers sorting and writing"
+		echo "  the runs; \`braidsort.emulate_write_ns\` is a delay per 64-byte line written, paid by the writing thread."
+		echo
+		echo "## Command"
+		echo
+		echo '```'
+		echo "${ENV_GIVEN}bash $ORIG_CMDLINE"
+		echo '```'
+		echo
+		echo "Effective settings: MODE=$MODE BENCH_PORT=$BENCH_PORT ROWS=$ROWS PAYLOAD=$PAYLOAD REPS=$REPS"
+		echo "THREADS_SORT_WORK_MEM=$THREADS_SORT_WORK_MEM THREADS_SPILL_WORK_MEM=$THREADS_SPILL_WORK_MEM THREADS_WRITE_NS=\"${WRITE_NS_LIST[*]}\""
+		echo "SB_LARGE=$SB_LARGE TMPFS_SIZE=$TMPFS_SIZE TABLE_TABLESPACE=$TABLE_TABLESPACE quick=$QUICK"
+		echo
+		echo "Sizing: $SIZE_NOTE"
+		echo
+		machine_md
+		echo "- braidsort extension version: $EXT_VERSION; defaults: braidsort.sort_threads = $TH_NCPU, braidsort.write_threads = $TH_WT_DEFAULT"
+		echo
+		echo "## Data"
+		echo
+		echo "sortbench: $TBL_ROWS rows, heap $TBL_SIZE_PRETTY ($TBL_BYTES bytes) in tablespace $TABLE_TABLESPACE;"
+		echo "k length min/max $KLEN bytes, v length min/max $VLEN bytes. Warmed with count(*)$( (( HAVE_PREWARM )) && echo " and pg_prewarm"); one server, shared_buffers = $SB_LARGE."
+		for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo; echo "**WARNING:** $w"; done
+		echo
+		server_settings_md
+		echo
+		echo "## Results (medians of $REPS runs)"
+		echo
+		echo "### Sort phase: OnePass, work_mem $THREADS_SORT_WORK_MEM, braidsort.sort_threads = 1 vs 2"
+		echo
+		echo "| sort_threads | Sort Threads (EXPLAIN) | Build Time (ms) | Sort Time (ms) | Gather Time (ms) | Execution Time (ms) | Execution Time, TIMING OFF (ms) |"
+		echo "|---:|---:|---:|---:|---:|---:|---:|"
+		for n in "${THREAD_COUNTS[@]}"; do
+			echo "| $n | ${TH_MED[sort,$n,threads]} | ${TH_MED[sort,$n,build]} | ${TH_MED[sort,$n,sort]} | ${TH_MED[sort,$n,gather]} | ${TH_MED[sort,$n,exec]} | ${TH_MED[sort,$n,total]} |"
+		done
+		echo "| **ratio time(1)/time(2)** | | $(ratio "${TH_MED[sort,1,build]}" "${TH_MED[sort,2,build]}")x | **${sort_ratio}x** | $(ratio "${TH_MED[sort,1,gather]}" "${TH_MED[sort,2,gather]}")x | $(ratio "${TH_MED[sort,1,exec]}" "${TH_MED[sort,2,exec]}")x | $(ratio "${TH_MED[sort,1,total]}" "${TH_MED[sort,2,total]}")x |"
+		echo
+		echo "Target: the sort phase at least 1.6x faster with 2 threads than with 1: **$target** (Sort Time ratio ${sort_ratio}x)."
+		for ns in "${WRITE_NS_LIST[@]}"; do
+			echo
+			echo "### Write phase: MergePass, work_mem $THREADS_SPILL_WORK_MEM, braidsort.emulate_write_ns = $ns, braidsort.write_threads = 1 vs 2"
+			echo
+			echo "| write_threads | Sort Time (ms) | Merge Time (ms) | Build Time (ms) | Gather Time (ms) | Execution Time (ms) | Execution Time, TIMING OFF (ms) | Device Bytes Written | Runs | Merge Passes | Sort Threads |"
+			echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+			for n in "${THREAD_COUNTS[@]}"; do
+				k=write,$ns,$n
+				echo "| $n | ${TH_MED[$k,sort]} | ${TH_MED[$k,merge]} | ${TH_MED[$k,build]} | ${TH_MED[$k,gather]} | ${TH_MED[$k,exec]} | ${TH_MED[$k,total]} | $(bytes_cell "${TH_MED[$k,devw]}") | ${TH_MED[$k,runs]} | ${TH_MED[$k,passes]} | ${TH_MED[$k,threads]} |"
+			done
+			echo "| **ratio time(1)/time(2)** | **$(ratio "${TH_MED[write,$ns,1,sort]}" "${TH_MED[write,$ns,2,sort]}")x** | $(ratio "${TH_MED[write,$ns,1,merge]}" "${TH_MED[write,$ns,2,merge]}")x | $(ratio "${TH_MED[write,$ns,1,build]}" "${TH_MED[write,$ns,2,build]}")x | $(ratio "${TH_MED[write,$ns,1,gather]}" "${TH_MED[write,$ns,2,gather]}")x | $(ratio "${TH_MED[write,$ns,1,exec]}" "${TH_MED[write,$ns,2,exec]}")x | $(ratio "${TH_MED[write,$ns,1,total]}" "${TH_MED[write,$ns,2,total]}")x | | | | |"
+		done
+		echo
+		echo "## Individual runs (in execution order; thread counts alternate)"
+		echo
+		echo "### Sort phase"
+		echo
+		threads_runs_md sort,1 sort,2
+		for ns in "${WRITE_NS_LIST[@]}"; do
+			echo
+			echo "### Write phase, emulate_write_ns = $ns"
+			echo
+			threads_runs_md "write,$ns,1" "write,$ns,2"
+		done
+		echo
+		echo "write_thread_cap: \`braidsort.scheduler.write_thread_cap\` of braid_dax, read after each run."
+		echo
+		echo "## Captured EXPLAIN (ANALYZE, BUFFERS) outputs (the untimed warm-up runs)"
+		for n in "${THREAD_COUNTS[@]}"; do
+			capture_md "Sort phase, braidsort.sort_threads = $n" "${TH_CAPTURE[sort,$n]}"
+		done
+		for ns in "${WRITE_NS_LIST[@]}"; do
+			for n in "${THREAD_COUNTS[@]}"; do
+				capture_md "Write phase, emulate_write_ns = $ns, braidsort.write_threads = $n" "${TH_CAPTURE[write,$ns,$n]}"
+			done
+		done
+	} >"$REPORT"
+}
+
+# ----------------------------------------------------------------------------
+# concurrency mode
+# ----------------------------------------------------------------------------
+# sql_opts ARGS...: psql on bench with the pgbench sessions' PGOPTIONS
+sql_opts() {
+	local out
+	if ! out=$(PGOPTIONS="$CONC_PGOPTIONS" "${PSQL[@]}" -d bench "$@" 2>&1); then
+		echo "$out" >&2
+		echo "---- last lines of the server log ----" >&2
+		tail -n 20 "$SERVER_LOG" >&2
+		die "psql failed"
+	fi
+	printf '%s\n' "$out"
+}
+
+# concurrency_setup: sortbench2, the checksum functions and the expected
+# checksums of the checked queries (computed with braidsort.enable = off)
+concurrency_setup() {
+	local t0 dup
+	log "loading sortbench2: $CONC_ROWS2 rows, 10-byte keys, $PAYLOAD-byte payloads (tablespace $TABLE_TABLESPACE)"
+	t0=$(date +%s)
+	sql bench -v rows2="$CONC_ROWS2" -v payload="$PAYLOAD" -v tblspc="$TABLE_TABLESPACE" <<'SQL' >/dev/null
+BEGIN;
+CREATE TABLE sortbench2 (k bytea NOT NULL, v bytea NOT NULL) TABLESPACE :tblspc;
+INSERT INTO sortbench2
+SELECT decode(substr(md5(random()::text), 1, 20), 'hex'),
+       decode(substr(repeat(md5((g + 1000000000)::text), ceil(:payload / 16.0)::int), 1, 2 * :payload), 'hex')
+FROM generate_series(1, :rows2) AS g;
+COMMIT;
+VACUUM (ANALYZE) sortbench2;
+CHECKPOINT;
+SQL
+	TBL2_ROWS=$(sql bench -c "SELECT count(*) FROM sortbench2")
+	TBL2_SIZE=$(sql bench -c "SELECT pg_size_pretty(pg_relation_size('sortbench2'))")
+	[[ "$TBL2_ROWS" == "$CONC_ROWS2" ]] || die "sortbench2 has $TBL2_ROWS rows, expected $CONC_ROWS2"
+	log "loaded sortbench2 in $(( $(date +%s) - t0 ))s: $TBL2_ROWS rows, $TBL2_SIZE"
+	# the checked results must not depend on the order of equal keys
+	dup=$(sql bench -c "SET braidsort.enable = off" -c "SET work_mem = '256MB'" \
+		-c "SELECT count(*) - count(DISTINCT k) FROM (SELECT k FROM sortbench UNION ALL SELECT k FROM sortbench2) s")
+	[[ "$dup" == 0 ]] || die "sortbench and sortbench2 share $dup duplicate keys: the order checksum would depend on tie order; rerun"
+	sql bench <<'SQL' >/dev/null
+CREATE TABLE bench_expect (name text PRIMARY KEY, query text NOT NULL,
+                           n bigint, hsum numeric, psum numeric);
+-- an order-sensitive checksum of a query returning (k bytea, v bytea): row
+-- count, sum of row hashes, and sum of row hashes weighted by position
+-- (row_number() OVER () numbers rows in the order the sort emits them)
+CREATE FUNCTION bench_checksum_sql(q text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $f$
+SELECT format($x$SELECT count(*) AS n, coalesce(sum(h), 0) AS hsum, coalesce(sum(rn * (h %% 1000003)), 0) AS psum
+FROM (SELECT row_number() OVER () AS rn, hashtextextended(encode(k, 'hex') || encode(v, 'hex'), 0) AS h
+      FROM (%s) q) s$x$, q)
+$f$;
+CREATE FUNCTION bench_checksum(q text, OUT n bigint, OUT hsum numeric, OUT psum numeric)
+LANGUAGE plpgsql AS $f$
+BEGIN
+	EXECUTE bench_checksum_sql(q) INTO n, hsum, psum;
+END
+$f$;
+-- raises (so that pgbench aborts the client) unless the query's result has
+-- the expected checksums; returns the row count
+CREATE FUNCTION bench_check(which text) RETURNS bigint
+LANGUAGE plpgsql AS $f$
+DECLARE
+	e bench_expect;
+	got record;
+BEGIN
+	SELECT * INTO STRICT e FROM bench_expect WHERE name = which;
+	SELECT * INTO got FROM bench_checksum(e.query);
+	IF got.n <> e.n OR got.hsum <> e.hsum OR got.psum <> e.psum THEN
+		RAISE EXCEPTION 'bench_check(%): wrong result: % rows, hash sum %, position-weighted sum %; expected % / % / %',
+			which, got.n, got.hsum, got.psum, e.n, e.hsum, e.psum
+			USING DETAIL = 'query: ' || e.query;
+	END IF;
+	RETURN got.n;
+END
+$f$;
+INSERT INTO bench_expect (name, query) VALUES
+  ('tid_small', $q$SELECT k, v FROM sortbench2 ORDER BY k$q$),
+  ('vlog_small', $q$SELECT k, v FROM (SELECT k, v FROM sortbench2 UNION ALL SELECT k, v FROM sortbench WHERE k < '\x20'::bytea) u ORDER BY k$q$);
+SQL
+	log "computing the expected checksums with braidsort.enable = off"
+	sql bench -c "SET braidsort.enable = off" \
+		-c "UPDATE bench_expect SET (n, hsum, psum) = (SELECT * FROM bench_checksum(query))" >/dev/null
+	CONC_EXPECT=$(sql bench -F ' | ' -c "SELECT name, n, hsum, psum, query FROM bench_expect ORDER BY name")
+	# sanity: the check passes with PostgreSQL's Sort
+	sql bench -c "SET braidsort.enable = off" -c "SELECT bench_check(name) FROM bench_expect" >/dev/null
+}
+
+# concurrency_verify: each statement of the script once, alone, under the
+# sessions' settings: EXPLAIN ANALYZE (for bench_check(NAME): NAME's checksum
+# query), then the statement itself
+declare -a CV_STMT CV_PLAN CV_NODE CV_METHOD CV_SOURCE CV_ROWS CV_DEVW CV_TIME
+concurrency_verify() {
+	local line name q plan i=0
+	while IFS= read -r -u 3 line; do
+		[[ "$line" =~ ^[[:space:]]*$ || "$line" =~ ^[[:space:]]*-- || "$line" =~ ^[[:space:]]*\\ ]] && continue
+		if [[ "$line" =~ ^SELECT\ bench_check\(\'([a-z_]+)\'\)\;$ ]]; then
+			name=${BASH_REMATCH[1]}
+			q=$(sql bench -c "SELECT bench_checksum_sql(query) FROM bench_expect WHERE name = '$name'")
+			[[ -n "$q" ]] || die "the script calls bench_check('$name'), but bench_expect has no '$name'"
+		else
+			q=${line%;}
+		fi
+		plan=$(sql_opts -c "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $q")
+		CV_STMT[i]=$line
+		CV_PLAN[i]=$plan
+		if grep -q 'Custom Scan (BraidSort)' <<<"$plan"; then CV_NODE[i]=BraidSort
+		else echo "$plan" >&2; die "statement '$line': no 'Custom Scan (BraidSort)' under the sessions' settings"; fi
+		CV_METHOD[i]=$(sed -n 's/^ *Sort Method: //p' <<<"$plan" | paste -sd ';' -)
+		CV_SOURCE[i]=$(sed -n 's/^ *Gather Source: //p' <<<"$plan" | paste -sd ';' -)
+		CV_ROWS[i]=$(sed -n 's/^ *Rows Sorted: //p' <<<"$plan" | paste -sd ';' -)
+		CV_DEVW[i]=$(plan_int 'Device Bytes Written' "$plan")
+		CV_TIME[i]=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$plan")
+		if [[ "${CV_DEVW[i]:-0}" == 0 ]]; then
+			WARNINGS+=("statement '$line' does not spill alone (Device Bytes Written 0; ${CV_METHOD[i]}); raise CONC_ROWS / CONC_ROWS2 or lower CONC_WORK_MEM")
+			echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+		fi
+		log "  $(cut -c1-70 <<<"$line"): ${CV_METHOD[i]}, ${CV_SOURCE[i]}, device written $(human_bytes "${CV_DEVW[i]:-0}"), ${CV_TIME[i]} ms"
+		# and the statement itself (the check must pass with braidsort, alone)
+		sql_opts -c "$line" >/dev/null
+		i=$(( i + 1 ))
+	done 3<"$WORK/concurrency.sql"
+	(( i > 0 )) || die "no statements in $CONC_SCRIPT"
+}
+
+# conc_run POLICY REP: one pgbench run; appends to the CR_* lists
+declare -A CR_TPS CR_LAT CR_TXN CR_FAIL CR_ABORT CR_RC CR_RG CR_WG CR_WAITS CR_SW CR_OV CR_CAP CR_BUSY
+declare -A CR_BW CR_BR CR_MP CR_OP CR_VL CR_STMT CR_OUT
+conc_run() {
+	local pol=$1 rep=$2 out rc sched stats tps lat txn fail abort
+	local vpol rg wg waits sw ov cap busy bw br mp op vl j
+	set_sighup braidsort.io_policy "$pol"
+	sql bench -c "SELECT braidsort.stats_reset()" >/dev/null
+	out="$WORK/pgbench-$pol-$rep.txt"
+	if as_pg env PGOPTIONS="$CONC_PGOPTIONS" "$PGBIN/pgbench" -n -r -c "$CONC_CLIENTS" -j "$CONC_JOBS" -T "$CONC_SECONDS" \
+		-f "$WORK/concurrency.sql" -h "$SOCK" -p "$BENCH_PORT" -U postgres bench >"$out" 2>&1; then rc=0; else rc=$?; fi
+	sleep 0.5	# let the sessions' exits land
+	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' "$out")
+	lat=$(sed -n 's/^latency average = \([0-9.]*\) ms$/\1/p' "$out")
+	txn=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*$/\1/p' "$out")
+	fail=$(sed -n 's/^number of failed transactions: \([0-9]*\).*$/\1/p' "$out")
+	abort=$(grep -c 'aborted in command' "$out" || true)
+	if [[ -z "$txn" ]]; then
+		cat "$out" >&2
+		die "pgbench ($pol, run $rep) printed no transaction count (exit $rc)"
+	fi
+	# a run whose clients all aborted prints no tps / latency
+	tps=${tps:-0}
+	sched=$(sql bench -F ' ' -c "SELECT io_policy, read_grants, write_grants, waits, phase_switches, \"overlaps\", write_thread_cap,
+		readers + writers + waiting_readers + waiting_writers + writer_threads
+		FROM braidsort.scheduler WHERE tablespace = 'braid_dax'" | head -n1)
+	read -r vpol rg wg waits sw ov cap busy <<<"$sched"
+	if [[ -z "$sched" ]]; then
+		WARNINGS+=("$pol run $rep: braidsort.scheduler has no row for braid_dax: nothing went through its gate")
+		echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+		vpol=$pol rg=0 wg=0 waits=0 sw=0 ov=0 cap=- busy=0
+	fi
+	[[ "$vpol" == "$pol" ]] || die "braidsort.scheduler shows io_policy '$vpol' during the $pol run"
+	stats=$(sql bench -F ' ' -c "SELECT
+		coalesce(sum(value) FILTER (WHERE scope LIKE 'braid\_dax (%' AND counter = 'bytes_written'), 0),
+		coalesce(sum(value) FILTER (WHERE scope LIKE 'braid\_dax (%' AND counter = 'bytes_read'), 0),
+		coalesce(sum(value) FILTER (WHERE scope = 'global' AND counter = 'sorts_mergepass'), 0),
+		coalesce(sum(value) FILTER (WHERE scope = 'global' AND counter = 'sorts_onepass'), 0),
+		coalesce(sum(value) FILTER (WHERE scope = 'global' AND counter = 'sorts_value_log'), 0)
+		FROM braidsort.stats")
+	read -r bw br mp op vl <<<"$stats"
+	local k=$pol
+	CR_TPS[$k]+="$tps " CR_LAT[$k]+="${lat:-nan} " CR_TXN[$k]+="$txn " CR_FAIL[$k]+="${fail:-0} "
+	CR_ABORT[$k]+="$abort " CR_RC[$k]+="$rc " CR_RG[$k]+="$rg " CR_WG[$k]+="$wg " CR_WAITS[$k]+="$waits "
+	CR_SW[$k]+="$sw " CR_OV[$k]+="$ov " CR_CAP[$k]+="$cap " CR_BUSY[$k]+="$busy "
+	CR_BW[$k]+="$bw " CR_BR[$k]+="$br " CR_MP[$k]+="$mp " CR_OP[$k]+="$op " CR_VL[$k]+="$vl "
+	CR_OUT[$k,$rep]=$(cat "$out")
+	# per-statement average latencies (pgbench -r): "latency failures statement"
+	CR_STMT[$k,$rep]=$(awk '/^statement latencies in milliseconds/ { on = 1; next }
+		on && /^ *[0-9.]+ +[0-9]+ +/ { print $1 }' "$out" | paste -sd ' ' -)
+	[[ -n "${CR_STMT[$k,$rep]}" ]] || CR_STMT[$k,$rep]=$(for (( j = 0; j < ${#CV_STMT[@]}; j++ )); do printf 'nan '; done)
+	log "$pol run $rep/$CONC_REPS: tps $tps, latency avg ${lat:-?} ms, $txn transactions, failed ${fail:-?}, aborted clients $abort, exit $rc;" \
+		"grants r/w $rg/$wg, waits $waits, switches $sw, overlaps $ov; device written $(human_bytes "$bw"), read $(human_bytes "$br")"
+	if (( rc != 0 || abort > 0 || ${fail:-0} > 0 )); then
+		WARNINGS+=("$pol run $rep: pgbench exit $rc, $abort aborted clients, ${fail:-?} failed transactions: $(grep -E 'ERROR|aborted|FATAL' "$out" | head -n 3 | tr '\n' ' ')")
+		echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+	fi
+	if [[ $pol == interference_aware && "$ov" != 0 ]]; then
+		WARNINGS+=("interference_aware run $rep: braidsort.scheduler counted $ov read/write overlaps (expected 0)")
+		echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+	fi
+	if [[ "$busy" != 0 ]]; then
+		WARNINGS+=("$pol run $rep: the gate of braid_dax is not free after the run (readers + writers + waiting + writer_threads = $busy)")
+		echo "run.sh: WARNING: ${WARNINGS[-1]}" >&2
+	fi
+}
+
+# sum of the arguments
+sum_of() { printf '%s\n' "$@" | awk '{ s += $1 } END { printf "%d\n", s }'; }
+
+run_concurrency() {
+	local pol rep i k stmts
+	[[ "$(sql bench -c 'SHOW shared_buffers')" == "$SB_LARGE" ]] || log "note: SHOW shared_buffers = $(sql bench -c 'SHOW shared_buffers')"
+	create_braidsort_extension
+	concurrency_setup
+	install -m 644 -o postgres "$CONC_SCRIPT" "$WORK/concurrency.sql"
+	sql bench -c "SELECT pg_prewarm('sortbench2')" >/dev/null 2>&1 || true
+	warm_table
+	CONC_POLICY_DEFAULT=$(sql bench -c "SHOW braidsort.io_policy")
+	log "each statement alone, with PGOPTIONS='$CONC_PGOPTIONS' (io_policy $CONC_POLICY_DEFAULT):"
+	concurrency_verify
+	for pol in "${POLICY_LIST[@]}"; do
+		for v in CR_TPS CR_LAT CR_TXN CR_FAIL CR_ABORT CR_RC CR_RG CR_WG CR_WAITS CR_SW CR_OV CR_CAP CR_BUSY CR_BW CR_BR CR_MP CR_OP CR_VL; do
+			eval "$v[\$pol]=''"
+		done
+	done
+	log "pgbench: $CONC_CLIENTS clients, $CONC_JOBS jobs, ${CONC_SECONDS}s per run, $CONC_REPS runs per policy (${POLICY_LIST[*]})"
+	for (( rep = 1; rep <= CONC_REPS; rep++ )); do
+		for pol in "${POLICY_LIST[@]}"; do
+			conc_run "$pol" "$rep"
+		done
+	done
+	reset_sighup braidsort.io_policy
+	stop_server
+	check_so_unchanged
+
+	declare -gA CM
+	for pol in "${POLICY_LIST[@]}"; do
+		# shellcheck disable=SC2086
+		{
+			CM[$pol,tps]=$(median ${CR_TPS[$pol]})
+			CM[$pol,lat]=$(median ${CR_LAT[$pol]})
+			CM[$pol,txn]=$(median_int ${CR_TXN[$pol]})
+			CM[$pol,fail]=$(median_int ${CR_FAIL[$pol]})
+			CM[$pol,failsum]=$(sum_of ${CR_FAIL[$pol]})
+			CM[$pol,abortsum]=$(sum_of ${CR_ABORT[$pol]})
+			CM[$pol,rcs]=$(printf '%s\n' ${CR_RC[$pol]} | sort -u | paste -sd/ -)
+			CM[$pol,rg]=$(median_int ${CR_RG[$pol]})
+			CM[$pol,wg]=$(median_int ${CR_WG[$pol]})
+			CM[$pol,waits]=$(median_int ${CR_WAITS[$pol]})
+			CM[$pol,sw]=$(median_int ${CR_SW[$pol]})
+			CM[$pol,ov]=$(median_int ${CR_OV[$pol]})
+			CM[$pol,ovmax]=$(minmax max ${CR_OV[$pol]})
+			CM[$pol,cap]=$(printf '%s\n' ${CR_CAP[$pol]} | sort -u | paste -sd/ -)
+			CM[$pol,bw]=$(median_int ${CR_BW[$pol]})
+			CM[$pol,br]=$(median_int ${CR_BR[$pol]})
+			CM[$pol,mp]=$(median_int ${CR_MP[$pol]})
+			CM[$pol,op]=$(median_int ${CR_OP[$pol]})
+			CM[$pol,vl]=$(median_int ${CR_VL[$pol]})
+		}
+		# per-statement latency medians
+		stmts=${#CV_STMT[@]}
+		CM[$pol,stmt]=""
+		for (( i = 1; i <= stmts; i++ )); do
+			local vals=()
+			for (( rep = 1; rep <= CONC_REPS; rep++ )); do
+				vals+=("$(cut -d' ' -f"$i" <<<"${CR_STMT[$pol,$rep]}")")
+			done
+			CM[$pol,stmt]+="$(median "${vals[@]}") "
+		done
+	done
+	CONC_TPS_RATIO=""
+	if [[ -n "${CM[interference_aware,tps]:-}" && -n "${CM[overlap,tps]:-}" ]]; then
+		CONC_TPS_RATIO=$(ratio "${CM[interference_aware,tps]}" "${CM[overlap,tps]}")
+	fi
+
+	echo
+	echo "==== braidsort concurrency benchmark: pgbench, io_policy ${POLICY_LIST[*]} ===="
+	echo "sortbench $CONC_ROWS rows + sortbench2 $CONC_ROWS2 rows; $CONC_CLIENTS clients, ${CONC_SECONDS}s, $CONC_REPS runs per policy; PGOPTIONS: $CONC_PGOPTIONS"
+	echo
+	printf '%-19s %9s %12s %6s %6s %8s %11s %11s %9s %9s %8s %12s %12s\n' policy "tps" "lat avg ms" txns failed aborted read_grants write_grants waits switches overlaps "dev written" "dev read"
+	for pol in "${POLICY_LIST[@]}"; do
+		printf '%-19s %9s %12s %6s %6s %8s %11s %11s %9s %9s %8s %12s %12s\n' "$pol" "${CM[$pol,tps]}" "${CM[$pol,lat]}" "${CM[$pol,txn]}" \
+			"${CM[$pol,failsum]}" "${CM[$pol,abortsum]}" "${CM[$pol,rg]}" "${CM[$pol,wg]}" "${CM[$pol,waits]}" "${CM[$pol,sw]}" \
+			"${CM[$pol,ov]} (max ${CM[$pol,ovmax]})" "$(human_bytes "${CM[$pol,bw]}")" "$(human_bytes "${CM[$pol,br]}")"
+	done
+	echo "(medians; failed / aborted: totals over the runs)"
+	[[ -z "$CONC_TPS_RATIO" ]] || echo "tps(interference_aware) / tps(overlap) = ${CONC_TPS_RATIO}x"
+	for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo "WARNING: $w"; done
+
+	collect_machine_info
+	SO_SHA=$SO_SHA_START	# the library the server preloaded (see check_so_unchanged)
+	{
+		echo "# braidsort concurrency benchmark (pgbench, io_policy) — $(date '+%Y-%m-%d %H:%M:%S %Z')"
+		echo
+		echo "pgbench runs \`$(basename "$CONC_SCRIPT")\` (below) with $CONC_CLIENTS clients and $CONC_JOBS jobs for ${CONC_SECONDS}s;"
+		echo "\`braidsort.io_policy\` (server-wide, PGC_SIGHUP) alternates between ${POLICY_LIST[*]}, $CONC_REPS runs each:"
+		echo "before each run \`ALTER SYSTEM SET braidsort.io_policy = ...; SELECT pg_reload_conf();\` (checked with"
+		echo "\`SHOW\` in a new session) and \`SELECT braidsort.stats_reset();\`; after it, pgbench's tps (without"
+		echo "initial connection time), latency average, failed transactions and aborted clients, \`braidsort.scheduler\`"
+		echo "for braid_dax, and the device traffic of braid_dax from \`braidsort.stats\`."
+		echo
+		echo "Session settings (PGOPTIONS of every pgbench client): \`$CONC_PGOPTIONS\`."
+		echo "\`braidsort.emulate_write_ns\` / \`emulate_read_ns\` add a delay per 64-byte line written / read to the"
+		echo "tmpfs, to emulate a slower device."
+		echo
+		echo "Correctness: \`bench_check(NAME)\` runs NAME's query and compares its row count, the sum of its row"
+		echo "hashes and the sum of its row hashes weighted by position (\`row_number() OVER ()\`: a wrong order"
+		echo "changes it) with the values computed with \`braidsort.enable = off\` before the runs; it raises on a"
+		echo "mismatch, which makes pgbench abort that client (counted below as an aborted client; pgbench's"
+		echo "\"failed transactions\" only counts serialization and deadlock failures). All keys of sortbench and"
+		echo "sortbench2 are distinct (checked), so the expected order is unique."
+		echo
+		echo "## Command"
+		echo
+		echo '```'
+		echo "${ENV_GIVEN}bash $ORIG_CMDLINE"
+		echo '```'
+		echo
+		echo "Effective settings: MODE=$MODE BENCH_PORT=$BENCH_PORT CONC_ROWS=$CONC_ROWS CONC_ROWS2=$CONC_ROWS2 PAYLOAD=$PAYLOAD"
+		echo "CONC_CLIENTS=$CONC_CLIENTS CONC_JOBS=$CONC_JOBS CONC_SECONDS=$CONC_SECONDS CONC_REPS=$CONC_REPS CONC_POLICIES=\"${POLICY_LIST[*]}\""
+		echo "CONC_WORK_MEM=$CONC_WORK_MEM CONC_EMULATE_WRITE_NS=$CONC_EMULATE_WRITE_NS CONC_EMULATE_READ_NS=$CONC_EMULATE_READ_NS CONC_EXTRA_OPTIONS=\"$CONC_EXTRA_OPTIONS\""
+		echo "WORK_MEM=$WORK_MEM SB_LARGE=$SB_LARGE TMPFS_SIZE=$TMPFS_SIZE TABLE_TABLESPACE=$TABLE_TABLESPACE quick=$QUICK"
+		echo
+		echo "pgbench command (run as the postgres OS user):"
+		echo
+		echo '```'
+		echo "PGOPTIONS='$CONC_PGOPTIONS' \\"
+		echo "  $PGBIN/pgbench -n -r -c $CONC_CLIENTS -j $CONC_JOBS -T $CONC_SECONDS -f concurrency.sql -h <socket dir> -p $BENCH_PORT -U postgres bench"
+		echo '```'
+		echo
+		echo "Sizing: $SIZE_NOTE"
+		echo
+		machine_md
+		echo "- pgbench: $("$PGBIN/pgbench" --version)"
+		echo "- braidsort extension version: $EXT_VERSION; braidsort.io_policy default: $CONC_POLICY_DEFAULT"
+		echo
+		echo "## Data"
+		echo
+		echo "sortbench: $TBL_ROWS rows, heap $TBL_SIZE_PRETTY; sortbench2: $TBL2_ROWS rows, heap $TBL2_SIZE; both in tablespace"
+		echo "$TABLE_TABLESPACE, 10-byte random keys, ${PAYLOAD}-byte values, warmed with count(*)$( (( HAVE_PREWARM )) && echo " and pg_prewarm"). One server, shared_buffers = $SB_LARGE."
+		echo
+		echo "Expected results of the checked queries (name | rows | hash sum | position-weighted sum | query):"
+		echo
+		echo '```'
+		echo "$CONC_EXPECT"
+		echo '```'
+		for w in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do echo; echo "**WARNING:** $w"; done
+		echo
+		server_settings_md
+		echo
+		echo "## The pgbench script"
+		echo
+		echo '```sql'
+		cat "$WORK/concurrency.sql"
+		echo '```'
+		echo
+		echo "Each statement alone (one session, the settings above, io_policy $CONC_POLICY_DEFAULT, before the runs;"
+		echo "for \`bench_check(NAME)\` the plan of NAME's checksum query):"
+		echo
+		echo "| # | statement | node | Sort Method | Gather Source | Rows Sorted | Device Bytes Written | Execution Time (ms) |"
+		echo "|---:|---|---|---|---|---:|---:|---:|"
+		for (( i = 0; i < ${#CV_STMT[@]}; i++ )); do
+			echo "| $(( i + 1 )) | \`${CV_STMT[i]}\` | ${CV_NODE[i]} | ${CV_METHOD[i]} | ${CV_SOURCE[i]} | ${CV_ROWS[i]} | $(bytes_cell "${CV_DEVW[i]}") | ${CV_TIME[i]} |"
+		done
+		echo
+		echo "## Results (medians of $CONC_REPS runs per policy)"
+		echo
+		echo "| io_policy | tps | latency average (ms) | transactions | failed transactions (total) | aborted clients (total) | pgbench exit | read_grants | write_grants | waits | phase_switches | overlaps (median / max) | write_thread_cap | device bytes_written | device bytes_read | sorts mergepass / onepass / value log |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+		for pol in "${POLICY_LIST[@]}"; do
+			echo "| $pol | ${CM[$pol,tps]} | ${CM[$pol,lat]} | ${CM[$pol,txn]} | ${CM[$pol,failsum]} | ${CM[$pol,abortsum]} | ${CM[$pol,rcs]} | ${CM[$pol,rg]} | ${CM[$pol,wg]} | ${CM[$pol,waits]} | ${CM[$pol,sw]} | ${CM[$pol,ov]} / ${CM[$pol,ovmax]} | ${CM[$pol,cap]} | $(bytes_cell "${CM[$pol,bw]}") | $(bytes_cell "${CM[$pol,br]}") | ${CM[$pol,mp]} / ${CM[$pol,op]} / ${CM[$pol,vl]} |"
+		done
+		echo
+		if [[ -n "$CONC_TPS_RATIO" ]]; then
+			echo "**tps(interference_aware) / tps(overlap) = ${CONC_TPS_RATIO}x**; latency average overlap / interference_aware = $(ratio "${CM[overlap,lat]}" "${CM[interference_aware,lat]}")x."
+			echo
+			echo "Overlaps under interference_aware, all runs: ${CR_OV[interference_aware]% } (must be 0)."
+			echo
+		fi
+		local nchecks
+		nchecks=$(grep -c "^SELECT bench_check(" "$WORK/concurrency.sql" || true)
+		for pol in "${POLICY_LIST[@]}"; do
+			echo "Correctness under $pol: $(sum_of ${CR_TXN[$pol]}) transactions completed over $CONC_REPS runs, each with $nchecks checked sorts that matched (a mismatch aborts the client); aborted clients: ${CM[$pol,abortsum]}; failed transactions: ${CM[$pol,failsum]}; pgbench exit status: ${CM[$pol,rcs]}."
+			echo
+		done
+		echo "Per-statement average latency (ms; pgbench -r; medians over the runs):"
+		echo
+		printf '| io_policy |'; for (( i = 1; i <= ${#CV_STMT[@]}; i++ )); do printf ' stmt %d |' "$i"; done; echo
+		printf '|---|'; for (( i = 1; i <= ${#CV_STMT[@]}; i++ )); do printf -- '---:|'; done; echo
+		for pol in "${POLICY_LIST[@]}"; do
+			printf '| %s |' "$pol"; for v in ${CM[$pol,stmt]}; do printf ' %s |' "$v"; done; echo
+		done
+		echo
+		echo "## Individual runs (in execution order; policies alternate)"
+		echo
+		echo "| run | io_policy | tps | latency average (ms) | transactions | failed | aborted clients | exit | read_grants | write_grants | waits | phase_switches | overlaps | device bytes_written | device bytes_read | sorts mergepass / onepass / value log | per-statement latency (ms) |"
+		echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+		local -a a_tps a_lat a_txn a_fail a_ab a_rc a_rg a_wg a_wt a_sw a_ov a_bw a_br a_mp a_op a_vl
+		for (( rep = 1; rep <= CONC_REPS; rep++ )); do
+			for pol in "${POLICY_LIST[@]}"; do
+				read -r -a a_tps <<<"${CR_TPS[$pol]}"; read -r -a a_lat <<<"${CR_LAT[$pol]}"
+				read -r -a a_txn <<<"${CR_TXN[$pol]}"; read -r -a a_fail <<<"${CR_FAIL[$pol]}"
+				read -r -a a_ab <<<"${CR_ABORT[$pol]}"; read -r -a a_rc <<<"${CR_RC[$pol]}"
+				read -r -a a_rg <<<"${CR_RG[$pol]}"; read -r -a a_wg <<<"${CR_WG[$pol]}"
+				read -r -a a_wt <<<"${CR_WAITS[$pol]}"; read -r -a a_sw <<<"${CR_SW[$pol]}"
+				read -r -a a_ov <<<"${CR_OV[$pol]}"; read -r -a a_bw <<<"${CR_BW[$pol]}"
+				read -r -a a_br <<<"${CR_BR[$pol]}"; read -r -a a_mp <<<"${CR_MP[$pol]}"
+				read -r -a a_op <<<"${CR_OP[$pol]}"; read -r -a a_vl <<<"${CR_VL[$pol]}"
+				i=$(( rep - 1 ))
+				echo "| $rep | $pol | ${a_tps[i]} | ${a_lat[i]} | ${a_txn[i]} | ${a_fail[i]} | ${a_ab[i]} | ${a_rc[i]} | ${a_rg[i]} | ${a_wg[i]} | ${a_wt[i]} | ${a_sw[i]} | ${a_ov[i]} | ${a_bw[i]} | ${a_br[i]} | ${a_mp[i]} / ${a_op[i]} / ${a_vl[i]} | ${CR_STMT[$pol,$rep]} |"
+			done
+		done
+		echo
+		echo "## Plans of the statements alone (EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF))"
+		for (( i = 0; i < ${#CV_STMT[@]}; i++ )); do
+			capture_md "Statement $(( i + 1 )): \`${CV_STMT[i]}\`" "${CV_PLAN[i]}"
+		done
+		echo
+		echo "## pgbench output of each run"
+		for (( rep = 1; rep <= CONC_REPS; rep++ )); do
+			for pol in "${POLICY_LIST[@]}"; do
+				capture_md "Run $rep, $pol" "${CR_OUT[$pol,$rep]}"
+			done
+		done
+	} >"$REPORT"
+}
+
+# ----------------------------------------------------------------------------
 # run the mode, keep the results
 # ----------------------------------------------------------------------------
 case $MODE in
 	onepass) run_onepass ;;
 	spill) run_spill ;;
 	sweep) run_sweep ;;
+	threads) run_threads ;;
+	concurrency) run_concurrency ;;
 esac
 
 mkdir -p "$RESULTS_DIR"
