@@ -19,11 +19,16 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <stdlib.h>
+
 #include "indexmap.h"
 #include "pool.h"
 
 /* Below this many entries a bucket is finished by insertion sort. */
 #define INSERTION_THRESHOLD 24
+
+/* Most threads one sort uses (bounds its per-thread histograms). */
+#define BRAID_MAX_SORT_THREADS 64
 
 /*
  * copy_entry / exchange_entry
@@ -214,6 +219,53 @@ tie_sort(uint8_t *base, size_t n, const BraidSortSpec *spec)
 }
 
 /*
+ * permute_by_byte
+ *		Cycle-leader permutation of entries into the 256 buckets of byte d,
+ *		whose sizes are count[].  Entries already in their bucket cost a
+ *		look only, so finishing a nearly partitioned array is a fast scan.
+ */
+static void
+permute_by_byte(uint8_t *base, const size_t count[256], uint32_t d, size_t stride)
+{
+	size_t		next[256];
+	size_t		end[256];
+	uint8_t		hold[BRAID_MAX_STRIDE];
+	size_t		pos = 0;
+
+	for (int b = 0; b < 256; b++)
+	{
+		next[b] = pos;
+		pos += count[b];
+		end[b] = pos;
+	}
+	for (int b = 0; b < 256; b++)
+	{
+		while (next[b] < end[b])
+		{
+			uint8_t    *slot = base + next[b] * stride;
+			int			k = slot[d];
+
+			if (k == b)
+			{
+				next[b]++;
+				continue;
+			}
+			copy_entry(hold, slot, stride);
+			do
+			{
+				uint8_t    *dst = base + next[k] * stride;
+
+				next[k]++;
+				exchange_entry(dst, hold, stride);
+				k = hold[d];
+			} while (k != b);
+			copy_entry(slot, hold, stride);
+			next[b]++;
+		}
+	}
+}
+
+/*
  * partition_level
  *		Permute n entries that agree on their first *depth bytes into 256
  *		buckets by the byte at *depth, first skipping levels where every
@@ -226,16 +278,10 @@ partition_level(uint8_t *base, size_t n, uint32_t *depth,
 				const BraidSortSpec *spec, size_t count[256])
 {
 	const size_t stride = spec->stride;
-	size_t		next[256];
-	size_t		end[256];
-	uint8_t		hold[BRAID_MAX_STRIDE];
 	uint32_t	d = *depth;
 
 	for (;;)
 	{
-		size_t		pos;
-		int			b;
-
 		if (n < INSERTION_THRESHOLD || d >= spec->keylen)
 		{
 			*depth = d;
@@ -253,40 +299,7 @@ partition_level(uint8_t *base, size_t n, uint32_t *depth,
 			continue;
 		}
 
-		pos = 0;
-		for (b = 0; b < 256; b++)
-		{
-			next[b] = pos;
-			pos += count[b];
-			end[b] = pos;
-		}
-
-		/* cycle-leader permutation into buckets */
-		for (b = 0; b < 256; b++)
-		{
-			while (next[b] < end[b])
-			{
-				uint8_t    *slot = base + next[b] * stride;
-				int			k = slot[d];
-
-				if (k == b)
-				{
-					next[b]++;
-					continue;
-				}
-				copy_entry(hold, slot, stride);
-				do
-				{
-					uint8_t    *dst = base + next[k] * stride;
-
-					next[k]++;
-					exchange_entry(dst, hold, stride);
-					k = hold[d];
-				} while (k != b);
-				copy_entry(slot, hold, stride);
-				next[b]++;
-			}
-		}
+		permute_by_byte(base, count, d, stride);
 		*depth = d;
 		return true;
 	}
@@ -335,18 +348,190 @@ radix_sort(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
 	}
 }
 
-/* Shared state of a parallel sort: the top-level buckets, handed out. */
+/*
+ * Shared state of a parallel sort: the first level's histogram and
+ * stripes, then its buckets, handed out to the threads.
+ */
 typedef struct ParallelSort
 {
 	uint8_t    *base;
+	size_t		n;
 	BraidSortSpec spec;			/* without the interrupt hook */
 	uint32_t	depth;
+	int			nthreads;
 	size_t		start[256];
 	size_t		count[256];
+	size_t		thread_count[BRAID_MAX_SORT_THREADS][256];
 	int			order[256];		/* buckets to sort, largest first */
 	int			ntasks;
 	int			next;			/* next task, taken atomically */
+	/* entries each thread left out of place: position << 8 | region's bucket */
+	size_t	   *misplaced[BRAID_MAX_SORT_THREADS];
+	size_t		nmisplaced[BRAID_MAX_SORT_THREADS];
+	size_t		misplaced_cap;
+	bool		overflow;		/* some thread ran out of room to record */
 } ParallelSort;
+
+/* histogram_worker: count the bytes at depth of this thread's slice. */
+static void
+histogram_worker(void *arg, int worker)
+{
+	ParallelSort *ps = (ParallelSort *) arg;
+	size_t		from = ps->n * worker / ps->nthreads;
+	size_t		to = ps->n * (worker + 1) / ps->nthreads;
+	size_t	   *count = ps->thread_count[worker];
+	const uint8_t *p = ps->base + from * ps->spec.stride + ps->depth;
+
+	memset(count, 0, sizeof(size_t) * 256);
+	for (size_t i = from; i < to; i++, p += ps->spec.stride)
+		count[*p]++;
+}
+
+/*
+ * permute_worker
+ *		Speculative permutation of the first level (after PARADIS): every
+ *		bucket's range is split into one stripe per thread, and this thread
+ *		moves entries only between its own stripes, cycle-leader style,
+ *		placing an entry when its bucket's stripe still has room and leaving
+ *		it where it is otherwise.  The threads touch disjoint entries; what
+ *		is left misplaced (a small fraction when bytes are spread evenly)
+ *		is put right by the serial permutation that follows.
+ */
+static void
+permute_worker(void *arg, int worker)
+{
+	ParallelSort *ps = (ParallelSort *) arg;
+	const size_t stride = ps->spec.stride;
+	const uint32_t d = ps->depth;
+	uint8_t    *base = ps->base;
+	size_t		next[256];
+	size_t		end[256];
+	uint8_t		hold[BRAID_MAX_STRIDE];
+
+	for (int b = 0; b < 256; b++)
+	{
+		next[b] = ps->start[b] + ps->count[b] * worker / ps->nthreads;
+		end[b] = ps->start[b] + ps->count[b] * (worker + 1) / ps->nthreads;
+	}
+	for (int b = 0; b < 256; b++)
+	{
+		while (next[b] < end[b])
+		{
+			uint8_t    *slot = base + next[b] * stride;
+			int			k = slot[d];
+
+			if (k == b)
+			{
+				next[b]++;
+				continue;
+			}
+			/* the slot is a hole while its entry travels */
+			copy_entry(hold, slot, stride);
+			for (;;)
+			{
+				while (next[k] < end[k] && base[next[k] * stride + d] == k)
+					next[k]++;
+				if (next[k] == end[k])
+					break;		/* no room: the entry goes back, misplaced */
+				exchange_entry(base + next[k] * stride, hold, stride);
+				next[k]++;
+				k = hold[d];
+				if (k == b)
+					break;		/* it belongs in the hole */
+			}
+			copy_entry(slot, hold, stride);
+			if (hold[d] != b)
+			{
+				if (ps->nmisplaced[worker] < ps->misplaced_cap)
+					ps->misplaced[worker][ps->nmisplaced[worker]++] =
+						(next[b] << 8) | (size_t) b;
+				else
+					ps->overflow = true;
+			}
+			next[b]++;
+		}
+	}
+}
+
+/*
+ * fix_misplaced
+ *		Finish the first level after the speculative permutation: cycle the
+ *		misplaced entries through the misplaced slots (each slot's bucket is
+ *		known from its position), so only they are touched.  Returns false
+ *		if the lists are incomplete (then the caller scans everything).
+ */
+static bool
+fix_misplaced(ParallelSort *ps)
+{
+	const size_t stride = ps->spec.stride;
+	const uint32_t d = ps->depth;
+	size_t		total = 0;
+	size_t	   *slots;
+	size_t		next[257];
+	size_t		fill[256];
+	uint8_t		hold[BRAID_MAX_STRIDE];
+	int			r;
+
+	if (ps->overflow)
+		return false;
+	for (int t = 0; t < ps->nthreads; t++)
+		total += ps->nmisplaced[t];
+	if (total == 0)
+		return true;
+	slots = malloc(sizeof(size_t) * total);
+	if (slots == NULL)
+		return false;
+
+	/* misplaced slots grouped by the bucket whose region holds them */
+	memset(fill, 0, sizeof(fill));
+	for (int t = 0; t < ps->nthreads; t++)
+		for (size_t i = 0; i < ps->nmisplaced[t]; i++)
+			fill[ps->misplaced[t][i] & 0xFF]++;
+	next[0] = 0;
+	for (r = 0; r < 256; r++)
+		next[r + 1] = next[r] + fill[r];
+	memcpy(fill, next, sizeof(fill));
+	for (int t = 0; t < ps->nthreads; t++)
+		for (size_t i = 0; i < ps->nmisplaced[t]; i++)
+		{
+			size_t		m = ps->misplaced[t][i];
+
+			slots[fill[m & 0xFF]++] = m >> 8;
+		}
+
+	/* cycle-leader over the misplaced slots only */
+	memcpy(fill, next, sizeof(fill));
+	for (int b = 0; b < 256; b++)
+	{
+		while (fill[b] < next[b + 1])
+		{
+			uint8_t    *slot = ps->base + slots[fill[b]] * stride;
+			int			k = slot[d];
+
+			if (k == b)
+			{
+				fill[b]++;
+				continue;
+			}
+			copy_entry(hold, slot, stride);
+			do
+			{
+				uint8_t    *dst;
+
+				while (ps->base[slots[fill[k]] * stride + d] == k)
+					fill[k]++;	/* (filled earlier in this pass) */
+				dst = ps->base + slots[fill[k]] * stride;
+				fill[k]++;
+				exchange_entry(dst, hold, stride);
+				k = hold[d];
+			} while (k != b);
+			copy_entry(slot, hold, stride);
+			fill[b]++;
+		}
+	}
+	free(slots);
+	return true;
+}
 
 /* parallel_worker: sort top-level buckets until none is left. */
 static void
@@ -370,16 +555,17 @@ parallel_worker(void *arg, int worker)
 
 /*
  * braid_indexmap_sort_parallel
- *		Sort with nthreads threads: the first level is partitioned on the
- *		calling thread, then the threads sort its buckets, largest first.
- *		The interrupt hook is only called on the calling thread, and only
- *		when no other thread is running.
+ *		Sort with nthreads threads.  The first level is counted and
+ *		permuted by all threads (a speculative permutation within per-thread
+ *		stripes, finished by a nearly free serial pass), then the threads
+ *		sort its buckets, largest first.  The interrupt hook is only called
+ *		on the calling thread, and only when no other thread is running.
  */
 void
 braid_indexmap_sort_parallel(uint8_t *entries, size_t n, const BraidSortSpec *spec,
 							 int nthreads)
 {
-	ParallelSort ps;
+	ParallelSort *ps;
 	size_t		pos = 0;
 
 	if (nthreads <= 1 || n < BRAID_PARALLEL_MIN_ENTRIES)
@@ -387,42 +573,81 @@ braid_indexmap_sort_parallel(uint8_t *entries, size_t n, const BraidSortSpec *sp
 		braid_indexmap_sort(entries, n, spec);
 		return;
 	}
+	if (nthreads > BRAID_MAX_SORT_THREADS)
+		nthreads = BRAID_MAX_SORT_THREADS;
 
-	ps.base = entries;
-	ps.spec = *spec;
-	ps.spec.interrupt_check = NULL;
-	ps.depth = 0;
-	if (!partition_level(entries, n, &ps.depth, spec, ps.count))
+	ps = calloc(1, sizeof(ParallelSort));
+	if (ps == NULL)
 	{
-		finish_run(entries, n, ps.depth, spec);
+		/* no memory for the bookkeeping: sort on this thread */
+		braid_indexmap_sort(entries, n, spec);
 		return;
 	}
-	if (spec->interrupt_check)
-		spec->interrupt_check(spec->interrupt_arg);
+	ps->base = entries;
+	ps->n = n;
+	ps->spec = *spec;
+	ps->spec.interrupt_check = NULL;
+	ps->nthreads = nthreads;
 
-	ps.ntasks = 0;
+	/* the first byte position where the entries differ */
+	for (ps->depth = 0;; ps->depth++)
+	{
+		if (ps->depth >= spec->keylen)
+		{
+			finish_run(entries, n, ps->depth, spec);
+			free(ps);
+			return;
+		}
+		braid_pool_run(nthreads, histogram_worker, ps);
+		memset(ps->count, 0, sizeof(ps->count));
+		for (int t = 0; t < nthreads; t++)
+			for (int b = 0; b < 256; b++)
+				ps->count[b] += ps->thread_count[t][b];
+		if (ps->count[entries[ps->depth]] != n)
+			break;
+	}
 	for (int b = 0; b < 256; b++)
 	{
-		ps.start[b] = pos;
-		pos += ps.count[b];
-		if (ps.count[b] > 1)
-			ps.order[ps.ntasks++] = b;
+		ps->start[b] = pos;
+		pos += ps->count[b];
 	}
-	/* largest buckets first, so the threads finish together */
-	for (int i = 1; i < ps.ntasks; i++)
+	/* room to record misplaced entries: a few percent is plenty when
+	 * bytes are spread evenly; if it runs out, scan everything instead */
+	ps->misplaced_cap = n / nthreads / 16 + 1024;
+	ps->overflow = false;
+	for (int t = 0; t < nthreads; t++)
 	{
-		int			b = ps.order[i];
+		ps->nmisplaced[t] = 0;
+		ps->misplaced[t] = malloc(sizeof(size_t) * ps->misplaced_cap);
+		if (ps->misplaced[t] == NULL)
+			ps->misplaced_cap = 0;
+	}
+	braid_pool_run(nthreads, permute_worker, ps);
+	if (!fix_misplaced(ps))
+		permute_by_byte(entries, ps->count, ps->depth, spec->stride);
+	for (int t = 0; t < nthreads; t++)
+		free(ps->misplaced[t]);
+
+	ps->ntasks = 0;
+	for (int b = 0; b < 256; b++)
+		if (ps->count[b] > 1)
+			ps->order[ps->ntasks++] = b;
+	/* largest buckets first, so the threads finish together */
+	for (int i = 1; i < ps->ntasks; i++)
+	{
+		int			b = ps->order[i];
 		int			j = i;
 
-		while (j > 0 && ps.count[ps.order[j - 1]] < ps.count[b])
+		while (j > 0 && ps->count[ps->order[j - 1]] < ps->count[b])
 		{
-			ps.order[j] = ps.order[j - 1];
+			ps->order[j] = ps->order[j - 1];
 			j--;
 		}
-		ps.order[j] = b;
+		ps->order[j] = b;
 	}
-	ps.next = 0;
-	braid_pool_run(nthreads, parallel_worker, &ps);
+	ps->next = 0;
+	braid_pool_run(nthreads, parallel_worker, ps);
+	free(ps);
 	if (spec->interrupt_check)
 		spec->interrupt_check(spec->interrupt_arg);
 }

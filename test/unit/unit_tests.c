@@ -1887,7 +1887,7 @@ test_sort_parallel(void)
 	memcpy(serial, orig, n * stride);
 	braid_indexmap_sort(serial, n, &spec);
 
-	for (int threads = 1; threads <= 4; threads *= 2)
+	for (int threads = 1; threads <= 8; threads++)
 	{
 		memcpy(par, orig, n * stride);
 		spec.interrupt_check = count_interrupt_checks;
@@ -1901,9 +1901,64 @@ test_sort_parallel(void)
 	free(orig);
 	free(serial);
 	free(par);
-	check_report(&c, "indexmap: threaded sort equals the serial sort (1, 2, 4 threads)");
+	check_report(&c, "indexmap: threaded sort equals the serial sort (1 to 8 threads)");
 }
 
+
+/*
+ * test_sort_parallel_uneven: inputs whose first-level bytes are spread
+ * unevenly along the array (a block of one byte, then a mix; descending
+ * blocks), so that the threads' speculative permutation leaves many
+ * entries misplaced (and overflows its record of them): still the serial
+ * result, for 2 to 8 threads.
+ */
+static void
+test_sort_parallel_uneven(void)
+{
+	Check		c;
+	const size_t n = 300000;
+	const uint32_t keylen = 8,
+				stride = 16;
+	uint8_t    *orig = malloc(n * stride);
+	uint8_t    *serial = malloc(n * stride);
+	uint8_t    *par = malloc(n * stride);
+	BraidSortSpec spec;
+
+	check_init(&c);
+	memset(&spec, 0, sizeof(spec));
+	spec.keylen = keylen;
+	spec.stride = stride;
+	for (int shape = 0; shape < 3; shape++)
+	{
+		for (size_t i = 0; i < n; i++)
+		{
+			uint8_t    *e = orig + i * stride;
+			uint64_t	r = rng_next();
+
+			memcpy(e, &r, keylen);
+			if (shape == 0)
+				e[0] = (i < n / 10) ? 2 : (uint8_t) rng_below(3);
+			else if (shape == 1)
+				e[0] = (uint8_t) (255 - i * 256 / n);	/* descending blocks */
+			else
+				e[0] = (i % 1000 < 990) ? 7 : (uint8_t) rng_below(256);
+			braid_entry_set_ref(e, keylen, (uint64_t) i);
+		}
+		memcpy(serial, orig, n * stride);
+		braid_indexmap_sort(serial, n, &spec);
+		for (int threads = 2; threads <= 8; threads++)
+		{
+			memcpy(par, orig, n * stride);
+			braid_indexmap_sort_parallel(par, n, &spec, threads);
+			check_that(&c, memcmp(par, serial, n * stride) == 0,
+					   "shape %d: %d-thread sort differs from the serial sort", shape, threads);
+		}
+	}
+	free(orig);
+	free(serial);
+	free(par);
+	check_report(&c, "indexmap: threaded sort of unevenly spread bytes equals the serial sort");
+}
 
 /* One round of the pool test: each thread marks its slot. */
 typedef struct PoolRound
@@ -2237,6 +2292,7 @@ main(void)
 	test_tiebreak_duplicates();
 	test_sort_interrupt_hook();
 	test_sort_parallel();
+	test_sort_parallel_uneven();
 	test_pool_persistent();
 
 	test_costmodel();
