@@ -42,7 +42,7 @@ cp -a "$here/." "$work/src"
 # full-device test fills up (skipped where mounting is not allowed)
 dax_env=()
 mkdir -p "$work/dax" "$work/tinydax"
-if mount -t tmpfs -o size=256M,mode=0700 tmpfs "$work/dax" 2>/dev/null; then
+if mount -t tmpfs -o size=1G,mode=0700 tmpfs "$work/dax" 2>/dev/null; then
 	mounts+=("$work/dax")
 	dax_env+=("BRAID_TEST_DAX=$work/dax")
 fi
