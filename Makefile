@@ -42,6 +42,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header dependencies: rebuild every object when a header
+# changes (a stale object would see another layout of shared structs)
+$(OBJS): $(wildcard $(srcdir)/src/*.h)
+
 UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c src/pool.c src/profkernel.c
 
 test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h src/pool.h src/profkernel.h

@@ -26,14 +26,15 @@ CREATE FUNCTION scheduler(OUT device text, OUT tablespace text, OUT io_policy te
 						  OUT waiting_writers int, OUT write_thread_cap int,
 						  OUT read_grants bigint, OUT write_grants bigint,
 						  OUT waits bigint, OUT phase_switches bigint,
-						  OUT overlaps bigint, OUT profilers int)
+						  OUT overlaps bigint, OUT profilers int,
+						  OUT ungated_reads bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'braidsort_scheduler'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 CREATE VIEW scheduler AS SELECT * FROM scheduler();
 COMMENT ON VIEW scheduler IS
-'per spill device: active and waiting readers and writers, grants, waits, phase switches, and read/write overlaps (0 under io_policy = interference_aware)';
+'per spill device: active and waiting readers and writers, grants, waits, phase switches, read/write overlaps (0 under io_policy = interference_aware), and reads made without a read grant (always 0)';
 
 -- Device profiling (profile.c)
 CREATE FUNCTION profile_device(tablespace name DEFAULT NULL,

@@ -4,6 +4,13 @@
 -- tested by TAP: test/t/004_scheduler.pl and 005_concurrency.pl.)
 --
 SET max_parallel_workers_per_gather = 0;
+
+-- every spill read of the tests before this one (merges, cursors, mark and
+-- restore, value logs, parallel workers...) was made under a read grant
+SELECT count(*) > 0 AS devices_used, sum(ungated_reads) AS ungated_reads,
+       sum("overlaps") AS overlaps
+FROM braidsort.scheduler;
+
 SHOW braidsort.io_policy;
 SET braidsort.io_policy = overlap;          -- server-wide: postgresql.conf only
 SET braidsort.read_threads = -1;
@@ -34,7 +41,7 @@ FROM braidsort.stats;
 
 -- one row per device used; nothing held, no overlap
 SELECT io_policy, phase, readers, writers, waiting_readers, waiting_writers,
-       read_grants > 0 AS read, write_grants > 0 AS wrote, "overlaps"
+       read_grants > 0 AS read, write_grants > 0 AS wrote, "overlaps", ungated_reads
 FROM braidsort.scheduler;
 
 -- declines, by reason

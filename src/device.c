@@ -476,10 +476,12 @@ braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
 	f->stats->lines_read += lines;
 	if (f->devslot >= 0)
 	{
-		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
+		BraidDeviceSlot *d = braid_sched_slot(f->devslot);
 
-		pg_atomic_fetch_add_u64(&t->bytes_read, to - from);
-		pg_atomic_fetch_add_u64(&t->lines_read, lines);
+		pg_atomic_fetch_add_u64(&d->traffic.bytes_read, to - from);
+		pg_atomic_fetch_add_u64(&d->traffic.lines_read, lines);
+		if (!braid_sched_holds_read(f->devslot))
+			pg_atomic_fetch_add_u64(&d->ungated_reads, 1);
 	}
 }
 
@@ -528,10 +530,12 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 	f->stats->lines_read += lines;
 	if (f->devslot >= 0)
 	{
-		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
+		BraidDeviceSlot *d = braid_sched_slot(f->devslot);
 
-		pg_atomic_fetch_add_u64(&t->bytes_read, to - from);
-		pg_atomic_fetch_add_u64(&t->lines_read, lines);
+		pg_atomic_fetch_add_u64(&d->traffic.bytes_read, to - from);
+		pg_atomic_fetch_add_u64(&d->traffic.lines_read, lines);
+		if (!braid_sched_holds_read(f->devslot))
+			pg_atomic_fetch_add_u64(&d->ungated_reads, 1);
 	}
 	/* long emulated delays are paid in slices, so a cancel gets through */
 	while (lines > 0)

@@ -110,6 +110,7 @@ braid_shmem_startup(void)
 			pg_atomic_init_u64(&t->lines_written, 0);
 			pg_atomic_init_u64(&t->lines_read, 0);
 			pg_atomic_init_u64(&t->files, 0);
+			pg_atomic_init_u64(&braid_shared->devices[i].ungated_reads, 0);
 		}
 		for (int i = 0; i < BRAID_NUM_METHODS; i++)
 			pg_atomic_init_u64(&braid_shared->sorts[i], 0);
@@ -593,6 +594,17 @@ braid_sched_profile_end(int slot)
 		return;
 	profile_slot = -1;
 	release(&slot, 1, BRAID_PHASE_PROFILE, 0);
+}
+
+/*
+ * braid_sched_holds_read
+ *		Does this backend hold a read grant on the slot now?  (The device
+ *		layer checks every counted read against it.)
+ */
+bool
+braid_sched_holds_read(int slot)
+{
+	return slot >= 0 && read_granted[slot];
 }
 
 /*

@@ -86,6 +86,8 @@ typedef struct BraidDeviceSlot
 	uint64		waits;
 	uint64		phase_switches;
 	uint64		overlaps;		/* grants that overlapped the other kind */
+	pg_atomic_uint64 ungated_reads; /* reads counted without a read grant
+									 * (a bug if ever non-zero) */
 	BraidDeviceTraffic traffic;
 } BraidDeviceSlot;
 
@@ -144,6 +146,7 @@ extern void braid_sched_write_end(int slot);
 extern void braid_sched_profile_begin(int slot);
 extern void braid_sched_profile_end(int slot);
 extern void braid_sched_release_all(void);
+extern bool braid_sched_holds_read(int slot);
 
 /* pool sizing from the profile */
 extern int	braid_sched_write_thread_count_for(Oid spcoid);

@@ -174,6 +174,7 @@ braidsort_stats_reset(PG_FUNCTION_ARGS)
 		pg_atomic_write_u64(&t->bytes_read, 0);
 		pg_atomic_write_u64(&t->lines_written, 0);
 		pg_atomic_write_u64(&t->lines_read, 0);
+		pg_atomic_write_u64(&braid_shared->devices[i].ungated_reads, 0);
 	}
 	LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
@@ -214,8 +215,8 @@ braidsort_scheduler(PG_FUNCTION_ARGS)
 	for (int i = 0; i < ndev; i++)
 	{
 		BraidDeviceSlot *d = &copy[i];
-		Datum		values[16];
-		bool		nulls[16] = {0};
+		Datum		values[17];
+		bool		nulls[17] = {0};
 		char	   *spc = get_tablespace_name(d->spcoid);
 		bool		idle = d->readers == 0 && d->writers == 0 && d->profilers == 0;
 		int			c = 0;
@@ -241,6 +242,7 @@ braidsort_scheduler(PG_FUNCTION_ARGS)
 		values[c++] = Int64GetDatum((int64) d->phase_switches);
 		values[c++] = Int64GetDatum((int64) d->overlaps);
 		values[c++] = Int32GetDatum(d->profilers);
+		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&braid_shared->devices[i].ungated_reads));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

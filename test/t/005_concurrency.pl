@@ -119,6 +119,9 @@ FROM braidsort.scheduler WHERE tablespace = 'dax'});
 	is($node->safe_psql('postgres', q{
 SELECT readers + writers + waiting_readers + waiting_writers + writer_threads
 FROM braidsort.scheduler WHERE tablespace = 'dax'}), '0', "the gate is free after the run under $policy");
+	is($node->safe_psql('postgres', q{
+SELECT ungated_reads FROM braidsort.scheduler WHERE tablespace = 'dax'}), '0',
+		"every device read was made under a read grant ($policy)");
 }
 
 my $stats = $node->safe_psql('postgres', q{
