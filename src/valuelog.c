@@ -10,9 +10,11 @@
  * log in memory; once it outgrows its share of the budget it moves to the
  * spill device (the bytes kept so far become its first segment, written in
  * one sequential pass) and later rows are appended to further segments,
- * each a spill file of BRAID_VLOG_SEGMENT bytes (or one row, if larger).
- * Rows are read back in place: a reference to a row is a pointer into the
- * memory or the mapping, nothing is copied.
+ * spill files whose size doubles from BRAID_VLOG_FIRST_SEGMENT to
+ * BRAID_VLOG_SEGMENT (or one row, if larger): a segment's space is reserved
+ * when it is created, so small logs reserve little of a shared device.
+ * Rows are read back from the mapping (exec.c copies them out a window at a
+ * time, under a read grant of the device).
  *
  * A ref (the IndexMap entry's 8-byte payload) holds the segment number in
  * bits 63..48 and the byte offset in bits 47..16; bit 15 is the IndexMap's
@@ -28,6 +30,7 @@
 
 #include "valuelog.h"
 
+#define BRAID_VLOG_FIRST_SEGMENT ((size_t) 4 * 1024 * 1024)
 #define BRAID_VLOG_SEGMENT ((size_t) 64 * 1024 * 1024)
 #define BRAID_VLOG_MAX_MEMORY ((size_t) 1024 * 1024 * 1024)
 #define BRAID_VLOG_MAX_SEGMENTS 65535
@@ -127,7 +130,8 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 	}
 
 	if (log->nsegs == 0 || log->seg_used + alen > log->segs[log->nsegs - 1]->size)
-		add_segment(log, Max(alen, BRAID_VLOG_SEGMENT));
+		add_segment(log, Max(alen, Min(BRAID_VLOG_FIRST_SEGMENT << Min(log->nsegs, 4),
+									  BRAID_VLOG_SEGMENT)));
 	braid_spill_write(log->segs[log->nsegs - 1], tuple, len);
 	if (alen > len)
 		braid_spill_write(log->segs[log->nsegs - 1], zeros, alen - len);
