@@ -179,6 +179,32 @@ is($node->safe_psql('postgres',
 	"SELECT profilers + readers + writers FROM braidsort.scheduler WHERE tablespace = 'dax'"),
 	'0', 'nothing holds the gate afterwards');
 
+# a backend terminated while it holds the gate gives it back
+my $victim = IPC::Run::start(
+	[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
+	  '-c', q{SET application_name = 'victim'; SET braidsort.force = on;
+SET braidsort.work_mem = 1024; SET braidsort.spill_tablespace = dax;
+SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;
+SELECT count(*) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s} ],
+	'>', \my $vout, '2>', \my $verr);
+my $held = 0;
+foreach (1 .. 600)
+{
+	$held = $node->safe_psql('postgres',
+		"SELECT coalesce(max(readers + writers), 0) FROM braidsort.scheduler WHERE tablespace = 'dax'");
+	last if $held;
+	usleep(20_000);
+}
+is($held, 1, 'the slow sort holds the gate');
+$node->safe_psql('postgres',
+	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'victim'");
+$victim->finish;
+ok($node->poll_query_until('postgres', q{
+SELECT readers + writers + writer_threads + waiting_readers + waiting_writers = 0
+FROM braidsort.scheduler WHERE tablespace = 'dax'}), 'the terminated backend gave the gate back');
+is(scalar(glob("$dax/PG_*/pgsql_tmp/pgsql_tmp*.braid*")), undef,
+	'and removed its spill files');
+
 # the automatic writer pool of the device follows its profile
 is($node->safe_psql('postgres', q{
 SELECT s.write_thread_cap = d.write_threads
