@@ -387,7 +387,8 @@ flush_stage(BraidSpillFile *f)
 						Max(f->staged / SPILL_THREAD_MIN, (size_t) 1));
 
 	braid_sched_write_begin(f->devslot, threads);
-	threads = Min(threads, braid_sched_write_threads_granted());
+	if (f->devslot >= 0)
+		threads = Min(threads, braid_sched_write_threads_granted());
 	task.slice = TYPEALIGN(SPILL_ALIGN, (task.len + threads - 1) / threads);
 	threads = (int) ((task.len + task.slice - 1) / task.slice);
 	braid_pool_run(threads, flush_task, &task);

@@ -3,9 +3,13 @@
  * guc.c
  *	  braidsort.* configuration parameters.
  *
- * All parameters are user-settable, so a session (or a test) can force,
- * disable or resize braidsort without a restart; they are defined at
- * preload so that postgresql.conf values are validated at server start.
+ * Most parameters are user-settable, so a session (or a test) can force,
+ * disable or resize braidsort without a restart.  The I/O policy and the
+ * writer cap are server-wide (they arbitrate between sessions), and the
+ * device emulation delays are superuser-only: a session slowing its own
+ * spill I/O would hold the shared device's gate for everyone.  All are
+ * defined at preload so that postgresql.conf values are validated at server
+ * start.
  *
  * src/guc.c
  *
@@ -125,7 +129,7 @@ braid_define_gucs(void)
 							0,
 							0,
 							1000000,
-							PGC_USERSET,
+							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
 
@@ -137,7 +141,7 @@ braid_define_gucs(void)
 							0,
 							0,
 							1000000,
-							PGC_USERSET,
+							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
 
@@ -149,7 +153,7 @@ braid_define_gucs(void)
 							0,
 							0,
 							1000000,
-							PGC_USERSET,
+							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
 

@@ -518,8 +518,16 @@ fix_misplaced(ParallelSort *ps)
 			{
 				uint8_t    *dst;
 
-				while (ps->base[slots[fill[k]] * stride + d] == k)
+				while (fill[k] < next[k + 1] &&
+					   ps->base[slots[fill[k]] * stride + d] == k)
 					fill[k]++;	/* (filled earlier in this pass) */
+				if (fill[k] == next[k + 1])
+				{
+					/* the record was incomplete: let the full pass finish */
+					copy_entry(slot, hold, stride);
+					free(slots);
+					return false;
+				}
 				dst = ps->base + slots[fill[k]] * stride;
 				fill[k]++;
 				exchange_entry(dst, hold, stride);

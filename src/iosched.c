@@ -624,6 +624,8 @@ braid_sched_release_all(void)
 		LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
 		undo_waiting();
 		LWLockRelease(braid_shared->lock);
+		/* the others may have been waiting for this waiter to go */
+		ConditionVariableBroadcast(&braid_shared->gate_cv);
 	}
 	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
 	{

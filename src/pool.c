@@ -125,12 +125,13 @@ start_threads(int want)
 }
 
 /*
- * braid_pool_run
- *		Run task on nthreads threads (the caller being thread 0) and wait for
- *		all of them.  Returns how many threads ran it.
+ * run_on_threads
+ *		Run task as workers 0..nthreads-1, the caller being worker 0, on as
+ *		many pool threads as exist or can be started; returns how many
+ *		workers ran (1 + the helpers).
  */
-int
-braid_pool_run(int nthreads, BraidTask task, void *arg)
+static int
+run_on_threads(int nthreads, BraidTask task, void *arg)
 {
 	int			helpers;
 
@@ -161,6 +162,37 @@ braid_pool_run(int nthreads, BraidTask task, void *arg)
 		pthread_cond_wait(&pool.done, &pool.lock);
 	pthread_mutex_unlock(&pool.lock);
 	return helpers + 1;
+}
+
+/*
+ * braid_pool_run
+ *		Run task as workers 0..nthreads-1 (nthreads at most 64) and wait for
+ *		all of them.  Tasks may split their work by worker number: a worker
+ *		no thread could be started for runs on the caller afterwards, so
+ *		every share is always done.
+ */
+void
+braid_pool_run(int nthreads, BraidTask task, void *arg)
+{
+	int			ran;
+
+	if (nthreads > BRAID_MAX_THREADS)
+		nthreads = BRAID_MAX_THREADS;
+	ran = run_on_threads(nthreads, task, arg);
+	for (int w = ran; w < nthreads; w++)
+		task(arg, w);
+}
+
+/*
+ * braid_pool_run_concurrent
+ *		Run task on up to nthreads threads at once, for work that only makes
+ *		sense concurrently (measurements); returns how many workers ran,
+ *		numbered 0..n-1.
+ */
+int
+braid_pool_run_concurrent(int nthreads, BraidTask task, void *arg)
+{
+	return run_on_threads(nthreads, task, arg);
 }
 
 /* braid_pool_cpus: online CPUs, at least 1. */

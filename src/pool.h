@@ -15,7 +15,8 @@
 /* A task: called once per thread, with that thread's number (0 = caller). */
 typedef void (*BraidTask) (void *arg, int worker);
 
-extern int	braid_pool_run(int nthreads, BraidTask task, void *arg);
+extern void braid_pool_run(int nthreads, BraidTask task, void *arg);
+extern int	braid_pool_run_concurrent(int nthreads, BraidTask task, void *arg);
 extern int	braid_pool_cpus(void);
 
 #endif							/* BRAID_POOL_H */

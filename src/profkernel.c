@@ -168,7 +168,7 @@ read_chunk(const char *p, size_t n)
  *		One thread's measurement loop (a BraidTask).  For READ_UNDER_WRITE,
  *		workers 0..threads-1 read the first half of the region and worker
  *		`threads` writes the second half until every reader has finished.
- *		braid_pool_run starts workers in order and stops at the first failure,
+ *		braid_pool_run_concurrent starts workers in order and stops at the first failure,
  *		so when the writer runs, all readers run too and it will see them end.
  */
 static void
@@ -332,7 +332,7 @@ braid_profile_measure(char *base, size_t size, BraidProfOp op,
 
 	start = now_ns();
 	run->deadline_ns = start + (int64_t) (seconds * 1e9);
-	ran = braid_pool_run(nworkers, prof_worker, run);
+	ran = braid_pool_run_concurrent(nworkers, prof_worker, run);
 	out->seconds = (double) (now_ns() - start) / 1e9;
 
 	/* workers 0..ran-1 ran; for RUW the writer (last) is not measured */
