@@ -22,9 +22,9 @@
  *
  * Grants never span a call into the executor or user code, only stretches
  * of braidsort's own I/O, so a backend can always finish what it holds.  A
- * backend asks for all the read grants it needs at once (all or nothing)
- * and gives them up while it writes, so no two backends can wait for each
- * other.  An error or cancel releases whatever the backend held or waited
+ * backend takes the read grants it needs one device at a time in a fixed
+ * order, and gives them all up while it writes, so no two backends can
+ * wait for each other.  An error or cancel releases whatever the backend held or waited
  * for (transaction and subtransaction abort, and backend exit).
  *
  * src/iosched.c
@@ -442,46 +442,66 @@ release(const int *slots, int nslots, int phase, int threads)
 }
 
 /*
+ * take_read_grants
+ *		Hold a read grant on every device this backend's read scopes need.
+ *		Devices are taken one at a time in slot order, each by a fair
+ *		single-device acquisition: a backend never waits for a device while
+ *		holding a higher one (it gives those back first), and writers hold
+ *		nothing while they wait, so no cycle of waits can form, and a reader
+ *		of several devices is not starved by the phases of each.
+ */
+static void
+take_read_grants(void)
+{
+	int			lowest_needed = BRAID_MAX_DEVICES;
+	int			highest_held = -1;
+
+	for (int s = 0; s < BRAID_MAX_DEVICES; s++)
+	{
+		if (read_depth[s] > 0 && !read_granted[s] && s < lowest_needed)
+			lowest_needed = s;
+		if (read_granted[s])
+			highest_held = s;
+	}
+	if (lowest_needed == BRAID_MAX_DEVICES)
+		return;
+	if (highest_held > lowest_needed)
+	{
+		int			held[BRAID_MAX_DEVICES];
+		int			nheld = 0;
+
+		for (int s = lowest_needed + 1; s < BRAID_MAX_DEVICES; s++)
+			if (read_granted[s])
+			{
+				read_granted[s] = false;
+				held[nheld++] = s;
+			}
+		release(held, nheld, BRAID_PHASE_READ, 0);
+	}
+	for (int s = 0; s < BRAID_MAX_DEVICES; s++)
+	{
+		if (read_depth[s] > 0 && !read_granted[s])
+		{
+			acquire(&s, 1, BRAID_PHASE_READ, 0);
+			read_granted[s] = true;
+		}
+	}
+}
+
+/*
  * braid_sched_read_begin
  *		Enter a read phase on these devices (duplicates and -1 allowed).
- *		Nests: only the outermost begin waits for the gate.
+ *		Nests: only the outermost begin on a device waits for its gate.  On
+ *		an error (a cancelled wait) the abort clean-up gives back whatever
+ *		was granted.
  */
 void
 braid_sched_read_begin(const int *slots, int nslots)
 {
-	int			need[BRAID_MAX_DEVICES];
-	int			nneed = 0;
-
 	for (int i = 0; i < nslots; i++)
-	{
-		int			s = slots[i];
-
-		if (s < 0)
-			continue;
-		if (read_depth[s]++ == 0 && !read_granted[s])
-		{
-			need[nneed++] = s;
-			read_granted[s] = true;
-		}
-	}
-	if (nneed > 0)
-	{
-		PG_TRY();
-		{
-			acquire(need, nneed, BRAID_PHASE_READ, 0);
-		}
-		PG_CATCH();
-		{
-			/* a cancelled wait: nothing was granted */
-			for (int i = 0; i < nneed; i++)
-				read_granted[need[i]] = false;
-			for (int i = 0; i < nslots; i++)
-				if (slots[i] >= 0)
-					read_depth[slots[i]]--;
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-	}
+		if (slots[i] >= 0)
+			read_depth[slots[i]]++;
+	take_read_grants();
 }
 
 /*
@@ -546,24 +566,13 @@ braid_sched_write_begin(int slot, int threads)
 void
 braid_sched_write_end(int slot)
 {
-	int			need[BRAID_MAX_DEVICES];
-	int			nneed = 0;
-
 	if (slot < 0 || braid_shared == NULL || write_slot != slot)
 		return;
 	write_slot = -1;
 	release(&slot, 1, BRAID_PHASE_WRITE, write_threads_held);
 	write_threads_held = 0;
 
-	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
-		if (read_depth[i] > 0 && !read_granted[i])
-			need[nneed++] = i;
-	if (nneed > 0)
-	{
-		acquire(need, nneed, BRAID_PHASE_READ, 0);
-		for (int i = 0; i < nneed; i++)
-			read_granted[need[i]] = true;
-	}
+	take_read_grants();
 }
 
 /* braid_sched_write_threads_granted: threads the current write grant allows. */

@@ -124,13 +124,38 @@ SELECT ungated_reads FROM braidsort.scheduler WHERE tablespace = 'dax'}), '0',
 		"every device read was made under a read grant ($policy)");
 }
 
+# spill files spread over two tablespaces (temp_tablespaces; the second one
+# on another filesystem when the first is the tmpfs): readers of runs on
+# both devices take both gates, in order, with writers on each
+my $disk2 = tempdir(CLEANUP => 1);
+$node->safe_psql('postgres', qq{CREATE TABLESPACE disk2 LOCATION '$disk2';
+ALTER SYSTEM SET braidsort.io_policy = 'interference_aware'; SELECT pg_reload_conf();});
+$node->poll_query_until('postgres', 'SHOW braidsort.io_policy', 'interference_aware')
+  or die "policy not in force";
+$node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
+{
+	local $ENV{PGOPTIONS} = join(' ',
+		'-c braidsort.force=on', '-c braidsort.work_mem=512',
+		'-c temp_tablespaces=dax,disk2',
+		'-c braidsort.emulate_write_ns=300', '-c braidsort.emulate_read_ns=100');
+	$node->command_ok(
+		[ 'pgbench', '-n', '-c', '4', '-j', '4', '-t', '2', '-f', "$dir/sorts.sql", 'postgres' ],
+		'pgbench sorts spilling to two tablespaces: every result checked');
+}
+is($node->safe_psql('postgres', q{
+SELECT sum(readers + writers + waiting_readers + waiting_writers + writer_threads),
+       sum("overlaps"), sum(ungated_reads), bool_and(read_grants > 0)
+FROM braidsort.scheduler WHERE tablespace IN ('dax', 'disk2')}), '0|0|0|t',
+	'two devices: gates free afterwards, no overlap, every read under a grant');
+
 my $stats = $node->safe_psql('postgres', q{
 SELECT string_agg(counter || '=' || value, ' ' ORDER BY counter) FROM braidsort.stats
 WHERE scope = 'global' AND counter IN ('sorts_mergepass', 'sorts_value_log')});
 like($stats, qr/sorts_mergepass=[1-9]\d* sorts_value_log=[1-9]/, "stats count the sorts ($stats)");
 
 # no spill file outlives the runs
-my @left = glob("$dax/PG_*/pgsql_tmp/pgsql_tmp*.braid*");
+my @left = (glob("$dax/PG_*/pgsql_tmp/pgsql_tmp*.braid*"),
+	glob("$disk2/PG_*/pgsql_tmp/pgsql_tmp*.braid*"));
 is(scalar(@left), 0, 'no spill files left');
 
 $node->stop;
