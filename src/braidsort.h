@@ -47,6 +47,9 @@ extern void braid_exec_init(void);
 #define BRAID_PRIV_PARAMS		3	/* int list: see BRAID_PARAM_* */
 #define BRAID_PRIV_KEYEXPRS		4	/* List of key expressions (for EXPLAIN) */
 #define BRAID_PRIV_KEYCOLS		5	/* int list: input column of each key */
+#define BRAID_PRIV_KEYATTNOS	6	/* heap TID mode, optional: table column
+									 * of each key, read from the unprojected
+									 * scan tuple */
 
 #define BRAID_PARAM_KEYLEN		0	/* bytes of key prefix per entry */
 #define BRAID_PARAM_TRUNCATES	1	/* 1 if some key may exceed keylen */

@@ -3,8 +3,9 @@
  * exec.c
  *	  The BraidSort custom scan: build, sort and gather.
  *
- * BUILD	pulls the (narrowed) child scan, which outputs only the sort keys;
- *			for each row it encodes a normalized key and appends an IndexMap
+ * BUILD	pulls the child scan, which outputs its table's tuples as they
+ *			are (keys that are plain columns are read from them) or only
+ *			the sort keys (key expressions); for each row it encodes a normalized key and appends an IndexMap
  *			entry <key prefix, ref> where the ref packs the heap TID and the
  *			tuple length, read from the child's scan slot.  Keys longer than
  *			the entry's prefix keep their full encoding in an overflow store
@@ -110,7 +111,9 @@ typedef struct BraidSortState
 
 	/* from the plan */
 	bool		value_log;		/* BRAID_MODE_VALUE_LOG */
-	AttrNumber *keycols;		/* value log: input column of each key */
+	AttrNumber *keycols;		/* input column of each key (value log), or
+								 * table column (heap TID, unprojected
+								 * scan), else NULL */
 	int			nkeys;
 	BraidKeyColumn *keys;
 	List	   *keyexprs;
@@ -855,10 +858,21 @@ build_and_sort(BraidSortState *st)
 								 ItemPointerGetOffsetNumber(&scanslot->tts_tid),
 								 htup->t_len);
 
-			/* the narrowed scan outputs exactly the keys */
-			slot_getallattrs(slot);
-			len = braid_encode_key(st->keys, st->nkeys, slot->tts_values,
-								   slot->tts_isnull, &st->keybuf);
+			if (st->keycols)
+			{
+				/* the scan hands over its tuple: read the key columns */
+				for (int i = 0; i < st->nkeys; i++)
+					st->keyvals[i] = slot_getattr(scanslot, st->keycols[i], &st->keynulls[i]);
+				len = braid_encode_key(st->keys, st->nkeys, st->keyvals,
+									   st->keynulls, &st->keybuf);
+			}
+			else
+			{
+				/* the narrowed scan outputs exactly the keys */
+				slot_getallattrs(slot);
+				len = braid_encode_key(st->keys, st->nkeys, slot->tts_values,
+									   slot->tts_isnull, &st->keybuf);
+			}
 		}
 		add_entry(st, st->keybuf.data, len, ref);
 		MemoryContextSwitchTo(old);
@@ -1285,6 +1299,18 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
 		braid_gather_begin(&st->gather, rel, st->gathercxt);
 		braid_gather_set_threads(&st->gather, braid_sort_thread_count());
+
+		/* keys read from the unprojected scan tuple, by table column */
+		if (list_length(cscan->custom_private) > BRAID_PRIV_KEYATTNOS)
+		{
+			List	   *attnos = list_nth(cscan->custom_private, BRAID_PRIV_KEYATTNOS);
+
+			st->keycols = palloc(sizeof(AttrNumber) * st->nkeys);
+			for (i = 0; i < st->nkeys; i++)
+				st->keycols[i] = (AttrNumber) list_nth_int(attnos, i);
+			st->keyvals = palloc(sizeof(Datum) * st->nkeys);
+			st->keynulls = palloc(sizeof(bool) * st->nkeys);
+		}
 
 		/*
 		 * This node is a sort, not a scan of the table: like a Sort, it must

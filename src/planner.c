@@ -37,6 +37,7 @@
 #include "executor/tuptable.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
+#include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -64,6 +65,7 @@ static planner_hook_type prev_planner_hook = NULL;
 
 static Plan *replace_sorts(PlannedStmt *stmt, Plan *plan, bool bounded);
 static double spill_ns_per_byte(void);
+static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
 
 /*
  * estimate_value_bytes
@@ -140,10 +142,11 @@ heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
  *		Return a BraidSort CustomScan replacing "sort", or NULL to leave the
  *		Sort alone.  *why is set to the reason for declining.
  *
- * Two forms.  Over a heap scan (heap_tid_input), the scan is narrowed to the
- * sort keys and the node refetches whole rows by TID, evaluating the scan's
- * original target list on them (scanrelid is the table; the child is in
- * custom_plans).  Over anything else, the node keeps each input row in a
+ * Two forms.  Over a heap scan (heap_tid_input), the scan only has to give
+ * the sort keys -- the table's own tuples unprojected when every key is a
+ * plain column, else a target list narrowed to the keys -- and the node
+ * refetches whole rows by TID, evaluating the scan's original target list
+ * on them (scanrelid is the table; the child is in custom_plans).  Over anything else, the node keeps each input row in a
  * value log and the IndexMap points into it: the child stays as the node's
  * outer plan and the node's target list is the Sort's, referencing it.
  */
@@ -341,10 +344,30 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 	cscan->custom_private = lappend(cscan->custom_private, keycols);
 	if (by_tid)
 	{
-		/* narrow the scan to the keys: the rest is refetched at gather time */
+		List	   *physical = physical_scan_tlist(child_tlist,
+													   ((Scan *) child)->scanrelid, relid);
+
 		cscan->scan.scanrelid = ((Scan *) child)->scanrelid;
 		cscan->custom_plans = list_make1(child);
-		child->targetlist = child_tlist;
+		if (physical != NIL)
+		{
+			/*
+			 * Keys that are plain columns are read straight from the scanned
+			 * tuple: the scan outputs it as it is (no projection per row)
+			 * and the node reads the key columns by number.
+			 */
+			List	   *attnos = NIL;
+
+			foreach(lc, child_tlist)
+				attnos = lappend_int(attnos, ((Var *) ((TargetEntry *) lfirst(lc))->expr)->varattno);
+			child->targetlist = physical;
+			cscan->custom_private = lappend(cscan->custom_private, attnos);
+		}
+		else
+		{
+			/* narrow the scan to the keys: the rest is refetched at gather time */
+			child->targetlist = child_tlist;
+		}
 	}
 	else
 	{
@@ -354,6 +377,50 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 	}
 
 	return (Plan *) cscan;
+}
+
+/*
+ * physical_scan_tlist
+ *		If every sort key is a plain column of the scanned table, the scan's
+ *		physical target list (each column, in order; NULL for dropped ones),
+ *		which lets the scan hand over its tuples without projecting them;
+ *		else NIL.  "keys" is the key target list the scan would otherwise
+ *		output.
+ */
+static List *
+physical_scan_tlist(List *keys, Index scanrelid, Oid relid)
+{
+	List	   *tlist = NIL;
+	ListCell   *lc;
+	Relation	rel;
+	TupleDesc	desc;
+
+	foreach(lc, keys)
+	{
+		Var		   *var = (Var *) ((TargetEntry *) lfirst(lc))->expr;
+
+		if (!IsA(var, Var) || var->varno != scanrelid || var->varattno <= 0 ||
+			var->varlevelsup != 0)
+			return NIL;
+	}
+
+	rel = table_open(relid, NoLock);
+	desc = RelationGetDescr(rel);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Expr	   *expr;
+
+		if (att->attisdropped)
+			expr = (Expr *) makeConst(INT4OID, -1, InvalidOid, sizeof(int32),
+									  (Datum) 0, true, true);
+		else
+			expr = (Expr *) makeVar(scanrelid, att->attnum, att->atttypid,
+									att->atttypmod, att->attcollation, 0);
+		tlist = lappend(tlist, makeTargetEntry(expr, att->attnum, NULL, false));
+	}
+	table_close(rel, NoLock);
+	return tlist;
 }
 
 /*
