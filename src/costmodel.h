@@ -27,6 +27,9 @@ typedef struct BraidCostInput
 	bool		table_cached;	/* table fits the shared buffers it may use */
 	double		spill_ns_per_byte;	/* profiled write + read cost of a spilled
 									 * byte; 0 = no profile */
+	bool		collated;		/* a key is ordered by a collation's
+								 * comparator (both sorts compare strings) */
+	int			sort_threads;	/* threads braidsort sorts with */
 } BraidCostInput;
 
 /* Rows below which a sort is too small to be worth replacing. */

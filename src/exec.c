@@ -124,6 +124,9 @@ typedef struct BraidSortState
 	uint32		stride;
 	bool		may_truncate;	/* variable-width keys: full keys kept aside */
 	bool		collated;		/* a key is compared by its collation */
+	uint32		radix_keylen;	/* prefix bytes the radix sort orders by:
+								 * keylen, or with a collated key keylen - 8,
+								 * the last 8 bytes locating the full key */
 	int			collated_key;	/* which one */
 	double		est_rows;
 	bool		random_access;
@@ -330,6 +333,46 @@ ovf_put(BraidSortState *st, uint64 ref, const uint8 *key, size_t len)
 }
 
 /*
+ * ovf_append
+ *		Keep a full key in the overflow arena only, for an entry that
+ *		records where it is (collated keys); returns that place, the
+ *		offset << 24 | the length (0xFFFFFF: the length is in front).
+ */
+static uint64
+ovf_append(BraidSortState *st, const uint8 *key, size_t len)
+{
+	BraidOverflow *ovf = &st->ovf;
+	uint64		off;
+
+	bool		long_key = (len >= 0xFFFFFF);
+	size_t		need = len + (long_key ? sizeof(uint64) : 0);
+
+	if (ovf->arena_used + need > ovf->arena_cap)
+	{
+		size_t		cap = Max(ovf->arena_cap * 2, ovf->arena_used + need);
+
+		cap = Max(cap, (size_t) 4096);
+		ovf->arena = ovf->arena ? repalloc_huge(ovf->arena, cap) :
+			MemoryContextAllocHuge(st->sortcxt, cap);
+		ovf->arena_cap = cap;
+	}
+	off = ovf->arena_used;
+	if (long_key)
+	{
+		/* 16 MB or more: the length goes in front, the place says so */
+		uint64		len64 = len;
+
+		memcpy(ovf->arena + off, &len64, sizeof(len64));
+		memcpy(ovf->arena + off + sizeof(len64), key, len);
+		ovf->arena_used += need;
+		return off << 24 | 0xFFFFFF;
+	}
+	memcpy(ovf->arena + off, key, len);
+	ovf->arena_used += len;
+	return off << 24 | (uint64) len;
+}
+
+/*
  * ovf_free
  *		Forget every full key (after they were written to a run, or once the
  *		IndexMap is sorted and only refs remain).
@@ -380,6 +423,22 @@ entry_full_key(const BraidSortState *st, const uint8 *entry, uint32 *len)
 {
 	uint64		ref = braid_entry_ref(entry, st->keylen);
 
+	if (st->collated)
+	{
+		uint64		loc;
+
+		memcpy(&loc, entry + st->radix_keylen, sizeof(loc));
+		if ((loc & 0xFFFFFF) == 0xFFFFFF)
+		{
+			uint64		len64;
+
+			memcpy(&len64, st->ovf.arena + (loc >> 24), sizeof(len64));
+			*len = (uint32) len64;
+			return st->ovf.arena + (loc >> 24) + sizeof(len64);
+		}
+		*len = (uint32) (loc & 0xFFFFFF);
+		return st->ovf.arena + (loc >> 24);
+	}
 	if (ref & BRAID_REF_TRUNCATED)
 	{
 		const uint8 *full = ovf_get(&st->ovf, ref, len);
@@ -478,7 +537,7 @@ sort_entries(BraidSortState *st)
 {
 	BraidSortSpec spec;
 
-	spec.keylen = st->keylen;
+	spec.keylen = st->radix_keylen;
 	spec.stride = st->stride;
 	spec.tiebreak = st->any_truncated ? braid_tiebreak : NULL;
 	spec.tiebreak_arg = st;
@@ -576,13 +635,15 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 		 * Only the memcmp-ordered part goes in the prefix (equal parts tie,
 		 * and the tie-break compares strings); the full key is kept aside.
 		 */
-		size_t		head = Min(st->keybuf.sortable, (size_t) st->keylen);
+		size_t		head = Min(st->keybuf.sortable, (size_t) st->radix_keylen);
+		uint64		loc = ovf_append(st, key, len);
 
 		memcpy(entry, key + BRAID_COLLATED_HEADER, head);
-		memset(entry + head, 0, st->keylen - head);
+		memset(entry + head, 0, st->radix_keylen - head);
+		/* the full key's place, read by every comparison (no lookup) */
+		memcpy(entry + st->radix_keylen, &loc, sizeof(loc));
 		ref |= BRAID_REF_TRUNCATED;
 		st->any_truncated = true;
-		ovf_put(st, ref, key, len);
 	}
 	else if (len <= st->keylen)
 	{
@@ -1237,6 +1298,9 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	}
 	st->keylen = (uint32) list_nth_int(params, BRAID_PARAM_KEYLEN);
 	st->may_truncate = list_nth_int(params, BRAID_PARAM_TRUNCATES) != 0;
+	st->radix_keylen = st->collated ? st->keylen - 8 : st->keylen;
+	if (st->collated && st->keylen < 9)
+		elog(ERROR, "braidsort: key prefix of %u bytes has no room for a collated key", st->keylen);
 	st->stride = st->keylen + BRAID_REF_BYTES;
 	st->est_rows = cscan->scan.plan.plan_rows;
 	st->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;

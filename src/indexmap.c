@@ -146,6 +146,60 @@ swap_entries(uint8_t *a, uint8_t *b, size_t stride)
 }
 
 /*
+ * tie_partition
+ *		One three-way partition step of tie_sort around a median-of-three
+ *		pivot: afterwards [0, *lt) < pivot, [*lt, *gt) == pivot and
+ *		[*gt, n) > pivot.
+ */
+static void
+tie_partition(uint8_t *base, size_t n, const BraidSortSpec *spec,
+			  size_t *lt_out, size_t *gt_out)
+{
+	const size_t stride = spec->stride;
+	uint8_t		pivot[BRAID_MAX_STRIDE];
+	size_t		lt = 0,
+				i = 0,
+				gt = n;
+
+	{
+		uint8_t    *a = base,
+				   *b = base + (n / 2) * stride,
+				   *c = base + (n - 1) * stride;
+		uint8_t    *m;
+
+		if (spec->tiebreak(a, b, spec->tiebreak_arg) < 0)
+			m = (spec->tiebreak(b, c, spec->tiebreak_arg) < 0) ? b :
+				(spec->tiebreak(a, c, spec->tiebreak_arg) < 0) ? c : a;
+		else
+			m = (spec->tiebreak(a, c, spec->tiebreak_arg) < 0) ? a :
+				(spec->tiebreak(b, c, spec->tiebreak_arg) < 0) ? c : b;
+		copy_entry(pivot, m, stride);
+	}
+	while (i < gt)
+	{
+		uint8_t    *e = base + i * stride;
+		int			c = spec->tiebreak(e, pivot, spec->tiebreak_arg);
+
+		if (c < 0)
+		{
+			if (i != lt)
+				swap_entries(e, base + lt * stride, stride);
+			lt++;
+			i++;
+		}
+		else if (c > 0)
+		{
+			gt--;
+			swap_entries(e, base + gt * stride, stride);
+		}
+		else
+			i++;
+	}
+	*lt_out = lt;
+	*gt_out = gt;
+}
+
+/*
  * tie_sort
  *		Quicksort of entries whose prefixes are all equal, by the tie-break
  *		comparator alone.  Three-way partitioning (Dijkstra) keeps runs of
@@ -156,51 +210,13 @@ static void
 tie_sort(uint8_t *base, size_t n, const BraidSortSpec *spec)
 {
 	const size_t stride = spec->stride;
-	uint8_t		pivot[BRAID_MAX_STRIDE];
 
 	while (n > INSERTION_THRESHOLD)
 	{
-		size_t		lt = 0,
-					i = 0,
-					gt = n;
+		size_t		lt,
+					gt;
 
-		/* median of three as the pivot, copied out of the array */
-		{
-			uint8_t    *a = base,
-					   *b = base + (n / 2) * stride,
-					   *c = base + (n - 1) * stride;
-			uint8_t    *m;
-
-			if (spec->tiebreak(a, b, spec->tiebreak_arg) < 0)
-				m = (spec->tiebreak(b, c, spec->tiebreak_arg) < 0) ? b :
-					(spec->tiebreak(a, c, spec->tiebreak_arg) < 0) ? c : a;
-			else
-				m = (spec->tiebreak(a, c, spec->tiebreak_arg) < 0) ? a :
-					(spec->tiebreak(b, c, spec->tiebreak_arg) < 0) ? c : b;
-			copy_entry(pivot, m, stride);
-		}
-
-		/* [0, lt) < pivot, [lt, i) == pivot, [gt, n) > pivot */
-		while (i < gt)
-		{
-			uint8_t    *e = base + i * stride;
-			int			c = spec->tiebreak(e, pivot, spec->tiebreak_arg);
-
-			if (c < 0)
-			{
-				if (i != lt)
-					swap_entries(e, base + lt * stride, stride);
-				lt++;
-				i++;
-			}
-			else if (c > 0)
-			{
-				gt--;
-				swap_entries(e, base + gt * stride, stride);
-			}
-			else
-				i++;
-		}
+		tie_partition(base, n, spec, &lt, &gt);
 
 		/* recurse into the smaller outer part, loop on the larger */
 		if (lt < n - gt)
@@ -561,6 +577,102 @@ parallel_worker(void *arg, int worker)
 	}
 }
 
+/* A range of a parallel tie sort, and the whole list of them. */
+typedef struct TieTask
+{
+	size_t		start;
+	size_t		n;
+} TieTask;
+
+typedef struct ParallelTies
+{
+	uint8_t    *base;
+	const BraidSortSpec *spec;
+	TieTask		tasks[64];
+	int			ntasks;
+	int			next;			/* next task, taken atomically */
+} ParallelTies;
+
+/* tie_worker: sort ranges of a parallel tie sort until none is left. */
+static void
+tie_worker(void *arg, int worker)
+{
+	ParallelTies *pt = (ParallelTies *) arg;
+
+	(void) worker;
+	for (;;)
+	{
+		int			t = __atomic_fetch_add(&pt->next, 1, __ATOMIC_RELAXED);
+
+		if (t >= pt->ntasks)
+			break;
+		tie_sort(pt->base + pt->tasks[t].start * pt->spec->stride,
+				 pt->tasks[t].n, pt->spec);
+	}
+}
+
+/*
+ * tie_sort_parallel
+ *		Sort n entries whose prefixes are all equal (say, a single key under
+ *		a libc collation: every entry ties and the comparator decides) on
+ *		nthreads threads: split the range by quicksort partition steps on
+ *		this thread until there are a few ranges per thread, then let the
+ *		threads sort the ranges, largest first.
+ */
+static void
+tie_sort_parallel(uint8_t *base, size_t n, const BraidSortSpec *spec, int nthreads)
+{
+	ParallelTies *pt = malloc(sizeof(ParallelTies));
+	int			want = 4 * nthreads < 32 ? 4 * nthreads : 32;
+
+	if (pt == NULL)
+	{
+		tie_sort(base, n, spec);
+		return;
+	}
+	pt->base = base;
+	pt->spec = spec;
+	pt->tasks[0].start = 0;
+	pt->tasks[0].n = n;
+	pt->ntasks = 1;
+	while (pt->ntasks < want)
+	{
+		int			big = 0;
+		size_t		lt,
+					gt;
+		TieTask		t;
+
+		for (int i = 1; i < pt->ntasks; i++)
+			if (pt->tasks[i].n > pt->tasks[big].n)
+				big = i;
+		t = pt->tasks[big];
+		if (t.n < BRAID_PARALLEL_MIN_ENTRIES / 4)
+			break;
+		tie_partition(base + t.start * spec->stride, t.n, spec, &lt, &gt);
+		/* the part equal to the pivot is in place: keep the outer two */
+		pt->tasks[big].n = lt;
+		pt->tasks[pt->ntasks].start = t.start + gt;
+		pt->tasks[pt->ntasks].n = t.n - gt;
+		pt->ntasks++;
+	}
+	/* largest first, so the threads finish together */
+	for (int i = 1; i < pt->ntasks; i++)
+	{
+		TieTask		t = pt->tasks[i];
+		int			j = i;
+
+		while (j > 0 && pt->tasks[j - 1].n < t.n)
+		{
+			pt->tasks[j] = pt->tasks[j - 1];
+			j--;
+		}
+		pt->tasks[j] = t;
+	}
+	pt->next = 0;
+	braid_pool_run(nthreads, tie_worker, pt);
+	free(pt);
+}
+
 /*
  * braid_indexmap_sort_parallel
  *		Sort with nthreads threads.  The first level is counted and
@@ -602,8 +714,10 @@ braid_indexmap_sort_parallel(uint8_t *entries, size_t n, const BraidSortSpec *sp
 	{
 		if (ps->depth >= spec->keylen)
 		{
-			finish_run(entries, n, ps->depth, spec);
+			/* every prefix is equal: the tie-break orders them all */
 			free(ps);
+			if (spec->tiebreak)
+				tie_sort_parallel(entries, n, spec, nthreads);
 			return;
 		}
 		braid_pool_run(nthreads, histogram_worker, ps);

@@ -287,6 +287,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 	 * word at a time, and give the padding to the key prefix: more exact
 	 * bytes for variable-width keys, fewer tie-breaks.
 	 */
+	if (seen_collated)
+		keylen += 8;			/* where the full key is (see exec.c) */
 	keylen = TYPEALIGN(8, keylen + BRAID_REF_BYTES) - BRAID_REF_BYTES;
 	if (keylen + BRAID_REF_BYTES > BRAID_MAX_STRIDE)
 	{
@@ -310,6 +312,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 	cost.table_pages = table_pages;		/* 0 for a value log: no gather passes */
 	cost.table_cached = table_cached;
 	cost.spill_ns_per_byte = spill_ns_per_byte();
+	cost.collated = seen_collated;
+	cost.sort_threads = braid_sort_thread_count();
 	if (!braid_force && !braid_cost_prefers(&cost, (const char **) why))
 	{
 		*kind = BRAID_DECLINE_COST;

@@ -1960,6 +1960,74 @@ test_sort_parallel_uneven(void)
 	check_report(&c, "indexmap: threaded sort of unevenly spread bytes equals the serial sort");
 }
 
+/* hidden_tiebreak: order entries by 8 bytes stored after their ref. */
+static int
+hidden_tiebreak(const uint8_t *a, const uint8_t *b, void *arg)
+{
+	uint64_t	x,
+				y;
+
+	(void) arg;
+	memcpy(&x, a + 16, 8);
+	memcpy(&y, b + 16, 8);
+	return (x > y) - (x < y);
+}
+
+/*
+ * test_sort_parallel_ties: every prefix equal (as with a single key under a
+ * libc collation), the comparator orders everything: the threaded tie sort
+ * gives the serial order, for 2 to 8 threads, with and without duplicates.
+ */
+static void
+test_sort_parallel_ties(void)
+{
+	Check		c;
+	const size_t n = 200000;
+	const uint32_t keylen = 8,
+				stride = 24;
+	uint8_t    *orig = malloc(n * stride);
+	uint8_t    *serial = malloc(n * stride);
+	uint8_t    *par = malloc(n * stride);
+	BraidSortSpec spec;
+
+	check_init(&c);
+	memset(&spec, 0, sizeof(spec));
+	spec.keylen = keylen;
+	spec.stride = stride;
+	spec.tiebreak = hidden_tiebreak;
+	for (int dups = 0; dups < 2; dups++)
+	{
+		for (size_t i = 0; i < n; i++)
+		{
+			uint8_t    *e = orig + i * stride;
+			uint64_t	h = dups ? rng_below(50) : rng_next();
+
+			memset(e, 0, keylen);
+			e[0] = 1;
+			braid_entry_set_ref(e, keylen, (uint64_t) i);
+			memcpy(e + 16, &h, 8);
+		}
+		memcpy(serial, orig, n * stride);
+		braid_indexmap_sort(serial, n, &spec);
+		for (int threads = 2; threads <= 8; threads++)
+		{
+			bool		same = true;
+
+			memcpy(par, orig, n * stride);
+			braid_indexmap_sort_parallel(par, n, &spec, threads);
+			/* equal hidden keys may come in any order: compare them only */
+			for (size_t i = 0; i < n && same; i++)
+				same = memcmp(par + i * stride + 16, serial + i * stride + 16, 8) == 0;
+			check_that(&c, same, "%s: %d-thread tie sort differs from the serial sort",
+					   dups ? "duplicates" : "distinct", threads);
+		}
+	}
+	free(orig);
+	free(serial);
+	free(par);
+	check_report(&c, "indexmap: threaded sort of all-equal prefixes by the tie-break alone");
+}
+
 /* One round of the pool test: each thread marks its slot. */
 typedef struct PoolRound
 {
@@ -2020,6 +2088,38 @@ test_pool_persistent(void)
 				   iter, ran, r.sum, expect);
 	}
 	check_report(&c, "pool: kept threads run every task once per thread, 3000 tasks of 1-64 threads");
+}
+
+/*
+ * test_costmodel_collated: a key ordered by a collation's comparator costs
+ * both sorts its comparisons; braidsort's are split among its threads, so
+ * 1M names are worth taking on two threads and not on one.
+ */
+static void
+test_costmodel_collated(void)
+{
+	Check		c;
+	BraidCostInput in;
+	const char *why = NULL;
+
+	check_init(&c);
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = 40;
+	in.tuple_bytes = 72;
+	in.entry_bytes = 24;
+	in.budget_bytes = 256.0 * 1024 * 1024;
+	in.sort_mem_bytes = 16.0 * 1024 * 1024;
+	in.table_pages = 9000;
+	in.table_cached = true;
+	in.collated = true;
+	in.sort_threads = 2;
+	check_that(&c, braid_cost_prefers(&in, &why), "2 threads: should take it (%s)", why ? why : "");
+	in.sort_threads = 1;
+	check_that(&c, !braid_cost_prefers(&in, &why), "1 thread: should leave it to PostgreSQL");
+	in.collated = false;
+	check_that(&c, braid_cost_prefers(&in, &why), "not collated: should take it (%s)", why ? why : "");
+	check_report(&c, "costmodel: collated keys pay their comparisons, braidsort's split among threads");
 }
 
 /*
@@ -2302,10 +2402,12 @@ main(void)
 	test_sort_interrupt_hook();
 	test_sort_parallel();
 	test_sort_parallel_uneven();
+	test_sort_parallel_ties();
 	test_pool_persistent();
 
 	test_costmodel();
 	test_costmodel_reread();
+	test_costmodel_collated();
 
 	test_profile_ops();
 	test_profile_bad_args();
