@@ -53,5 +53,24 @@ like($log, qr/invalid value for parameter "braidsort.work_mem": 10/,
 is($node->safe_psql('postgres', 'SHOW braidsort.work_mem'), '-1',
 	'invalid setting falls back to the default');
 
+# ALTER EXTENSION UPDATE from 0.1 gives what a fresh install of 0.3 gives
+my $objects = q{
+SELECT string_agg(p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') '
+				  || pg_get_function_result(p.oid) || ' ' || coalesce(array_to_string(p.proacl, ','), ''),
+				  E'\n' ORDER BY 1)
+FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'braidsort'
+UNION ALL
+SELECT string_agg(c.relname, ',' ORDER BY 1)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'braidsort'
+UNION ALL
+SELECT array_to_string(nspacl, ',') FROM pg_namespace WHERE nspname = 'braidsort'};
+$node->safe_psql('postgres', 'CREATE DATABASE updated; CREATE DATABASE fresh');
+$node->safe_psql('updated', "CREATE EXTENSION braidsort VERSION '0.1'; ALTER EXTENSION braidsort UPDATE");
+$node->safe_psql('fresh', 'CREATE EXTENSION braidsort');
+is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extname = 'braidsort'"),
+	'0.3', 'the extension updates from 0.1 to 0.3');
+is($node->safe_psql('updated', $objects), $node->safe_psql('fresh', $objects),
+	'an updated 0.1 has the objects and privileges of a fresh 0.3');
+
 $node->stop;
 done_testing();
