@@ -23,7 +23,8 @@ OBJS = \
 	src/worker.o
 
 EXTENSION = braidsort
-DATA = braidsort--0.1.sql braidsort--0.3.sql braidsort--0.1--0.3.sql
+# as in contrib: a base script and updates; CREATE EXTENSION runs the chain
+DATA = braidsort--0.1.sql braidsort--0.1--0.3.sql
 PGFILEDESC = "braidsort - key/TID sorts with late gather"
 
 PG_CPPFLAGS = -I$(srcdir)/src

@@ -527,17 +527,7 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 	Assert(f->persisted);
 	if (to <= from)
 		return;
-	f->stats->bytes_read += to - from;
-	f->stats->lines_read += lines;
-	if (f->devslot >= 0)
-	{
-		BraidDeviceSlot *d = braid_sched_slot(f->devslot);
-
-		pg_atomic_fetch_add_u64(&d->traffic.bytes_read, to - from);
-		pg_atomic_fetch_add_u64(&d->traffic.lines_read, lines);
-		if (!braid_sched_holds_read(f->devslot))
-			pg_atomic_fetch_add_u64(&d->ungated_reads, 1);
-	}
+	braid_spill_count_read(f, from, to);
 	/* long emulated delays are paid in slices, so a cancel gets through */
 	while (lines > 0)
 	{

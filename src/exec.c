@@ -288,6 +288,23 @@ ovf_insert_slot(BraidOverflow *ovf, uint64 key, uint64 off, uint32 len)
 	ovf->slot_len[i] = len;
 }
 
+/* ovf_reserve: room for "need" more bytes in the overflow arena. */
+static void
+ovf_reserve(BraidSortState *st, size_t need)
+{
+	BraidOverflow *ovf = &st->ovf;
+
+	if (ovf->arena_used + need > ovf->arena_cap)
+	{
+		size_t		cap = Max(ovf->arena_cap * 2, ovf->arena_used + need);
+
+		cap = Max(cap, (size_t) 4096);
+		ovf->arena = ovf->arena ? repalloc_huge(ovf->arena, cap) :
+			MemoryContextAllocHuge(st->sortcxt, cap);
+		ovf->arena_cap = cap;
+	}
+}
+
 /*
  * ovf_put
  *		Remember the full key of the entry with this ref.
@@ -297,15 +314,7 @@ ovf_put(BraidSortState *st, uint64 ref, const uint8 *key, size_t len)
 {
 	BraidOverflow *ovf = &st->ovf;
 
-	if (ovf->arena_used + len > ovf->arena_cap)
-	{
-		size_t		cap = Max(ovf->arena_cap * 2, ovf->arena_used + len);
-
-		cap = Max(cap, (size_t) 4096);
-		ovf->arena = ovf->arena ? repalloc_huge(ovf->arena, cap) :
-			MemoryContextAllocHuge(st->sortcxt, cap);
-		ovf->arena_cap = cap;
-	}
+	ovf_reserve(st, len);
 	if ((ovf->nused + 1) * 2 > ovf->nslots)
 	{
 		BraidOverflow old = *ovf;
@@ -347,15 +356,7 @@ ovf_append(BraidSortState *st, const uint8 *key, size_t len)
 	bool		long_key = (len >= 0xFFFFFF);
 	size_t		need = len + (long_key ? sizeof(uint64) : 0);
 
-	if (ovf->arena_used + need > ovf->arena_cap)
-	{
-		size_t		cap = Max(ovf->arena_cap * 2, ovf->arena_used + need);
-
-		cap = Max(cap, (size_t) 4096);
-		ovf->arena = ovf->arena ? repalloc_huge(ovf->arena, cap) :
-			MemoryContextAllocHuge(st->sortcxt, cap);
-		ovf->arena_cap = cap;
-	}
+	ovf_reserve(st, need);
 	off = ovf->arena_used;
 	if (long_key)
 	{

@@ -235,25 +235,45 @@ tie_sort(uint8_t *base, size_t n, const BraidSortSpec *spec)
 }
 
 /*
- * permute_by_byte
- *		Cycle-leader permutation of entries into the 256 buckets of byte d,
- *		whose sizes are count[].  Entries already in their bucket cost a
- *		look only, so finishing a nearly partitioned array is a fast scan.
+ * Shared state of a parallel sort: the first level's histogram and
+ * stripes, then its buckets, handed out to the threads.
+ */
+typedef struct ParallelSort
+{
+	uint8_t    *base;
+	size_t		n;
+	BraidSortSpec spec;			/* without the interrupt hook */
+	uint32_t	depth;
+	int			nthreads;
+	size_t		start[256];
+	size_t		count[256];
+	size_t		thread_count[BRAID_MAX_SORT_THREADS][256];
+	int			order[256];		/* buckets to sort, largest first */
+	int			ntasks;
+	int			next;			/* next task, taken atomically */
+	/* entries each thread left out of place: position << 8 | region's bucket */
+	size_t	   *misplaced[BRAID_MAX_SORT_THREADS];
+	size_t		nmisplaced[BRAID_MAX_SORT_THREADS];
+	size_t		misplaced_cap;
+	bool		overflow;		/* some thread ran out of room to record */
+} ParallelSort;
+
+/*
+ * cycle_into_buckets
+ *		Cycle-leader permutation by the byte at d, within the ranges
+ *		[next[b], end[b]) of each bucket b: an entry out of its bucket is
+ *		carried into the first slot of its own bucket's range that does not
+ *		hold a right entry yet.  With the buckets' whole regions as ranges
+ *		every entry finds its place.  With a thread's stripes of them
+ *		(permute_worker) an entry may find its range full: it is left out of
+ *		place, and recorded in ps for worker if ps is given.
  */
 static void
-permute_by_byte(uint8_t *base, const size_t count[256], uint32_t d, size_t stride)
+cycle_into_buckets(uint8_t *base, size_t stride, uint32_t d, size_t next[256],
+				   const size_t end[256], ParallelSort *ps, int worker)
 {
-	size_t		next[256];
-	size_t		end[256];
 	uint8_t		hold[BRAID_MAX_STRIDE];
-	size_t		pos = 0;
 
-	for (int b = 0; b < 256; b++)
-	{
-		next[b] = pos;
-		pos += count[b];
-		end[b] = pos;
-	}
 	for (int b = 0; b < 256; b++)
 	{
 		while (next[b] < end[b])
@@ -266,19 +286,54 @@ permute_by_byte(uint8_t *base, const size_t count[256], uint32_t d, size_t strid
 				next[b]++;
 				continue;
 			}
+			/* the slot is a hole while its entry travels */
 			copy_entry(hold, slot, stride);
-			do
+			for (;;)
 			{
-				uint8_t    *dst = base + next[k] * stride;
-
+				while (next[k] < end[k] && base[next[k] * stride + d] == k)
+					next[k]++;
+				if (next[k] == end[k])
+					break;		/* no room: the entry goes back, misplaced */
+				exchange_entry(base + next[k] * stride, hold, stride);
 				next[k]++;
-				exchange_entry(dst, hold, stride);
 				k = hold[d];
-			} while (k != b);
+				if (k == b)
+					break;		/* it belongs in the hole */
+			}
 			copy_entry(slot, hold, stride);
+			if (hold[d] != b && ps != NULL)
+			{
+				if (ps->nmisplaced[worker] < ps->misplaced_cap)
+					ps->misplaced[worker][ps->nmisplaced[worker]++] =
+						(next[b] << 8) | (size_t) b;
+				else
+					ps->overflow = true;
+			}
 			next[b]++;
 		}
 	}
+}
+
+/*
+ * permute_by_byte
+ *		Permute entries into the 256 buckets of byte d, whose sizes are
+ *		count[].  Entries already in their bucket cost a look only, so
+ *		finishing a nearly partitioned array is a fast scan.
+ */
+static void
+permute_by_byte(uint8_t *base, const size_t count[256], uint32_t d, size_t stride)
+{
+	size_t		next[256];
+	size_t		end[256];
+	size_t		pos = 0;
+
+	for (int b = 0; b < 256; b++)
+	{
+		next[b] = pos;
+		pos += count[b];
+		end[b] = pos;
+	}
+	cycle_into_buckets(base, stride, d, next, end, NULL, 0);
 }
 
 /*
@@ -364,30 +419,6 @@ radix_sort(uint8_t *base, size_t n, uint32_t depth, const BraidSortSpec *spec)
 	}
 }
 
-/*
- * Shared state of a parallel sort: the first level's histogram and
- * stripes, then its buckets, handed out to the threads.
- */
-typedef struct ParallelSort
-{
-	uint8_t    *base;
-	size_t		n;
-	BraidSortSpec spec;			/* without the interrupt hook */
-	uint32_t	depth;
-	int			nthreads;
-	size_t		start[256];
-	size_t		count[256];
-	size_t		thread_count[BRAID_MAX_SORT_THREADS][256];
-	int			order[256];		/* buckets to sort, largest first */
-	int			ntasks;
-	int			next;			/* next task, taken atomically */
-	/* entries each thread left out of place: position << 8 | region's bucket */
-	size_t	   *misplaced[BRAID_MAX_SORT_THREADS];
-	size_t		nmisplaced[BRAID_MAX_SORT_THREADS];
-	size_t		misplaced_cap;
-	bool		overflow;		/* some thread ran out of room to record */
-} ParallelSort;
-
 /* histogram_worker: count the bytes at depth of this thread's slice. */
 static void
 histogram_worker(void *arg, int worker)
@@ -417,56 +448,15 @@ static void
 permute_worker(void *arg, int worker)
 {
 	ParallelSort *ps = (ParallelSort *) arg;
-	const size_t stride = ps->spec.stride;
-	const uint32_t d = ps->depth;
-	uint8_t    *base = ps->base;
 	size_t		next[256];
 	size_t		end[256];
-	uint8_t		hold[BRAID_MAX_STRIDE];
 
 	for (int b = 0; b < 256; b++)
 	{
 		next[b] = ps->start[b] + ps->count[b] * worker / ps->nthreads;
 		end[b] = ps->start[b] + ps->count[b] * (worker + 1) / ps->nthreads;
 	}
-	for (int b = 0; b < 256; b++)
-	{
-		while (next[b] < end[b])
-		{
-			uint8_t    *slot = base + next[b] * stride;
-			int			k = slot[d];
-
-			if (k == b)
-			{
-				next[b]++;
-				continue;
-			}
-			/* the slot is a hole while its entry travels */
-			copy_entry(hold, slot, stride);
-			for (;;)
-			{
-				while (next[k] < end[k] && base[next[k] * stride + d] == k)
-					next[k]++;
-				if (next[k] == end[k])
-					break;		/* no room: the entry goes back, misplaced */
-				exchange_entry(base + next[k] * stride, hold, stride);
-				next[k]++;
-				k = hold[d];
-				if (k == b)
-					break;		/* it belongs in the hole */
-			}
-			copy_entry(slot, hold, stride);
-			if (hold[d] != b)
-			{
-				if (ps->nmisplaced[worker] < ps->misplaced_cap)
-					ps->misplaced[worker][ps->nmisplaced[worker]++] =
-						(next[b] << 8) | (size_t) b;
-				else
-					ps->overflow = true;
-			}
-			next[b]++;
-		}
-	}
+	cycle_into_buckets(ps->base, ps->spec.stride, ps->depth, next, end, ps, worker);
 }
 
 /*

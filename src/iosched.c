@@ -63,8 +63,7 @@ static int	profile_slot = -1;
 
 /* What this backend is waiting for (undone if the wait is cancelled). */
 static int	waiting_phase = BRAID_PHASE_IDLE;
-static int	waiting_slots[BRAID_MAX_DEVICES];
-static int	waiting_nslots = 0;
+static int	waiting_slot = -1;
 
 static bool cleanup_registered = false;
 
@@ -309,9 +308,9 @@ set_waiting(BraidDeviceSlot *d, int phase, int delta)
 static void
 undo_waiting(void)
 {
-	for (int i = 0; i < waiting_nslots; i++)
-		set_waiting(&braid_shared->devices[waiting_slots[i]], waiting_phase, -1);
-	waiting_nslots = 0;
+	if (waiting_slot >= 0)
+		set_waiting(&braid_shared->devices[waiting_slot], waiting_phase, -1);
+	waiting_slot = -1;
 	waiting_phase = BRAID_PHASE_IDLE;
 }
 
@@ -353,54 +352,44 @@ register_cleanup(void)
 
 /*
  * acquire
- *		Wait until "phase" can be granted on every slot at once, then take
- *		it on all of them.
+ *		Wait until "phase" can be granted on the slot, then take it.
  */
 static void
-acquire(const int *slots, int nslots, int phase, int threads)
+acquire(int slot, int phase, int threads)
 {
+	BraidDeviceSlot *d;
 	bool		waited = false;
 
-	if (braid_shared == NULL || nslots == 0)
+	if (braid_shared == NULL)
 		return;
 	register_cleanup();
+	d = &braid_shared->devices[slot];
 
 	ConditionVariablePrepareToSleep(&braid_shared->gate_cv);
 	for (;;)
 	{
 		bool		aware = (braid_io_policy == BRAID_IO_INTERFERENCE_AWARE);
-		bool		ok = true;
+		bool		ok;
 
 		LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
-		for (int i = 0; i < nslots && ok; i++)
-		{
-			BraidDeviceSlot *d = &braid_shared->devices[slots[i]];
-
-			if (phase == BRAID_PHASE_READ)
-				ok = can_read(d, aware);
-			else if (phase == BRAID_PHASE_WRITE)
-				ok = can_write(d, aware, threads);
-			else
-				ok = can_profile(d);
-		}
+		if (phase == BRAID_PHASE_READ)
+			ok = can_read(d, aware);
+		else if (phase == BRAID_PHASE_WRITE)
+			ok = can_write(d, aware, threads);
+		else
+			ok = can_profile(d);
 		if (ok)
 		{
 			undo_waiting();
-			for (int i = 0; i < nslots; i++)
-				enter_phase(&braid_shared->devices[slots[i]], phase, threads);
+			enter_phase(d, phase, threads);
 		}
 		else if (!waited)
 		{
 			waited = true;
 			waiting_phase = phase;
-			for (int i = 0; i < nslots; i++)
-			{
-				BraidDeviceSlot *d = &braid_shared->devices[slots[i]];
-
-				set_waiting(d, phase, 1);
-				d->waits++;
-				waiting_slots[waiting_nslots++] = slots[i];
-			}
+			waiting_slot = slot;
+			set_waiting(d, phase, 1);
+			d->waits++;
 		}
 		LWLockRelease(braid_shared->lock);
 		if (ok)
@@ -482,7 +471,7 @@ take_read_grants(void)
 	{
 		if (read_depth[s] > 0 && !read_granted[s])
 		{
-			acquire(&s, 1, BRAID_PHASE_READ, 0);
+			acquire(s, BRAID_PHASE_READ, 0);
 			read_granted[s] = true;
 		}
 	}
@@ -554,7 +543,7 @@ braid_sched_write_begin(int slot, int threads)
 
 	threads = Max(threads, 1);
 	threads = Min(threads, write_cap(&braid_shared->devices[slot]));
-	acquire(&slot, 1, BRAID_PHASE_WRITE, threads);
+	acquire(slot, BRAID_PHASE_WRITE, threads);
 	write_slot = slot;
 	write_threads_held = threads;
 }
@@ -591,7 +580,7 @@ braid_sched_profile_begin(int slot)
 {
 	if (slot < 0 || braid_shared == NULL)
 		return;
-	acquire(&slot, 1, BRAID_PHASE_PROFILE, 0);
+	acquire(slot, BRAID_PHASE_PROFILE, 0);
 	profile_slot = slot;
 }
 
@@ -628,7 +617,7 @@ braid_sched_release_all(void)
 
 	if (braid_shared == NULL)
 		return;
-	if (waiting_nslots > 0)
+	if (waiting_slot >= 0)
 	{
 		LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
 		undo_waiting();
@@ -667,30 +656,53 @@ braid_sched_release_all(void)
  */
 
 /*
- * braid_sched_profile
- *		Copy the stored profile of tablespace spcoid into *copy; NULL if
- *		none.
+ * find_profile
+ *		The stored profile of tablespace spcoid, in shared memory; NULL if
+ *		none.  Callers hold the lock, or read a few numbers of it without
+ *		(a torn read only skews a pool size or a cost estimate).
  */
-const BraidProfile *
-braid_sched_profile(Oid spcoid, BraidProfile *copy)
+static const BraidProfile *
+find_profile(Oid spcoid)
 {
-	bool		found = false;
-
-	if (braid_shared == NULL)
+	if (braid_shared == NULL || !OidIsValid(spcoid))
 		return NULL;
-	LWLockAcquire(braid_shared->lock, LW_SHARED);
 	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
 	{
-		if (braid_shared->profiles[i].valid &&
-			braid_shared->profiles[i].spcoid == spcoid)
-		{
-			memcpy(copy, &braid_shared->profiles[i], sizeof(BraidProfile));
-			found = true;
-			break;
-		}
+		const BraidProfile *p = &braid_shared->profiles[i];
+
+		if (p->valid && p->spcoid == spcoid)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * braid_sched_spill_ns_per_byte
+ *		What writing a byte to tablespace spcoid's device and reading it back
+ *		costs, from its stored profile (best sequential write and read
+ *		bandwidth); 0 without a profile.
+ */
+double
+braid_sched_spill_ns_per_byte(Oid spcoid)
+{
+	const BraidProfile *p;
+	double		ns = 0,
+				rd = 0,
+				wr = 0;
+
+	if (braid_shared == NULL)
+		return 0;
+	LWLockAcquire(braid_shared->lock, LW_SHARED);
+	p = find_profile(spcoid);
+	if (p != NULL)
+	{
+		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_READ, &rd);
+		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, &wr);
 	}
 	LWLockRelease(braid_shared->lock);
-	return found ? copy : NULL;
+	if (rd > 0 && wr > 0)
+		ns = 1000.0 / rd + 1000.0 / wr;
+	return ns;
 }
 
 /*
@@ -733,16 +745,9 @@ braid_profile_best_threads(const BraidProfile *p, int op, double *mbps)
 static int
 profile_threads(Oid spcoid, int op)
 {
-	if (braid_shared == NULL || !OidIsValid(spcoid))
-		return 0;
-	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
-	{
-		const BraidProfile *p = &braid_shared->profiles[i];
+	const BraidProfile *p = find_profile(spcoid);
 
-		if (p->valid && p->spcoid == spcoid)
-			return braid_profile_best_threads(p, op, NULL);
-	}
-	return 0;
+	return p ? braid_profile_best_threads(p, op, NULL) : 0;
 }
 
 /*
@@ -775,29 +780,4 @@ braid_sched_read_thread_count_for(Oid spcoid)
 		return braid_read_threads;
 	n = profile_threads(spcoid, BRAID_PROF_SEQ_READ);
 	return n > 0 ? n : Min(braid_pool_cpus(), 8);
-}
-
-/*
- * braid_sched_lambda
- *		Write/read cost ratio of tablespace spcoid's device from its profile
- *		(best sequential read over best sequential write bandwidth); 0 when
- *		there is no profile.
- */
-double
-braid_sched_lambda(Oid spcoid)
-{
-	BraidProfile *p = palloc(sizeof(BraidProfile));
-	double		lambda = 0;
-	double		rd,
-				wr;
-
-	if (braid_sched_profile(spcoid, p) != NULL)
-	{
-		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_READ, &rd);
-		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, &wr);
-		if (rd > 0 && wr > 0)
-			lambda = rd / wr;
-	}
-	pfree(p);
-	return lambda;
 }

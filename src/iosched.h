@@ -152,8 +152,7 @@ extern bool braid_sched_holds_read(int slot);
 extern int	braid_sched_write_thread_count_for(Oid spcoid);
 extern int	braid_sched_read_thread_count_for(Oid spcoid);
 extern int	braid_profile_best_threads(const BraidProfile *p, int op, double *mbps);
-extern const BraidProfile *braid_sched_profile(Oid spcoid, BraidProfile *copy);
-extern double braid_sched_lambda(Oid spcoid);
+extern double braid_sched_spill_ns_per_byte(Oid spcoid);
 
 /* statistics (stats.c) */
 extern void braid_stats_count_decline(BraidDecline why);
@@ -163,6 +162,5 @@ extern void braid_stats_count_sort(BraidMethod method, bool value_log,
 /* profile persistence (profile.c) */
 extern void braid_profiles_load(void);
 extern void braid_profiles_save(void);
-extern const char *braid_profile_op_label(int op);
 
 #endif							/* BRAID_IOSCHED_H */

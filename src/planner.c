@@ -64,7 +64,6 @@ static planner_hook_type prev_planner_hook = NULL;
 #define BRAID_MAX_VAR_PREFIX 48
 
 static Plan *replace_sorts(PlannedStmt *stmt, Plan *plan, bool bounded);
-static double spill_ns_per_byte(void);
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
 
 /*
@@ -311,7 +310,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 	cost.sort_mem_bytes = (double) work_mem * 1024.0;
 	cost.table_pages = table_pages;		/* 0 for a value log: no gather passes */
 	cost.table_cached = table_cached;
-	cost.spill_ns_per_byte = spill_ns_per_byte();
+	cost.spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
 	cost.collated = seen_collated;
 	cost.sort_threads = braid_sort_thread_count();
 	if (!braid_force && !braid_cost_prefers(&cost, (const char **) why))
@@ -533,31 +532,6 @@ count_sorts(Plan *plan)
 	if (IsA(plan, SubqueryScan))
 		n += count_sorts(((SubqueryScan *) plan)->subplan);
 	return n + count_sorts(outerPlan(plan)) + count_sorts(innerPlan(plan));
-}
-
-/*
- * spill_ns_per_byte
- *		What writing and reading back a byte costs on the spill device,
- *		from its stored profile (best sequential write and read bandwidth);
- *		0 without a profile (the cost model's constants then stand).
- */
-static double
-spill_ns_per_byte(void)
-{
-	BraidProfile *p = palloc(sizeof(BraidProfile));
-	double		ns = 0,
-				rd,
-				wr;
-
-	if (braid_sched_profile(braid_spill_tablespace_guess(), p) != NULL)
-	{
-		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_READ, &rd);
-		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, &wr);
-		if (rd > 0 && wr > 0)
-			ns = 1000.0 / rd + 1000.0 / wr;
-	}
-	pfree(p);
-	return ns;
 }
 
 /*

@@ -67,13 +67,6 @@ static const struct
 	{BRAID_PROF_READ_UNDER_WRITE, 4096},
 };
 
-/* braid_profile_op_label: the operation name shown in the views. */
-const char *
-braid_profile_op_label(int op)
-{
-	return braid_profile_op_name((BraidProfOp) op);
-}
-
 /*
  * braid_profiles_load
  *		Server start (postmaster, shared memory just created): read the

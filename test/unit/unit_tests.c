@@ -1906,6 +1906,37 @@ test_sort_parallel(void)
 
 
 /*
+ * check_threads_match_serial
+ *		Sort a copy of orig serially and copies with 2 to 8 threads, and
+ *		check that every entry's bytes [off, off + len) come out in the same
+ *		order ("what" names the input in failures).
+ */
+static void
+check_threads_match_serial(Check *c, const uint8_t *orig, size_t n,
+						   const BraidSortSpec *spec, size_t off, size_t len,
+						   const char *what)
+{
+	size_t		stride = spec->stride;
+	uint8_t    *serial = malloc(n * stride);
+	uint8_t    *par = malloc(n * stride);
+
+	memcpy(serial, orig, n * stride);
+	braid_indexmap_sort(serial, n, spec);
+	for (int threads = 2; threads <= 8; threads++)
+	{
+		bool		same = true;
+
+		memcpy(par, orig, n * stride);
+		braid_indexmap_sort_parallel(par, n, spec, threads);
+		for (size_t i = 0; i < n && same; i++)
+			same = memcmp(par + i * stride + off, serial + i * stride + off, len) == 0;
+		check_that(c, same, "%s: %d-thread sort differs from the serial sort", what, threads);
+	}
+	free(serial);
+	free(par);
+}
+
+/*
  * test_sort_parallel_uneven: inputs whose first-level bytes are spread
  * unevenly along the array (a block of one byte, then a mix; descending
  * blocks), so that the threads' speculative permutation leaves many
@@ -1920,8 +1951,6 @@ test_sort_parallel_uneven(void)
 	const uint32_t keylen = 8,
 				stride = 16;
 	uint8_t    *orig = malloc(n * stride);
-	uint8_t    *serial = malloc(n * stride);
-	uint8_t    *par = malloc(n * stride);
 	BraidSortSpec spec;
 
 	check_init(&c);
@@ -1944,19 +1973,11 @@ test_sort_parallel_uneven(void)
 				e[0] = (i % 1000 < 990) ? 7 : (uint8_t) rng_below(256);
 			braid_entry_set_ref(e, keylen, (uint64_t) i);
 		}
-		memcpy(serial, orig, n * stride);
-		braid_indexmap_sort(serial, n, &spec);
-		for (int threads = 2; threads <= 8; threads++)
-		{
-			memcpy(par, orig, n * stride);
-			braid_indexmap_sort_parallel(par, n, &spec, threads);
-			check_that(&c, memcmp(par, serial, n * stride) == 0,
-					   "shape %d: %d-thread sort differs from the serial sort", shape, threads);
-		}
+		check_threads_match_serial(&c, orig, n, &spec, 0, stride,
+								   shape == 0 ? "block then mix" :
+								   shape == 1 ? "descending blocks" : "mostly one byte");
 	}
 	free(orig);
-	free(serial);
-	free(par);
 	check_report(&c, "indexmap: threaded sort of unevenly spread bytes equals the serial sort");
 }
 
@@ -1986,8 +2007,6 @@ test_sort_parallel_ties(void)
 	const uint32_t keylen = 8,
 				stride = 24;
 	uint8_t    *orig = malloc(n * stride);
-	uint8_t    *serial = malloc(n * stride);
-	uint8_t    *par = malloc(n * stride);
 	BraidSortSpec spec;
 
 	check_init(&c);
@@ -2007,24 +2026,11 @@ test_sort_parallel_ties(void)
 			braid_entry_set_ref(e, keylen, (uint64_t) i);
 			memcpy(e + 16, &h, 8);
 		}
-		memcpy(serial, orig, n * stride);
-		braid_indexmap_sort(serial, n, &spec);
-		for (int threads = 2; threads <= 8; threads++)
-		{
-			bool		same = true;
-
-			memcpy(par, orig, n * stride);
-			braid_indexmap_sort_parallel(par, n, &spec, threads);
-			/* equal hidden keys may come in any order: compare them only */
-			for (size_t i = 0; i < n && same; i++)
-				same = memcmp(par + i * stride + 16, serial + i * stride + 16, 8) == 0;
-			check_that(&c, same, "%s: %d-thread tie sort differs from the serial sort",
-					   dups ? "duplicates" : "distinct", threads);
-		}
+		/* equal hidden keys may come in any order: compare them only */
+		check_threads_match_serial(&c, orig, n, &spec, 16, 8,
+								   dups ? "duplicates" : "distinct");
 	}
 	free(orig);
-	free(serial);
-	free(par);
 	check_report(&c, "indexmap: threaded sort of all-equal prefixes by the tie-break alone");
 }
 
