@@ -85,9 +85,10 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	/*
 	 * Pages pinned at once while their tuples are copied: this backend's
 	 * fair share of shared buffers, so that even every backend gathering at
-	 * once leaves buffers for the rest.
+	 * once leaves buffers for the rest.  Two chunks are pinned at a time
+	 * (one being copied, the next being pinned): half the share each.
 	 */
-	g->chunk_blocks = Max(16, Min(4096, NBuffers / Max(MaxBackends, 64)));
+	g->chunk_blocks = Max(16, Min(4096, NBuffers / Max(MaxBackends, 64) / 2));
 
 	/*
 	 * Through a buffer ring, pin few pages at a time: a pinned page cannot
@@ -97,9 +98,11 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	 */
 	if (g->strategy || RelationUsesLocalBuffers(rel))
 		g->chunk_blocks = 8;
-	g->chunk_bufs = MemoryContextAlloc(cxt, sizeof(Buffer) * g->chunk_blocks);
-	g->chunk_pages = MemoryContextAlloc(cxt, sizeof(Page) * g->chunk_blocks);
-	g->chunk_starts = MemoryContextAlloc(cxt, sizeof(int) * (g->chunk_blocks + 1));
+	for (int set = 0; set < 2; set++)
+	{
+		g->chunk_bufs[set] = MemoryContextAlloc(cxt, sizeof(Buffer) * g->chunk_blocks);
+		g->chunk_pages[set] = MemoryContextAlloc(cxt, sizeof(Page) * g->chunk_blocks);
+	}
 	g->threads = 1;
 }
 
@@ -139,29 +142,57 @@ compare_block_keys(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* make_rec: a row's copy instruction, see BraidGather.recs. */
+static inline uint64
+make_rec(uint32 dest, uint64 ref)
+{
+	return ((uint64) dest << 32) | (ref & UINT64CONST(0xFFFF0000)) | braid_ref_len(ref);
+}
+
+/* add_block: append block blk, whose rows start at recs[start]. */
+static inline void
+add_block(BraidGather *g, BlockNumber blk, uint32 start)
+{
+	g->blocks[g->nblk] = blk;
+	g->blkstart[g->nblk] = start;
+	g->nblk++;
+}
+
 /*
- * order_by_block
- *		Fill g->order with the batch's row numbers sorted by heap block: a
- *		counting sort over the batch's block range, or a comparison sort when
- *		that range is much larger than the batch.
+ * plan_batch
+ *		Lay the batch's n rows out in the arena in output order (offsets[])
+ *		and list them in heap block order with their arena offsets (recs[],
+ *		blocks[], blkstart[]), so that both the pinning and the copying then
+ *		walk memory sequentially.  A counting sort over the batch's block
+ *		range, or a comparison sort when that range is much larger than the
+ *		batch.  Returns the arena bytes the batch needs.
  */
-static void
-order_by_block(BraidGather *g, int n)
+static size_t
+plan_batch(BraidGather *g, int n)
 {
 	BlockNumber minblk = InvalidBlockNumber;
 	BlockNumber maxblk = 0;
+	size_t		total = 0;
 	size_t		range;
 
 	for (int i = 0; i < n; i++)
 	{
-		BlockNumber blk = braid_ref_block(g->refs[i]);
+		uint64		ref = g->refs[i];
+		BlockNumber blk = braid_ref_block(ref);
 
+		g->offsets[i] = (uint32) total;
+		total += MAXALIGN(braid_ref_len(ref));
+		if (total > (size_t) PG_UINT32_MAX)
+			elog(ERROR, "braidsort: gather batch exceeds 4GB");
 		minblk = Min(minblk, blk);
 		maxblk = Max(maxblk, blk);
 	}
+	g->nblk = 0;
+	if (n == 0)
+		return 0;
 	range = (size_t) (maxblk - minblk) + 1;
 
-	if (range <= (size_t) n * 8 + 1024)
+	if (range <= (size_t) n * 2 + 1024)
 	{
 		uint32		sum = 0;
 
@@ -179,32 +210,55 @@ order_by_block(BraidGather *g, int n)
 		{
 			uint32		c = g->counts[b];
 
+			if (c > 0)
+				add_block(g, minblk + (BlockNumber) b, sum);
 			g->counts[b] = sum;
 			sum += c;
 		}
 		for (int i = 0; i < n; i++)
-			g->order[g->counts[braid_ref_block(g->refs[i]) - minblk]++] = (uint32) i;
+		{
+			uint64		ref = g->refs[i];
+
+			g->recs[g->counts[braid_ref_block(ref) - minblk]++] = make_rec(g->offsets[i], ref);
+		}
 	}
 	else
 	{
 		uint64	   *keys = MemoryContextAllocHuge(g->cxt, sizeof(uint64) * n);
+		BlockNumber last = InvalidBlockNumber;
 
 		for (int i = 0; i < n; i++)
 			keys[i] = ((uint64) braid_ref_block(g->refs[i]) << 32) | (uint32) i;
 		qsort(keys, n, sizeof(uint64), compare_block_keys);
 		for (int i = 0; i < n; i++)
-			g->order[i] = (uint32) keys[i];
+		{
+			uint32		row = (uint32) keys[i];
+			BlockNumber blk = (BlockNumber) (keys[i] >> 32);
+
+			if (blk != last)
+				add_block(g, blk, (uint32) i);
+			last = blk;
+			g->recs[i] = make_rec(g->offsets[row], g->refs[row]);
+		}
 		pfree(keys);
 	}
+	g->blkstart[g->nblk] = (uint32) n;
+	return total;
 }
 
-/* A chunk of pinned pages whose tuples are being copied. */
+/*
+ * A chunk of pinned pages whose tuples are being copied: blocks[first ..
+ * first + nblocks), pinned in chunk set "set".
+ */
 typedef struct GatherChunk
 {
 	BraidGather *g;
+	int			set;
+	int			first;
 	int			nblocks;
 	int			next;			/* next group of blocks, taken atomically */
-	int			bad_row;		/* a row whose tuple was not as expected */
+	int64		bad;			/* block index << 16 | line pointer of a
+								 * tuple that was not as expected, or -1 */
 } GatherChunk;
 
 /*
@@ -212,14 +266,15 @@ typedef struct GatherChunk
  *		Copy the tuples of a chunk's pages to their arena positions, a few
  *		blocks at a time.  Runs on sort threads: touches only the pinned
  *		pages and the arena, never calls the server; a tuple that is not what
- *		the IndexMap says is reported through bad_row, for the backend to
- *		raise the error.
+ *		the IndexMap says is reported through "bad", for the backend to raise
+ *		the error.
  */
 static void
 copy_worker(void *arg, int worker)
 {
 	GatherChunk *chunk = (GatherChunk *) arg;
 	BraidGather *g = chunk->g;
+	Page	   *pages = g->chunk_pages[chunk->set];
 
 	(void) worker;
 	for (;;)
@@ -231,16 +286,15 @@ copy_worker(void *arg, int worker)
 			return;
 		for (int b = b0; b < b1; b++)
 		{
-			Page		page = g->chunk_pages[b];
+			Page		page = pages[b];
 			OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-			int			end = g->chunk_starts[b + 1];
+			uint32		end = g->blkstart[chunk->first + b + 1];
 
-			for (int i = g->chunk_starts[b]; i < end; i++)
+			for (uint32 i = g->blkstart[chunk->first + b]; i < end; i++)
 			{
-				uint32		row = g->order[i];
-				uint64		ref = g->refs[row];
-				OffsetNumber off = braid_ref_offset(ref);
-				uint32		len = braid_ref_len(ref);
+				uint64		rec = g->recs[i];
+				OffsetNumber off = braid_ref_offset(rec);
+				uint32		len = braid_ref_len(rec);
 				ItemId		lp;
 
 				/*
@@ -248,21 +302,71 @@ copy_worker(void *arg, int worker)
 				 * the line a few rows ahead will write to.
 				 */
 				if (i + GATHER_PREFETCH < end)
-					__builtin_prefetch(g->arena + g->offsets[g->order[i + GATHER_PREFETCH]], 1);
+					__builtin_prefetch(g->arena + (g->recs[i + GATHER_PREFETCH] >> 32), 1);
 
 				lp = (off >= FirstOffsetNumber && off <= maxoff) ? PageGetItemId(page, off) : NULL;
 				if (lp == NULL || !ItemIdIsNormal(lp) || ItemIdGetLength(lp) != len)
 				{
-					int			none = -1;
+					int64		none = -1;
 
-					__atomic_compare_exchange_n(&chunk->bad_row, &none, (int) row, false,
-												__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+					__atomic_compare_exchange_n(&chunk->bad, &none,
+												((int64) (chunk->first + b) << 16) | off,
+												false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 					return;
 				}
-				memcpy(g->arena + g->offsets[row], PageGetItem(page, lp), len);
+				memcpy(g->arena + (rec >> 32), PageGetItem(page, lp), len);
 			}
 		}
 	}
+}
+
+/*
+ * pin_chunk
+ *		Pin up to chunk_blocks of the batch's pages from block index "first"
+ *		into chunk set "set"; returns how many.
+ */
+static int
+pin_chunk(BraidGather *g, int set, int first)
+{
+	int			nb = Min(g->chunk_blocks, g->nblk - first);
+
+	for (int b = 0; b < nb; b++)
+	{
+		BlockNumber blk = g->blocks[first + b];
+		Buffer		buf;
+
+		if ((b & 255) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (blk < g->nrecent && BufferIsValid(g->recent[blk]) &&
+			ReadRecentBuffer(g->rel->rd_node, MAIN_FORKNUM, blk, g->recent[blk]))
+			buf = g->recent[blk];
+		else
+		{
+			buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
+			if (blk < g->nrecent)
+				g->recent[blk] = buf;
+		}
+		g->chunk_bufs[set][b] = buf;
+		g->chunk_pages[set][b] = BufferGetPage(buf);
+	}
+	g->block_visits += nb;
+	return nb;
+}
+
+/* unpin_chunk: release the nb pins of chunk set "set". */
+static void
+unpin_chunk(BraidGather *g, int set, int nb)
+{
+	for (int b = 0; b < nb; b++)
+		ReleaseBuffer(g->chunk_bufs[set][b]);
+}
+
+/* report_bad: raise the error for a tuple copy_worker found changed. */
+static void
+report_bad(BraidGather *g, int64 bad)
+{
+	elog(ERROR, "braidsort: tuple (%u,%u) of relation \"%s\" changed during the sort",
+		 g->blocks[bad >> 16], (unsigned) (bad & 0xFFFF), RelationGetRelationName(g->rel));
 }
 
 /*
@@ -274,8 +378,10 @@ copy_worker(void *arg, int worker)
 void
 braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 {
-	size_t		total = 0;
-	int			i;
+	size_t		total;
+	int			next;
+	int			cur = 0;
+	int			ncur;
 
 	if (n > g->rows_cap)
 	{
@@ -284,24 +390,21 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 		if (g->offsets)
 		{
 			pfree(g->offsets);
-			pfree(g->order);
+			pfree(g->recs);
+			pfree(g->blocks);
+			pfree(g->blkstart);
 		}
 		g->offsets = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
-		g->order = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
+		g->recs = MemoryContextAllocHuge(g->cxt, sizeof(uint64) * cap);
+		g->blocks = MemoryContextAllocHuge(g->cxt, sizeof(BlockNumber) * cap);
+		g->blkstart = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * (cap + 1));
 		g->rows_cap = cap;
 	}
 	g->first = first;
 	g->nrows = 0;				/* nothing valid until the copy is done */
 	g->refs = refs;
 
-	/* arena positions in output order */
-	for (i = 0; i < n; i++)
-	{
-		g->offsets[i] = (uint32) total;
-		total += MAXALIGN(braid_ref_len(g->refs[i]));
-		if (total > (size_t) PG_UINT32_MAX)
-			elog(ERROR, "braidsort: gather batch exceeds 4GB");
-	}
+	total = plan_batch(g, n);
 	if (total > g->arena_cap)
 	{
 		if (g->arena_external)
@@ -314,64 +417,57 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 	}
 	g->peak_arena = Max(g->peak_arena, total);
 
-	order_by_block(g, n);
-
 	/*
 	 * Visit the batch's pages in block order, each once, a chunk of pages at
-	 * a time: the backend pins the chunk's pages, then the copies -- pure
-	 * memory work on pinned pages -- run on the sort threads, then the
-	 * backend releases the pins.
+	 * a time: the backend pins a chunk's pages, the copies -- pure memory
+	 * work on pinned pages -- run on the sort threads, then the backend
+	 * releases the pins.  With threads, the backend pins the next chunk
+	 * while the helpers copy this one, then joins the copying.
 	 */
-	i = 0;
-	while (i < n)
+	ncur = pin_chunk(g, cur, 0);
+	next = ncur;
+	while (ncur > 0)
 	{
 		GatherChunk chunk;
-		int			nb = 0;
-
-		CHECK_FOR_INTERRUPTS();
-		while (i < n && nb < g->chunk_blocks)
-		{
-			BlockNumber blk = braid_ref_block(g->refs[g->order[i]]);
-			Buffer		buf;
-
-			if (blk < g->nrecent && BufferIsValid(g->recent[blk]) &&
-				ReadRecentBuffer(g->rel->rd_node, MAIN_FORKNUM, blk, g->recent[blk]))
-				buf = g->recent[blk];
-			else
-			{
-				buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
-				if (blk < g->nrecent)
-					g->recent[blk] = buf;
-			}
-			g->chunk_bufs[nb] = buf;
-			g->chunk_pages[nb] = BufferGetPage(buf);
-			g->chunk_starts[nb] = i;
-			while (i < n && braid_ref_block(g->refs[g->order[i]]) == blk)
-				i++;
-			nb++;
-		}
-		g->chunk_starts[nb] = i;
-		g->block_visits += nb;
+		int			nnext = 0;
 
 		chunk.g = g;
-		chunk.nblocks = nb;
+		chunk.set = cur;
+		chunk.first = next - ncur;
+		chunk.nblocks = ncur;
 		chunk.next = 0;
-		chunk.bad_row = -1;
-		if (g->threads > 1 && nb >= GATHER_PARALLEL_MIN_BLOCKS)
-			braid_pool_run(g->threads, copy_worker, &chunk);
-		else
-			copy_worker(&chunk, 0);
-
-		for (int b = 0; b < nb; b++)
-			ReleaseBuffer(g->chunk_bufs[b]);
-
-		if (chunk.bad_row >= 0)
+		chunk.bad = -1;
+		if (g->threads > 1 && ncur >= GATHER_PARALLEL_MIN_BLOCKS)
 		{
-			uint64		ref = g->refs[chunk.bad_row];
+			int			helpers = braid_pool_start(g->threads, copy_worker, &chunk);
 
-			elog(ERROR, "braidsort: tuple (%u,%u) of relation \"%s\" changed during the sort",
-				 braid_ref_block(ref), braid_ref_offset(ref), RelationGetRelationName(g->rel));
+			/* the helpers use the chunk until they are waited for */
+			PG_TRY();
+			{
+				if (next < g->nblk)
+					nnext = pin_chunk(g, cur ^ 1, next);
+			}
+			PG_CATCH();
+			{
+				braid_pool_finish(g->threads, helpers, copy_worker, &chunk, false);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
+			braid_pool_finish(g->threads, helpers, copy_worker, &chunk, true);
+			unpin_chunk(g, cur, ncur);
 		}
+		else
+		{
+			copy_worker(&chunk, 0);
+			unpin_chunk(g, cur, ncur);
+			if (chunk.bad < 0 && next < g->nblk)
+				nnext = pin_chunk(g, cur ^ 1, next);
+		}
+		if (chunk.bad >= 0)
+			report_bad(g, chunk.bad);
+		next += nnext;
+		ncur = nnext;
+		cur ^= 1;
 	}
 	g->nrows = n;
 	g->batches++;

@@ -62,7 +62,12 @@ typedef struct BraidGather
 	const uint64 *refs;			/* refs, in output order (caller's memory) */
 	uint32	   *offsets;		/* arena offset of each row's tuple */
 	int			rows_cap;
-	uint32	   *order;			/* scratch: row numbers in block order */
+	uint64	   *recs;			/* the batch's rows in block order, each
+								 * arena offset << 32 | line pointer << 16 |
+								 * length */
+	BlockNumber *blocks;		/* the batch's distinct blocks, ascending */
+	uint32	   *blkstart;		/* first recs[] index of each block, and n */
+	int			nblk;
 	uint32	   *counts;			/* scratch: counting sort buckets */
 	size_t		counts_cap;
 	char	   *arena;			/* tuple copies, in output order */
@@ -70,11 +75,14 @@ typedef struct BraidGather
 	bool		arena_external; /* arena is caller's memory */
 	HeapTupleData tuple;		/* header handed to the scan slot */
 
-	/* pages pinned together while their tuples are copied */
+	/*
+	 * Pages pinned together while their tuples are copied: two sets, so
+	 * that the backend can pin the next chunk while the threads copy from
+	 * this one.
+	 */
 	int			chunk_blocks;
-	Buffer	   *chunk_bufs;
-	Page	   *chunk_pages;
-	int		   *chunk_starts;	/* first order[] index of each page's rows */
+	Buffer	   *chunk_bufs[2];
+	Page	   *chunk_pages[2];
 	int			threads;		/* threads sharing the copies */
 
 	/* statistics */

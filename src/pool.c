@@ -125,23 +125,20 @@ start_threads(int want)
 }
 
 /*
- * run_on_threads
- *		Run task as workers 0..nthreads-1, the caller being worker 0, on as
- *		many pool threads as exist or can be started; returns how many
- *		workers ran (1 + the helpers).
+ * post_task
+ *		Hand task to helpers 1..nthreads-1, as many as exist or can be
+ *		started, without running it on the caller; returns how many helpers
+ *		took it.  wait_task() must follow.
  */
 static int
-run_on_threads(int nthreads, BraidTask task, void *arg)
+post_task(int nthreads, BraidTask task, void *arg)
 {
 	int			helpers;
 
 	if (nthreads > BRAID_MAX_THREADS)
 		nthreads = BRAID_MAX_THREADS;
 	if (nthreads <= 1)
-	{
-		task(arg, 0);
-		return 1;
-	}
+		return 0;
 
 	pthread_mutex_lock(&pool.lock);
 	helpers = start_threads(nthreads - 1);
@@ -154,13 +151,33 @@ run_on_threads(int nthreads, BraidTask task, void *arg)
 	pool.generation++;
 	pthread_cond_broadcast(&pool.work);
 	pthread_mutex_unlock(&pool.lock);
+	return helpers;
+}
 
-	task(arg, 0);
-
+/* wait_task: wait until every helper of the posted task is done. */
+static void
+wait_task(void)
+{
 	pthread_mutex_lock(&pool.lock);
 	while (pool.pending > 0)
 		pthread_cond_wait(&pool.done, &pool.lock);
 	pthread_mutex_unlock(&pool.lock);
+}
+
+/*
+ * run_on_threads
+ *		Run task as workers 0..nthreads-1, the caller being worker 0, on as
+ *		many pool threads as exist or can be started; returns how many
+ *		workers ran (1 + the helpers).
+ */
+static int
+run_on_threads(int nthreads, BraidTask task, void *arg)
+{
+	int			helpers = post_task(nthreads, task, arg);
+
+	task(arg, 0);
+	if (helpers > 0)
+		wait_task();
 	return helpers + 1;
 }
 
@@ -181,6 +198,43 @@ braid_pool_run(int nthreads, BraidTask task, void *arg)
 	ran = run_on_threads(nthreads, task, arg);
 	for (int w = ran; w < nthreads; w++)
 		task(arg, w);
+}
+
+/*
+ * braid_pool_start
+ *		Start task on the helpers of workers 1..nthreads-1 and return at
+ *		once, so that the caller can do other work (that the task does not
+ *		depend on) meanwhile.  braid_pool_finish() must follow, also when
+ *		that other work fails: the task's memory must outlive it.  Returns
+ *		the number of helpers running it.
+ */
+int
+braid_pool_start(int nthreads, BraidTask task, void *arg)
+{
+	return post_task(nthreads, task, arg);
+}
+
+/*
+ * braid_pool_finish
+ *		Complete a task started by braid_pool_start(), which returned
+ *		"helpers": run worker 0 on the caller, wait for the helpers, and run
+ *		the shares of workers no thread could be started for.  With
+ *		run_caller false the caller only waits (for error cleanup: the task
+ *		must then not depend on every share being run).
+ */
+void
+braid_pool_finish(int nthreads, int helpers, BraidTask task, void *arg,
+				  bool run_caller)
+{
+	if (nthreads > BRAID_MAX_THREADS)
+		nthreads = BRAID_MAX_THREADS;
+	if (run_caller)
+		task(arg, 0);
+	if (helpers > 0)
+		wait_task();
+	if (run_caller)
+		for (int w = helpers + 1; w < nthreads; w++)
+			task(arg, w);
 }
 
 /*

@@ -12,10 +12,15 @@
 #ifndef BRAID_POOL_H
 #define BRAID_POOL_H
 
+#include <stdbool.h>
+
 /* A task: called once per thread, with that thread's number (0 = caller). */
 typedef void (*BraidTask) (void *arg, int worker);
 
 extern void braid_pool_run(int nthreads, BraidTask task, void *arg);
+extern int	braid_pool_start(int nthreads, BraidTask task, void *arg);
+extern void braid_pool_finish(int nthreads, int helpers, BraidTask task,
+							  void *arg, bool run_caller);
 extern int	braid_pool_run_concurrent(int nthreads, BraidTask task, void *arg);
 extern int	braid_pool_cpus(void);
 
