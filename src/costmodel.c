@@ -69,6 +69,20 @@
 /* Bytes per IndexMap entry kept after the sort (the ref). */
 #define BRAID_REF_BYTES_AFTER_SORT	8.0
 
+/*
+ * Bookkeeping per row of a gather batch (gather.c): its arena offset (4)
+ * and copy instruction (8), and a copy of its ref (8) when the refs are on
+ * the device.
+ */
+#define BRAID_GATHER_ROW_BYTES				12.0
+#define BRAID_GATHER_ROW_BYTES_DEVICE_REFS	20.0
+
+/*
+ * Writing a byte to the spill device and reading it back, when the device
+ * has no profile: a DAX mount's memory speed (~4 GB/s for both).
+ */
+#define BRAID_DEFAULT_SPILL_NS_PER_BYTE		0.5
+
 /* braid_cost_indexmap_bytes: bytes of the IndexMap for the whole input. */
 double
 braid_cost_indexmap_bytes(const BraidCostInput *in)
@@ -96,24 +110,99 @@ braid_cost_is_onepass(const BraidCostInput *in)
 }
 
 /*
+ * braid_cost_batch_arena
+ *		The tuple bytes a gather batch may hold when "mem" bytes are left for
+ *		it: each row of a batch also costs its bookkeeping (its place in the
+ *		arena and its copy instruction, plus a copy of its ref when the refs
+ *		are read from the device), so the arena gets the share of mem that
+ *		rows of row_bytes leave.
+ */
+double
+braid_cost_batch_arena(double mem, double row_bytes, bool refs_on_device)
+{
+	double		per_row = refs_on_device ? BRAID_GATHER_ROW_BYTES_DEVICE_REFS :
+		BRAID_GATHER_ROW_BYTES;
+	double		arena;
+
+	if (row_bytes < 1.0)
+		row_bytes = 1.0;
+	arena = mem * row_bytes / (row_bytes + per_row);
+	return arena < 32768.0 ? 32768.0 : arena;
+}
+
+/* passes_for: batches of at most arena bytes that total bytes need. */
+static double
+passes_for(double total, double arena)
+{
+	double		passes = total / arena;
+
+	return passes < 1.0 ? 1.0 : (double) (long long) (passes + 0.999999);
+}
+
+/*
+ * braid_cost_offload_refs
+ *		After a OnePass sort of "rows" rows whose tuples take total_bytes in
+ *		a gather arena, should the sorted refs (8 bytes a row) go to the
+ *		spill device, so that the whole budget holds tuples?  Yes when that
+ *		saves gather passes, each a visit of the table's pages, worth more
+ *		than writing and reading back the refs (at the profiled cost, if
+ *		any).  *passes gets the passes the gather will make.
+ */
+bool
+braid_cost_offload_refs(double rows, double total_bytes, double budget,
+						double arena_cap, double table_pages, bool table_cached,
+						double spill_ns_per_byte, double *passes)
+{
+	double		row_bytes = rows > 0 ? total_bytes / rows : 1.0;
+	double		left = budget - rows * BRAID_REF_BYTES_AFTER_SORT;
+	double		arena_mem = braid_cost_batch_arena(left, row_bytes, false);
+	double		arena_dev = braid_cost_batch_arena(budget, row_bytes, true);
+	double		passes_mem,
+				passes_dev;
+	double		saved_ns,
+				cost_ns;
+
+	if (arena_cap > 0)
+	{
+		arena_mem = arena_mem < arena_cap ? arena_mem : arena_cap;
+		arena_dev = arena_dev < arena_cap ? arena_dev : arena_cap;
+	}
+	passes_mem = passes_for(total_bytes, arena_mem);
+	passes_dev = passes_for(total_bytes, arena_dev);
+	*passes = passes_mem;
+	if (passes_dev >= passes_mem)
+		return false;
+	saved_ns = (passes_mem - passes_dev) * table_pages *
+		(table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
+	cost_ns = rows * BRAID_REF_BYTES_AFTER_SORT *
+		(spill_ns_per_byte > 0 ? spill_ns_per_byte : BRAID_DEFAULT_SPILL_NS_PER_BYTE);
+	if (cost_ns >= saved_ns)
+		return false;
+	*passes = passes_dev;
+	return true;
+}
+
+/*
  * braid_cost_gather_passes
  *		How many gather batches the sorted rows need: tuple bytes over the
- *		memory left for tuples (after a OnePass sort, what the budget leaves
- *		once only refs remain; after a MergePass, the budget).
+ *		arena the budget leaves (after a OnePass sort, what is left once only
+ *		refs remain, or all of it when the refs go to the device; after a
+ *		MergePass, all of it).
  */
 double
 braid_cost_gather_passes(const BraidCostInput *in)
 {
-	double		arena = in->budget_bytes;
-	double		bytes = in->rows * in->tuple_bytes;
+	double		total = in->rows * in->tuple_bytes;
 	double		passes;
 
 	if (braid_cost_is_onepass(in))
-		arena -= in->rows * BRAID_REF_BYTES_AFTER_SORT;
-	if (arena < 32768.0)
-		arena = 32768.0;
-	passes = bytes / arena;
-	return passes < 1.0 ? 1.0 : (double) (long long) (passes + 0.999999);
+		(void) braid_cost_offload_refs(in->rows, total, in->budget_bytes, 0,
+									   in->table_pages, in->table_cached,
+									   in->spill_ns_per_byte, &passes);
+	else
+		passes = passes_for(total, braid_cost_batch_arena(in->budget_bytes,
+														  in->tuple_bytes, true));
+	return passes;
 }
 
 /*

@@ -38,6 +38,12 @@ typedef struct BraidCostInput
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);
+extern double braid_cost_batch_arena(double mem, double row_bytes,
+									 bool refs_on_device);
+extern bool braid_cost_offload_refs(double rows, double total_bytes, double budget,
+									double arena_cap, double table_pages,
+									bool table_cached, double spill_ns_per_byte,
+									double *passes);
 extern double braid_cost_gather_passes(const BraidCostInput *in);
 extern double braid_cost_page_visits(const BraidCostInput *in);
 extern double braid_cost_pg_ns(const BraidCostInput *in);

@@ -140,6 +140,9 @@ lines_spanned(size_t from, size_t to)
 	return (uint64) ((to - 1) / LINE_BYTES - from / LINE_BYTES + 1);
 }
 
+static BraidSpillFile *spill_create(Oid spc, size_t size, BraidDeviceStats *stats,
+									bool optional);
+
 /*
  * spill_tablespace_oid
  *		Where the next spill file goes.
@@ -248,6 +251,45 @@ braid_spill_tablespace_guess(void)
 BraidSpillFile *
 braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 {
+	return spill_create(spc, size, stats, false);
+}
+
+/*
+ * braid_spill_try_create
+ *		Like braid_spill_create(), for a file the sort can do without: NULL
+ *		instead of an error when the spill tablespace is missing or not
+ *		writable, temp_file_limit would be exceeded, or the device has no
+ *		room.
+ */
+BraidSpillFile *
+braid_spill_try_create(size_t size, BraidDeviceStats *stats)
+{
+	Oid			spc;
+
+	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
+	{
+		spc = get_tablespace_oid(braid_spill_tablespace, true);
+		if (!OidIsValid(spc))
+			return NULL;
+	}
+	else
+	{
+		PrepareTempTablespaces();
+		spc = GetNextTempTableSpace();
+		if (!OidIsValid(spc))
+			spc = MyDatabaseTableSpace;
+	}
+	return spill_create(spc, size, stats, true);
+}
+
+/*
+ * spill_create
+ *		The work of braid_spill_create_in(); with "optional", every failure
+ *		returns NULL (leaving nothing behind) instead of raising an error.
+ */
+static BraidSpillFile *
+spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional)
+{
 	char		dir[MAXPGPATH];
 	BraidSpillFile *f;
 	size_t		mapped = 0;
@@ -258,11 +300,15 @@ braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 
 	if (temp_file_limit >= 0 &&
 		(live_bytes + size) / 1024 > (uint64) temp_file_limit)
+	{
+		if (optional)
+			return NULL;
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("temporary file size exceeds temp_file_limit (%dkB)",
 						temp_file_limit),
 				 errdetail("braidsort needed a spill file of %zu bytes.", size)));
+	}
 
 	if (!callbacks_registered)
 	{
@@ -273,14 +319,22 @@ braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 
 	if (spc != MyDatabaseTableSpace && spc != DEFAULTTABLESPACE_OID &&
 		pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+	{
+		if (optional)
+			return NULL;
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for tablespace %s", get_tablespace_name(spc))));
+	}
 	TempTablespacePath(dir, spc);
 	if (MakePGDirectory(dir) < 0 && errno != EEXIST)
+	{
+		if (optional)
+			return NULL;
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not create directory \"%s\": %m", dir)));
+	}
 	devslot = braid_sched_device(spc, dir);
 
 	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
@@ -299,6 +353,8 @@ braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 		strlcpy(path, f->path, sizeof(path));
 		(void) unlink(path);
 		pfree(f);
+		if (optional)
+			return NULL;
 		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_file_access(),

@@ -58,6 +58,7 @@ extern int	braid_emulate_write_ns;
 extern int	braid_emulate_interference_ns;
 
 extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
+extern BraidSpillFile *braid_spill_try_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats);
 extern Oid	braid_spill_tablespace_guess(void);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);

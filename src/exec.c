@@ -64,6 +64,7 @@
 #include "utils/typcache.h"
 
 #include "braidsort.h"
+#include "costmodel.h"
 #include "device.h"
 #include "gather.h"
 #include "indexmap.h"
@@ -153,7 +154,9 @@ typedef struct BraidSortState
 
 	/* MergePass: sorted runs on the spill device */
 	List	   *runs;			/* BraidRun *, waiting to be merged */
-	BraidRun   *refs_run;		/* merged refs, when positions must be random */
+	BraidRun   *refs_run;		/* merged refs, when positions must be random,
+								 * or a OnePass sort's offloaded refs */
+	bool		refs_offloaded; /* OnePass refs on the device (offload_refs) */
 	BraidMerger *merger;		/* streaming final merge, otherwise */
 	BraidRun  **merger_runs;
 	int			merger_nruns;
@@ -679,11 +682,65 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 }
 
 /*
+ * offload_refs
+ *		After a OnePass sort, write the sorted refs to the spill device when
+ *		that lets the whole budget hold gathered tuples and so saves gather
+ *		passes over the table (braid_cost_offload_refs); the IndexMap's
+ *		memory then becomes the gather's arena.  False, changing nothing, if
+ *		it does not pay or the device cannot take the refs (no room,
+ *		temp_file_limit): the refs then simply stay in memory.
+ */
+static bool
+offload_refs(BraidSortState *st, size_t arena_bytes)
+{
+	size_t		n = st->nentries;
+	size_t		block = st->capacity * st->stride;
+	double		passes;
+	size_t		arena;
+	BraidSpillFile *file;
+	Relation	rel = st->gather.rel;
+
+	if (n == 0 || rel == NULL ||
+		!braid_cost_offload_refs((double) n, (double) arena_bytes, (double) st->budget,
+								 (double) braid_gather_batch * 1024.0,
+								 (double) RelationGetNumberOfBlocks(rel),
+								 st->gather.strategy == NULL,
+								 braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess()),
+								 &passes))
+		return false;
+
+	file = braid_spill_try_create(n * sizeof(uint64), &st->device);
+	if (file == NULL)
+		return false;
+	braid_spill_write(file, st->refs, n * sizeof(uint64));
+	braid_spill_finish(file);
+
+	st->refs_run = MemoryContextAllocZero(st->sortcxt, sizeof(BraidRun));
+	st->refs_run->file = file;
+	st->refs_run->nrecords = n;
+	st->refs_run->bytes = n * sizeof(uint64);
+	st->refs = (uint64 *) file->base;
+	st->refs_offloaded = true;
+
+	arena = (size_t) braid_cost_batch_arena((double) st->budget,
+											(double) arena_bytes / n, true);
+	arena = Min(arena, (size_t) braid_gather_batch * 1024);
+	arena = Max(arena, (size_t) BRAID_MIN_ARENA);
+	/* the IndexMap's memory, if large enough, else the gather's own */
+	if (block >= arena)
+		braid_gather_set_arena(&st->gather, (char *) st->entries, arena);
+	st->batch_bytes = arena;
+	return true;
+}
+
+/*
  * compact_to_refs
  *		After the sort only the refs are needed (for the gather, rewinds,
  *		backward scans and mark/restore): pack them at the front of the
- *		IndexMap, drop the full keys, and lend the freed tail of the IndexMap
- *		to the gather as its arena, so that the gather's memory comes out of
+ *		IndexMap and drop the full keys.  Then either the refs go to the
+ *		device and the whole IndexMap becomes the gather's arena
+ *		(offload_refs), or the freed tail of the IndexMap is lent to the
+ *		gather as its arena.  Either way the gather's memory comes out of
  *		the same budget.
  */
 static void
@@ -693,6 +750,7 @@ compact_to_refs(BraidSortState *st)
 	size_t		used;
 	size_t		want;
 	size_t		tail;
+	size_t		arena_bytes = 0;
 
 	if (st->entries == NULL)
 		return;
@@ -703,6 +761,7 @@ compact_to_refs(BraidSortState *st)
 		uint64		ref = braid_entry_ref(st->entries + i * st->stride, st->keylen);
 
 		((uint64 *) st->entries)[i] = ref & ~BRAID_REF_TRUNCATED;
+		arena_bytes += MAXALIGN(braid_ref_len(ref));
 	}
 	st->refs = (uint64 *) st->entries;
 
@@ -711,10 +770,16 @@ compact_to_refs(BraidSortState *st)
 	if (st->value_log)
 		return;					/* rows are read in place: no gather arena */
 
+	if (offload_refs(st, arena_bytes))
+		return;
+
 	/* arena: up to gather_batch, within what the budget leaves */
 	used = MAXALIGN(n * sizeof(uint64));
-	want = Min((size_t) braid_gather_batch * 1024,
-			   st->budget > used ? st->budget - used : 0);
+	want = st->budget > used ? st->budget - used : 0;
+	if (n > 0)
+		want = (size_t) braid_cost_batch_arena((double) want,
+											   (double) arena_bytes / n, false);
+	want = Min((size_t) braid_gather_batch * 1024, want);
 	want = Max(want, (size_t) BRAID_MIN_ARENA);
 	tail = st->capacity * st->stride - used;
 	if (tail >= want)
@@ -856,7 +921,8 @@ count_sort(BraidSortState *st)
 
 		carried = total * passes;
 	}
-	braid_stats_count_sort(st->merger != NULL || st->refs_run != NULL ?
+	braid_stats_count_sort((st->merger != NULL || st->refs_run != NULL) &&
+						   !st->refs_offloaded ?
 						   BRAID_METHOD_MERGEPASS : BRAID_METHOD_ONEPASS,
 						   st->value_log, (uint64) st->rows_built,
 						   (uint64) Max(carried - own, 0.0));
@@ -1008,6 +1074,7 @@ release_spill(BraidSortState *st)
 		braid_run_close(st->refs_run);
 		st->refs_run = NULL;
 	}
+	st->refs_offloaded = false;
 }
 
 /*
@@ -1782,6 +1849,9 @@ braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Sort Threads", NULL, st->sort_threads, es);
 	ExplainPropertyInteger("Gather Batches", NULL, st->gather.batches, es);
 	ExplainPropertyInteger("Gather Memory", "kB", (int64) (st->gather.peak_arena / 1024), es);
+	if (!st->value_log)
+		ExplainPropertyText("Sorted Refs",
+							st->refs_run ? "device" : st->merger ? "merge stream" : "memory", es);
 	if (st->sorts_done > 1)
 		ExplainPropertyInteger("Sorts", NULL, st->sorts_done, es);
 	if (es->timing)

@@ -2153,10 +2153,17 @@ test_costmodel_reread(void)
 	in.sort_mem_bytes = 128.0 * 1024 * 1024;
 	in.table_pages = 82000;
 	in.table_cached = false;
-	check_that(&c, braid_cost_gather_passes(&in) == 8.0,
-			   "expected 8 gather passes, got %g", braid_cost_gather_passes(&in));
+	/* the sorted refs go to the device, leaving the budget to tuples */
+	check_that(&c, braid_cost_gather_passes(&in) == 6.0,
+			   "expected 6 gather passes, got %g", braid_cost_gather_passes(&in));
 	check_that(&c, braid_cost_prefers(&in, &why),
 			   "benchmark shape, uncached: declined (%s)", why ? why : "NULL");
+
+	/* a device too slow to be worth it keeps the refs in memory: 8 passes */
+	in.spill_ns_per_byte = 1000.0;
+	check_that(&c, braid_cost_gather_passes(&in) == 8.0,
+			   "slow device: expected 8 gather passes, got %g", braid_cost_gather_passes(&in));
+	in.spill_ns_per_byte = 0;
 
 	/* a budget far below the table: over a hundred batches, each rereading
 	 * about half of an uncached table's pages */
@@ -2187,6 +2194,54 @@ test_costmodel_reread(void)
 			   "expected 1 pass, got %g", braid_cost_gather_passes(&in));
 
 	check_report(&c, "costmodel: gather passes and the uncached-table reread rule");
+}
+
+/*
+ * test_costmodel_offload_refs
+ *		The sorted refs go to the device only when that saves gather passes
+ *		worth more than writing them, and the batch arena pays for the
+ *		bookkeeping of its rows.
+ */
+static void
+test_costmodel_offload_refs(void)
+{
+	Check		c;
+	double		passes = 0;
+	double		mb = 1024.0 * 1024;
+
+	check_init(&c);
+
+	/* bookkeeping: 12 bytes a row in memory, 20 with refs on the device */
+	check_that(&c, fabs(braid_cost_batch_arena(140.0 * mb, 128, false) - 128.0 * mb) < 1.0,
+			   "arena for 128-byte rows with refs in memory: %g",
+			   braid_cost_batch_arena(140.0 * mb, 128, false));
+	check_that(&c, fabs(braid_cost_batch_arena(148.0 * mb, 128, true) - 128.0 * mb) < 1.0,
+			   "arena for 128-byte rows with refs on the device: %g",
+			   braid_cost_batch_arena(148.0 * mb, 128, true));
+	check_that(&c, braid_cost_batch_arena(1000, 128, false) == 32768.0,
+			   "tiny memory still gives the minimum arena");
+
+	/* the benchmark's shape: 8 passes become 6 */
+	check_that(&c, braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 0, 82000, true, 0,
+										   &passes) && passes == 6.0,
+			   "benchmark shape: offload expected with 6 passes (%g)", passes);
+
+	/* everything fits one batch either way: nothing to save */
+	check_that(&c, !braid_cost_offload_refs(1e5, 1e5 * 128, 128.0 * mb, 0, 1700, true, 0,
+											&passes) && passes == 1.0,
+			   "one batch: no offload expected (%g passes)", passes);
+
+	/* the gather_batch cap holds both arenas to the same size */
+	check_that(&c, !braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 16.0 * mb, 82000,
+											true, 0, &passes) && passes == 39.0,
+			   "capped arena: no offload expected (%g passes)", passes);
+
+	/* a write-expensive device: two passes of a small table do not pay */
+	check_that(&c, !braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 0, 2000, true, 50.0,
+											&passes) && passes == 8.0,
+			   "expensive device: no offload expected (%g passes)", passes);
+
+	check_report(&c, "costmodel: sorted refs go to the device only when it saves gather passes");
 }
 
 /* ---------------------------------------------------------------------
@@ -2413,6 +2468,7 @@ main(void)
 
 	test_costmodel();
 	test_costmodel_reread();
+	test_costmodel_offload_refs();
 	test_costmodel_collated();
 
 	test_profile_ops();
