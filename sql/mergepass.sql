@@ -47,6 +47,35 @@ SELECT check_rows('SELECT l.id, r.id FROM longtext l JOIN longtext r ON l.t = r.
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
+-- the final merge takes any number of runs (a loser tree of any size)
+CREATE FUNCTION runs_and_check(wm int, q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	runs text := '?';
+	passes text := '?';
+BEGIN
+	PERFORM set_config('braidsort.work_mem', wm::text, true);
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line ~ 'Runs: ' THEN
+			runs := substring(line FROM 'Runs: (\d+)');
+		ELSIF line ~ 'Merge Passes: ' THEN
+			passes := substring(line FROM 'Merge Passes: (\d+)');
+		END IF;
+	END LOOP;
+	RETURN runs || ' runs, ' || passes || ' passes: ' || check_sort(q);
+END $$;
+SELECT wm, runs_and_check(wm, 'SELECT id, k FROM par_t ORDER BY k, id')
+FROM (VALUES (2000), (1400), (1100), (900), (750), (600), (500), (420), (360), (300)) v(wm);
+SELECT runs_and_check(700, 'SELECT * FROM longtext ORDER BY t DESC, id');
+-- larger inputs: 3 to 5 runs merged in one pass, 6 and 7 in two
+CREATE TABLE merge_t AS
+SELECT i AS id, md5(i::text) COLLATE "C" AS t
+FROM generate_series(1, 150000) i;
+ANALYZE merge_t;
+SELECT wm, runs_and_check(wm, 'SELECT id, t FROM merge_t ORDER BY t, id')
+FROM (VALUES (2600), (2000), (1600), (1300), (1100)) v(wm);
+DROP TABLE merge_t;
+
 -- a larger budget: one merge pass
 SET braidsort.work_mem = 1024;
 SELECT * FROM explain_masked('SELECT * FROM par_t ORDER BY t');

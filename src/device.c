@@ -493,6 +493,34 @@ braid_spill_write(BraidSpillFile *f, const void *data, size_t len)
 }
 
 /*
+ * braid_spill_reserve
+ *		Room for up to len (at most BRAID_SPILL_RESERVE_MAX) bytes at the end
+ *		of what is written, for the caller to fill in place and then commit
+ *		with braid_spill_advance(): appending without a copy.
+ */
+uint8 *
+braid_spill_reserve(BraidSpillFile *f, size_t len)
+{
+	Assert(len <= BRAID_SPILL_RESERVE_MAX);
+	if (f->stage == NULL)
+		f->stage = MemoryContextAlloc(TopMemoryContext, SPILL_STAGE_BYTES);
+	if ((size_t) SPILL_STAGE_BYTES - f->staged < len)
+	{
+		flush_stage(f);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return (uint8 *) f->stage + f->staged;
+}
+
+/* braid_spill_advance: commit n bytes written at braid_spill_reserve(). */
+void
+braid_spill_advance(BraidSpillFile *f, size_t n)
+{
+	Assert(f->staged + n <= SPILL_STAGE_BYTES);
+	f->staged += n;
+}
+
+/*
  * braid_spill_finish
  *		Flush and persist everything written, so it can be read back.
  */

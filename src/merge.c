@@ -21,8 +21,8 @@
  * (a truncated prefix could not be compared), so comparisons during the
  * merge are plain memcmp-then-length.  Runs are read
  * back straight from their mapping (the device is byte-addressable): a
- * reader holds a pointer to its current record, no read buffers.  A binary
- * heap merges k runs; when there are more runs than one merge may take,
+ * reader holds a pointer to its current record, no read buffers.  A loser
+ * tree merges k runs; when there are more runs than one merge may take,
  * intermediate merges write new runs -- still keys and refs only.
  *
  * src/merge.c
@@ -32,6 +32,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "port/pg_bswap.h"
 #include "utils/memutils.h"
 
 #include "merge.h"
@@ -132,38 +133,106 @@ grow(MemoryContext cxt, uint8 **buf, size_t *cap, size_t need)
 	*buf = *buf ? repalloc_huge(*buf, *cap) : MemoryContextAllocHuge(cxt, *cap);
 }
 
+/* The most a record adds to its key suffix: lengths, two varints, a ref. */
+#define RECORD_OVERHEAD_MAX (1 + 5 + 5 + 3 * 5)
+
+/* varint_size: bytes varint_put would write for v. */
+static inline size_t
+varint_size(uint32 v)
+{
+	return v < (1U << 7) ? 1 : v < (1U << 14) ? 2 : v < (1U << 21) ? 3 :
+		v < (1U << 28) ? 4 : 5;
+}
+
+/* shared_prefix: how many leading bytes key has in common with prev. */
+static inline uint32
+shared_prefix(const uint8 *prev, uint32 prev_len, const uint8 *key, uint32 keylen)
+{
+	uint32		limit = Min(keylen, prev_len);
+	uint32		shared = 0;
+
+	/* eight bytes at a time, then bytes */
+	while (shared + 8 <= limit)
+	{
+		uint64		x,
+					y;
+
+		memcpy(&x, prev + shared, 8);
+		memcpy(&y, key + shared, 8);
+		if (x != y)
+			break;
+		shared += 8;
+	}
+	while (shared < limit && key[shared] == prev[shared])
+		shared++;
+	return shared;
+}
+
+/*
+ * record_size
+ *		The size of the record front-coding key and ref after the record of
+ *		prev (prev_len bytes, low ref bits prev_low); writes nothing.
+ */
+static inline size_t
+record_size(const uint8 *prev, uint32 prev_len, uint32 prev_low,
+			const uint8 *key, uint32 keylen, uint64 ref)
+{
+	uint32		shared = shared_prefix(prev, prev_len, key, keylen);
+	uint32		suffix = keylen - shared;
+	size_t		n = 1 + suffix;
+
+	if (shared >= 15)
+		n += varint_size(shared - 15);
+	if (suffix >= 15)
+		n += varint_size(suffix - 15);
+	n += varint_size((uint32) (ref >> 32));
+	n += varint_size((uint32) ((ref >> 16) & 0xFFFF));
+	n += varint_size(zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
+	return n;
+}
+
+/*
+ * record_put
+ *		Front-code key and ref after the record of prev into out, which has
+ *		room for keylen + RECORD_OVERHEAD_MAX bytes; returns the size.
+ */
+static inline size_t
+record_put(uint8 *out, const uint8 *prev, uint32 prev_len, uint32 prev_low,
+		   const uint8 *key, uint32 keylen, uint64 ref)
+{
+	uint32		shared = shared_prefix(prev, prev_len, key, keylen);
+	uint32		suffix = keylen - shared;
+	size_t		n = 0;
+
+	out[n++] = (uint8) (Min(shared, 15) << 4 | Min(suffix, 15));
+	if (shared >= 15)
+		n += varint_put(out + n, shared - 15);
+	if (suffix >= 15)
+		n += varint_put(out + n, suffix - 15);
+	memcpy(out + n, key + shared, suffix);
+	n += suffix;
+	n += varint_put(out + n, (uint32) (ref >> 32));
+	n += varint_put(out + n, (uint32) ((ref >> 16) & 0xFFFF));
+	n += varint_put(out + n, zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
+	return n;
+}
+
 /*
  * encode_record
- *		Front-code one record into c->scratch; returns its size.
+ *		Front-code one record into c->scratch, remembering its key (for
+ *		keys that do not stay put, as a merger's); returns its size.
  */
 static size_t
 encode_record(RecordCoder *c, const uint8 *key, uint32 keylen, uint64 ref)
 {
-	uint32		shared = 0;
-	uint32		limit = Min(keylen, c->prev_len);
-	size_t		n = 0;
+	size_t		n;
 
-	while (shared < limit && key[shared] == c->prev[shared])
-		shared++;
-	grow(CurrentMemoryContext, &c->scratch, &c->scratch_cap, (size_t) keylen - shared + 32);
-	{
-		uint32		suffix = keylen - shared;
-
-		c->scratch[n++] = (uint8) (Min(shared, 15) << 4 | Min(suffix, 15));
-		if (shared >= 15)
-			n += varint_put(c->scratch + n, shared - 15);
-		if (suffix >= 15)
-			n += varint_put(c->scratch + n, suffix - 15);
-	}
-	memcpy(c->scratch + n, key + shared, keylen - shared);
-	n += keylen - shared;
-	n += varint_put(c->scratch + n, (uint32) (ref >> 32));
-	n += varint_put(c->scratch + n, (uint32) ((ref >> 16) & 0xFFFF));
-	n += varint_put(c->scratch + n, zigzag((int32) (ref & 0xFFFF) - (int32) c->prev_low));
+	grow(CurrentMemoryContext, &c->scratch, &c->scratch_cap,
+		 (size_t) keylen + RECORD_OVERHEAD_MAX);
+	n = record_put(c->scratch, c->prev, c->prev_len, c->prev_low, key, keylen, ref);
 	c->prev_low = (uint32) (ref & 0xFFFF);
-
 	grow(CurrentMemoryContext, &c->prev, &c->prev_cap, keylen);
-	memcpy(c->prev + shared, key + shared, keylen - shared);
+	memcpy(c->prev, key, keylen);
 	c->prev_len = keylen;
 	return n;
 }
@@ -171,15 +240,21 @@ encode_record(RecordCoder *c, const uint8 *key, uint32 keylen, uint64 ref)
 /*
  * braid_run_write
  *		Write n sorted IndexMap entries as a run; key_of gives each entry's
- *		full key and ref.
+ *		full key and ref.  The keys stay put while the run is written, so
+ *		each record is coded against the previous key where it lies, and
+ *		straight into the device's staging buffer.
  */
 BraidRun *
 braid_run_write(const uint8 *entries, size_t n, uint32 stride,
 				BraidKeyOf key_of, void *arg, BraidDeviceStats *stats)
 {
 	BraidRun   *run;
-	RecordCoder coder = {0};
 	size_t		bytes = 0;
+	const uint8 *prev = NULL;
+	uint32		prev_len = 0;
+	uint32		prev_low = 0;
+	uint8	   *scratch = NULL;
+	size_t		scratch_cap = 0;
 
 	/* exact size first: the file is reserved before anything is written */
 	for (size_t i = 0; i < n; i++)
@@ -188,25 +263,44 @@ braid_run_write(const uint8 *entries, size_t n, uint32 stride,
 		uint64		ref;
 		const uint8 *key = key_of(entries + i * stride, &len, &ref, arg);
 
-		bytes += encode_record(&coder, key, len, ref);
+		bytes += record_size(prev, prev_len, prev_low, key, len, ref);
+		prev = key;
+		prev_len = len;
+		prev_low = (uint32) (ref & 0xFFFF);
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
 
 	run = MemoryContextAllocZero(CurrentMemoryContext, sizeof(BraidRun));
 	run->file = braid_spill_create(bytes, stats);
-	coder_reset(&coder);
+	prev = NULL;
+	prev_len = 0;
+	prev_low = 0;
 	for (size_t i = 0; i < n; i++)
 	{
 		uint32		len;
 		uint64		ref;
 		const uint8 *key = key_of(entries + i * stride, &len, &ref, arg);
-		size_t		rec = encode_record(&coder, key, len, ref);
+		size_t		max = (size_t) len + RECORD_OVERHEAD_MAX;
 
-		braid_spill_write(run->file, coder.scratch, rec);
+		if (max <= BRAID_SPILL_RESERVE_MAX)
+			braid_spill_advance(run->file,
+								record_put(braid_spill_reserve(run->file, max),
+										   prev, prev_len, prev_low, key, len, ref));
+		else
+		{
+			/* a very long key: code it aside */
+			grow(CurrentMemoryContext, &scratch, &scratch_cap, max);
+			braid_spill_write(run->file, scratch,
+							  record_put(scratch, prev, prev_len, prev_low, key, len, ref));
+		}
+		prev = key;
+		prev_len = len;
+		prev_low = (uint32) (ref & 0xFFFF);
 	}
 	braid_spill_finish(run->file);
-	coder_free(&coder);
+	if (scratch)
+		pfree(scratch);
 	run->nrecords = n;
 	run->bytes = bytes;
 	return run;
@@ -262,6 +356,16 @@ reader_advance(BraidRunReader *r)
 		r->pos += suffix;
 		r->keylen = shared + suffix;
 		r->key = r->keybuf;
+		{
+			uint64		prefix = 0;
+
+			/* the first 8 bytes as a number (zero padded): most comparisons */
+			if (r->keylen >= 8)
+				memcpy(&prefix, r->key, 8);
+			else
+				memcpy(&prefix, r->key, r->keylen);
+			r->prefix = pg_bswap64(prefix);
+		}
 		r->pos += varint_get(base + r->pos, &hi);
 		r->pos += varint_get(base + r->pos, &mid);
 		r->pos += varint_get(base + r->pos, &lo);
@@ -284,7 +388,10 @@ reader_advance(BraidRunReader *r)
 /*
  * key_cmp
  *		memcmp then length, the order of normalized keys, unless the merger
- *		has a comparator (keys whose last column is collated).
+ *		has a comparator (keys whose last column is collated).  The first 8
+ *		bytes, zero padded, compare as numbers first: zero is the smallest
+ *		byte, so where the padded prefixes differ, so do the keys, the same
+ *		way.
  */
 static inline int
 key_cmp(const BraidMerger *m, const BraidRunReader *a, const BraidRunReader *b)
@@ -293,44 +400,63 @@ key_cmp(const BraidMerger *m, const BraidRunReader *a, const BraidRunReader *b)
 
 	if (m->compare)
 		return m->compare(a->key, a->keylen, b->key, b->keylen, m->compare_arg);
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
 	c = memcmp(a->key, b->key, Min(a->keylen, b->keylen));
-
 	if (c == 0)
 		c = (a->keylen > b->keylen) - (a->keylen < b->keylen);
 	return c;
 }
 
-/* sift_down: restore the heap property from slot i. */
-static void
-sift_down(BraidMerger *m, int i)
+/*
+ * beats
+ *		Does reader a's current record come before reader b's?  An exhausted
+ *		reader comes after everything; equal keys go to the lower run.
+ */
+static inline bool
+beats(const BraidMerger *m, int a, int b)
 {
-	for (;;)
+	const BraidRunReader *ra = &m->readers[a];
+	const BraidRunReader *rb = &m->readers[b];
+	int			c;
+
+	if (ra->done)
+		return false;
+	if (rb->done)
+		return true;
+	c = key_cmp(m, ra, rb);
+	return c < 0 || (c == 0 && a < b);
+}
+
+/*
+ * build_tree
+ *		Play the tournament below node (leaves k..2k-1 are the readers):
+ *		store each match's loser, return the winner.
+ */
+static int
+build_tree(BraidMerger *m, int node)
+{
+	int			l,
+				r;
+
+	if (node >= m->nreaders)
+		return node - m->nreaders;
+	l = build_tree(m, 2 * node);
+	r = build_tree(m, 2 * node + 1);
+	if (beats(m, l, r))
 	{
-		int			l = 2 * i + 1,
-					r = l + 1,
-					s = i;
-
-		if (l < m->heapsize &&
-			key_cmp(m, &m->readers[m->heap[l]], &m->readers[m->heap[s]]) < 0)
-			s = l;
-		if (r < m->heapsize &&
-			key_cmp(m, &m->readers[m->heap[r]], &m->readers[m->heap[s]]) < 0)
-			s = r;
-		if (s == i)
-			return;
-		{
-			int			t = m->heap[i];
-
-			m->heap[i] = m->heap[s];
-			m->heap[s] = t;
-		}
-		i = s;
+		m->tree[node] = r;
+		return l;
 	}
+	m->tree[node] = l;
+	return r;
 }
 
 /*
  * braid_merger_begin
- *		Start merging runs (which must be finished).
+ *		Start merging runs (which must be finished).  A loser tree picks
+ *		the next record: log2(k) comparisons each, against a binary heap's
+ *		up to twice that.
  */
 BraidMerger *
 braid_merger_begin(BraidRun **runs, int nruns, BraidKeyCompare compare,
@@ -342,7 +468,7 @@ braid_merger_begin(BraidRun **runs, int nruns, BraidKeyCompare compare,
 	m->compare_arg = compare_arg;
 	m->nreaders = nruns;
 	m->readers = palloc0(sizeof(BraidRunReader) * Max(nruns, 1));
-	m->heap = palloc(sizeof(int) * Max(nruns, 1));
+	m->tree = palloc0(sizeof(int) * Max(nruns, 1));
 	for (int i = 0; i < nruns; i++)
 	{
 		BraidRunReader *r = &m->readers[i];
@@ -350,11 +476,10 @@ braid_merger_begin(BraidRun **runs, int nruns, BraidKeyCompare compare,
 		r->run = runs[i];
 		r->cxt = CurrentMemoryContext;
 		r->remaining = runs[i]->nrecords;
-		if (reader_advance(r))
-			m->heap[m->heapsize++] = i;
+		r->done = !reader_advance(r);
 	}
-	for (int i = m->heapsize / 2 - 1; i >= 0; i--)
-		sift_down(m, i);
+	if (nruns > 0)
+		m->tree[0] = nruns == 1 ? 0 : build_tree(m, 1);
 	return m;
 }
 
@@ -367,20 +492,34 @@ bool
 braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen, uint64 *ref)
 {
 	BraidRunReader *r;
+	int			winner;
 
-	if (m->started && m->heapsize > 0)
+	if (m->nreaders == 0)
+		return false;
+	winner = m->tree[0];
+	if (m->started)
 	{
-		/* advance the reader whose record was returned last time */
-		r = &m->readers[m->heap[0]];
-		if (!reader_advance(r))
-			m->heap[0] = m->heap[--m->heapsize];
-		if (m->heapsize > 0)
-			sift_down(m, 0);
+		/* advance the reader whose record was returned last time ... */
+		r = &m->readers[winner];
+		if (!r->done && !reader_advance(r))
+			r->done = true;
+		/* ... and replay its matches up to the root */
+		for (int node = (winner + m->nreaders) / 2; node >= 1; node /= 2)
+		{
+			int			other = m->tree[node];
+
+			if (beats(m, other, winner))
+			{
+				m->tree[node] = winner;
+				winner = other;
+			}
+		}
+		m->tree[0] = winner;
 	}
 	m->started = true;
-	if (m->heapsize == 0)
+	r = &m->readers[winner];
+	if (r->done)
 		return false;
-	r = &m->readers[m->heap[0]];
 	*key = r->key;
 	*keylen = r->keylen;
 	*ref = r->ref;
@@ -395,7 +534,7 @@ braid_merger_end(BraidMerger *m)
 		if (m->readers[i].keybuf)
 			pfree(m->readers[i].keybuf);
 	pfree(m->readers);
-	pfree(m->heap);
+	pfree(m->tree);
 	pfree(m);
 }
 

@@ -39,6 +39,8 @@ typedef struct BraidRunReader
 	const uint8 *key;			/* current record's key (in keybuf) */
 	uint32		keylen;
 	uint64		ref;
+	uint64		prefix;			/* first 8 key bytes, big-endian, zero padded */
+	bool		done;			/* no current record: the run is exhausted */
 	uint8	   *keybuf;			/* the key, rebuilt from front coding */
 	MemoryContext cxt;			/* where keybuf lives (the merger's) */
 	size_t		keybuf_cap;
@@ -54,8 +56,8 @@ typedef struct BraidMerger
 	void	   *compare_arg;
 	int			nreaders;
 	BraidRunReader *readers;
-	int		   *heap;			/* reader indexes, min-heap on current key */
-	int			heapsize;
+	int		   *tree;			/* loser tree: tree[0] the winner, tree[1..k-1]
+								 * the loser of each match */
 	bool		started;
 } BraidMerger;
 
