@@ -68,6 +68,20 @@ SELECT check_sort('SELECT * FROM wide_t ORDER BY k, id');
 RESET temp_file_limit;
 RESET work_mem;
 
+-- a temporary table lives in local buffers, of which the gather pins only a
+-- few at a time: pages are streamed to a copier thread one by one
+CREATE TEMP TABLE wide_tmp AS SELECT * FROM wide_t;
+ANALYZE wide_tmp;
+SET braidsort.work_mem = 4096;
+SELECT check_sort('SELECT * FROM wide_tmp ORDER BY k, id');
+SELECT check_sort('SELECT id, k FROM wide_tmp WHERE g % 3 = 0 ORDER BY pad DESC, id');
+SELECT check_cursor('SELECT id, k, pad FROM wide_tmp ORDER BY k, id',
+	ARRAY['abs 15000', 'prior', 'rel -9000', 'last', 'back 19000', 'next', 'first']);
+SET braidsort.sort_threads = 1;
+SELECT check_sort('SELECT * FROM wide_tmp ORDER BY k DESC, id');
+RESET braidsort.sort_threads;
+SET braidsort.work_mem = 1024;
+
 -- nothing is left behind
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();
 RESET braidsort.work_mem;

@@ -28,10 +28,19 @@
  */
 #include "postgres.h"
 
+#include <sched.h>
+#include <time.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "access/htup_details.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
+#include "storage/s_lock.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -102,6 +111,18 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	{
 		g->chunk_bufs[set] = MemoryContextAlloc(cxt, sizeof(Buffer) * g->chunk_blocks);
 		g->chunk_pages[set] = MemoryContextAlloc(cxt, sizeof(Page) * g->chunk_blocks);
+	}
+
+	/*
+	 * With so few pages pinned at once, chunks are too small to hand to the
+	 * threads: batches are streamed through a window of pinned pages instead
+	 * (gather_streamed), as many as the two chunks would pin.
+	 */
+	if (g->chunk_blocks < GATHER_PARALLEL_MIN_BLOCKS)
+	{
+		g->win_size = 2 * g->chunk_blocks;
+		g->win_bufs = MemoryContextAlloc(cxt, sizeof(Buffer) * g->win_size);
+		g->win_pages = MemoryContextAlloc(cxt, sizeof(Page) * g->win_size);
 	}
 	g->threads = 1;
 }
@@ -246,6 +267,9 @@ plan_batch(BraidGather *g, int n)
 	return total;
 }
 
+static Buffer read_block(BraidGather *g, BlockNumber blk);
+static void report_bad(BraidGather *g, int64 bad);
+
 /*
  * A chunk of pinned pages whose tuples are being copied: blocks[first ..
  * first + nblocks), pinned in chunk set "set".
@@ -262,12 +286,46 @@ typedef struct GatherChunk
 } GatherChunk;
 
 /*
+ * copy_block
+ *		Copy the batch's rows on page (block index b) to their arena
+ *		positions; returns -1, or (b << 16 | line pointer) of a tuple that is
+ *		not what the IndexMap says.  Pure memory work: runs on sort threads.
+ */
+static int64
+copy_block(BraidGather *g, Page page, int b)
+{
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	uint32		end = g->blkstart[b + 1];
+
+	for (uint32 i = g->blkstart[b]; i < end; i++)
+	{
+		uint64		rec = g->recs[i];
+		OffsetNumber off = braid_ref_offset(rec);
+		uint32		len = braid_ref_len(rec);
+		ItemId		lp;
+
+		/*
+		 * Destinations are scattered over the arena: start fetching the line
+		 * a few rows ahead will write to.
+		 */
+		if (i + GATHER_PREFETCH < end)
+			__builtin_prefetch(g->arena + (g->recs[i + GATHER_PREFETCH] >> 32), 1);
+
+		lp = (off >= FirstOffsetNumber && off <= maxoff) ? PageGetItemId(page, off) : NULL;
+		if (lp == NULL || !ItemIdIsNormal(lp) || ItemIdGetLength(lp) != len)
+			return ((int64) b << 16) | off;
+		memcpy(g->arena + (rec >> 32), PageGetItem(page, lp), len);
+	}
+	return -1;
+}
+
+/*
  * copy_worker
- *		Copy the tuples of a chunk's pages to their arena positions, a few
- *		blocks at a time.  Runs on sort threads: touches only the pinned
- *		pages and the arena, never calls the server; a tuple that is not what
- *		the IndexMap says is reported through "bad", for the backend to raise
- *		the error.
+ *		Copy the tuples of a chunk's pages, a few blocks at a time, taking
+ *		groups of blocks atomically.  Runs on sort threads: touches only the
+ *		pinned pages and the arena, never calls the server; a tuple that is
+ *		not what the IndexMap says is reported through "bad", for the backend
+ *		to raise the error.
  */
 static void
 copy_worker(void *arg, int worker)
@@ -286,38 +344,218 @@ copy_worker(void *arg, int worker)
 			return;
 		for (int b = b0; b < b1; b++)
 		{
-			Page		page = pages[b];
-			OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-			uint32		end = g->blkstart[chunk->first + b + 1];
+			int64		bad = copy_block(g, pages[b], chunk->first + b);
 
-			for (uint32 i = g->blkstart[chunk->first + b]; i < end; i++)
+			if (bad >= 0)
 			{
-				uint64		rec = g->recs[i];
-				OffsetNumber off = braid_ref_offset(rec);
-				uint32		len = braid_ref_len(rec);
-				ItemId		lp;
+				int64		none = -1;
 
-				/*
-				 * Destinations are scattered over the arena: start fetching
-				 * the line a few rows ahead will write to.
-				 */
-				if (i + GATHER_PREFETCH < end)
-					__builtin_prefetch(g->arena + (g->recs[i + GATHER_PREFETCH] >> 32), 1);
-
-				lp = (off >= FirstOffsetNumber && off <= maxoff) ? PageGetItemId(page, off) : NULL;
-				if (lp == NULL || !ItemIdIsNormal(lp) || ItemIdGetLength(lp) != len)
-				{
-					int64		none = -1;
-
-					__atomic_compare_exchange_n(&chunk->bad, &none,
-												((int64) (chunk->first + b) << 16) | off,
-												false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-					return;
-				}
-				memcpy(g->arena + (rec >> 32), PageGetItem(page, lp), len);
+				__atomic_compare_exchange_n(&chunk->bad, &none, bad, false,
+											__ATOMIC_RELAXED, __ATOMIC_RELAXED);
+				return;
 			}
 		}
 	}
+}
+
+/*
+ * A batch streamed through a small window of pinned pages: the backend pins
+ * (reads) page after page, a helper thread copies each as soon as it is
+ * published, and the backend releases each page once copied.
+ */
+typedef struct GatherStream
+{
+	BraidGather *g;
+	int			window;			/* pages pinned ahead at most */
+	int			published;		/* pages pinned and ready (atomic) */
+	int			copied;			/* pages copied (atomic) */
+	int			sleeping;		/* the copier sleeps (futex word) */
+	bool		stop;			/* the backend gives up (atomic) */
+	int64		bad;			/* as copy_block's result, or -1 */
+} GatherStream;
+
+/* stream_wait: back off while waiting for the copier of a stream. */
+static inline void
+stream_wait(int *spins)
+{
+	if (++*spins < 1000)
+		SPIN_DELAY();
+	else
+		sched_yield();
+}
+
+/*
+ * The copier is faster than the reads it follows, so it would mostly wait:
+ * instead of spinning a core away it sleeps on a futex, and the backend
+ * wakes it when half a window of pages is waiting (a wake-up every few
+ * pages, not one per page), at the end, and when it gives up.  The timeout
+ * only bounds a lost wake-up.
+ */
+#define STREAM_SPINS_BEFORE_SLEEP 200
+
+static inline void
+stream_sleep(int *word)
+{
+#ifdef __linux__
+	struct timespec timeout = {0, 1000 * 1000};
+
+	(void) syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 1, &timeout, NULL, 0);
+#else
+	sched_yield();
+#endif
+}
+
+static inline void
+stream_wake(int *word)
+{
+	if (__atomic_exchange_n(word, 0, __ATOMIC_SEQ_CST) != 0)
+	{
+#ifdef __linux__
+		(void) syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+#endif
+	}
+}
+
+/*
+ * stream_copier
+ *		The helper's side of a streamed batch: copy each published page, in
+ *		order, and say so.  Pure memory work.
+ */
+static void
+stream_copier(void *arg, int worker)
+{
+	GatherStream *st = (GatherStream *) arg;
+	BraidGather *g = st->g;
+
+	if (worker != 1)
+		return;
+	for (int b = 0; b < g->nblk; b++)
+	{
+		int			spins = 0;
+		int64		bad;
+
+		while (__atomic_load_n(&st->published, __ATOMIC_ACQUIRE) <= b)
+		{
+			if (__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE))
+				return;
+			if (++spins < STREAM_SPINS_BEFORE_SLEEP)
+				SPIN_DELAY();
+			else
+			{
+				__atomic_store_n(&st->sleeping, 1, __ATOMIC_SEQ_CST);
+				if (__atomic_load_n(&st->published, __ATOMIC_SEQ_CST) <= b &&
+					!__atomic_load_n(&st->stop, __ATOMIC_SEQ_CST))
+					stream_sleep(&st->sleeping);
+				__atomic_store_n(&st->sleeping, 0, __ATOMIC_SEQ_CST);
+				spins = 0;
+			}
+		}
+		bad = copy_block(g, g->win_pages[b % st->window], b);
+		if (bad >= 0)
+		{
+			st->bad = bad;
+			__atomic_store_n(&st->stop, true, __ATOMIC_RELEASE);
+			return;
+		}
+		__atomic_store_n(&st->copied, b + 1, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * gather_streamed
+ *		Load the planned batch by streaming it through a window of pinned
+ *		pages: used through a buffer ring, where only a few pages may be
+ *		pinned at once and handing every few pages to the threads would cost
+ *		more than the copies.  The backend's reads (pins, through the ring)
+ *		overlap the helper's copies.  False, having done nothing, if no
+ *		helper thread could be started.
+ */
+static bool
+gather_streamed(BraidGather *g)
+{
+	GatherStream st;
+	int			helpers;
+	int			released = 0;
+
+	st.g = g;
+	st.window = g->win_size;
+	st.published = 0;
+	st.copied = 0;
+	st.sleeping = 0;
+	st.stop = false;
+	st.bad = -1;
+	helpers = braid_pool_start(2, stream_copier, &st);
+	if (helpers == 0)
+		return false;
+
+	/* the helper uses the stream and the pinned pages until waited for */
+	PG_TRY();
+	{
+		for (int b = 0; b < g->nblk; b++)
+		{
+			int			spins = 0;
+			int			slot = b % st.window;
+			int			copied;
+
+			/* wait for room in the window, releasing what was copied */
+			for (;;)
+			{
+				copied = __atomic_load_n(&st.copied, __ATOMIC_ACQUIRE);
+				for (; released < copied; released++)
+					ReleaseBuffer(g->win_bufs[released % st.window]);
+				if (b - released < st.window ||
+					__atomic_load_n(&st.stop, __ATOMIC_ACQUIRE))
+					break;
+				stream_wake(&st.sleeping);
+				stream_wait(&spins);
+			}
+			if (__atomic_load_n(&st.stop, __ATOMIC_ACQUIRE))
+			{
+				stream_wake(&st.sleeping);
+				break;
+			}
+			if ((b & 255) == 0)
+				CHECK_FOR_INTERRUPTS();
+			g->win_bufs[slot] = read_block(g, g->blocks[b]);
+			g->win_pages[slot] = BufferGetPage(g->win_bufs[slot]);
+			__atomic_store_n(&st.published, b + 1, __ATOMIC_SEQ_CST);
+			if (b + 1 - copied >= st.window / 2 || b + 1 == g->nblk)
+				stream_wake(&st.sleeping);
+		}
+	}
+	PG_CATCH();
+	{
+		__atomic_store_n(&st.stop, true, __ATOMIC_SEQ_CST);
+		stream_wake(&st.sleeping);
+		braid_pool_finish(2, helpers, stream_copier, &st, false);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	braid_pool_finish(2, helpers, stream_copier, &st, false);
+	for (; released < __atomic_load_n(&st.published, __ATOMIC_ACQUIRE); released++)
+		ReleaseBuffer(g->win_bufs[released % st.window]);
+	g->block_visits += st.published;
+	if (st.bad >= 0)
+		report_bad(g, st.bad);
+	return true;
+}
+
+/*
+ * read_block
+ *		Pin block blk of the table (reading it if need be).
+ */
+static Buffer
+read_block(BraidGather *g, BlockNumber blk)
+{
+	Buffer		buf;
+
+	if (blk < g->nrecent && BufferIsValid(g->recent[blk]) &&
+		ReadRecentBuffer(g->rel->rd_node, MAIN_FORKNUM, blk, g->recent[blk]))
+		return g->recent[blk];
+	buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
+	if (blk < g->nrecent)
+		g->recent[blk] = buf;
+	return buf;
 }
 
 /*
@@ -337,15 +575,7 @@ pin_chunk(BraidGather *g, int set, int first, int max)
 
 		if (((first + b) & 255) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (blk < g->nrecent && BufferIsValid(g->recent[blk]) &&
-			ReadRecentBuffer(g->rel->rd_node, MAIN_FORKNUM, blk, g->recent[blk]))
-			buf = g->recent[blk];
-		else
-		{
-			buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
-			if (blk < g->nrecent)
-				g->recent[blk] = buf;
-		}
+		buf = read_block(g, blk);
 		g->chunk_bufs[set][b] = buf;
 		g->chunk_pages[set][b] = BufferGetPage(buf);
 	}
@@ -416,6 +646,14 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 		g->arena = MemoryContextAllocHuge(g->cxt, g->arena_cap);
 	}
 	g->peak_arena = Max(g->peak_arena, total);
+
+	if (g->win_size > 0 && g->threads > 1 && g->nblk > g->win_size &&
+		gather_streamed(g))
+	{
+		g->nrows = n;
+		g->batches++;
+		return;
+	}
 
 	/*
 	 * Visit the batch's pages in block order, each once, a chunk of pages at

@@ -85,6 +85,11 @@ typedef struct BraidGather
 	Page	   *chunk_pages[2];
 	int			threads;		/* threads sharing the copies */
 
+	/* or, when only a few pages may be pinned, a window streamed through */
+	int			win_size;		/* 0 = chunks only */
+	Buffer	   *win_bufs;
+	Page	   *win_pages;
+
 	/* statistics */
 	int64		batches;
 	int64		block_visits;
