@@ -20,9 +20,30 @@ SELECT check_cursor('SELECT id, k FROM big_t ORDER BY k, id',
 	ARRAY['abs 150000', 'prior', 'rel -60000', 'last', 'first', 'fwd 199000', 'prior',
 		  'back 100000', 'next']);
 
--- with runs spilled: each run is sorted on the threads
+-- with runs spilled: each run is sorted, sized and coded on the threads,
+-- in stripes that code exactly what one thread would (same bytes written)
 SET braidsort.work_mem = 4096;
 SELECT check_sort('SELECT * FROM big_t ORDER BY k, id');
+CREATE FUNCTION device_bytes_written(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line ~ 'Device Bytes Written: ' THEN
+			RETURN substring(line FROM 'Device Bytes Written: (\d+)')::bigint;
+		END IF;
+	END LOOP;
+	RETURN NULL;
+END $$;
+SET braidsort.sort_threads = 1;
+CREATE TEMP TABLE written1 AS
+SELECT device_bytes_written('SELECT * FROM big_t ORDER BY k, id') AS b;
+SET braidsort.sort_threads = 3;
+SELECT b > 0 AS spilled, b = device_bytes_written('SELECT * FROM big_t ORDER BY k, id')
+	AS same_bytes_on_3_threads
+FROM written1;
+SELECT check_sort('SELECT * FROM big_t ORDER BY k DESC, id');
+SET braidsort.sort_threads = 4;
 SET braidsort.work_mem = '64MB';
 
 SET braidsort.sort_threads = 1;

@@ -493,31 +493,70 @@ braid_spill_write(BraidSpillFile *f, const void *data, size_t len)
 }
 
 /*
- * braid_spill_reserve
- *		Room for up to len (at most BRAID_SPILL_RESERVE_MAX) bytes at the end
- *		of what is written, for the caller to fill in place and then commit
- *		with braid_spill_advance(): appending without a copy.
+ * braid_spill_fill_begin
+ *		Append len bytes that writer threads store in place: flush what is
+ *		staged, take a write grant for up to *threads writers (set to what
+ *		was granted, at least 1), and return where the bytes go, in the
+ *		file's mapping.  Each writer calls braid_spill_fill_done() on the
+ *		part it wrote; then the backend calls braid_spill_fill_end().
  */
 uint8 *
-braid_spill_reserve(BraidSpillFile *f, size_t len)
+braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads)
 {
-	Assert(len <= BRAID_SPILL_RESERVE_MAX);
-	if (f->stage == NULL)
-		f->stage = MemoryContextAlloc(TopMemoryContext, SPILL_STAGE_BYTES);
-	if ((size_t) SPILL_STAGE_BYTES - f->staged < len)
-	{
-		flush_stage(f);
-		CHECK_FOR_INTERRUPTS();
-	}
-	return (uint8 *) f->stage + f->staged;
+	int			want;
+
+	flush_stage(f);
+	if (f->written + len > f->size)
+		elog(ERROR, "braidsort: spill file \"%s\" overflow", f->path);
+	want = Max(Min(*threads, braid_sched_write_thread_count_for(f->spcoid)), 1);
+	braid_sched_write_begin(f->devslot, want);
+	if (f->devslot >= 0)
+		want = Min(want, braid_sched_write_threads_granted());
+	*threads = Max(want, 1);
+	return (uint8 *) f->base + f->written;
 }
 
-/* braid_spill_advance: commit n bytes written at braid_spill_reserve(). */
+/*
+ * braid_spill_fill_done
+ *		A writer thread has stored bytes [from, to) of the current fill:
+ *		flush them from the CPU caches on persistent memory, and pay their
+ *		emulated write latency.  Pure C: runs on pool threads.
+ */
 void
-braid_spill_advance(BraidSpillFile *f, size_t n)
+braid_spill_fill_done(const BraidSpillFile *f, size_t from, size_t to)
 {
-	Assert(f->staged + n <= SPILL_STAGE_BYTES);
-	f->staged += n;
+	if (from >= to)
+		return;
+	if (f->is_pmem)
+	{
+		pmem_flush(f->base + f->written + from, to - from);
+		pmem_drain();
+	}
+	emulate_delay(lines_spanned(f->written + from, f->written + to), braid_emulate_write_ns);
+}
+
+/*
+ * braid_spill_fill_end
+ *		The writers are done with a fill of len bytes: release the grant and
+ *		count the bytes as written.
+ */
+void
+braid_spill_fill_end(BraidSpillFile *f, size_t len)
+{
+	uint64		lines = lines_spanned(f->written, f->written + len);
+
+	braid_sched_write_end(f->devslot);
+	f->stats->bytes_written += len;
+	f->stats->lines_written += lines;
+	if (f->devslot >= 0)
+	{
+		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
+
+		pg_atomic_fetch_add_u64(&t->bytes_written, len);
+		pg_atomic_fetch_add_u64(&t->lines_written, lines);
+	}
+	f->written += len;
+	f->persisted = false;
 }
 
 /*

@@ -62,11 +62,9 @@ extern BraidSpillFile *braid_spill_try_create(size_t size, BraidDeviceStats *sta
 extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats);
 extern Oid	braid_spill_tablespace_guess(void);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
-
-/* The most braid_spill_reserve() hands out at once. */
-#define BRAID_SPILL_RESERVE_MAX	(64 * 1024)
-extern uint8 *braid_spill_reserve(BraidSpillFile *f, size_t len);
-extern void braid_spill_advance(BraidSpillFile *f, size_t n);
+extern uint8 *braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads);
+extern void braid_spill_fill_done(const BraidSpillFile *f, size_t from, size_t to);
+extern void braid_spill_fill_end(BraidSpillFile *f, size_t len);
 extern void braid_spill_finish(BraidSpillFile *f);
 extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
 extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);

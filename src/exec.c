@@ -568,7 +568,8 @@ spill_run(BraidSortState *st)
 	sort_entries(st);
 	st->runs = lappend(st->runs,
 					   braid_run_write(st->entries, st->nentries, st->stride,
-									   entry_key_of, st, &st->device));
+									   entry_key_of, st, braid_sort_thread_count(),
+									   &st->device));
 	st->runs_written++;
 	st->nentries = 0;
 	st->any_truncated = false;

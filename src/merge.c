@@ -36,6 +36,7 @@
 #include "utils/memutils.h"
 
 #include "merge.h"
+#include "pool.h"
 
 /* Account reads in chunks of this many bytes (and at the end of a run). */
 #define READ_ACCOUNT_CHUNK 4096
@@ -238,69 +239,184 @@ encode_record(RecordCoder *c, const uint8 *key, uint32 keylen, uint64 ref)
 }
 
 /*
+ * A run is coded in pieces: segments of RUN_SEGMENT entries (between which
+ * the backend checks for interrupts and the device grant is given back),
+ * each split into one stripe per thread.  Every record is coded against the
+ * previous key where it lies in the IndexMap, so a stripe can start
+ * anywhere and the result is the same as coding the run in one go.
+ */
+#define RUN_SEGMENT ((size_t) 1 << 16)
+#define RUN_MIN_STRIPE ((size_t) 16384)
+
+typedef struct RunWriter
+{
+	const uint8 *entries;
+	uint32		stride;
+	BraidKeyOf	key_of;
+	void	   *arg;
+	int			nworkers;		/* threads running the current task */
+	size_t		first;			/* the current segment's stripes ... */
+	int			nstripes;
+	size_t	   *lo;				/* ... start at lo[k] (lo[k + 1] ends) */
+	size_t	   *bytes;			/* and code to bytes[k] */
+	BraidSpillFile *file;		/* writing: the run's file */
+	uint8	   *dst;			/* writing: where the segment goes */
+} RunWriter;
+
+/* stripe_prev: the record before entry i (none for the first). */
+static inline void
+stripe_prev(const RunWriter *w, size_t i, const uint8 **prev, uint32 *prev_len,
+			uint32 *prev_low)
+{
+	uint64		ref = 0;
+
+	*prev = NULL;
+	*prev_len = 0;
+	if (i > 0)
+		*prev = w->key_of(w->entries + (i - 1) * w->stride, prev_len, &ref, w->arg);
+	*prev_low = (uint32) (ref & 0xFFFF);
+}
+
+/* size_stripes: (threads) the coded size of each stripe of the segment. */
+static void
+size_stripes(void *arg, int worker)
+{
+	RunWriter  *w = (RunWriter *) arg;
+
+	for (int k = worker; k < w->nstripes; k += w->nworkers)
+	{
+		const uint8 *prev;
+		uint32		prev_len,
+					prev_low;
+		size_t		bytes = 0;
+
+		stripe_prev(w, w->lo[k], &prev, &prev_len, &prev_low);
+		for (size_t i = w->lo[k]; i < w->lo[k + 1]; i++)
+		{
+			uint32		len;
+			uint64		ref;
+			const uint8 *key = w->key_of(w->entries + i * w->stride, &len, &ref, w->arg);
+
+			bytes += record_size(prev, prev_len, prev_low, key, len, ref);
+			prev = key;
+			prev_len = len;
+			prev_low = (uint32) (ref & 0xFFFF);
+		}
+		w->bytes[k] = bytes;
+	}
+}
+
+/* code_stripes: (threads) code each stripe of the segment in place. */
+static void
+code_stripes(void *arg, int worker)
+{
+	RunWriter  *w = (RunWriter *) arg;
+
+	for (int k = worker; k < w->nstripes; k += w->nworkers)
+	{
+		const uint8 *prev;
+		uint32		prev_len,
+					prev_low;
+		size_t		off = 0;
+		size_t		pos;
+
+		for (int j = 0; j < k; j++)
+			off += w->bytes[j];
+		pos = off;
+		stripe_prev(w, w->lo[k], &prev, &prev_len, &prev_low);
+		for (size_t i = w->lo[k]; i < w->lo[k + 1]; i++)
+		{
+			uint32		len;
+			uint64		ref;
+			const uint8 *key = w->key_of(w->entries + i * w->stride, &len, &ref, w->arg);
+
+			pos += record_put(w->dst + pos, prev, prev_len, prev_low, key, len, ref);
+			prev = key;
+			prev_len = len;
+			prev_low = (uint32) (ref & 0xFFFF);
+		}
+		braid_spill_fill_done(w->file, off, pos);
+	}
+}
+
+/* plan_stripes: split segment [first, end) into one stripe per thread. */
+static void
+plan_stripes(RunWriter *w, size_t first, size_t end, int threads)
+{
+	size_t		n = end - first;
+	int			k = (int) Max(Min((size_t) threads, n / RUN_MIN_STRIPE), (size_t) 1);
+
+	w->first = first;
+	w->nstripes = k;
+	for (int j = 0; j <= k; j++)
+		w->lo[j] = first + n * j / k;
+}
+
+/*
  * braid_run_write
  *		Write n sorted IndexMap entries as a run; key_of gives each entry's
- *		full key and ref.  The keys stay put while the run is written, so
- *		each record is coded against the previous key where it lies, and
- *		straight into the device's staging buffer.
+ *		full key and ref (it must be pure: it runs on the threads).  Sized
+ *		first (the file is reserved before anything is written), then coded
+ *		straight into the file's mapping, both a segment at a time on up to
+ *		"threads" threads (writing on as many as the device grants).
  */
 BraidRun *
 braid_run_write(const uint8 *entries, size_t n, uint32 stride,
-				BraidKeyOf key_of, void *arg, BraidDeviceStats *stats)
+				BraidKeyOf key_of, void *arg, int threads,
+				BraidDeviceStats *stats)
 {
 	BraidRun   *run;
+	RunWriter	w = {0};
+	size_t		nseg = (n + RUN_SEGMENT - 1) / RUN_SEGMENT;
+	size_t	   *seg_bytes;
+	size_t	   *stripe_bytes;
 	size_t		bytes = 0;
-	const uint8 *prev = NULL;
-	uint32		prev_len = 0;
-	uint32		prev_low = 0;
-	uint8	   *scratch = NULL;
-	size_t		scratch_cap = 0;
+
+	threads = Max(Min(threads, 64), 1);
+	w.entries = entries;
+	w.stride = stride;
+	w.key_of = key_of;
+	w.arg = arg;
+	w.lo = palloc(sizeof(size_t) * (threads + 1));
+	w.bytes = palloc(sizeof(size_t) * threads);
+	seg_bytes = palloc0(sizeof(size_t) * Max(nseg, (size_t) 1));
+	stripe_bytes = palloc(sizeof(size_t) * Max(nseg, (size_t) 1) * threads);
 
 	/* exact size first: the file is reserved before anything is written */
-	for (size_t i = 0; i < n; i++)
+	for (size_t s = 0; s < nseg; s++)
 	{
-		uint32		len;
-		uint64		ref;
-		const uint8 *key = key_of(entries + i * stride, &len, &ref, arg);
-
-		bytes += record_size(prev, prev_len, prev_low, key, len, ref);
-		prev = key;
-		prev_len = len;
-		prev_low = (uint32) (ref & 0xFFFF);
-		if ((i & 0xFFFF) == 0)
-			CHECK_FOR_INTERRUPTS();
+		plan_stripes(&w, s * RUN_SEGMENT, Min(n, (s + 1) * RUN_SEGMENT), threads);
+		w.nworkers = w.nstripes;
+		braid_pool_run(w.nworkers, size_stripes, &w);
+		for (int k = 0; k < w.nstripes; k++)
+			seg_bytes[s] += w.bytes[k];
+		memcpy(stripe_bytes + s * threads, w.bytes, sizeof(size_t) * w.nstripes);
+		bytes += seg_bytes[s];
+		CHECK_FOR_INTERRUPTS();
 	}
 
 	run = MemoryContextAllocZero(CurrentMemoryContext, sizeof(BraidRun));
 	run->file = braid_spill_create(bytes, stats);
-	prev = NULL;
-	prev_len = 0;
-	prev_low = 0;
-	for (size_t i = 0; i < n; i++)
+	w.file = run->file;
+	for (size_t s = 0; s < nseg; s++)
 	{
-		uint32		len;
-		uint64		ref;
-		const uint8 *key = key_of(entries + i * stride, &len, &ref, arg);
-		size_t		max = (size_t) len + RECORD_OVERHEAD_MAX;
+		int			granted;
 
-		if (max <= BRAID_SPILL_RESERVE_MAX)
-			braid_spill_advance(run->file,
-								record_put(braid_spill_reserve(run->file, max),
-										   prev, prev_len, prev_low, key, len, ref));
-		else
-		{
-			/* a very long key: code it aside */
-			grow(CurrentMemoryContext, &scratch, &scratch_cap, max);
-			braid_spill_write(run->file, scratch,
-							  record_put(scratch, prev, prev_len, prev_low, key, len, ref));
-		}
-		prev = key;
-		prev_len = len;
-		prev_low = (uint32) (ref & 0xFFFF);
+		plan_stripes(&w, s * RUN_SEGMENT, Min(n, (s + 1) * RUN_SEGMENT), threads);
+		/* the same stripes as when sizing, of the sizes found then */
+		memcpy(w.bytes, stripe_bytes + s * threads, sizeof(size_t) * w.nstripes);
+		granted = w.nstripes;
+		w.dst = braid_spill_fill_begin(run->file, seg_bytes[s], &granted);
+		w.nworkers = Min(granted, w.nstripes);
+		braid_pool_run(w.nworkers, code_stripes, &w);
+		braid_spill_fill_end(run->file, seg_bytes[s]);
+		CHECK_FOR_INTERRUPTS();
 	}
 	braid_spill_finish(run->file);
-	if (scratch)
-		pfree(scratch);
+	pfree(w.lo);
+	pfree(w.bytes);
+	pfree(seg_bytes);
+	pfree(stripe_bytes);
 	run->nrecords = n;
 	run->bytes = bytes;
 	return run;

@@ -62,7 +62,7 @@ typedef struct BraidMerger
 } BraidMerger;
 
 extern BraidRun *braid_run_write(const uint8 *entries, size_t n, uint32 stride,
-								 BraidKeyOf key_of, void *arg,
+								 BraidKeyOf key_of, void *arg, int threads,
 								 BraidDeviceStats *stats);
 extern void braid_run_close(BraidRun *run);
 extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns,

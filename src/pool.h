@@ -18,6 +18,11 @@
 typedef void (*BraidTask) (void *arg, int worker);
 
 extern void braid_pool_run(int nthreads, BraidTask task, void *arg);
+/*
+ * braid_pool_start() lets the caller work while the helpers run a task; the
+ * pool runs one task at a time, so nothing may use the pool until the
+ * matching braid_pool_finish().
+ */
 extern int	braid_pool_start(int nthreads, BraidTask task, void *arg);
 extern void braid_pool_finish(int nthreads, int helpers, BraidTask task,
 							  void *arg, bool run_caller);
