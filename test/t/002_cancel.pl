@@ -28,15 +28,34 @@ my $query = 'SELECT count(*), sum(length(v)) FROM (SELECT * FROM t ORDER BY k OF
 my $expected = $node->safe_psql('postgres',
 	"SET braidsort.enable = off; $query");
 
-foreach my $mode ('onepass', 'fallback')
+# onepass: small gather batches; fallback: runs spilled; offload: the
+# sorted refs go to the device (a budget where that saves a gather pass);
+# ring: shared buffers too small for the table, so the gather reads through
+# a buffer ring and streams pages to a copier thread
+foreach my $mode ('onepass', 'fallback', 'offload', 'ring')
 {
-	my $setup = 'SET braidsort.force = on; SET braidsort.gather_batch = 256;';
+	my $setup = 'SET braidsort.force = on;';
+	$setup .= ' SET braidsort.gather_batch = 256;' unless $mode eq 'offload';
 	$setup .= ' SET braidsort.work_mem = 1024;' if $mode eq 'fallback';
+	$setup .= ' SET braidsort.work_mem = 20480;' if $mode eq 'offload';
+	if ($mode eq 'ring')
+	{
+		$node->append_conf('postgresql.conf', 'shared_buffers = 16MB');
+		$node->restart;
+	}
+	if ($mode eq 'offload')
+	{
+		like($node->safe_psql('postgres',
+				"$setup EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $query"),
+			qr/Sorted Refs: device/, "offload: the refs go to the device");
+	}
 
 	like($node->safe_psql('postgres', "$setup EXPLAIN $query"),
 		qr/BraidSort/, "$mode: plan uses BraidSort");
 
-	foreach my $timeout (10, 60, 150, 300)
+	# later timeouts reach the gather of the slower ring mode
+	my @timeouts = $mode eq 'ring' ? (10, 150, 400, 700, 1000) : (10, 60, 150, 300);
+	foreach my $timeout (@timeouts)
 	{
 		my ($ret, $stdout, $stderr) = $node->psql('postgres',
 			"$setup SET statement_timeout = $timeout; $query");
