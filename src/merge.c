@@ -6,17 +6,19 @@
  * When an IndexMap outgrows its budget it is sorted in memory and written
  * to the spill device as a run of front-coded records
  *
- *		[lengths][suffix][ref: high 32 bits][middle 16][low 16 - previous low 16]
+ *		[lengths][suffix][ref: high 32 bits][middle 16, same][low 16 - previous low 16]
  *
  * "shared" is how many leading bytes the key has in common with the
  * previous key of the run (sorted keys share many), the suffix is the
  * rest.  Both lengths share one byte, a nibble each; a nibble of 15 means
  * "15 plus a LEB128 varint that follows" (so short keys take one byte for
- * both, long ones at most what two varints would).  A heap ref splits into block, line pointer and tuple
- * length, each a varint; the length (and truncation flag) is stored as the
- * zigzag difference from the previous record's, one byte when rows have the
- * same length.  This is the write-limited part of the design: at the
- * sortbenchmark shape a record takes about 12 bytes where PostgreSQL's
+ * both, long ones at most what two varints would).  A heap ref splits into
+ * block, line pointer and tuple length, each a varint; the line pointer
+ * carries a flag bit "same length (and truncation flag) as the previous
+ * record", and only otherwise does the zigzag difference from the previous
+ * record's follow: rows of one length cost no byte for it.  This is the
+ * write-limited part of the design: at the sortbenchmark shape a record
+ * takes about 13 bytes where PostgreSQL's
  * external sort writes about 110 per row.  Keys are complete
  * (a truncated prefix could not be compared), so comparisons during the
  * merge are plain memcmp-then-length.  Runs are read
@@ -187,8 +189,9 @@ record_size(const uint8 *prev, uint32 prev_len, uint32 prev_low,
 	if (suffix >= 15)
 		n += varint_size(suffix - 15);
 	n += varint_size((uint32) (ref >> 32));
-	n += varint_size((uint32) ((ref >> 16) & 0xFFFF));
-	n += varint_size(zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
+	n += varint_size((uint32) ((ref >> 16) & 0xFFFF) << 1);
+	if ((ref & 0xFFFF) != prev_low)
+		n += varint_size(zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
 	return n;
 }
 
@@ -213,8 +216,13 @@ record_put(uint8 *out, const uint8 *prev, uint32 prev_len, uint32 prev_low,
 	memcpy(out + n, key + shared, suffix);
 	n += suffix;
 	n += varint_put(out + n, (uint32) (ref >> 32));
-	n += varint_put(out + n, (uint32) ((ref >> 16) & 0xFFFF));
-	n += varint_put(out + n, zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
+	if ((ref & 0xFFFF) == prev_low)
+		n += varint_put(out + n, ((uint32) ((ref >> 16) & 0xFFFF) << 1) | 1);
+	else
+	{
+		n += varint_put(out + n, (uint32) ((ref >> 16) & 0xFFFF) << 1);
+		n += varint_put(out + n, zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
+	}
 	return n;
 }
 
@@ -484,8 +492,14 @@ reader_advance(BraidRunReader *r)
 		}
 		r->pos += varint_get(base + r->pos, &hi);
 		r->pos += varint_get(base + r->pos, &mid);
-		r->pos += varint_get(base + r->pos, &lo);
-		lo = (uint32) ((int32) r->prev_low + unzigzag(lo)) & 0xFFFF;
+		if (mid & 1)
+			lo = r->prev_low;	/* the same length as the previous record */
+		else
+		{
+			r->pos += varint_get(base + r->pos, &lo);
+			lo = (uint32) ((int32) r->prev_low + unzigzag(lo)) & 0xFFFF;
+		}
+		mid >>= 1;
 		r->prev_low = lo;
 		r->ref = ((uint64) hi << 32) | ((uint64) mid << 16) | lo;
 	}
