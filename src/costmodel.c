@@ -77,6 +77,8 @@
 #define BRAID_GATHER_ROW_BYTES				12.0
 #define BRAID_GATHER_ROW_BYTES_DEVICE_REFS	20.0
 
+/* ... and BRAID_GATHER_PAGE_BYTES per page of the table (costmodel.h). */
+
 /*
  * Writing a byte to the spill device and reading it back, when the device
  * has no profile: a DAX mount's memory speed (~4 GB/s for both).
@@ -120,6 +122,7 @@ braid_cost_is_onepass(const BraidCostInput *in)
 double
 braid_cost_batch_arena(double mem, double row_bytes, bool refs_on_device)
 {
+	/* (the caller has taken the per-page bookkeeping off mem) */
 	double		per_row = refs_on_device ? BRAID_GATHER_ROW_BYTES_DEVICE_REFS :
 		BRAID_GATHER_ROW_BYTES;
 	double		arena;
@@ -154,9 +157,10 @@ braid_cost_offload_refs(double rows, double total_bytes, double budget,
 						double spill_ns_per_byte, double *passes)
 {
 	double		row_bytes = rows > 0 ? total_bytes / rows : 1.0;
-	double		left = budget - rows * BRAID_REF_BYTES_AFTER_SORT;
+	double		pages = table_pages * BRAID_GATHER_PAGE_BYTES;
+	double		left = budget - pages - rows * BRAID_REF_BYTES_AFTER_SORT;
 	double		arena_mem = braid_cost_batch_arena(left, row_bytes, false);
-	double		arena_dev = braid_cost_batch_arena(budget, row_bytes, true);
+	double		arena_dev = braid_cost_batch_arena(budget - pages, row_bytes, true);
 	double		passes_mem,
 				passes_dev;
 	double		saved_ns,
@@ -200,7 +204,8 @@ braid_cost_gather_passes(const BraidCostInput *in)
 									   in->table_pages, in->table_cached,
 									   in->spill_ns_per_byte, &passes);
 	else
-		passes = passes_for(total, braid_cost_batch_arena(in->budget_bytes,
+		passes = passes_for(total, braid_cost_batch_arena(in->budget_bytes -
+														  in->table_pages * BRAID_GATHER_PAGE_BYTES,
 														  in->tuple_bytes, true));
 	return passes;
 }

@@ -38,6 +38,12 @@ typedef struct BraidCostInput
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);
+/*
+ * Gather bookkeeping per page of the table, at most: a batch's distinct
+ * blocks, where their rows start, and the counting sort's buckets (4 bytes
+ * each).  Callers take it off the memory before braid_cost_batch_arena().
+ */
+#define BRAID_GATHER_PAGE_BYTES 12.0
 extern double braid_cost_batch_arena(double mem, double row_bytes,
 									 bool refs_on_device);
 extern bool braid_cost_offload_refs(double rows, double total_bytes, double budget,

@@ -335,6 +335,14 @@ spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional)
 				(errcode_for_file_access(),
 				 errmsg("could not create directory \"%s\": %m", dir)));
 	}
+	if (optional)
+	{
+		struct stat stbuf;
+
+		/* braid_sched_device() raises an error if it cannot stat dir */
+		if (stat(dir, &stbuf) != 0)
+			return NULL;
+	}
 	devslot = braid_sched_device(spc, dir);
 
 	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));

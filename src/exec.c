@@ -723,13 +723,20 @@ offload_refs(BraidSortState *st, size_t arena_bytes)
 	st->refs = (uint64 *) file->base;
 	st->refs_offloaded = true;
 
-	arena = (size_t) braid_cost_batch_arena((double) st->budget,
+	arena = (size_t) braid_cost_batch_arena((double) st->budget -
+											(double) RelationGetNumberOfBlocks(rel) * BRAID_GATHER_PAGE_BYTES,
 											(double) arena_bytes / n, true);
 	arena = Min(arena, (size_t) braid_gather_batch * 1024);
 	arena = Max(arena, (size_t) BRAID_MIN_ARENA);
 	/* the IndexMap's memory, if large enough, else the gather's own */
 	if (block >= arena)
 		braid_gather_set_arena(&st->gather, (char *) st->entries, arena);
+	else
+	{
+		pfree(st->entries);
+		st->entries = NULL;
+		st->capacity = 0;
+	}
 	st->batch_bytes = arena;
 	return true;
 }
@@ -776,12 +783,15 @@ compact_to_refs(BraidSortState *st)
 
 	/* arena: up to gather_batch, within what the budget leaves */
 	used = MAXALIGN(n * sizeof(uint64));
+	if (st->gather.rel != NULL)
+		used += (size_t) (RelationGetNumberOfBlocks(st->gather.rel) * BRAID_GATHER_PAGE_BYTES);
 	want = st->budget > used ? st->budget - used : 0;
 	if (n > 0)
 		want = (size_t) braid_cost_batch_arena((double) want,
 											   (double) arena_bytes / n, false);
 	want = Min((size_t) braid_gather_batch * 1024, want);
 	want = Max(want, (size_t) BRAID_MIN_ARENA);
+	used = MAXALIGN(n * sizeof(uint64));
 	tail = st->capacity * st->stride - used;
 	if (tail >= want)
 		braid_gather_set_arena(&st->gather, (char *) st->entries + used, want);
@@ -895,6 +905,31 @@ merge_runs(BraidSortState *st)
 	else
 		st->nrows = n;
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * mergepass_arena
+ *		After a MergePass the budget is the gather's: its batches of tuples
+ *		and their bookkeeping (each row's place, copy instruction and ref,
+ *		and per page of the table its block lists), as the cost model
+ *		reckons (braid_cost_gather_passes).
+ */
+static void
+mergepass_arena(BraidSortState *st)
+{
+	double		row_bytes;
+	double		mem;
+	size_t		arena;
+
+	if (st->value_log || st->rows_built == 0 || st->gather.rel == NULL)
+		return;
+	/* the average tuple, with half an alignment's padding */
+	row_bytes = (double) st->tuple_bytes / st->rows_built + MAXIMUM_ALIGNOF / 2.0;
+	mem = (double) st->budget -
+		(double) RelationGetNumberOfBlocks(st->gather.rel) * BRAID_GATHER_PAGE_BYTES;
+	arena = (size_t) braid_cost_batch_arena(mem, row_bytes, true);
+	arena = Min(arena, (size_t) braid_gather_batch * 1024);
+	st->batch_bytes = Max(arena, (size_t) BRAID_MIN_ARENA);
 }
 
 /*
@@ -1024,6 +1059,7 @@ build_and_sort(BraidSortState *st)
 		INSTR_TIME_SET_CURRENT(start);
 		merge_runs(st);
 		st->merge_ms += elapsed_ms(start);
+		mergepass_arena(st);
 	}
 	else
 	{

@@ -38,6 +38,7 @@
 
 #include "access/htup_details.h"
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "storage/s_lock.h"
@@ -212,6 +213,21 @@ plan_batch(BraidGather *g, int n)
 	if (n == 0)
 		return 0;
 	range = (size_t) (maxblk - minblk) + 1;
+
+	/* the batch's distinct blocks: no more than its rows or its range */
+	if (Min(range, (size_t) n) + 1 > g->blk_cap)
+	{
+		size_t		cap = Max(Min(range, (size_t) n) + 1, (size_t) 1024);
+
+		if (g->blocks)
+		{
+			pfree(g->blocks);
+			pfree(g->blkstart);
+		}
+		g->blocks = MemoryContextAllocHuge(g->cxt, sizeof(BlockNumber) * cap);
+		g->blkstart = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
+		g->blk_cap = cap;
+	}
 
 	if (range <= (size_t) n * 2 + 1024)
 	{
@@ -462,6 +478,43 @@ stream_copier(void *arg, int worker)
 }
 
 /*
+ * Helpers copying into the arena must be waited for before the memory goes
+ * away.  An ERROR while they run is caught where they are started; a FATAL
+ * exit (a terminated backend, a shutdown, raised by an interrupt check or a
+ * wait while pinning) goes straight to proc_exit(), whose cleanup frees the
+ * arena and releases the pins.  This before_shmem_exit callback, registered
+ * after PostgreSQL's own and so run before them, stops a streamed copy and
+ * waits for the helpers first.
+ */
+static GatherStream *volatile active_stream = NULL;
+static bool exit_callback_registered = false;
+
+static void
+gather_exit_callback(int code, Datum arg)
+{
+	GatherStream *st = active_stream;
+
+	if (st != NULL)
+	{
+		__atomic_store_n(&st->stop, true, __ATOMIC_SEQ_CST);
+		stream_wake(&st->sleeping);
+	}
+	braid_pool_quiesce();
+	active_stream = NULL;
+}
+
+/* guard_helpers: make sure the exit callback is in place. */
+static void
+guard_helpers(void)
+{
+	if (!exit_callback_registered)
+	{
+		before_shmem_exit(gather_exit_callback, (Datum) 0);
+		exit_callback_registered = true;
+	}
+}
+
+/*
  * gather_streamed
  *		Load the planned batch by streaming it through a window of pinned
  *		pages: used through a buffer ring, where only a few pages may be
@@ -484,9 +537,14 @@ gather_streamed(BraidGather *g)
 	st.sleeping = 0;
 	st.stop = false;
 	st.bad = -1;
+	guard_helpers();
+	active_stream = &st;
 	helpers = braid_pool_start(2, stream_copier, &st);
 	if (helpers == 0)
+	{
+		active_stream = NULL;
 		return false;
+	}
 
 	/* the helper uses the stream and the pinned pages until waited for */
 	PG_TRY();
@@ -528,10 +586,12 @@ gather_streamed(BraidGather *g)
 		__atomic_store_n(&st.stop, true, __ATOMIC_SEQ_CST);
 		stream_wake(&st.sleeping);
 		braid_pool_finish(2, helpers, stream_copier, &st, false);
+		active_stream = NULL;
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 	braid_pool_finish(2, helpers, stream_copier, &st, false);
+	active_stream = NULL;
 	for (; released < __atomic_load_n(&st.published, __ATOMIC_ACQUIRE); released++)
 		ReleaseBuffer(g->win_bufs[released % st.window]);
 	g->block_visits += st.published;
@@ -621,13 +681,9 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 		{
 			pfree(g->offsets);
 			pfree(g->recs);
-			pfree(g->blocks);
-			pfree(g->blkstart);
 		}
 		g->offsets = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * cap);
 		g->recs = MemoryContextAllocHuge(g->cxt, sizeof(uint64) * cap);
-		g->blocks = MemoryContextAllocHuge(g->cxt, sizeof(BlockNumber) * cap);
-		g->blkstart = MemoryContextAllocHuge(g->cxt, sizeof(uint32) * (cap + 1));
 		g->rows_cap = cap;
 	}
 	g->first = first;
@@ -680,7 +736,10 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 		chunk.bad = -1;
 		if (g->threads > 1 && ncur >= GATHER_PARALLEL_MIN_BLOCKS)
 		{
-			int			helpers = braid_pool_start(g->threads, copy_worker, &chunk);
+			int			helpers;
+
+			guard_helpers();
+			helpers = braid_pool_start(g->threads, copy_worker, &chunk);
 
 			/* the helpers use the chunk until they are waited for */
 			PG_TRY();

@@ -68,6 +68,7 @@ typedef struct BraidGather
 	BlockNumber *blocks;		/* the batch's distinct blocks, ascending */
 	uint32	   *blkstart;		/* first recs[] index of each block, and n */
 	int			nblk;
+	size_t		blk_cap;		/* room in blocks[] and blkstart[] */
 	uint32	   *counts;			/* scratch: counting sort buckets */
 	size_t		counts_cap;
 	char	   *arena;			/* tuple copies, in output order */

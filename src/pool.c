@@ -81,7 +81,7 @@ pool_main(void *p)
 			pthread_mutex_unlock(&pool.lock);
 			task(arg, me);
 			pthread_mutex_lock(&pool.lock);
-			if (--pool.pending == 0)
+			if (__atomic_sub_fetch(&pool.pending, 1, __ATOMIC_RELEASE) == 0)
 				pthread_cond_signal(&pool.done);
 		}
 	}
@@ -235,6 +235,18 @@ braid_pool_finish(int nthreads, int helpers, BraidTask task, void *arg,
 	if (run_caller)
 		for (int w = helpers + 1; w < nthreads; w++)
 			task(arg, w);
+}
+
+/*
+ * braid_pool_quiesce
+ *		Wait for the helpers of a task still running, if any (for a process
+ *		that exits without reaching braid_pool_finish()).
+ */
+void
+braid_pool_quiesce(void)
+{
+	if (pool.owner == getpid() && pool.nthreads > 0)
+		wait_task();
 }
 
 /*

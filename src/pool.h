@@ -26,6 +26,7 @@ extern void braid_pool_run(int nthreads, BraidTask task, void *arg);
 extern int	braid_pool_start(int nthreads, BraidTask task, void *arg);
 extern void braid_pool_finish(int nthreads, int helpers, BraidTask task,
 							  void *arg, bool run_caller);
+extern void braid_pool_quiesce(void);
 extern int	braid_pool_run_concurrent(int nthreads, BraidTask task, void *arg);
 extern int	braid_pool_cpus(void);
 
