@@ -264,22 +264,11 @@ braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 BraidSpillFile *
 braid_spill_try_create(size_t size, BraidDeviceStats *stats)
 {
-	Oid			spc;
-
-	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
-	{
-		spc = get_tablespace_oid(braid_spill_tablespace, true);
-		if (!OidIsValid(spc))
-			return NULL;
-	}
-	else
-	{
-		PrepareTempTablespaces();
-		spc = GetNextTempTableSpace();
-		if (!OidIsValid(spc))
-			spc = MyDatabaseTableSpace;
-	}
-	return spill_create(spc, size, stats, true);
+	/* a spill tablespace dropped since it was set: do without */
+	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0' &&
+		!OidIsValid(get_tablespace_oid(braid_spill_tablespace, true)))
+		return NULL;
+	return spill_create(braid_spill_tablespace_guess(), size, stats, true);
 }
 
 /*
@@ -425,6 +414,29 @@ flush_task(void *arg, int worker)
 }
 
 /*
+ * count_written
+ *		The len bytes after what the file had are written: count them (per
+ *		sort and per device) and move the file's end past them.
+ */
+static void
+count_written(BraidSpillFile *f, size_t len)
+{
+	uint64		lines = lines_spanned(f->written, f->written + len);
+
+	f->stats->bytes_written += len;
+	f->stats->lines_written += lines;
+	if (f->devslot >= 0)
+	{
+		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
+
+		pg_atomic_fetch_add_u64(&t->bytes_written, len);
+		pg_atomic_fetch_add_u64(&t->lines_written, lines);
+	}
+	f->written += len;
+	f->persisted = false;
+}
+
+/*
  * flush_stage
  *		Copy the staged bytes to the file with non-temporal stores, under a
  *		write grant of the device, on as many writer threads as the grant
@@ -435,7 +447,6 @@ flush_stage(BraidSpillFile *f)
 {
 	FlushTask	task;
 	int			threads;
-	uint64		lines;
 
 	if (f->staged == 0)
 		return;
@@ -458,19 +469,8 @@ flush_stage(BraidSpillFile *f)
 	braid_pool_run(threads, flush_task, &task);
 	braid_sched_write_end(f->devslot);
 
-	lines = lines_spanned(f->written, f->written + f->staged);
-	f->stats->bytes_written += f->staged;
-	f->stats->lines_written += lines;
-	if (f->devslot >= 0)
-	{
-		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
-
-		pg_atomic_fetch_add_u64(&t->bytes_written, f->staged);
-		pg_atomic_fetch_add_u64(&t->lines_written, lines);
-	}
-	f->written += f->staged;
+	count_written(f, f->staged);
 	f->staged = 0;
-	f->persisted = false;
 }
 
 /*
@@ -551,20 +551,8 @@ braid_spill_fill_done(const BraidSpillFile *f, size_t from, size_t to)
 void
 braid_spill_fill_end(BraidSpillFile *f, size_t len)
 {
-	uint64		lines = lines_spanned(f->written, f->written + len);
-
 	braid_sched_write_end(f->devslot);
-	f->stats->bytes_written += len;
-	f->stats->lines_written += lines;
-	if (f->devslot >= 0)
-	{
-		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
-
-		pg_atomic_fetch_add_u64(&t->bytes_written, len);
-		pg_atomic_fetch_add_u64(&t->lines_written, lines);
-	}
-	f->written += len;
-	f->persisted = false;
+	count_written(f, len);
 }
 
 /*

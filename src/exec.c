@@ -683,6 +683,25 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 }
 
 /*
+ * gather_arena
+ *		The tuple bytes a gather batch may hold out of mem bytes of the
+ *		budget: less the gather's bookkeeping per page of the table, shared
+ *		with each row's (braid_cost_batch_arena), at most gather_batch and at
+ *		least BRAID_MIN_ARENA.
+ */
+static size_t
+gather_arena(const BraidSortState *st, double mem, double row_bytes,
+			 bool refs_on_device)
+{
+	size_t		arena;
+
+	mem -= (double) st->gather.nblocks * BRAID_GATHER_PAGE_BYTES;
+	arena = (size_t) braid_cost_batch_arena(mem, row_bytes, refs_on_device);
+	arena = Min(arena, (size_t) braid_gather_batch * 1024);
+	return Max(arena, (size_t) BRAID_MIN_ARENA);
+}
+
+/*
  * offload_refs
  *		After a OnePass sort, write the sorted refs to the spill device when
  *		that lets the whole budget hold gathered tuples and so saves gather
@@ -704,7 +723,7 @@ offload_refs(BraidSortState *st, size_t arena_bytes)
 	if (n == 0 || rel == NULL ||
 		!braid_cost_offload_refs((double) n, (double) arena_bytes, (double) st->budget,
 								 (double) braid_gather_batch * 1024.0,
-								 (double) RelationGetNumberOfBlocks(rel),
+								 (double) st->gather.nblocks,
 								 st->gather.strategy == NULL,
 								 braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess()),
 								 &passes))
@@ -723,11 +742,7 @@ offload_refs(BraidSortState *st, size_t arena_bytes)
 	st->refs = (uint64 *) file->base;
 	st->refs_offloaded = true;
 
-	arena = (size_t) braid_cost_batch_arena((double) st->budget -
-											(double) RelationGetNumberOfBlocks(rel) * BRAID_GATHER_PAGE_BYTES,
-											(double) arena_bytes / n, true);
-	arena = Min(arena, (size_t) braid_gather_batch * 1024);
-	arena = Max(arena, (size_t) BRAID_MIN_ARENA);
+	arena = gather_arena(st, (double) st->budget, (double) arena_bytes / n, true);
 	/* the IndexMap's memory, if large enough, else the gather's own */
 	if (block >= arena)
 		braid_gather_set_arena(&st->gather, (char *) st->entries, arena);
@@ -781,17 +796,10 @@ compact_to_refs(BraidSortState *st)
 	if (offload_refs(st, arena_bytes))
 		return;
 
-	/* arena: up to gather_batch, within what the budget leaves */
+	/* arena: what the budget leaves beside the refs */
 	used = MAXALIGN(n * sizeof(uint64));
-	if (st->gather.rel != NULL)
-		used += (size_t) (RelationGetNumberOfBlocks(st->gather.rel) * BRAID_GATHER_PAGE_BYTES);
-	want = st->budget > used ? st->budget - used : 0;
-	if (n > 0)
-		want = (size_t) braid_cost_batch_arena((double) want,
-											   (double) arena_bytes / n, false);
-	want = Min((size_t) braid_gather_batch * 1024, want);
-	want = Max(want, (size_t) BRAID_MIN_ARENA);
-	used = MAXALIGN(n * sizeof(uint64));
+	want = gather_arena(st, (double) st->budget - (double) used,
+						n > 0 ? (double) arena_bytes / n : 1.0, false);
 	tail = st->capacity * st->stride - used;
 	if (tail >= want)
 		braid_gather_set_arena(&st->gather, (char *) st->entries + used, want);
@@ -918,18 +926,12 @@ static void
 mergepass_arena(BraidSortState *st)
 {
 	double		row_bytes;
-	double		mem;
-	size_t		arena;
 
 	if (st->value_log || st->rows_built == 0 || st->gather.rel == NULL)
 		return;
 	/* the average tuple, with half an alignment's padding */
 	row_bytes = (double) st->tuple_bytes / st->rows_built + MAXIMUM_ALIGNOF / 2.0;
-	mem = (double) st->budget -
-		(double) RelationGetNumberOfBlocks(st->gather.rel) * BRAID_GATHER_PAGE_BYTES;
-	arena = (size_t) braid_cost_batch_arena(mem, row_bytes, true);
-	arena = Min(arena, (size_t) braid_gather_batch * 1024);
-	st->batch_bytes = Max(arena, (size_t) BRAID_MIN_ARENA);
+	st->batch_bytes = gather_arena(st, (double) st->budget, row_bytes, true);
 }
 
 /*

@@ -77,6 +77,7 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	 * sequential scan does.
 	 */
 	nblocks = RelationGetNumberOfBlocks(rel);
+	g->nblocks = nblocks;
 	if (!RelationUsesLocalBuffers(rel) && nblocks > (BlockNumber) (NBuffers / 2))
 		g->strategy = GetAccessStrategy(BAS_BULKREAD);
 	else if (nblocks > 0)

@@ -53,6 +53,7 @@ typedef struct BraidGather
 	Relation	rel;
 	BufferAccessStrategy strategy;
 	MemoryContext cxt;
+	BlockNumber nblocks;		/* the table's size when the gather began */
 	Buffer	   *recent;			/* buffer last seen holding each block */
 	BlockNumber nrecent;
 

@@ -191,13 +191,7 @@ run_on_threads(int nthreads, BraidTask task, void *arg)
 void
 braid_pool_run(int nthreads, BraidTask task, void *arg)
 {
-	int			ran;
-
-	if (nthreads > BRAID_MAX_THREADS)
-		nthreads = BRAID_MAX_THREADS;
-	ran = run_on_threads(nthreads, task, arg);
-	for (int w = ran; w < nthreads; w++)
-		task(arg, w);
+	braid_pool_finish(nthreads, post_task(nthreads, task, arg), task, arg, true);
 }
 
 /*

@@ -2143,7 +2143,7 @@ test_costmodel_reread(void)
 
 	check_init(&c);
 
-	/* the benchmark's shape: 5M rows, 128MB, 82k pages, about 8 passes */
+	/* the benchmark's shape: 5M rows, 128MB, 82k pages */
 	memset(&in, 0, sizeof(in));
 	in.rows = 5e6;
 	in.sort_width = 110;
