@@ -25,9 +25,11 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pool.h"
@@ -125,6 +127,18 @@ start_threads(int want)
 }
 
 /*
+ * The prefault of one process: the range a helper populates, how far it
+ * got, and the flag that stops it.
+ */
+static struct
+{
+	char	   *base;
+	size_t		len;
+	int			helpers;		/* -1: no prefault running */
+	volatile bool stop;
+}			prefault = {.helpers = -1};
+
+/*
  * post_task
  *		Hand task to helpers 1..nthreads-1, as many as exist or can be
  *		started, without running it on the caller; returns how many helpers
@@ -141,6 +155,14 @@ post_task(int nthreads, BraidTask task, void *arg)
 		return 0;
 
 	pthread_mutex_lock(&pool.lock);
+	/* a task left behind by an error must end before the next starts */
+	if (pool.pending > 0)
+	{
+		prefault.stop = true;
+		while (pool.pending > 0)
+			pthread_cond_wait(&pool.done, &pool.lock);
+		prefault.helpers = -1;
+	}
 	helpers = start_threads(nthreads - 1);
 	if (helpers > nthreads - 1)
 		helpers = nthreads - 1;
@@ -239,8 +261,10 @@ braid_pool_finish(int nthreads, int helpers, BraidTask task, void *arg,
 void
 braid_pool_quiesce(void)
 {
+	prefault.stop = true;
 	if (pool.owner == getpid() && pool.nthreads > 0)
 		wait_task();
+	prefault.helpers = -1;
 }
 
 /*
@@ -253,6 +277,78 @@ int
 braid_pool_run_concurrent(int nthreads, BraidTask task, void *arg)
 {
 	return run_on_threads(nthreads, task, arg);
+}
+
+#define BRAID_PREFAULT_STEP (2 * 1024 * 1024)
+
+/*
+ * prefault_task
+ *		Populate the prefault range with writable pages, a step at a time,
+ *		until done or stopped.  MADV_POPULATE_WRITE faults pages in without
+ *		changing their contents, so racing with the backend's own writes (or
+ *		with the range being freed: the call then fails) is harmless.
+ */
+static void
+prefault_task(void *arg, int worker)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (worker == 0)
+		return;
+	for (size_t off = 0; off < prefault.len && !prefault.stop;
+		 off += BRAID_PREFAULT_STEP)
+	{
+		size_t		n = prefault.len - off;
+
+		if (n > BRAID_PREFAULT_STEP)
+			n = BRAID_PREFAULT_STEP;
+		if (madvise(prefault.base + off, n, MADV_POPULATE_WRITE) != 0 &&
+			errno != EINTR && errno != EAGAIN)
+			break;
+	}
+#endif
+}
+
+/*
+ * braid_prefault_start
+ *		Have a helper fault in [base, base + len) ahead of the caller, who
+ *		is about to fill it sequentially: the kernel's page-clearing then
+ *		runs beside the caller instead of in it.  The pool is taken until
+ *		braid_prefault_end().  Does nothing for small ranges or with one
+ *		thread; ends a prefault still running.
+ */
+void
+braid_prefault_start(void *base, size_t len, int nthreads)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
+	uintptr_t	lo = ((uintptr_t) base + page - 1) & ~(page - 1);
+	uintptr_t	hi = ((uintptr_t) base + len) & ~(page - 1);
+
+	braid_prefault_end();
+	if (nthreads < 2 || hi <= lo ||
+		hi - lo < 4 * BRAID_PREFAULT_STEP)
+		return;
+	prefault.base = (char *) lo;
+	prefault.len = hi - lo;
+	prefault.stop = false;
+	prefault.helpers = post_task(2, prefault_task, NULL);
+	if (prefault.helpers == 0)
+		prefault.helpers = -1;
+#endif
+}
+
+/*
+ * braid_prefault_end
+ *		Stop a prefault, if one runs, and wait for its helper.
+ */
+void
+braid_prefault_end(void)
+{
+	if (prefault.helpers < 0)
+		return;
+	prefault.stop = true;
+	wait_task();
+	prefault.helpers = -1;
 }
 
 /* braid_pool_cpus: online CPUs, at least 1. */

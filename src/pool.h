@@ -13,6 +13,7 @@
 #define BRAID_POOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* A task: called once per thread, with that thread's number (0 = caller). */
 typedef void (*BraidTask) (void *arg, int worker);
@@ -28,6 +29,8 @@ extern void braid_pool_finish(int nthreads, int helpers, BraidTask task,
 							  void *arg, bool run_caller);
 extern void braid_pool_quiesce(void);
 extern int	braid_pool_run_concurrent(int nthreads, BraidTask task, void *arg);
+extern void braid_prefault_start(void *base, size_t len, int nthreads);
+extern void braid_prefault_end(void);
 extern int	braid_pool_cpus(void);
 
 #endif							/* BRAID_POOL_H */
