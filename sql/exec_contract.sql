@@ -137,3 +137,26 @@ ROLLBACK;
 SET temp_buffers = '800kB';
 CREATE TEMP TABLE temp_big AS SELECT g AS id, md5(g::text) AS t FROM generate_series(1, 30000) g;
 SELECT check_sort('SELECT * FROM temp_big ORDER BY t');
+
+-- the gather copies tuples without the header fields only system columns
+-- read (xmin, xmax, cmin, cmax), unless the query reads them or the whole
+-- row: rows of several transactions, lengths and NULL patterns, in many
+-- small batches, with and without those columns
+CREATE TABLE hdr_t (id int, t text, n int, pad text);
+INSERT INTO hdr_t SELECT g, md5(g::text), CASE WHEN g % 5 = 0 THEN NULL ELSE g END,
+	CASE WHEN g % 3 = 0 THEN NULL ELSE repeat('p', g % 97) END
+	FROM generate_series(1, 12000) g;
+UPDATE hdr_t SET t = t || 'u', pad = repeat('q', id % 41) WHERE id % 7 = 0;
+DELETE FROM hdr_t WHERE id % 11 = 0;
+SET braidsort.work_mem = 64;
+SELECT check_sort('SELECT id, t, n, pad FROM hdr_t ORDER BY t');
+SELECT check_sort('SELECT ctid, tableoid::regclass, id, pad FROM hdr_t ORDER BY t');
+SELECT check_sort('SELECT xmin, xmax, cmin, cmax, id, n FROM hdr_t ORDER BY t');
+SELECT check_sort('SELECT h.xmin = (SELECT min(xmin::text::bigint) FROM hdr_t)::text::xid, id FROM hdr_t h ORDER BY t');
+SELECT check_sort('SELECT h FROM hdr_t h ORDER BY t');
+SELECT check_sort('SELECT row_to_json(h), id FROM hdr_t h WHERE n IS NULL ORDER BY pad, id');
+SELECT check_cursor('SELECT id, n, pad FROM hdr_t ORDER BY t',
+	ARRAY['abs 5000', 'prior', 'rel -3000', 'next', 'last', 'back 200', 'first']);
+SELECT check_cursor('SELECT xmin, id FROM hdr_t ORDER BY t',
+	ARRAY['abs 5000', 'prior', 'rel -3000', 'next', 'last', 'back 200', 'first']);
+RESET braidsort.work_mem;

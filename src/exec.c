@@ -46,6 +46,7 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/sysattr.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
 #include "commands/explain.h"
@@ -54,6 +55,7 @@
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -762,7 +764,7 @@ offload_refs(BraidSortState *st, size_t arena_bytes)
 		st->entries = NULL;
 		st->capacity = 0;
 	}
-	st->batch_bytes = arena;
+	st->batch_bytes = arena - BRAID_GATHER_HEADROOM;
 	return true;
 }
 
@@ -794,7 +796,7 @@ compact_to_refs(BraidSortState *st)
 		uint64		ref = braid_entry_ref(st->entries + i * st->stride, st->keylen);
 
 		((uint64 *) st->entries)[i] = ref & ~BRAID_REF_TRUNCATED;
-		arena_bytes += MAXALIGN(braid_ref_len(ref));
+		arena_bytes += braid_gather_row_bytes(&st->gather, braid_ref_len(ref));
 	}
 	st->refs = (uint64 *) st->entries;
 
@@ -813,7 +815,7 @@ compact_to_refs(BraidSortState *st)
 	tail = st->capacity * st->stride - used;
 	if (tail >= want)
 		braid_gather_set_arena(&st->gather, (char *) st->entries + used, want);
-	st->batch_bytes = want;
+	st->batch_bytes = want - BRAID_GATHER_HEADROOM;
 }
 
 /*
@@ -940,8 +942,10 @@ mergepass_arena(BraidSortState *st)
 	if (st->value_log || st->rows_built == 0 || st->gather.rel == NULL)
 		return;
 	/* the average tuple, with half an alignment's padding */
-	row_bytes = (double) st->tuple_bytes / st->rows_built + MAXIMUM_ALIGNOF / 2.0;
-	st->batch_bytes = gather_arena(st, (double) st->budget, row_bytes, true);
+	row_bytes = (double) st->tuple_bytes / st->rows_built - st->gather.strip +
+		MAXIMUM_ALIGNOF / 2.0;
+	st->batch_bytes = gather_arena(st, (double) st->budget, row_bytes, true) -
+		BRAID_GATHER_HEADROOM;
 }
 
 /*
@@ -1186,7 +1190,7 @@ plan_memory_batches(BraidSortState *st)
 
 	for (int64 i = 0; i < st->nrows; i++)
 	{
-		size_t		len = MAXALIGN(braid_ref_len(st->refs[i]));
+		size_t		len = braid_gather_row_bytes(&st->gather, braid_ref_len(st->refs[i]));
 
 		if ((i & 0xFFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -1251,7 +1255,7 @@ discover_stream_batch(BraidSortState *st)
 		if (n == st->stream_refs_cap)
 			grow_stream_refs(st, n + 1);
 		st->stream_refs[n++] = ref;
-		bytes += MAXALIGN(braid_ref_len(ref));
+		bytes += braid_gather_row_bytes(&st->gather, braid_ref_len(ref));
 	}
 	braid_read_scope_end(&scope);
 	/* the final merge runs here, batch by batch: count it as merge time */
@@ -1374,6 +1378,31 @@ braid_create_state(CustomScan *cscan)
 }
 
 /*
+ * reads_tuple_header
+ *		Whether the node's own expressions (its projection and quals, which
+ *		are what reads the refetched tuples) read the header fields that the
+ *		gather may leave out (see BRAID_GATHER_STRIP): the xmin, xmax, cmin
+ *		or cmax system columns, or the whole row.
+ */
+static bool
+reads_tuple_header(CustomScan *cscan)
+{
+	Bitmapset  *attrs = NULL;
+	Index		varno = cscan->scan.scanrelid;
+	bool		reads;
+
+	pull_varattnos((Node *) cscan->scan.plan.targetlist, varno, &attrs);
+	pull_varattnos((Node *) cscan->scan.plan.qual, varno, &attrs);
+	reads = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs) ||
+		bms_is_member(MinTransactionIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs) ||
+		bms_is_member(MaxTransactionIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs) ||
+		bms_is_member(MinCommandIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs) ||
+		bms_is_member(MaxCommandIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs);
+	bms_free(attrs);
+	return reads;
+}
+
+/*
  * braid_begin
  *		Initialize the child scan, the refetch slot and projection, and the
  *		memory the sort will use.
@@ -1481,6 +1510,7 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
 		braid_gather_begin(&st->gather, rel, st->gathercxt);
 		braid_gather_set_threads(&st->gather, braid_sort_thread_count());
+		braid_gather_set_strip(&st->gather, !reads_tuple_header(cscan));
 
 		/* keys read from the unprojected scan tuple, by table column */
 		if (list_length(cscan->custom_private) > BRAID_PRIV_KEYATTNOS)

@@ -149,10 +149,30 @@ void
 braid_gather_set_arena(BraidGather *g, char *mem, size_t cap)
 {
 	if (g->arena && !g->arena_external)
-		pfree(g->arena);
-	g->arena = mem;
-	g->arena_cap = cap;
-	g->arena_external = (mem != NULL);
+		pfree(g->arena - BRAID_GATHER_HEADROOM);
+	if (mem != NULL && cap > BRAID_GATHER_HEADROOM)
+	{
+		g->arena = mem + BRAID_GATHER_HEADROOM;
+		g->arena_cap = cap - BRAID_GATHER_HEADROOM;
+		g->arena_external = true;
+	}
+	else
+	{
+		g->arena = NULL;
+		g->arena_cap = 0;
+		g->arena_external = false;
+	}
+}
+
+/*
+ * braid_gather_set_strip
+ *		Copy tuples without the first BRAID_GATHER_STRIP bytes of their
+ *		header (see gather.h), or whole.  Only between batches.
+ */
+void
+braid_gather_set_strip(BraidGather *g, bool strip)
+{
+	g->strip = strip ? BRAID_GATHER_STRIP : 0;
 }
 
 /* compare_block_keys: qsort comparator for (block << 32 | row) keys. */
@@ -204,7 +224,7 @@ plan_batch(BraidGather *g, int n)
 		BlockNumber blk = braid_ref_block(ref);
 
 		g->offsets[i] = (uint32) total;
-		total += MAXALIGN(braid_ref_len(ref));
+		total += braid_gather_row_bytes(g, braid_ref_len(ref));
 		if (total > (size_t) PG_UINT32_MAX)
 			elog(ERROR, "braidsort: gather batch exceeds 4GB");
 		minblk = Min(minblk, blk);
@@ -329,9 +349,11 @@ copy_block(BraidGather *g, Page page, int b)
 			__builtin_prefetch(g->arena + (g->recs[i + GATHER_PREFETCH] >> 32), 1);
 
 		lp = (off >= FirstOffsetNumber && off <= maxoff) ? PageGetItemId(page, off) : NULL;
-		if (lp == NULL || !ItemIdIsNormal(lp) || ItemIdGetLength(lp) != len)
+		if (lp == NULL || !ItemIdIsNormal(lp) || ItemIdGetLength(lp) != len ||
+			len <= g->strip)
 			return ((int64) b << 16) | off;
-		memcpy(g->arena + (rec >> 32), PageGetItem(page, lp), len);
+		memcpy(g->arena + (rec >> 32), (char *) PageGetItem(page, lp) + g->strip,
+			   len - g->strip);
 	}
 	return -1;
 }
@@ -698,9 +720,11 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 			elog(ERROR, "braidsort: gather batch of %zu bytes exceeds its arena of %zu bytes",
 				 total, g->arena_cap);
 		if (g->arena)
-			pfree(g->arena);
+			pfree(g->arena - BRAID_GATHER_HEADROOM);
 		g->arena_cap = Max(total, (size_t) BLCKSZ);
-		g->arena = MemoryContextAllocHuge(g->cxt, g->arena_cap);
+		g->arena = (char *) MemoryContextAllocHuge(g->cxt, g->arena_cap +
+												   BRAID_GATHER_HEADROOM) +
+			BRAID_GATHER_HEADROOM;
 	}
 	g->peak_arena = Max(g->peak_arena, total);
 
@@ -789,7 +813,7 @@ braid_gather_tuple(BraidGather *g, int64 pos)
 	ref = g->refs[row];
 	g->tuple.t_len = braid_ref_len(ref);
 	ItemPointerSet(&g->tuple.t_self, braid_ref_block(ref), braid_ref_offset(ref));
-	g->tuple.t_data = (HeapTupleHeader) (g->arena + g->offsets[row]);
+	g->tuple.t_data = (HeapTupleHeader) (g->arena + g->offsets[row] - g->strip);
 	return &g->tuple;
 }
 
