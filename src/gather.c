@@ -52,7 +52,7 @@
 #define GATHER_PREFETCH 8
 
 /* Copy work is shared out in groups of this many pages... */
-#define GATHER_BLOCKS_PER_TASK 16
+#define GATHER_BLOCKS_PER_TASK 64
 /* ...and only for chunks this large (starting threads costs). */
 #define GATHER_PARALLEL_MIN_BLOCKS 256
 
@@ -359,6 +359,52 @@ copy_block(BraidGather *g, Page page, int b)
 }
 
 /*
+ * A batch's pages hold only a few of its rows each, at places no hardware
+ * prefetcher can guess, so each row's copy would wait for its line pointer
+ * and then for its tuple.  The copy loops fetch ahead in two steps: the line
+ * pointers of the rows GATHER_LP_AHEAD pages on, then (those having
+ * arrived) the tuples GATHER_ROWS_AHEAD pages on.  Only pinned pages are
+ * read.
+ */
+#define GATHER_LP_AHEAD 8
+#define GATHER_ROWS_AHEAD 4
+
+/* prefetch_line_pointers: start fetching block b's rows' line pointers. */
+static inline void
+prefetch_line_pointers(const BraidGather *g, Page page, int b)
+{
+	for (uint32 i = g->blkstart[b]; i < g->blkstart[b + 1]; i++)
+		__builtin_prefetch((char *) page + SizeOfPageHeaderData +
+						   sizeof(ItemIdData) * (braid_ref_offset(g->recs[i]) - 1));
+}
+
+/* prefetch_rows: start fetching block b's rows, as far as copied. */
+static inline void
+prefetch_rows(const BraidGather *g, Page page, int b)
+{
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+	for (uint32 i = g->blkstart[b]; i < g->blkstart[b + 1]; i++)
+	{
+		uint64		rec = g->recs[i];
+		OffsetNumber off = braid_ref_offset(rec);
+		ItemId		lp;
+		char	   *tup;
+
+		if (off < FirstOffsetNumber || off > maxoff)
+			continue;
+		lp = PageGetItemId(page, off);
+		if (!ItemIdIsNormal(lp) || ItemIdGetOffset(lp) + ItemIdGetLength(lp) > BLCKSZ)
+			continue;
+		tup = (char *) page + ItemIdGetOffset(lp) + g->strip;
+		__builtin_prefetch(tup);
+		/* a longer tuple's next lines (the rest streams in anyway) */
+		if (ItemIdGetLength(lp) > g->strip + 64)
+			__builtin_prefetch(tup + 64);
+	}
+}
+
+/*
  * copy_worker
  *		Copy the tuples of a chunk's pages, a few blocks at a time, taking
  *		groups of blocks atomically.  Runs on sort threads: touches only the
@@ -381,9 +427,21 @@ copy_worker(void *arg, int worker)
 
 		if (b0 >= chunk->nblocks)
 			return;
+		for (int b = b0; b < Min(b0 + GATHER_LP_AHEAD, b1); b++)
+			prefetch_line_pointers(g, pages[b], chunk->first + b);
+		for (int b = b0; b < Min(b0 + GATHER_ROWS_AHEAD, b1); b++)
+			prefetch_rows(g, pages[b], chunk->first + b);
 		for (int b = b0; b < b1; b++)
 		{
-			int64		bad = copy_block(g, pages[b], chunk->first + b);
+			int64		bad;
+
+			if (b + GATHER_LP_AHEAD < b1)
+				prefetch_line_pointers(g, pages[b + GATHER_LP_AHEAD],
+									   chunk->first + b + GATHER_LP_AHEAD);
+			if (b + GATHER_ROWS_AHEAD < b1)
+				prefetch_rows(g, pages[b + GATHER_ROWS_AHEAD],
+							  chunk->first + b + GATHER_ROWS_AHEAD);
+			bad = copy_block(g, pages[b], chunk->first + b);
 
 			if (bad >= 0)
 			{
