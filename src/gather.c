@@ -333,6 +333,7 @@ copy_block(BraidGather *g, Page page, int b)
 {
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	uint32		end = g->blkstart[b + 1];
+	uint32		nrecs = g->blkstart[g->nblk];
 
 	for (uint32 i = g->blkstart[b]; i < end; i++)
 	{
@@ -343,9 +344,10 @@ copy_block(BraidGather *g, Page page, int b)
 
 		/*
 		 * Destinations are scattered over the arena: start fetching the line
-		 * a few rows ahead will write to.
+		 * a few rows ahead will write to, whatever page those rows are on
+		 * (the arena is always there to prefetch).
 		 */
-		if (i + GATHER_PREFETCH < end)
+		if (i + GATHER_PREFETCH < nrecs)
 			__builtin_prefetch(g->arena + (g->recs[i + GATHER_PREFETCH] >> 32), 1);
 
 		lp = (off >= FirstOffsetNumber && off <= maxoff) ? PageGetItemId(page, off) : NULL;
