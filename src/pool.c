@@ -291,6 +291,7 @@ braid_pool_run_concurrent(int nthreads, BraidTask task, void *arg)
 static void
 prefault_task(void *arg, int worker)
 {
+	(void) arg;
 #ifdef MADV_POPULATE_WRITE
 	if (worker == 0)
 		return;
@@ -305,6 +306,8 @@ prefault_task(void *arg, int worker)
 			errno != EINTR && errno != EAGAIN)
 			break;
 	}
+#else
+	(void) worker;
 #endif
 }
 
@@ -319,7 +322,11 @@ prefault_task(void *arg, int worker)
 void
 braid_prefault_start(void *base, size_t len, int nthreads)
 {
-#ifdef MADV_POPULATE_WRITE
+#ifndef MADV_POPULATE_WRITE
+	(void) base;
+	(void) len;
+	(void) nthreads;
+#else
 	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
 	uintptr_t	lo = ((uintptr_t) base + page - 1) & ~(page - 1);
 	uintptr_t	hi = ((uintptr_t) base + len) & ~(page - 1);
