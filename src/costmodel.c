@@ -77,7 +77,7 @@
 #define BRAID_GATHER_ROW_BYTES				12.0
 #define BRAID_GATHER_ROW_BYTES_DEVICE_REFS	20.0
 
-/* ... and BRAID_GATHER_PAGE_BYTES per page of the table (costmodel.h). */
+/* ... and some by page of the table (costmodel.h). */
 
 /*
  * Writing a byte to the spill device and reading it back, when the device
@@ -133,6 +133,31 @@ braid_cost_batch_arena(double mem, double row_bytes, bool refs_on_device)
 	return arena < 32768.0 ? 32768.0 : arena;
 }
 
+/*
+ * braid_cost_gather_arena
+ *		The tuple bytes a gather batch may hold out of "mem" bytes, with the
+ *		bookkeeping by page of a table of table_pages pages (see costmodel.h)
+ *		taken off: a sparse batch (fewer rows than the table has pages) pays
+ *		for a distinct page per row, a dense one for every page of the table.
+ */
+double
+braid_cost_gather_arena(double mem, double table_pages, double row_bytes,
+						bool refs_on_device)
+{
+	double		left = mem - table_pages * BRAID_GATHER_PAGE_BYTES;
+	double		arena;
+
+	if (row_bytes < 1.0)
+		row_bytes = 1.0;
+	arena = braid_cost_batch_arena(left, row_bytes + BRAID_GATHER_BLOCK_BYTES,
+								   refs_on_device) *
+		row_bytes / (row_bytes + BRAID_GATHER_BLOCK_BYTES);
+	if (arena / row_bytes > table_pages)
+		arena = braid_cost_batch_arena(left - table_pages * BRAID_GATHER_BLOCK_BYTES,
+									   row_bytes, refs_on_device);
+	return arena < 32768.0 ? 32768.0 : arena;
+}
+
 /* passes_for: batches of at most arena bytes that total bytes need. */
 static double
 passes_for(double total, double arena)
@@ -157,10 +182,9 @@ braid_cost_offload_refs(double rows, double total_bytes, double budget,
 						double spill_ns_per_byte, double *passes)
 {
 	double		row_bytes = rows > 0 ? total_bytes / rows : 1.0;
-	double		pages = table_pages * BRAID_GATHER_PAGE_BYTES;
-	double		left = budget - pages - rows * BRAID_REF_BYTES_AFTER_SORT;
-	double		arena_mem = braid_cost_batch_arena(left, row_bytes, false);
-	double		arena_dev = braid_cost_batch_arena(budget - pages, row_bytes, true);
+	double		left = budget - rows * BRAID_REF_BYTES_AFTER_SORT;
+	double		arena_mem = braid_cost_gather_arena(left, table_pages, row_bytes, false);
+	double		arena_dev = braid_cost_gather_arena(budget, table_pages, row_bytes, true);
 	double		passes_mem,
 				passes_dev;
 	double		saved_ns,
@@ -204,9 +228,9 @@ braid_cost_gather_passes(const BraidCostInput *in)
 									   in->table_pages, in->table_cached,
 									   in->spill_ns_per_byte, &passes);
 	else
-		passes = passes_for(total, braid_cost_batch_arena(in->budget_bytes -
-														  in->table_pages * BRAID_GATHER_PAGE_BYTES,
-														  in->tuple_bytes, true));
+		passes = passes_for(total, braid_cost_gather_arena(in->budget_bytes,
+														   in->table_pages,
+														   in->tuple_bytes, true));
 	return passes;
 }
 

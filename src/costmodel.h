@@ -39,13 +39,18 @@ extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);
 /*
- * Gather bookkeeping per page of the table, at most: a batch's distinct
- * blocks, where their rows start, and the counting sort's buckets (4 bytes
- * each).  Callers take it off the memory before braid_cost_batch_arena().
+ * Gather bookkeeping by page of the table: per page, the buffer it was last
+ * found in and the counting sort's bucket (4 bytes each); per distinct page
+ * of a batch (at most one a row, at most the table's pages), the block and
+ * where its rows start (4 bytes each).  braid_cost_gather_arena() takes it
+ * off the memory.
  */
-#define BRAID_GATHER_PAGE_BYTES 12.0
+#define BRAID_GATHER_PAGE_BYTES 8.0
+#define BRAID_GATHER_BLOCK_BYTES 8.0
 extern double braid_cost_batch_arena(double mem, double row_bytes,
 									 bool refs_on_device);
+extern double braid_cost_gather_arena(double mem, double table_pages,
+									  double row_bytes, bool refs_on_device);
 extern bool braid_cost_offload_refs(double rows, double total_bytes, double budget,
 									double arena_cap, double table_pages,
 									bool table_cached, double spill_ns_per_byte,

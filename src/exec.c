@@ -47,6 +47,7 @@
 
 #include "access/htup_details.h"
 #include "access/sysattr.h"
+#include "access/tableam.h"
 #include "catalog/pg_operator_d.h"
 #include "catalog/pg_type_d.h"
 #include "commands/explain.h"
@@ -707,8 +708,8 @@ gather_arena(const BraidSortState *st, double mem, double row_bytes,
 {
 	size_t		arena;
 
-	mem -= (double) st->gather.nblocks * BRAID_GATHER_PAGE_BYTES;
-	arena = (size_t) braid_cost_batch_arena(mem, row_bytes, refs_on_device);
+	arena = (size_t) braid_cost_gather_arena(mem, (double) st->gather.nblocks,
+											 row_bytes, refs_on_device);
 	arena = Min(arena, (size_t) braid_gather_batch * 1024);
 	return Max(arena, (size_t) BRAID_MIN_ARENA);
 }
@@ -981,6 +982,30 @@ count_sort(BraidSortState *st)
 }
 
 /*
+ * fast_seqscan
+ *		The child, if it is a plain sequential scan whose rows the build may
+ *		take straight from the table access method once the scan has begun:
+ *		no quals, no projection, not parallel, no EvalPlanQual, and not
+ *		instrumented beyond a row count (which the build then adds up).
+ *		That is exactly what ExecSeqScan would return, without its few calls
+ *		a row; NULL otherwise.
+ */
+static SeqScanState *
+fast_seqscan(BraidSortState *st)
+{
+	PlanState  *child = st->child;
+	Instrumentation *instr = child->instrument;
+
+	if (st->value_log || st->keycols == NULL || !IsA(child, SeqScanState) ||
+		child->qual != NULL || child->ps_ProjInfo != NULL ||
+		child->plan->parallel_aware || child->state->es_epq_active != NULL)
+		return NULL;
+	if (instr && (instr->need_timer || instr->need_bufusage || instr->need_walusage))
+		return NULL;
+	return (SeqScanState *) child;
+}
+
+/*
  * build_and_sort
  *		Consume the child, then sort.
  */
@@ -990,21 +1015,42 @@ build_and_sort(BraidSortState *st)
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 	instr_time	start;
 	ScanDirection dir = st->css.ss.ps.state->es_direction;
+	SeqScanState *fast = fast_seqscan(st);
+	int64		fast_rows = 0;
 
 	/* the input is read forward, whatever direction we are asked for */
 	st->css.ss.ps.state->es_direction = ForwardScanDirection;
+
 	INSTR_TIME_SET_CURRENT(start);
 	st->rows_built = 0;
 	st->tuple_bytes = 0;
 	st->spill_ms = 0;
 	for (;;)
 	{
-		TupleTableSlot *slot = ExecProcNode(st->child);
+		TupleTableSlot *slot;
 		TupleTableSlot *scanslot;
 		HeapTuple	htup;
 		MemoryContext old;
 		size_t		len;
 		uint64		ref;
+
+		/*
+		 * After the first row, which ExecProcNode fetches (beginning the scan
+		 * or rescanning it for changed parameters), the scan's own next tuple
+		 * (fast_seqscan).
+		 */
+		if (fast != NULL && st->rows_built > 0 &&
+			fast->ss.ss_currentScanDesc != NULL)
+		{
+			slot = fast->ss.ss_ScanTupleSlot;
+			if (!table_scan_getnextslot(fast->ss.ss_currentScanDesc,
+										ForwardScanDirection, slot))
+				slot = NULL;
+			else
+				fast_rows++;
+		}
+		else
+			slot = ExecProcNode(st->child);
 
 		if (TupIsNull(slot))
 			break;
@@ -1060,6 +1106,8 @@ build_and_sort(BraidSortState *st)
 		ResetExprContext(econtext);
 	}
 	braid_prefault_end();
+	if (fast_rows > 0 && st->child->instrument)
+		st->child->instrument->tuplecount += fast_rows;
 	braid_gather_reset(&st->gather);
 	if (st->value_log)
 		braid_vlog_finish(&st->vlog);
