@@ -175,6 +175,16 @@ braid_gather_set_strip(BraidGather *g, bool strip)
 	g->strip = strip ? BRAID_GATHER_STRIP : 0;
 }
 
+/* compare_block_keys: qsort comparator for (block << 32 | row) keys. */
+static int
+compare_block_keys(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
 /* make_rec: a row's copy instruction, see BraidGather.recs. */
 static inline uint64
 make_rec(uint32 dest, uint64 ref)
@@ -197,7 +207,8 @@ add_block(BraidGather *g, BlockNumber blk, uint32 start)
  *		and list them in heap block order with their arena offsets (recs[],
  *		blocks[], blkstart[]), so that both the pinning and the copying then
  *		walk memory sequentially.  A counting sort over the batch's block
- *		range.  Returns the arena bytes the batch needs.
+ *		range, or a comparison sort when that range is far larger than the
+ *		batch.  Returns the arena bytes the batch needs.
  */
 static size_t
 plan_batch(BraidGather *g, int n)
@@ -240,11 +251,13 @@ plan_batch(BraidGather *g, int n)
 	}
 
 	/*
-	 * A counting sort over the block range (which, for a batch spread over
-	 * the table, is the table: its buckets are accounted by page of the
-	 * table, see costmodel.h).  A comparison sort of sparse batches, tried
-	 * before, cost more than their copying.
+	 * A counting sort over the block range, which for a batch spread over
+	 * the table is the table (its buckets are accounted by page of the
+	 * table, see costmodel.h): much cheaper than the comparison sort, kept
+	 * for a range so much larger than the batch that the buckets would
+	 * outweigh it.
 	 */
+	if (range <= (size_t) n * 8 + 65536)
 	{
 		uint32		sum = 0;
 
@@ -273,6 +286,26 @@ plan_batch(BraidGather *g, int n)
 
 			g->recs[g->counts[braid_ref_block(ref) - minblk]++] = make_rec(g->offsets[i], ref);
 		}
+	}
+	else
+	{
+		uint64	   *keys = MemoryContextAllocHuge(g->cxt, sizeof(uint64) * n);
+		BlockNumber last = InvalidBlockNumber;
+
+		for (int i = 0; i < n; i++)
+			keys[i] = ((uint64) braid_ref_block(g->refs[i]) << 32) | (uint32) i;
+		qsort(keys, n, sizeof(uint64), compare_block_keys);
+		for (int i = 0; i < n; i++)
+		{
+			uint32		row = (uint32) keys[i];
+			BlockNumber blk = (BlockNumber) (keys[i] >> 32);
+
+			if (blk != last)
+				add_block(g, blk, (uint32) i);
+			last = blk;
+			g->recs[i] = make_rec(g->offsets[row], g->refs[row]);
+		}
+		pfree(keys);
 	}
 	g->blkstart[g->nblk] = (uint32) n;
 	return total;
