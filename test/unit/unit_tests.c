@@ -2244,6 +2244,47 @@ test_costmodel_offload_refs(void)
 	check_report(&c, "costmodel: sorted refs go to the device only when it saves gather passes");
 }
 
+/*
+ * test_costmodel_gather_arena
+ *		The gather's bookkeeping by page: 8 bytes per page of the table, and
+ *		8 per distinct page of a batch, at most one a row (sparse) and at
+ *		most the table's pages (dense).
+ */
+static void
+test_costmodel_gather_arena(void)
+{
+	Check		c;
+	double		mb = 1024.0 * 1024;
+	double		sparse,
+				dense,
+				tiny;
+
+	check_init(&c);
+
+	/* 20M rows at 16MB: 327k pages, far more than a batch's rows */
+	sparse = braid_cost_gather_arena(16.0 * mb, 327000, 112, true);
+	check_that(&c, fabs(sparse - (16.0 * mb - 327000 * 8.0) * 112 / (112 + 20 + 8)) < 1.0,
+			   "sparse batch: a distinct page per row (%g)", sparse);
+	check_that(&c, sparse / 112 < 327000, "sparse batch: fewer rows than pages");
+
+	/* a small table under a large budget: every page, once */
+	dense = braid_cost_gather_arena(128.0 * mb, 1000, 112, false);
+	check_that(&c, fabs(dense - (128.0 * mb - 1000 * 16.0) * 112 / (112 + 12)) < 1.0,
+			   "dense batch: every page of the table (%g)", dense);
+
+	/* the two regimes agree where a batch has as many rows as pages */
+	sparse = braid_cost_gather_arena(1000 * (112 + 20 + 8) + 1000 * 8.0 - 1, 1000, 112, true);
+	dense = braid_cost_gather_arena(1000 * (112 + 20 + 8) + 1000 * 8.0 + 1, 1000, 112, true);
+	check_that(&c, fabs(sparse - dense) < 2.0,
+			   "continuous at rows = pages (%g vs %g)", sparse, dense);
+
+	/* a table whose bookkeeping outweighs the budget: the minimum arena */
+	tiny = braid_cost_gather_arena(1.0 * mb, 1e6, 112, true);
+	check_that(&c, tiny == 32768.0, "minimum arena (%g)", tiny);
+
+	check_report(&c, "costmodel: the gather arena pays for its bookkeeping by page");
+}
+
 /* ---------------------------------------------------------------------
  * profkernel.c
  * ---------------------------------------------------------------------
@@ -2469,6 +2510,7 @@ main(void)
 	test_costmodel();
 	test_costmodel_reread();
 	test_costmodel_offload_refs();
+	test_costmodel_gather_arena();
 	test_costmodel_collated();
 
 	test_profile_ops();
