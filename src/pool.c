@@ -36,7 +36,11 @@
 
 #define BRAID_MAX_THREADS 64
 
-/* The pool of one process; all of it is protected by "lock". */
+/*
+ * The pool of one process, protected by "lock", except that helpers count
+ * "pending" down without it and threads watch "generation" and "pending"
+ * before sleeping on the condition variables.
+ */
 static struct
 {
 	pthread_mutex_t lock;
@@ -47,7 +51,8 @@ static struct
 	BraidTask	task;
 	void	   *arg;
 	int			helpers;		/* helpers that take part in this task */
-	int			pending;		/* helpers not done with it yet */
+	int			pending;		/* helpers not done with it yet (atomic) */
+	int			waiting;		/* a caller sleeps on "done" (atomic) */
 	pid_t		owner;			/* process the threads belong to */
 	uint64_t	born[BRAID_MAX_THREADS + 1];	/* generation at each start */
 }			pool = {
@@ -87,22 +92,12 @@ pool_main(void *p)
 	/* tasks posted after this thread was started are for it to see */
 	pthread_mutex_lock(&pool.lock);
 	seen = pool.born[me];
+	pthread_mutex_unlock(&pool.lock);
 	for (;;)
 	{
-		while (pool.generation == seen)
-			pthread_cond_wait(&pool.work, &pool.lock);
-		seen = pool.generation;
-		if (me <= pool.helpers)
-		{
-			BraidTask	task = pool.task;
-			void	   *arg = pool.arg;
-
-			pthread_mutex_unlock(&pool.lock);
-			task(arg, me);
-			pthread_mutex_lock(&pool.lock);
-			if (__atomic_sub_fetch(&pool.pending, 1, __ATOMIC_RELEASE) == 0)
-				pthread_cond_signal(&pool.done);
-		}
+		BraidTask	task;
+		void	   *arg;
+		bool		mine;
 
 		/*
 		 * Tasks often come in quick succession (a gather's chunks, a sort's
@@ -110,11 +105,36 @@ pool_main(void *p)
 		 * which saves a wake-up (a futex call and, in a virtual machine, an
 		 * interprocessor interrupt) per task.
 		 */
-		pthread_mutex_unlock(&pool.lock);
 		for (int spin = 0; spin < POOL_SPINS &&
 			 __atomic_load_n(&pool.generation, __ATOMIC_ACQUIRE) == seen; spin++)
 			cpu_relax();
 		pthread_mutex_lock(&pool.lock);
+		while (pool.generation == seen)
+			pthread_cond_wait(&pool.work, &pool.lock);
+		seen = pool.generation;
+		mine = me <= pool.helpers;
+		task = pool.task;
+		arg = pool.arg;
+		pthread_mutex_unlock(&pool.lock);
+		if (!mine)
+			continue;
+
+		task(arg, me);
+
+		/*
+		 * Done, without taking the lock unless the caller sleeps: a caller
+		 * watching "pending" would otherwise often find it zero while this
+		 * thread still held the lock, and block on it.  (Sequentially
+		 * consistent with the caller's "waiting", so that one of the two
+		 * sees the other.)
+		 */
+		if (__atomic_sub_fetch(&pool.pending, 1, __ATOMIC_SEQ_CST) == 0 &&
+			__atomic_load_n(&pool.waiting, __ATOMIC_SEQ_CST))
+		{
+			pthread_mutex_lock(&pool.lock);
+			pthread_cond_signal(&pool.done);
+			pthread_mutex_unlock(&pool.lock);
+		}
 	}
 	return NULL;
 }
@@ -167,6 +187,8 @@ static struct
 	volatile bool stop;
 }			prefault = {.helpers = -1};
 
+static void wait_task(void);
+
 /*
  * post_task
  *		Hand task to helpers 1..nthreads-1, as many as exist or can be
@@ -183,23 +205,22 @@ post_task(int nthreads, BraidTask task, void *arg)
 	if (nthreads <= 1)
 		return 0;
 
-	pthread_mutex_lock(&pool.lock);
 	/* a task left behind by an error must end before the next starts */
-	if (pool.pending > 0)
+	if (__atomic_load_n(&pool.pending, __ATOMIC_SEQ_CST) > 0)
 	{
 		prefault.stop = true;
-		while (pool.pending > 0)
-			pthread_cond_wait(&pool.done, &pool.lock);
+		wait_task();
 		prefault.helpers = -1;
 	}
+	pthread_mutex_lock(&pool.lock);
 	helpers = start_threads(nthreads - 1);
 	if (helpers > nthreads - 1)
 		helpers = nthreads - 1;
 	pool.task = task;
 	pool.arg = arg;
 	pool.helpers = helpers;
-	pool.pending = helpers;
-	pool.generation++;
+	__atomic_store_n(&pool.pending, helpers, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&pool.generation, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&pool.work);
 	pthread_mutex_unlock(&pool.lock);
 	return helpers;
@@ -210,12 +231,17 @@ static void
 wait_task(void)
 {
 	/* helpers usually finish soon after the caller's own share */
-	for (int spin = 0; spin < POOL_SPINS &&
-		 __atomic_load_n(&pool.pending, __ATOMIC_ACQUIRE) > 0; spin++)
+	for (int spin = 0; spin < POOL_SPINS; spin++)
+	{
+		if (__atomic_load_n(&pool.pending, __ATOMIC_ACQUIRE) == 0)
+			return;
 		cpu_relax();
+	}
 	pthread_mutex_lock(&pool.lock);
-	while (pool.pending > 0)
+	__atomic_store_n(&pool.waiting, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&pool.pending, __ATOMIC_SEQ_CST) > 0)
 		pthread_cond_wait(&pool.done, &pool.lock);
+	__atomic_store_n(&pool.waiting, 0, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&pool.lock);
 }
 
