@@ -139,6 +139,15 @@ braid_gather_set_threads(BraidGather *g, int threads)
 	g->threads = Max(threads, 1);
 }
 
+/* free_own_arena: free the arena if the gather allocated it. */
+static void
+free_own_arena(BraidGather *g)
+{
+	if (g->arena && !g->arena_external)
+		pfree(g->arena - BRAID_GATHER_HEADROOM);
+	g->arena = NULL;
+}
+
 /*
  * braid_gather_set_arena
  *		Copy tuples into caller-owned memory (the IndexMap's free tail after
@@ -148,8 +157,7 @@ braid_gather_set_threads(BraidGather *g, int threads)
 void
 braid_gather_set_arena(BraidGather *g, char *mem, size_t cap)
 {
-	if (g->arena && !g->arena_external)
-		pfree(g->arena - BRAID_GATHER_HEADROOM);
+	free_own_arena(g);
 	if (mem != NULL && cap > BRAID_GATHER_HEADROOM)
 	{
 		g->arena = mem + BRAID_GATHER_HEADROOM;
@@ -387,7 +395,7 @@ prefetch_line_pointers(const BraidGather *g, Page page, int b)
 						   sizeof(ItemIdData) * (braid_ref_offset(g->recs[i]) - 1));
 }
 
-/* prefetch_rows: start fetching block b's rows, as far as copied. */
+/* prefetch_rows: start fetching the tuple bytes block b's rows copy. */
 static inline void
 prefetch_rows(const BraidGather *g, Page page, int b)
 {
@@ -786,8 +794,7 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 		if (g->arena_external)
 			elog(ERROR, "braidsort: gather batch of %zu bytes exceeds its arena of %zu bytes",
 				 total, g->arena_cap);
-		if (g->arena)
-			pfree(g->arena - BRAID_GATHER_HEADROOM);
+		free_own_arena(g);
 		g->arena_cap = Max(total, (size_t) BLCKSZ);
 		g->arena = (char *) MemoryContextAllocHuge(g->cxt, g->arena_cap +
 												   BRAID_GATHER_HEADROOM) +

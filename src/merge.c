@@ -285,6 +285,37 @@ stripe_prev(const RunWriter *w, size_t i, const uint8 **prev, uint32 *prev_len,
 	*prev_low = (uint32) (ref & 0xFFFF);
 }
 
+/*
+ * walk_stripe
+ *		Front-code stripe k of the segment against the record before it:
+ *		into dst when given, else only sizing it.  Returns its coded bytes.
+ */
+static size_t
+walk_stripe(const RunWriter *w, int k, uint8 *dst)
+{
+	const uint8 *prev;
+	uint32		prev_len,
+				prev_low;
+	size_t		bytes = 0;
+
+	stripe_prev(w, w->lo[k], &prev, &prev_len, &prev_low);
+	for (size_t i = w->lo[k]; i < w->lo[k + 1]; i++)
+	{
+		uint32		len;
+		uint64		ref;
+		const uint8 *key = w->key_of(w->entries + i * w->stride, &len, &ref, w->arg);
+
+		if (dst)
+			bytes += record_put(dst + bytes, prev, prev_len, prev_low, key, len, ref);
+		else
+			bytes += record_size(prev, prev_len, prev_low, key, len, ref);
+		prev = key;
+		prev_len = len;
+		prev_low = (uint32) (ref & 0xFFFF);
+	}
+	return bytes;
+}
+
 /* size_stripes: (threads) the coded size of each stripe of the segment. */
 static void
 size_stripes(void *arg, int worker)
@@ -292,26 +323,7 @@ size_stripes(void *arg, int worker)
 	RunWriter  *w = (RunWriter *) arg;
 
 	for (int k = worker; k < w->nstripes; k += w->nworkers)
-	{
-		const uint8 *prev;
-		uint32		prev_len,
-					prev_low;
-		size_t		bytes = 0;
-
-		stripe_prev(w, w->lo[k], &prev, &prev_len, &prev_low);
-		for (size_t i = w->lo[k]; i < w->lo[k + 1]; i++)
-		{
-			uint32		len;
-			uint64		ref;
-			const uint8 *key = w->key_of(w->entries + i * w->stride, &len, &ref, w->arg);
-
-			bytes += record_size(prev, prev_len, prev_low, key, len, ref);
-			prev = key;
-			prev_len = len;
-			prev_low = (uint32) (ref & 0xFFFF);
-		}
-		w->bytes[k] = bytes;
-	}
+		w->bytes[k] = walk_stripe(w, k, NULL);
 }
 
 /* code_stripes: (threads) code each stripe of the segment in place. */
@@ -322,28 +334,11 @@ code_stripes(void *arg, int worker)
 
 	for (int k = worker; k < w->nstripes; k += w->nworkers)
 	{
-		const uint8 *prev;
-		uint32		prev_len,
-					prev_low;
 		size_t		off = 0;
-		size_t		pos;
 
 		for (int j = 0; j < k; j++)
 			off += w->bytes[j];
-		pos = off;
-		stripe_prev(w, w->lo[k], &prev, &prev_len, &prev_low);
-		for (size_t i = w->lo[k]; i < w->lo[k + 1]; i++)
-		{
-			uint32		len;
-			uint64		ref;
-			const uint8 *key = w->key_of(w->entries + i * w->stride, &len, &ref, w->arg);
-
-			pos += record_put(w->dst + pos, prev, prev_len, prev_low, key, len, ref);
-			prev = key;
-			prev_len = len;
-			prev_low = (uint32) (ref & 0xFFFF);
-		}
-		braid_spill_fill_done(w->file, off, pos);
+		braid_spill_fill_done(w->file, off, off + walk_stripe(w, k, w->dst + off));
 	}
 }
 

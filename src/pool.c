@@ -176,8 +176,8 @@ start_threads(int want)
 }
 
 /*
- * The prefault of one process: the range a helper populates, how far it
- * got, and the flag that stops it.
+ * The prefault of one process: the range a helper populates, the helpers
+ * running it, and the flag that stops it.
  */
 static struct
 {
