@@ -72,10 +72,12 @@
 /*
  * Bookkeeping per row of a gather batch (gather.c): its arena offset (4)
  * and copy instruction (8), and a copy of its ref (8) when the refs are on
- * the device.
+ * the device, and one more (8) when a helper merges the next batch's refs
+ * while this one is gathered (exec.c).
  */
 #define BRAID_GATHER_ROW_BYTES				12.0
 #define BRAID_GATHER_ROW_BYTES_DEVICE_REFS	20.0
+#define BRAID_GATHER_ROW_BYTES_MERGED_AHEAD	28.0
 
 /* ... and some by page of the table (costmodel.h). */
 
@@ -120,10 +122,12 @@ braid_cost_is_onepass(const BraidCostInput *in)
  *		rows of row_bytes leave.
  */
 double
-braid_cost_batch_arena(double mem, double row_bytes, bool refs_on_device)
+braid_cost_batch_arena(double mem, double row_bytes, BraidRefsAt refs_at)
 {
 	/* (the caller has taken the per-page bookkeeping off mem) */
-	double		per_row = refs_on_device ? BRAID_GATHER_ROW_BYTES_DEVICE_REFS :
+	double		per_row = refs_at == BRAID_REFS_MERGED_AHEAD ?
+		BRAID_GATHER_ROW_BYTES_MERGED_AHEAD :
+		refs_at == BRAID_REFS_ON_DEVICE ? BRAID_GATHER_ROW_BYTES_DEVICE_REFS :
 		BRAID_GATHER_ROW_BYTES;
 	double		arena;
 
@@ -142,7 +146,7 @@ braid_cost_batch_arena(double mem, double row_bytes, bool refs_on_device)
  */
 double
 braid_cost_gather_arena(double mem, double table_pages, double row_bytes,
-						bool refs_on_device)
+						BraidRefsAt refs_at)
 {
 	double		left = mem - table_pages * BRAID_GATHER_PAGE_BYTES;
 	double		arena;
@@ -150,11 +154,11 @@ braid_cost_gather_arena(double mem, double table_pages, double row_bytes,
 	if (row_bytes < 1.0)
 		row_bytes = 1.0;
 	arena = braid_cost_batch_arena(left, row_bytes + BRAID_GATHER_BLOCK_BYTES,
-								   refs_on_device) *
+								   refs_at) *
 		row_bytes / (row_bytes + BRAID_GATHER_BLOCK_BYTES);
 	if (arena / row_bytes > table_pages)
 		arena = braid_cost_batch_arena(left - table_pages * BRAID_GATHER_BLOCK_BYTES,
-									   row_bytes, refs_on_device);
+									   row_bytes, refs_at);
 	return arena < 32768.0 ? 32768.0 : arena;
 }
 
@@ -183,8 +187,10 @@ braid_cost_offload_refs(double rows, double total_bytes, double budget,
 {
 	double		row_bytes = rows > 0 ? total_bytes / rows : 1.0;
 	double		left = budget - rows * BRAID_REF_BYTES_AFTER_SORT;
-	double		arena_mem = braid_cost_gather_arena(left, table_pages, row_bytes, false);
-	double		arena_dev = braid_cost_gather_arena(budget, table_pages, row_bytes, true);
+	double		arena_mem = braid_cost_gather_arena(left, table_pages, row_bytes,
+													BRAID_REFS_IN_MEMORY);
+	double		arena_dev = braid_cost_gather_arena(budget, table_pages, row_bytes,
+													BRAID_REFS_ON_DEVICE);
 	double		passes_mem,
 				passes_dev;
 	double		saved_ns,
@@ -211,6 +217,18 @@ braid_cost_offload_refs(double rows, double total_bytes, double budget,
 }
 
 /*
+ * braid_cost_merges_ahead
+ *		Does a MergePass gather merge each next batch on a helper thread
+ *		while it gathers (exec.c)?  With more than one thread, unless keys
+ *		are compared by a collation (in the backend).
+ */
+bool
+braid_cost_merges_ahead(const BraidCostInput *in)
+{
+	return in->sort_threads > 1 && !in->collated;
+}
+
+/*
  * braid_cost_gather_passes
  *		How many gather batches the sorted rows need: tuple bytes over the
  *		arena the budget leaves (after a OnePass sort, what is left once only
@@ -230,7 +248,10 @@ braid_cost_gather_passes(const BraidCostInput *in)
 	else
 		passes = passes_for(total, braid_cost_gather_arena(in->budget_bytes,
 														   in->table_pages,
-														   in->tuple_bytes, true));
+														   in->tuple_bytes,
+														   braid_cost_merges_ahead(in) ?
+														   BRAID_REFS_MERGED_AHEAD :
+														   BRAID_REFS_ON_DEVICE));
 	return passes;
 }
 

@@ -47,14 +47,24 @@ extern bool braid_cost_is_onepass(const BraidCostInput *in);
  */
 #define BRAID_GATHER_PAGE_BYTES 8.0
 #define BRAID_GATHER_BLOCK_BYTES 8.0
+
+/* Where a gather batch's refs are, which sets its bookkeeping per row. */
+typedef enum BraidRefsAt
+{
+	BRAID_REFS_IN_MEMORY = 0,	/* a OnePass sort's refs, in place */
+	BRAID_REFS_ON_DEVICE = 1,	/* each batch's copied from the device */
+	BRAID_REFS_MERGED_AHEAD = 2 /* and the next batch's merged meanwhile */
+} BraidRefsAt;
+
 extern double braid_cost_batch_arena(double mem, double row_bytes,
-									 bool refs_on_device);
+									 BraidRefsAt refs_at);
 extern double braid_cost_gather_arena(double mem, double table_pages,
-									  double row_bytes, bool refs_on_device);
+									  double row_bytes, BraidRefsAt refs_at);
 extern bool braid_cost_offload_refs(double rows, double total_bytes, double budget,
 									double arena_cap, double table_pages,
 									bool table_cached, double spill_ns_per_byte,
 									double *passes);
+extern bool braid_cost_merges_ahead(const BraidCostInput *in);
 extern double braid_cost_gather_passes(const BraidCostInput *in);
 extern double braid_cost_page_visits(const BraidCostInput *in);
 extern double braid_cost_pg_ns(const BraidCostInput *in);

@@ -109,6 +109,24 @@ typedef struct BraidOverflow
 	size_t		arena_cap;
 } BraidOverflow;
 
+/*
+ * The next batch of a streaming final merge, taken by a helper thread while
+ * the current batch is gathered (merge_ahead_step): the batch's refs so far
+ * and their arena bytes, closed at the same place as discover_stream_batch
+ * would close it.
+ */
+typedef struct BraidMergeAhead
+{
+	BraidMerger *merger;
+	const BraidGather *gather;	/* for the rows' arena bytes */
+	uint64	   *refs;
+	int			cap;
+	int			n;
+	size_t		bytes;
+	size_t		limit;			/* the batch closes at this many bytes */
+	bool		closed;			/* full, or the merge is exhausted */
+} BraidMergeAhead;
+
 typedef struct BraidSortState
 {
 	CustomScanState css;
@@ -165,6 +183,9 @@ typedef struct BraidSortState
 	int			merger_nruns;
 	uint64	   *stream_refs;	/* the batch taken from the merger */
 	int			stream_refs_cap;
+	bool		merge_ahead;	/* a helper merges the next batch meanwhile */
+	BraidMergeAhead ahead;
+	int64		rows_merged_ahead;	/* statistics: rows the helper merged */
 	BraidDeviceStats device;
 
 	/* output position, as in tuplesort */
@@ -704,12 +725,12 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
  */
 static size_t
 gather_arena(const BraidSortState *st, double mem, double row_bytes,
-			 bool refs_on_device)
+			 BraidRefsAt refs_at)
 {
 	size_t		arena;
 
 	arena = (size_t) braid_cost_gather_arena(mem, (double) st->gather.nblocks,
-											 row_bytes, refs_on_device);
+											 row_bytes, refs_at);
 	arena = Min(arena, (size_t) braid_gather_batch * 1024);
 	return Max(arena, (size_t) BRAID_MIN_ARENA);
 }
@@ -755,7 +776,8 @@ offload_refs(BraidSortState *st, size_t arena_bytes)
 	st->refs = (uint64 *) file->base;
 	st->refs_offloaded = true;
 
-	arena = gather_arena(st, (double) st->budget, (double) arena_bytes / n, true);
+	arena = gather_arena(st, (double) st->budget, (double) arena_bytes / n,
+						 BRAID_REFS_ON_DEVICE);
 	/* the IndexMap's memory, if large enough, else the gather's own */
 	if (block >= arena)
 		braid_gather_set_arena(&st->gather, (char *) st->entries, arena);
@@ -812,7 +834,7 @@ compact_to_refs(BraidSortState *st)
 	/* arena: what the budget leaves beside the refs */
 	used = MAXALIGN(n * sizeof(uint64));
 	want = gather_arena(st, (double) st->budget - (double) used,
-						n > 0 ? (double) arena_bytes / n : 1.0, false);
+						n > 0 ? (double) arena_bytes / n : 1.0, BRAID_REFS_IN_MEMORY);
 	tail = st->capacity * st->stride - used;
 	if (tail >= want)
 		braid_gather_set_arena(&st->gather, (char *) st->entries + used, want);
@@ -924,7 +946,25 @@ merge_runs(BraidSortState *st)
 		st->nrows = n;
 	}
 	else
+	{
 		st->nrows = n;
+
+		/*
+		 * The merge streams into the gather, batch by batch.  A helper can
+		 * take the next batch while this one is gathered, when the keys
+		 * compare by memcmp (a collation's comparator calls the server) and
+		 * the rows are gathered from the table with helpers.
+		 */
+		st->merge_ahead = !st->collated && !st->value_log &&
+			st->gather.rel != NULL && st->gather.threads > 1;
+		if (st->merge_ahead)
+		{
+			braid_merger_defer_reads(st->merger);
+			memset(&st->ahead, 0, sizeof(st->ahead));
+			st->ahead.merger = st->merger;
+			st->ahead.gather = &st->gather;
+		}
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -945,7 +985,9 @@ mergepass_arena(BraidSortState *st)
 	/* the average tuple, with half an alignment's padding */
 	row_bytes = (double) st->tuple_bytes / st->rows_built - st->gather.strip +
 		MAXIMUM_ALIGNOF / 2.0;
-	st->batch_bytes = gather_arena(st, (double) st->budget, row_bytes, true) -
+	st->batch_bytes = gather_arena(st, (double) st->budget, row_bytes,
+								   st->merge_ahead ? BRAID_REFS_MERGED_AHEAD :
+								   BRAID_REFS_ON_DEVICE) -
 		BRAID_GATHER_HEADROOM;
 }
 
@@ -1198,6 +1240,8 @@ reset_sort(BraidSortState *st)
 	memset(&st->ovf, 0, sizeof(st->ovf));
 	st->stream_refs = NULL;
 	st->stream_refs_cap = 0;
+	st->merge_ahead = false;
+	memset(&st->ahead, 0, sizeof(st->ahead));
 	st->merger_runs = NULL;
 	st->built = false;
 }
@@ -1297,6 +1341,23 @@ discover_stream_batch(BraidSortState *st)
 
 	INSTR_TIME_SET_CURRENT(start);
 	sort_read_scope(st, &scope);
+	if (st->merge_ahead && (st->ahead.n > 0 || st->ahead.closed))
+	{
+		/* a helper began the batch while the last one was gathered */
+		uint64	   *refs = st->stream_refs;
+		int			cap = st->stream_refs_cap;
+
+		st->stream_refs = st->ahead.refs;
+		st->stream_refs_cap = st->ahead.cap;
+		n = st->ahead.n;
+		bytes = st->ahead.bytes;
+		st->rows_merged_ahead += n;
+		st->ahead.refs = refs;
+		st->ahead.cap = cap;
+		st->ahead.n = 0;
+		st->ahead.bytes = 0;
+		st->ahead.closed = false;
+	}
 	while (bytes < st->batch_bytes && n < BRAID_MAX_BATCH_ROWS &&
 		   braid_merger_next(st->merger, &key, &keylen, &ref))
 	{
@@ -1305,6 +1366,8 @@ discover_stream_batch(BraidSortState *st)
 		st->stream_refs[n++] = ref;
 		bytes += braid_gather_row_bytes(&st->gather, braid_ref_len(ref));
 	}
+	if (st->merge_ahead)
+		braid_merger_account(st->merger);
 	braid_read_scope_end(&scope);
 	/* the final merge runs here, batch by batch: count it as merge time */
 	st->merge_stream_ms += elapsed_ms(start);
@@ -1315,6 +1378,84 @@ discover_stream_batch(BraidSortState *st)
 		return;
 	}
 	add_batch_end(st, first + n);
+}
+
+/*
+ * merge_ahead_step
+ *		Idle work for a gather helper (BraidGatherIdleStep): take a few more
+ *		refs of the next batch from the merge, stopping where
+ *		discover_stream_batch() would close the batch, when out of room, or
+ *		when a key needs a larger buffer (the backend carries on from there).
+ *		Pure memory work on the runs' mappings.
+ */
+static double
+merge_ahead_step(void *arg)
+{
+	BraidMergeAhead *a = (BraidMergeAhead *) arg;
+
+	for (int i = 0; i < 256; i++)
+	{
+		uint64		ref;
+		int			got;
+
+		if (a->bytes >= a->limit || a->n >= BRAID_MAX_BATCH_ROWS)
+		{
+			a->closed = true;
+			return 1.0;
+		}
+		if (a->n == a->cap)
+			return 1.0;
+		got = braid_merger_try_next(a->merger, &ref);
+		if (got < 0)
+			return 1.0;
+		if (got == 0)
+		{
+			a->closed = true;
+			return 1.0;
+		}
+		a->refs[a->n++] = ref;
+		a->bytes += braid_gather_row_bytes(a->gather, braid_ref_len(ref));
+	}
+	/* the batch closes at about "limit" bytes */
+	return (double) a->bytes / a->limit;
+}
+
+/*
+ * load_merging_ahead
+ *		Load the batch just taken from the streaming merge, while a helper
+ *		takes the next batch from it in the gather's idle moments.  The runs
+ *		are read under a read grant for the whole load, and the helper's
+ *		reads are accounted (and their emulated delay paid) after it.
+ */
+static void
+load_merging_ahead(BraidSortState *st, int64 first, int n)
+{
+	BraidMergeAhead *a = &st->ahead;
+	BraidReadScope scope;
+
+	/* room for a batch like this one (the backend grows it if need be) */
+	if (a->cap < st->stream_refs_cap)
+	{
+		a->refs = a->refs ?
+			repalloc_huge(a->refs, sizeof(uint64) * st->stream_refs_cap) :
+			MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * st->stream_refs_cap);
+		a->cap = st->stream_refs_cap;
+	}
+	a->limit = st->batch_bytes;
+
+	sort_read_scope(st, &scope);
+	braid_gather_set_idle(&st->gather, merge_ahead_step, a);
+	PG_TRY();
+	{
+		braid_gather_load(&st->gather, first, st->stream_refs, n);
+	}
+	PG_FINALLY();
+	{
+		braid_gather_set_idle(&st->gather, NULL, NULL);
+	}
+	PG_END_TRY();
+	braid_merger_account(st->merger);
+	braid_read_scope_end(&scope);
 }
 
 /*
@@ -1352,7 +1493,10 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 		if (!refs_ready)
 			elog(ERROR, "braidsort: a streaming merge cannot go back to row " INT64_FORMAT,
 				 first);
-		braid_gather_load(&st->gather, first, st->stream_refs, n);
+		if (st->merge_ahead && !st->ahead.closed)
+			load_merging_ahead(st, first, n);
+		else
+			braid_gather_load(&st->gather, first, st->stream_refs, n);
 	}
 }
 
@@ -1988,5 +2132,8 @@ braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyFloat("Sort Time", "ms", st->sort_ms, 3, es);
 		ExplainPropertyFloat("Merge Time", "ms", st->merge_ms + st->merge_stream_ms, 3, es);
 		ExplainPropertyFloat("Gather Time", "ms", st->gather_ms - st->merge_stream_ms, 3, es);
+		/* how much of the final merge a helper did while gathering */
+		if (st->merge_ahead)
+			ExplainPropertyInteger("Rows Merged Ahead", NULL, st->rows_merged_ahead, es);
 	}
 }

@@ -139,6 +139,19 @@ braid_gather_set_threads(BraidGather *g, int threads)
 	g->threads = Max(threads, 1);
 }
 
+/*
+ * braid_gather_set_idle
+ *		Give the next loads idle work for a helper (see BraidGatherIdleStep),
+ *		or none (step NULL).  The step runs only inside braid_gather_load(),
+ *		and only if the batch is shared with helpers.
+ */
+void
+braid_gather_set_idle(BraidGather *g, BraidGatherIdleStep step, void *arg)
+{
+	g->idle_step = step;
+	g->idle_arg = arg;
+}
+
 /* free_own_arena: free the arena if the gather allocated it. */
 static void
 free_own_arena(BraidGather *g)
@@ -320,6 +333,8 @@ plan_batch(BraidGather *g, int n)
 }
 
 static Buffer read_block(BraidGather *g, BlockNumber blk);
+static int	pin_chunk(BraidGather *g, int set, int first, int max);
+static void unpin_chunk(BraidGather *g, int set, int nb);
 static void report_bad(BraidGather *g, int64 bad);
 
 /*
@@ -584,21 +599,28 @@ stream_copier(void *arg, int worker)
  * after PostgreSQL's own and so run before them, stops a streamed copy and
  * waits for the helpers first.
  */
+typedef struct GatherBatch GatherBatch;
 static GatherStream *volatile active_stream = NULL;
+static GatherBatch *volatile active_batch = NULL;
 static bool exit_callback_registered = false;
+static void stop_batch(GatherBatch *t);
 
 static void
 gather_exit_callback(int code, Datum arg)
 {
 	GatherStream *st = active_stream;
+	GatherBatch *t = active_batch;
 
 	if (st != NULL)
 	{
 		__atomic_store_n(&st->stop, true, __ATOMIC_SEQ_CST);
 		stream_wake(&st->sleeping);
 	}
+	if (t != NULL)
+		stop_batch(t);
 	braid_pool_quiesce();
 	active_stream = NULL;
+	active_batch = NULL;
 }
 
 /* guard_helpers: make sure the exit callback is in place. */
@@ -699,6 +721,266 @@ gather_streamed(BraidGather *g)
 }
 
 /*
+ * A batch copied under one pool task.  The backend pins the batch's pages a
+ * chunk at a time, in two alternating chunk slots, and publishes each chunk
+ * when it is pinned; the helpers take groups of pages of the published
+ * chunks, in order, and copy them; the backend, once it has pinned the next
+ * chunk, copies with them, waits for the chunk's last pages and releases
+ * its pins.  Pins and releases are the backend's and cost more than the
+ * copies, so a helper that finds nothing to copy does the batch's idle work
+ * (the next batch's merge) a small step at a time: one task a batch instead
+ * of one a chunk is what lets a helper keep at it across chunks.
+ */
+struct GatherBatch
+{
+	BraidGather *g;
+	GatherChunk chunk[2];		/* chunk number k is chunk[k & 1] */
+	int			done[2];		/* pages copied of each slot's chunk (atomic) */
+	int			left[2];		/* helpers past each slot's chunk (atomic) */
+	int			published;		/* chunks pinned and ready (atomic) */
+	bool		finished;		/* no chunk is left to publish (atomic) */
+	bool		stop;			/* the backend gives up, or a tuple was not
+								 * as expected (atomic) */
+	int			sleeping;		/* a helper sleeps (futex word) */
+	int64		bad;			/* as copy_block's result, or -1 */
+};
+
+/* A helper with neither pages to copy nor idle work sleeps after this. */
+#define BATCH_SPINS_BEFORE_SLEEP 2000
+
+/* stop_batch: make the helpers of a batch return as soon as they can. */
+static void
+stop_batch(GatherBatch *t)
+{
+	__atomic_store_n(&t->stop, true, __ATOMIC_SEQ_CST);
+	stream_wake(&t->sleeping);
+}
+
+/*
+ * copy_groups
+ *		Take groups of pages of the chunk in "slot" until none is left, and
+ *		copy them; false if the batch is stopped (or a tuple was not as
+ *		expected, which stops it).  Helpers and the backend alike.
+ */
+static bool
+copy_groups(GatherBatch *t, int slot)
+{
+	GatherChunk *chunk = &t->chunk[slot];
+	BraidGather *g = t->g;
+	Page	   *pages = g->chunk_pages[chunk->set];
+
+	for (;;)
+	{
+		int			b0 = __atomic_fetch_add(&chunk->next, GATHER_BLOCKS_PER_TASK, __ATOMIC_RELAXED);
+		int			b1 = Min(b0 + GATHER_BLOCKS_PER_TASK, chunk->nblocks);
+
+		if (b0 >= chunk->nblocks)
+			return true;
+		if (__atomic_load_n(&t->stop, __ATOMIC_RELAXED))
+			return false;
+		for (int b = b0; b < Min(b0 + GATHER_LP_AHEAD, b1); b++)
+			prefetch_line_pointers(g, pages[b], chunk->first + b);
+		for (int b = b0; b < Min(b0 + GATHER_ROWS_AHEAD, b1); b++)
+			prefetch_rows(g, pages[b], chunk->first + b);
+		for (int b = b0; b < b1; b++)
+		{
+			int64		bad;
+
+			if (b + GATHER_LP_AHEAD < b1)
+				prefetch_line_pointers(g, pages[b + GATHER_LP_AHEAD],
+									   chunk->first + b + GATHER_LP_AHEAD);
+			if (b + GATHER_ROWS_AHEAD < b1)
+				prefetch_rows(g, pages[b + GATHER_ROWS_AHEAD],
+							  chunk->first + b + GATHER_ROWS_AHEAD);
+			bad = copy_block(g, pages[b], chunk->first + b);
+			if (bad >= 0)
+			{
+				int64		none = -1;
+
+				__atomic_compare_exchange_n(&t->bad, &none, bad, false,
+											__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+				stop_batch(t);
+				return false;
+			}
+		}
+		/* the pages are read: the backend may release them once all are */
+		__atomic_fetch_add(&t->done[slot], b1 - b0, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * batch_worker
+ *		A helper's side of a batch: copy from each chunk in turn as it is
+ *		published; between chunks, do idle work (helper 1 only) or wait.
+ *		Pure memory work.
+ */
+static void
+batch_worker(void *arg, int worker)
+{
+	GatherBatch *t = (GatherBatch *) arg;
+	BraidGather *g = t->g;
+	bool		idle = (worker == 1 && g->idle_step != NULL);
+	double		progress = 0;
+	double		nchunks = (double) (g->nblk + g->chunk_blocks - 1) / g->chunk_blocks;
+
+	if (worker == 0)
+		return;
+	for (int k = 0;; k++)
+	{
+		GatherChunk *chunk = &t->chunk[k & 1];
+		int			spins = 0;
+
+		while (__atomic_load_n(&t->published, __ATOMIC_ACQUIRE) <= k)
+		{
+			if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE))
+				return;
+			if (__atomic_load_n(&t->finished, __ATOMIC_ACQUIRE) &&
+				__atomic_load_n(&t->published, __ATOMIC_ACQUIRE) <= k)
+				return;
+			if (idle)
+			{
+				progress = g->idle_step(g->idle_arg);
+				idle = progress < 1.0;
+			}
+			else if (++spins < BATCH_SPINS_BEFORE_SLEEP)
+				SPIN_DELAY();
+			else
+			{
+				__atomic_store_n(&t->sleeping, 1, __ATOMIC_SEQ_CST);
+				if (__atomic_load_n(&t->published, __ATOMIC_SEQ_CST) <= k &&
+					!__atomic_load_n(&t->finished, __ATOMIC_SEQ_CST) &&
+					!__atomic_load_n(&t->stop, __ATOMIC_SEQ_CST))
+					stream_sleep(&t->sleeping);
+				__atomic_store_n(&t->sleeping, 0, __ATOMIC_SEQ_CST);
+				spins = 0;
+			}
+		}
+
+
+		/*
+		 * The backend's pins and releases are what take longest, so the idle
+		 * work is due by the batch's end: while behind that schedule, work at
+		 * it first and leave the chunk's copies to the backend (which takes
+		 * what is left of a chunk before releasing it).
+		 */
+		while (idle && progress < k / nchunks &&
+			   __atomic_load_n(&chunk->next, __ATOMIC_RELAXED) < chunk->nblocks)
+		{
+			if (__atomic_load_n(&t->stop, __ATOMIC_RELAXED))
+				return;
+			progress = g->idle_step(g->idle_arg);
+			idle = progress < 1.0;
+		}
+		if (!copy_groups(t, k & 1))
+			return;
+		__atomic_fetch_add(&t->left[k & 1], 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* publish_chunk: pin the next chunk into slot "slot" and hand it out. */
+static int
+publish_chunk(GatherBatch *t, int slot, int first)
+{
+	GatherChunk *chunk = &t->chunk[slot];
+	int			nb = pin_chunk(t->g, slot, first, t->g->chunk_blocks);
+
+	chunk->g = t->g;
+	chunk->set = slot;
+	chunk->first = first;
+	chunk->nblocks = nb;
+	chunk->next = 0;
+	chunk->bad = -1;
+	t->done[slot] = 0;
+	t->left[slot] = 0;
+	__atomic_add_fetch(&t->published, 1, __ATOMIC_SEQ_CST);
+	stream_wake(&t->sleeping);
+	return nb;
+}
+
+/*
+ * gather_batch_task
+ *		Load the planned batch with the helpers under one task (see
+ *		GatherBatch).  False, having done nothing, if no helper thread could
+ *		be started.
+ */
+static bool
+gather_batch_task(BraidGather *g)
+{
+	GatherBatch t;
+	int			helpers;
+	volatile int pinned[2] = {0, 0};	/* pins held in each chunk slot */
+
+	memset(&t, 0, sizeof(t));
+	t.g = g;
+	t.bad = -1;
+	guard_helpers();
+	active_batch = &t;
+	helpers = braid_pool_start(g->threads, batch_worker, &t);
+	if (helpers == 0)
+	{
+		active_batch = NULL;
+		return false;
+	}
+
+	/* the helpers use the batch and the pinned pages until waited for */
+	PG_TRY();
+	{
+		int			next;
+
+		next = pinned[0] = publish_chunk(&t, 0, 0);
+		for (int k = 0;; k++)
+		{
+			int			slot = k & 1;
+			int			spins = 0;
+
+			/* the next chunk is pinned while the helpers copy this one */
+			if (next < g->nblk)
+			{
+				pinned[slot ^ 1] = publish_chunk(&t, slot ^ 1, next);
+				next += pinned[slot ^ 1];
+			}
+			else
+			{
+				__atomic_store_n(&t.finished, true, __ATOMIC_SEQ_CST);
+				stream_wake(&t.sleeping);
+			}
+
+			/* copy with them, then wait until every helper is done with it */
+			(void) copy_groups(&t, slot);
+			while ((__atomic_load_n(&t.done[slot], __ATOMIC_ACQUIRE) < pinned[slot] ||
+					__atomic_load_n(&t.left[slot], __ATOMIC_ACQUIRE) < helpers) &&
+				   !__atomic_load_n(&t.stop, __ATOMIC_ACQUIRE))
+				stream_wait(&spins);
+
+			/* stopped: helpers may still read the pages until waited for */
+			if (__atomic_load_n(&t.stop, __ATOMIC_ACQUIRE))
+				break;
+			unpin_chunk(g, slot, pinned[slot]);
+			pinned[slot] = 0;
+			if (next >= g->nblk && pinned[slot ^ 1] == 0)
+				break;
+		}
+	}
+	PG_CATCH();
+	{
+		stop_batch(&t);
+		braid_pool_finish(g->threads, helpers, batch_worker, &t, false);
+		active_batch = NULL;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	__atomic_store_n(&t.finished, true, __ATOMIC_SEQ_CST);
+	stream_wake(&t.sleeping);
+	braid_pool_finish(g->threads, helpers, batch_worker, &t, false);
+	active_batch = NULL;
+	for (int slot = 0; slot < 2; slot++)
+		unpin_chunk(g, slot, pinned[slot]);
+	if (t.bad >= 0)
+		report_bad(g, t.bad);
+	return true;
+}
+
+/*
  * read_block
  *		Pin block blk of the table (reading it if need be).
  */
@@ -767,9 +1049,6 @@ void
 braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 {
 	size_t		total;
-	int			next;
-	int			cur = 0;
-	int			ncur;
 
 	if (n > g->rows_cap)
 	{
@@ -815,58 +1094,33 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 	 * a time: the backend pins a chunk's pages, the copies -- pure memory
 	 * work on pinned pages -- run on the sort threads, then the backend
 	 * releases the pins.  With threads, the backend pins the next chunk
-	 * while the helpers copy this one, then joins the copying.  (Pinning a
-	 * chunk, then copying from it, beats pinning, copying and releasing one
-	 * page at a time even on one thread: the misses of a chunk's pins, and
-	 * then of its copies, overlap.)
+	 * while the helpers copy this one, then joins the copying
+	 * (gather_batch_task).  (Pinning a chunk, then copying from it, beats
+	 * pinning, copying and releasing one page at a time even on one thread:
+	 * the misses of a chunk's pins, and then of its copies, overlap.)
 	 */
-	ncur = pin_chunk(g, cur, 0, g->chunk_blocks);
-	next = ncur;
-	while (ncur > 0)
+	if (g->threads > 1 && g->nblk >= GATHER_PARALLEL_MIN_BLOCKS &&
+		gather_batch_task(g))
+	{
+		g->nrows = n;
+		g->batches++;
+		return;
+	}
+	for (int first = 0; first < g->nblk;)
 	{
 		GatherChunk chunk;
-		int			nnext = 0;
 
 		chunk.g = g;
-		chunk.set = cur;
-		chunk.first = next - ncur;
-		chunk.nblocks = ncur;
+		chunk.set = 0;
+		chunk.first = first;
+		chunk.nblocks = pin_chunk(g, 0, first, g->chunk_blocks);
 		chunk.next = 0;
 		chunk.bad = -1;
-		if (g->threads > 1 && ncur >= GATHER_PARALLEL_MIN_BLOCKS)
-		{
-			int			helpers;
-
-			guard_helpers();
-			helpers = braid_pool_start(g->threads, copy_worker, &chunk);
-
-			/* the helpers use the chunk until they are waited for */
-			PG_TRY();
-			{
-				if (next < g->nblk)
-					nnext = pin_chunk(g, cur ^ 1, next, g->chunk_blocks);
-			}
-			PG_CATCH();
-			{
-				braid_pool_finish(g->threads, helpers, copy_worker, &chunk, false);
-				PG_RE_THROW();
-			}
-			PG_END_TRY();
-			braid_pool_finish(g->threads, helpers, copy_worker, &chunk, true);
-			unpin_chunk(g, cur, ncur);
-		}
-		else
-		{
-			copy_worker(&chunk, 0);
-			unpin_chunk(g, cur, ncur);
-			if (chunk.bad < 0 && next < g->nblk)
-				nnext = pin_chunk(g, cur ^ 1, next, g->chunk_blocks);
-		}
+		copy_worker(&chunk, 0);
+		unpin_chunk(g, 0, chunk.nblocks);
 		if (chunk.bad >= 0)
 			report_bad(g, chunk.bad);
-		next += nnext;
-		ncur = nnext;
-		cur ^= 1;
+		first += chunk.nblocks;
 	}
 	g->nrows = n;
 	g->batches++;

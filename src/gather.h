@@ -48,6 +48,15 @@ braid_ref_len(uint64 ref)
 	return (uint32) (ref & BRAID_REF_LEN_MASK);
 }
 
+/*
+ * Work a helper thread does beside its share of a batch's copies (the next
+ * batch's merge): one small step per call, returning the fraction of the
+ * work done so far, 1 or more when there is no more.  Called on one helper
+ * thread only, during braid_gather_load(); pure memory work (no server
+ * calls, allocations or errors).
+ */
+typedef double (*BraidGatherIdleStep) (void *arg);
+
 typedef struct BraidGather
 {
 	Relation	rel;
@@ -91,6 +100,10 @@ typedef struct BraidGather
 	Page	   *chunk_pages[2];
 	int			threads;		/* threads sharing the copies */
 
+	/* work for an idle helper during the next load (NULL: none) */
+	BraidGatherIdleStep idle_step;
+	void	   *idle_arg;
+
 	/* or, when only a few pages may be pinned, a window streamed through */
 	int			win_size;		/* 0 = chunks only */
 	Buffer	   *win_bufs;
@@ -126,6 +139,8 @@ extern void braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt);
 extern void braid_gather_set_threads(BraidGather *g, int threads);
 extern void braid_gather_set_arena(BraidGather *g, char *mem, size_t cap);
 extern void braid_gather_set_strip(BraidGather *g, bool strip);
+extern void braid_gather_set_idle(BraidGather *g, BraidGatherIdleStep step,
+								  void *arg);
 extern void braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n);
 extern HeapTuple braid_gather_tuple(BraidGather *g, int64 pos);
 extern void braid_gather_reset(BraidGather *g);

@@ -446,8 +446,11 @@ reader_advance(BraidRunReader *r)
 
 	if (r->remaining == 0)
 	{
-		braid_spill_note_read(r->run->file, r->accounted, r->pos);
-		r->accounted = r->pos;
+		if (!r->defer_reads)
+		{
+			braid_spill_note_read(r->run->file, r->accounted, r->pos);
+			r->accounted = r->pos;
+		}
 		return false;
 	}
 	{
@@ -500,7 +503,7 @@ reader_advance(BraidRunReader *r)
 	}
 	r->remaining--;
 
-	if (r->pos - r->accounted >= READ_ACCOUNT_CHUNK)
+	if (r->pos - r->accounted >= READ_ACCOUNT_CHUNK && !r->defer_reads)
 	{
 		size_t		upto = r->pos - (r->pos % READ_ACCOUNT_CHUNK);
 
@@ -649,6 +652,100 @@ braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen, uint64 *ref
 	*keylen = r->keylen;
 	*ref = r->ref;
 	return true;
+}
+
+/*
+ * reader_next_keylen
+ *		The key length of the record after the reader's current one (which
+ *		must exist), read from its lengths without decoding it.
+ */
+static uint32
+reader_next_keylen(const BraidRunReader *r)
+{
+	const uint8 *p = (const uint8 *) r->run->file->base + r->pos;
+	uint32		shared = *p >> 4;
+	uint32		suffix = *p & 0x0F;
+	size_t		n = 1;
+
+	if (shared == 15)
+	{
+		n += varint_get(p + n, &shared);
+		shared += 15;
+	}
+	if (suffix == 15)
+	{
+		(void) varint_get(p + n, &suffix);
+		suffix += 15;
+	}
+	return shared + suffix;
+}
+
+/*
+ * braid_merger_try_next
+ *		braid_merger_next() for a thread other than the backend's: the next
+ *		record's ref in *ref and 1, 0 when every run is exhausted, or -1,
+ *		changing nothing, when taking it would grow a reader's key buffer
+ *		(an allocation), which only the backend may do.  The merger must
+ *		defer its read accounting (braid_merger_defer_reads) and compare
+ *		keys by memcmp (no comparator, which may call the server).  Pure
+ *		memory work on the runs' mappings.
+ */
+int
+braid_merger_try_next(BraidMerger *m, uint64 *ref)
+{
+	const uint8 *key;
+	uint32		keylen;
+
+	Assert(m->compare == NULL);
+	if (m->nreaders == 0)
+		return 0;
+	if (m->started)
+	{
+		const BraidRunReader *r = &m->readers[m->tree[0]];
+
+		Assert(r->defer_reads);
+		if (!r->done && r->remaining > 0 &&
+			reader_next_keylen(r) > r->keybuf_cap)
+			return -1;
+	}
+	return braid_merger_next(m, &key, &keylen, ref) ? 1 : 0;
+}
+
+/*
+ * braid_merger_defer_reads
+ *		From now on, count and pay for the runs' reads only when
+ *		braid_merger_account() is called, so that braid_merger_try_next()
+ *		can run on a helper thread.
+ */
+void
+braid_merger_defer_reads(BraidMerger *m)
+{
+	for (int i = 0; i < m->nreaders; i++)
+		m->readers[i].defer_reads = true;
+}
+
+/*
+ * braid_merger_account
+ *		Account the reads made since the last call, exactly as a merger
+ *		that does not defer them would have (in READ_ACCOUNT_CHUNK steps,
+ *		and the rest at the end of each run).  Backend only, under a read
+ *		scope of the runs.
+ */
+void
+braid_merger_account(BraidMerger *m)
+{
+	for (int i = 0; i < m->nreaders; i++)
+	{
+		BraidRunReader *r = &m->readers[i];
+		size_t		upto = r->remaining == 0 ? r->pos :
+			r->pos - (r->pos % READ_ACCOUNT_CHUNK);
+
+		if (upto > r->accounted)
+		{
+			braid_spill_note_read(r->run->file, r->accounted, upto);
+			r->accounted = upto;
+		}
+	}
 }
 
 /* braid_merger_end: free the merger (the runs stay open). */

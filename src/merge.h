@@ -41,6 +41,8 @@ typedef struct BraidRunReader
 	uint64		ref;
 	uint64		prefix;			/* first 8 key bytes, big-endian, zero padded */
 	bool		done;			/* no current record: the run is exhausted */
+	bool		defer_reads;	/* leave the accounting of reads to
+								 * braid_merger_account() */
 	uint8	   *keybuf;			/* the key, rebuilt from front coding */
 	MemoryContext cxt;			/* where keybuf lives (the merger's) */
 	size_t		keybuf_cap;
@@ -69,6 +71,9 @@ extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns,
 										BraidKeyCompare compare, void *compare_arg);
 extern bool braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen,
 							  uint64 *ref);
+extern int	braid_merger_try_next(BraidMerger *m, uint64 *ref);
+extern void braid_merger_defer_reads(BraidMerger *m);
+extern void braid_merger_account(BraidMerger *m);
 extern void braid_merger_end(BraidMerger *m);
 extern BraidRun *braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
 								  BraidKeyCompare compare, void *compare_arg);

@@ -30,14 +30,19 @@ my $expected = $node->safe_psql('postgres',
 
 # onepass: small gather batches; fallback: runs spilled; offload: the
 # sorted refs go to the device (a budget where that saves a gather pass);
-# ring: shared buffers too small for the table, so the gather reads through
-# a buffer ring and streams pages to a copier thread
-foreach my $mode ('onepass', 'fallback', 'offload', 'ring')
+# mergeahead: runs spilled and large gather batches, each gathered while a
+# helper thread merges the next; ring: shared buffers too small for the
+# table, so the gather reads through a buffer ring and streams pages to a
+# copier thread
+foreach my $mode ('onepass', 'fallback', 'offload', 'mergeahead', 'ring')
 {
 	my $setup = 'SET braidsort.force = on;';
-	$setup .= ' SET braidsort.gather_batch = 256;' unless $mode eq 'offload';
+	$setup .= ' SET braidsort.gather_batch = 256;'
+	  unless $mode eq 'offload' || $mode eq 'mergeahead';
 	$setup .= ' SET braidsort.work_mem = 1024;' if $mode eq 'fallback';
 	$setup .= ' SET braidsort.work_mem = 20480;' if $mode eq 'offload';
+	$setup .= ' SET braidsort.work_mem = 2048; SET braidsort.sort_threads = 2;'
+	  if $mode eq 'mergeahead';
 	if ($mode eq 'ring')
 	{
 		$node->append_conf('postgresql.conf', 'shared_buffers = 16MB');
@@ -50,11 +55,21 @@ foreach my $mode ('onepass', 'fallback', 'offload', 'ring')
 			qr/Sorted Refs: device/, "offload: the refs go to the device");
 	}
 
+	if ($mode eq 'mergeahead')
+	{
+		like($node->safe_psql('postgres',
+				"$setup EXPLAIN (ANALYZE, COSTS OFF) $query"),
+			qr/Rows Merged Ahead: \d+/, "mergeahead: a helper merges ahead");
+	}
+
 	like($node->safe_psql('postgres', "$setup EXPLAIN $query"),
 		qr/BraidSort/, "$mode: plan uses BraidSort");
 
-	# later timeouts reach the gather of the slower ring mode
-	my @timeouts = $mode eq 'ring' ? (10, 150, 400, 700, 1000) : (10, 60, 150, 300);
+	# later timeouts reach the gather of the slower modes
+	my @timeouts =
+	    $mode eq 'ring' ? (10, 150, 400, 700, 1000)
+	  : $mode eq 'mergeahead' ? (10, 100, 200, 300, 450, 600, 800)
+	  : (10, 60, 150, 300);
 	foreach my $timeout (@timeouts)
 	{
 		my ($ret, $stdout, $stderr) = $node->psql('postgres',

@@ -2211,14 +2211,23 @@ test_costmodel_offload_refs(void)
 
 	check_init(&c);
 
-	/* bookkeeping: 12 bytes a row in memory, 20 with refs on the device */
-	check_that(&c, fabs(braid_cost_batch_arena(140.0 * mb, 128, false) - 128.0 * mb) < 1.0,
+	/*
+	 * bookkeeping: 12 bytes a row in memory, 20 with refs on the device, 28
+	 * when the next batch's refs are merged meanwhile
+	 */
+	check_that(&c, fabs(braid_cost_batch_arena(140.0 * mb, 128, BRAID_REFS_IN_MEMORY) -
+						128.0 * mb) < 1.0,
 			   "arena for 128-byte rows with refs in memory: %g",
-			   braid_cost_batch_arena(140.0 * mb, 128, false));
-	check_that(&c, fabs(braid_cost_batch_arena(148.0 * mb, 128, true) - 128.0 * mb) < 1.0,
+			   braid_cost_batch_arena(140.0 * mb, 128, BRAID_REFS_IN_MEMORY));
+	check_that(&c, fabs(braid_cost_batch_arena(148.0 * mb, 128, BRAID_REFS_ON_DEVICE) -
+						128.0 * mb) < 1.0,
 			   "arena for 128-byte rows with refs on the device: %g",
-			   braid_cost_batch_arena(148.0 * mb, 128, true));
-	check_that(&c, braid_cost_batch_arena(1000, 128, false) == 32768.0,
+			   braid_cost_batch_arena(148.0 * mb, 128, BRAID_REFS_ON_DEVICE));
+	check_that(&c, fabs(braid_cost_batch_arena(156.0 * mb, 128, BRAID_REFS_MERGED_AHEAD) -
+						128.0 * mb) < 1.0,
+			   "arena for 128-byte rows with the next batch merged ahead: %g",
+			   braid_cost_batch_arena(156.0 * mb, 128, BRAID_REFS_MERGED_AHEAD));
+	check_that(&c, braid_cost_batch_arena(1000, 128, BRAID_REFS_IN_MEMORY) == 32768.0,
 			   "tiny memory still gives the minimum arena");
 
 	/* the benchmark's shape: 8 passes become 6 */
@@ -2262,24 +2271,24 @@ test_costmodel_gather_arena(void)
 	check_init(&c);
 
 	/* 20M rows at 16MB: 327k pages, far more than a batch's rows */
-	sparse = braid_cost_gather_arena(16.0 * mb, 327000, 112, true);
+	sparse = braid_cost_gather_arena(16.0 * mb, 327000, 112, BRAID_REFS_ON_DEVICE);
 	check_that(&c, fabs(sparse - (16.0 * mb - 327000 * 8.0) * 112 / (112 + 20 + 8)) < 1.0,
 			   "sparse batch: a distinct page per row (%g)", sparse);
 	check_that(&c, sparse / 112 < 327000, "sparse batch: fewer rows than pages");
 
 	/* a small table under a large budget: every page, once */
-	dense = braid_cost_gather_arena(128.0 * mb, 1000, 112, false);
+	dense = braid_cost_gather_arena(128.0 * mb, 1000, 112, BRAID_REFS_IN_MEMORY);
 	check_that(&c, fabs(dense - (128.0 * mb - 1000 * 16.0) * 112 / (112 + 12)) < 1.0,
 			   "dense batch: every page of the table (%g)", dense);
 
 	/* the two regimes agree where a batch has as many rows as pages */
-	sparse = braid_cost_gather_arena(1000 * (112 + 20 + 8) + 1000 * 8.0 - 1, 1000, 112, true);
-	dense = braid_cost_gather_arena(1000 * (112 + 20 + 8) + 1000 * 8.0 + 1, 1000, 112, true);
+	sparse = braid_cost_gather_arena(1000 * (112 + 20 + 8) + 1000 * 8.0 - 1, 1000, 112, BRAID_REFS_ON_DEVICE);
+	dense = braid_cost_gather_arena(1000 * (112 + 20 + 8) + 1000 * 8.0 + 1, 1000, 112, BRAID_REFS_ON_DEVICE);
 	check_that(&c, fabs(sparse - dense) < 2.0,
 			   "continuous at rows = pages (%g vs %g)", sparse, dense);
 
 	/* a table whose bookkeeping outweighs the budget: the minimum arena */
-	tiny = braid_cost_gather_arena(1.0 * mb, 1e6, 112, true);
+	tiny = braid_cost_gather_arena(1.0 * mb, 1e6, 112, BRAID_REFS_ON_DEVICE);
 	check_that(&c, tiny == 32768.0, "minimum arena (%g)", tiny);
 
 	check_report(&c, "costmodel: the gather arena pays for its bookkeeping by page");
