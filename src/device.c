@@ -62,6 +62,7 @@
 #include "utils/resowner.h"
 
 #include "device.h"
+#include "gather.h"
 #include "pool.h"
 #include "iosched.h"
 
@@ -201,10 +202,15 @@ braid_release_callback(ResourceReleasePhase phase, bool isCommit,
 	}
 }
 
-/* braid_exit_callback: backend exit removes every live file. */
+/*
+ * braid_exit_callback
+ *		Backend exit removes every live file, once no helper thread can be
+ *		reading a mapping (a merge ahead during a gather).
+ */
 static void
 braid_exit_callback(int code, Datum arg)
 {
+	braid_gather_stop_helpers();
 	while (live_files != NULL)
 		braid_spill_close(live_files);
 }

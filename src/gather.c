@@ -608,6 +608,21 @@ static void stop_batch(GatherBatch *t);
 static void
 gather_exit_callback(int code, Datum arg)
 {
+	braid_gather_stop_helpers();
+}
+
+/*
+ * braid_gather_stop_helpers
+ *		At backend exit: stop a gather's helpers, if any are running, and
+ *		wait for every helper thread.  Whatever goes away at exit (the
+ *		arena, pins, spill file mappings a helper merges from) must wait for
+ *		this, so device.c's exit callback calls it too: callbacks run in the
+ *		reverse order of registration, which depends on what the backend
+ *		did first.
+ */
+void
+braid_gather_stop_helpers(void)
+{
 	GatherStream *st = active_stream;
 	GatherBatch *t = active_batch;
 

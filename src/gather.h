@@ -145,5 +145,6 @@ extern void braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, i
 extern HeapTuple braid_gather_tuple(BraidGather *g, int64 pos);
 extern void braid_gather_reset(BraidGather *g);
 extern void braid_gather_end(BraidGather *g);
+extern void braid_gather_stop_helpers(void);
 
 #endif							/* BRAID_GATHER_H */
