@@ -70,7 +70,9 @@ END $$;
 SELECT wm, runs_and_check(wm, 'SELECT id, k FROM par_t ORDER BY k, id')
 FROM (VALUES (2000), (1400), (1100), (900), (750), (600), (500), (420), (360), (300)) v(wm);
 SELECT runs_and_check(700, 'SELECT * FROM longtext ORDER BY t DESC, id');
--- larger inputs: 3 to 5 runs merged in one pass, 6 and 7 in two
+-- larger inputs: 3 to 5 runs merged in one pass, 6 and 7 in two.  With the
+-- larger budgets the runs after the first are made from half the IndexMap
+-- by a helper while the scan goes on (more runs, never another pass).
 CREATE TABLE merge_t AS
 SELECT i AS id, md5(i::text) COLLATE "C" AS t
 FROM generate_series(1, 150000) i;

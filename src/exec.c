@@ -88,6 +88,9 @@
  * cost): the budget divided by this is the merge fan-in.
  */
 #define BRAID_MERGE_RUN_BYTES ((size_t) 256 * 1024)
+
+/* Halves smaller than this are not worth a helper (pipe_begin). */
+#define BRAID_PIPE_MIN_ENTRIES 1024
 #define BRAID_MAX_FANIN 1024
 
 /* Value log rows read back from the device per read grant. */
@@ -126,6 +129,35 @@ typedef struct BraidMergeAhead
 	size_t		limit;			/* the batch closes at this many bytes */
 	bool		closed;			/* full, or the merge is exhausted */
 } BraidMergeAhead;
+
+/*
+ * A run sorted and written by a helper thread while the build goes on: the
+ * IndexMap's two halves take turns, one filling while the other's run is
+ * made (pipe_swap).  The helper sorts the half and sizes its run, the
+ * backend creates the run's file and takes the device's write grant, the
+ * helper codes the run into the file, the backend finishes it.
+ */
+typedef enum BraidPipeStage
+{
+	PIPE_IDLE,
+	PIPE_SORTING,				/* sorting and sizing, on the helper */
+	PIPE_CODING					/* coding into the file, on the helper */
+} BraidPipeStage;
+
+typedef struct BraidPipe
+{
+	struct BraidSortState *st;
+	bool		on;				/* the build fills halves */
+	uint8	   *base;			/* the IndexMap's allocation */
+	size_t		full;			/* its capacity in entries */
+	BraidPipeStage stage;
+	int			helpers;		/* helpers running the stage, 0 if none */
+	uint8	   *entries;		/* the half being made into a run */
+	size_t		n;
+	size_t		bytes;			/* its coded size */
+	BraidRun   *run;
+	uint8	   *dst;			/* where in the file it is coded */
+} BraidPipe;
 
 typedef struct BraidSortState
 {
@@ -172,6 +204,8 @@ typedef struct BraidSortState
 	bool		any_truncated;
 	uint64	   *refs;			/* after the sort: the entries' refs, in place */
 	BraidOverflow ovf;
+	bool		pipe_allowed;	/* runs may be made during the build */
+	BraidPipe	pipe;
 
 	/* MergePass: sorted runs on the spill device */
 	List	   *runs;			/* BraidRun *, waiting to be merged */
@@ -650,6 +684,217 @@ grow_entries(BraidSortState *st)
 	return true;
 }
 
+static void pipe_end(BraidSortState *st);
+
+/* merge_fanin: how many runs one merge takes at once, within the budget. */
+static int
+merge_fanin(const BraidSortState *st)
+{
+	return (int) Min(Max(st->budget / BRAID_MERGE_RUN_BYTES, (size_t) 2),
+					 (size_t) BRAID_MAX_FANIN);
+}
+
+/*
+ * pipe_task
+ *		The helper's part of a run made during the build: sort the half and
+ *		size its run, or code it into its file.  Pure memory work: the half
+ *		has no truncated keys, so neither the sort nor entry_key_of() looks
+ *		anything up.
+ */
+static void
+pipe_task(void *arg, int worker)
+{
+	BraidPipe  *p = (BraidPipe *) arg;
+	BraidSortState *st = p->st;
+
+	if (worker != 1)
+		return;
+	if (p->stage == PIPE_SORTING)
+	{
+		BraidSortSpec spec = {0};
+
+		spec.keylen = st->radix_keylen;
+		spec.stride = st->stride;
+		braid_indexmap_sort(p->entries, p->n, &spec);
+		p->bytes = braid_run_size(p->entries, p->n, st->stride, entry_key_of, st);
+	}
+	else
+		braid_run_code(p->entries, p->n, st->stride, entry_key_of, st,
+					   p->run->file, p->dst);
+}
+
+/* pipe_post: hand the current stage to a helper (or do it, if none). */
+static void
+pipe_post(BraidSortState *st)
+{
+	BraidPipe  *p = &st->pipe;
+
+	p->helpers = braid_pool_start(2, pipe_task, p);
+	if (p->helpers == 0)
+		pipe_task(p, 1);
+}
+
+/*
+ * pipe_step
+ *		Move the run being made on as far as it can go without waiting (or,
+ *		with "wait", until it is finished): between the helper's stages the
+ *		backend creates the run's file and takes the write grant, and at the
+ *		end it finishes the file and adds the run.
+ */
+static void
+pipe_step(BraidSortState *st, bool wait)
+{
+	BraidPipe  *p = &st->pipe;
+	MemoryContext old;
+
+	while (p->stage != PIPE_IDLE)
+	{
+		if (p->helpers > 0)
+		{
+			if (!wait && braid_pool_busy())
+				return;
+			braid_pool_finish(2, p->helpers, pipe_task, p, false);
+			p->helpers = 0;
+		}
+		old = MemoryContextSwitchTo(st->sortcxt);
+		if (p->stage == PIPE_SORTING)
+		{
+			int			threads = 1;
+
+			p->run = palloc0(sizeof(BraidRun));
+			p->run->file = braid_spill_create(p->bytes, &st->device);
+			p->dst = braid_spill_fill_begin(p->run->file, p->bytes, &threads);
+			p->stage = PIPE_CODING;
+			pipe_post(st);
+		}
+		else
+		{
+			braid_spill_fill_end(p->run->file, p->bytes);
+			braid_spill_finish(p->run->file);
+			p->run->nrecords = p->n;
+			p->run->bytes = p->bytes;
+			st->runs = lappend(st->runs, p->run);
+			st->runs_written++;
+			p->run = NULL;
+			p->stage = PIPE_IDLE;
+		}
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/*
+ * pipe_stop
+ *		On an error during the build: wait for a helper still at a run, so
+ *		that it is done with the IndexMap and the run's mapping before they
+ *		go.
+ */
+static void
+pipe_stop(BraidSortState *st)
+{
+	BraidPipe  *p = &st->pipe;
+
+	if (p->helpers > 0)
+		braid_pool_finish(2, p->helpers, pipe_task, p, false);
+	p->helpers = 0;
+	p->stage = PIPE_IDLE;
+	p->on = false;
+}
+
+/*
+ * pipe_pays
+ *		Would halves, from here on, still leave no more runs than the final
+ *		merge takes at once?  Twice the runs must never cost an intermediate
+ *		merge pass (which would write every key again); the rows still to
+ *		come are the planner's estimate, with some room.
+ */
+static bool
+pipe_pays(BraidSortState *st, size_t half)
+{
+	int			fanin = merge_fanin(st);
+	double		left = Max(st->est_rows * 1.1 - (double) st->rows_built, 0.0);
+	double		runs = (double) list_length(st->runs) +
+		(st->pipe.stage != PIPE_IDLE ? 1 : 0) + 1 + ceil(left / (double) half);
+
+	return half >= BRAID_PIPE_MIN_ENTRIES && runs <= fanin;
+}
+
+/*
+ * pipe_begin
+ *		After the first run, when the build may make runs on a helper (a
+ *		plain table scan feeds it, keys compare by memcmp, more than one
+ *		thread): fill the IndexMap half at a time from now on.  Twice the
+ *		runs, each made while the next half fills instead of stopping the
+ *		scan.
+ */
+static void
+pipe_begin(BraidSortState *st)
+{
+	BraidPipe  *p = &st->pipe;
+
+	if (!st->pipe_allowed || !pipe_pays(st, st->capacity / 2))
+		return;
+	p->st = st;
+	p->on = true;
+	p->base = st->entries;
+	p->full = st->capacity;
+	p->stage = PIPE_IDLE;
+	p->helpers = 0;
+	st->capacity = p->full / 2;
+}
+
+/*
+ * pipe_swap
+ *		The half being filled is full: once the other half's run is made,
+ *		start making this one's and fill the other.
+ */
+static void
+pipe_swap(BraidSortState *st)
+{
+	BraidPipe  *p = &st->pipe;
+	instr_time	start;
+
+	/* more rows than expected: whole runs again, before halves cost a pass */
+	if (!pipe_pays(st, st->capacity))
+	{
+		pipe_end(st);
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(start);
+	pipe_step(st, true);
+	p->entries = st->entries;
+	p->n = st->nentries;
+	p->stage = PIPE_SORTING;
+	pipe_post(st);
+	st->entries = (st->entries == p->base) ? p->base + st->capacity * st->stride :
+		p->base;
+	st->nentries = 0;
+	st->any_truncated = false;
+	st->spill_ms += elapsed_ms(start);
+}
+
+/*
+ * pipe_end
+ *		Back to the whole IndexMap: wait for the run being made, and move
+ *		the entries of the half being filled to its start.
+ */
+static void
+pipe_end(BraidSortState *st)
+{
+	BraidPipe  *p = &st->pipe;
+	instr_time	start;
+
+	if (!p->on)
+		return;
+	INSTR_TIME_SET_CURRENT(start);
+	pipe_step(st, true);
+	if (st->entries != p->base)
+		memmove(p->base, st->entries, st->nentries * st->stride);
+	st->entries = p->base;
+	st->capacity = p->full;
+	p->on = false;
+	st->spill_ms += elapsed_ms(start);
+}
+
 /*
  * add_entry
  *		Append one row's entry to the IndexMap, spilling a run first if the
@@ -660,11 +905,17 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 {
 	uint8	   *entry;
 
-	if (st->nentries == st->capacity && !grow_entries(st))
+	if (st->nentries == st->capacity)
 	{
-		if (st->nentries == 0)
-			elog(ERROR, "braidsort: budget too small for a single IndexMap entry");
-		spill_run(st);
+		if (st->pipe.on)
+			pipe_swap(st);
+		else if (!grow_entries(st))
+		{
+			if (st->nentries == 0)
+				elog(ERROR, "braidsort: budget too small for a single IndexMap entry");
+			spill_run(st);
+			pipe_begin(st);
+		}
 	}
 
 	entry = st->entries + st->nentries * st->stride;
@@ -699,6 +950,9 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	braid_entry_set_ref(entry, st->keylen, ref);
 	st->nentries++;
 
+	/* full keys kept aside: the whole IndexMap again, made serially */
+	if (ref & BRAID_REF_TRUNCATED && st->pipe.on)
+		pipe_end(st);
 	if (ref & BRAID_REF_TRUNCATED &&
 		st->capacity * st->stride + ovf_bytes(&st->ovf) > st->budget)
 	{
@@ -871,8 +1125,7 @@ static void
 merge_runs(BraidSortState *st)
 {
 	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
-	int			fanin = (int) Min(Max(st->budget / BRAID_MERGE_RUN_BYTES, (size_t) 2),
-								  (size_t) BRAID_MAX_FANIN);
+	int			fanin = merge_fanin(st);
 	int			nruns;
 	BraidRun  **runs;
 	int64		n = 0;
@@ -1048,25 +1301,17 @@ fast_seqscan(BraidSortState *st)
 }
 
 /*
- * build_and_sort
- *		Consume the child, then sort.
+ * build_rows
+ *		Take every row of the child into the IndexMap (spilling runs as it
+ *		fills); returns the rows taken straight from the table scan
+ *		(fast_seqscan), which its instrumentation has not counted.
  */
-static void
-build_and_sort(BraidSortState *st)
+static int64
+build_rows(BraidSortState *st, SeqScanState *fast)
 {
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
-	instr_time	start;
-	ScanDirection dir = st->css.ss.ps.state->es_direction;
-	SeqScanState *fast = fast_seqscan(st);
 	int64		fast_rows = 0;
 
-	/* the input is read forward, whatever direction we are asked for */
-	st->css.ss.ps.state->es_direction = ForwardScanDirection;
-
-	INSTR_TIME_SET_CURRENT(start);
-	st->rows_built = 0;
-	st->tuple_bytes = 0;
-	st->spill_ms = 0;
 	for (;;)
 	{
 		TupleTableSlot *slot;
@@ -1146,7 +1391,52 @@ build_and_sort(BraidSortState *st)
 		MemoryContextSwitchTo(old);
 		st->rows_built++;
 		ResetExprContext(econtext);
+
+		/* move a run being made on a helper along now and then */
+		if (st->pipe.stage != PIPE_IDLE && (st->rows_built & 4095) == 0)
+			pipe_step(st, false);
 	}
+	pipe_end(st);
+	return fast_rows;
+}
+
+/*
+ * build_and_sort
+ *		Consume the child, then sort.
+ */
+static void
+build_and_sort(BraidSortState *st)
+{
+	instr_time	start;
+	ScanDirection dir = st->css.ss.ps.state->es_direction;
+	SeqScanState *fast = fast_seqscan(st);
+	volatile int64 fast_rows = 0;
+
+	/* the input is read forward, whatever direction we are asked for */
+	st->css.ss.ps.state->es_direction = ForwardScanDirection;
+
+	INSTR_TIME_SET_CURRENT(start);
+	st->rows_built = 0;
+	st->tuple_bytes = 0;
+	st->spill_ms = 0;
+
+	/*
+	 * Runs may be made on a helper while the build goes on (pipe_begin) when
+	 * the build reads a plain table scan: the run's write grant is then held
+	 * over nothing but the scan, and nothing else wants the thread pool.
+	 */
+	memset(&st->pipe, 0, sizeof(st->pipe));
+	st->pipe_allowed = fast != NULL && !st->collated && braid_sort_thread_count() > 1;
+	PG_TRY();
+	{
+		fast_rows = build_rows(st, fast);
+	}
+	PG_CATCH();
+	{
+		pipe_stop(st);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	braid_prefault_end();
 	if (fast_rows > 0 && st->child->instrument)
 		st->child->instrument->tuplecount += fast_rows;
@@ -1242,6 +1532,7 @@ reset_sort(BraidSortState *st)
 	st->stream_refs_cap = 0;
 	st->merge_ahead = false;
 	memset(&st->ahead, 0, sizeof(st->ahead));
+	memset(&st->pipe, 0, sizeof(st->pipe));
 	st->merger_runs = NULL;
 	st->built = false;
 }

@@ -425,6 +425,64 @@ braid_run_write(const uint8 *entries, size_t n, uint32 stride,
 	return run;
 }
 
+/*
+ * braid_run_size
+ *		The coded size of n sorted entries as one run, on one thread: the
+ *		first half of braid_run_write() for a caller that sorts and writes
+ *		runs on a helper thread while the backend goes on (exec.c).  Pure
+ *		memory work, as key_of must be.
+ */
+size_t
+braid_run_size(const uint8 *entries, size_t n, uint32 stride,
+			   BraidKeyOf key_of, void *arg)
+{
+	RunWriter	w = {0};
+	size_t		lo[2] = {0, n};
+
+	w.entries = entries;
+	w.stride = stride;
+	w.key_of = key_of;
+	w.arg = arg;
+	w.lo = lo;
+	w.nstripes = 1;
+	return walk_stripe(&w, 0, NULL);
+}
+
+/*
+ * braid_run_code
+ *		The second half: code the entries into dst, the mapping of a run's
+ *		file taken by braid_spill_fill_begin() for the size braid_run_size()
+ *		gave, and flush them (braid_spill_fill_done).  Pure memory work.
+ */
+void
+braid_run_code(const uint8 *entries, size_t n, uint32 stride,
+			   BraidKeyOf key_of, void *arg, const BraidSpillFile *file,
+			   uint8 *dst)
+{
+	RunWriter	w = {0};
+	size_t		lo[2] = {0, n};
+	size_t		done = 0;
+
+	w.entries = entries;
+	w.stride = stride;
+	w.key_of = key_of;
+	w.arg = arg;
+	w.lo = lo;
+	w.nstripes = 1;
+
+	/* a segment at a time, so that flushes follow the writes closely */
+	for (size_t first = 0; first < n; first += RUN_SEGMENT)
+	{
+		size_t		bytes;
+
+		lo[0] = first;
+		lo[1] = Min(n, first + RUN_SEGMENT);
+		bytes = walk_stripe(&w, 0, dst + done);
+		braid_spill_fill_done(file, done, done + bytes);
+		done += bytes;
+	}
+}
+
 /* braid_run_close: remove a run's file. */
 void
 braid_run_close(BraidRun *run)

@@ -313,6 +313,17 @@ braid_pool_finish(int nthreads, int helpers, BraidTask task, void *arg,
 }
 
 /*
+ * braid_pool_busy
+ *		Is a task started by braid_pool_start() still running on a helper?
+ *		(Its braid_pool_finish() would wait.)
+ */
+bool
+braid_pool_busy(void)
+{
+	return __atomic_load_n(&pool.pending, __ATOMIC_ACQUIRE) > 0;
+}
+
+/*
  * braid_pool_quiesce
  *		Wait for the helpers of a task still running, if any (for a process
  *		that exits without reaching braid_pool_finish()).

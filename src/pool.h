@@ -27,6 +27,7 @@ extern void braid_pool_run(int nthreads, BraidTask task, void *arg);
 extern int	braid_pool_start(int nthreads, BraidTask task, void *arg);
 extern void braid_pool_finish(int nthreads, int helpers, BraidTask task,
 							  void *arg, bool run_caller);
+extern bool braid_pool_busy(void);
 extern void braid_pool_quiesce(void);
 extern int	braid_pool_run_concurrent(int nthreads, BraidTask task, void *arg);
 extern void braid_prefault_start(void *base, size_t len, int nthreads);

@@ -30,8 +30,9 @@ my $expected = $node->safe_psql('postgres',
 
 # onepass: small gather batches; fallback: runs spilled; offload: the
 # sorted refs go to the device (a budget where that saves a gather pass);
-# mergeahead: runs spilled and large gather batches, each gathered while a
-# helper thread merges the next; ring: shared buffers too small for the
+# mergeahead: runs spilled, made from half the IndexMap on a helper thread
+# while the scan goes on, and large gather batches, each gathered while a
+# helper merges the next; ring: shared buffers too small for the
 # table, so the gather reads through a buffer ring and streams pages to a
 # copier thread
 foreach my $mode ('onepass', 'fallback', 'offload', 'mergeahead', 'ring')
@@ -41,7 +42,7 @@ foreach my $mode ('onepass', 'fallback', 'offload', 'mergeahead', 'ring')
 	  unless $mode eq 'offload' || $mode eq 'mergeahead';
 	$setup .= ' SET braidsort.work_mem = 1024;' if $mode eq 'fallback';
 	$setup .= ' SET braidsort.work_mem = 20480;' if $mode eq 'offload';
-	$setup .= ' SET braidsort.work_mem = 2048; SET braidsort.sort_threads = 2;'
+	$setup .= ' SET braidsort.work_mem = 4096; SET braidsort.sort_threads = 2;'
 	  if $mode eq 'mergeahead';
 	if ($mode eq 'ring')
 	{
@@ -60,6 +61,10 @@ foreach my $mode ('onepass', 'fallback', 'offload', 'mergeahead', 'ring')
 		like($node->safe_psql('postgres',
 				"$setup EXPLAIN (ANALYZE, COSTS OFF) $query"),
 			qr/Rows Merged Ahead: \d+/, "mergeahead: a helper merges ahead");
+		# 4 runs of the whole IndexMap, or more of halves made on a helper
+		my ($runs) = $node->safe_psql('postgres',
+			"$setup EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) $query") =~ /Runs: (\d+)/;
+		cmp_ok($runs, '>', 4, "mergeahead: runs made during the scan ($runs)");
 	}
 
 	like($node->safe_psql('postgres', "$setup EXPLAIN $query"),
