@@ -220,12 +220,13 @@ braid_cost_offload_refs(double rows, double total_bytes, double budget,
  * braid_cost_merges_ahead
  *		Does a MergePass gather merge each next batch on a helper thread
  *		while it gathers (exec.c)?  With more than one thread, unless keys
- *		are compared by a collation (in the backend).
+ *		are compared by a collation (in the backend) or the table is read
+ *		through a buffer ring (streamed page by page, gather.c).
  */
 bool
 braid_cost_merges_ahead(const BraidCostInput *in)
 {
-	return in->sort_threads > 1 && !in->collated;
+	return in->sort_threads > 1 && !in->collated && in->table_cached;
 }
 
 /*

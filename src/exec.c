@@ -157,6 +157,7 @@ typedef struct BraidPipe
 	size_t		bytes;			/* its coded size */
 	BraidRun   *run;
 	uint8	   *dst;			/* where in the file it is coded */
+	bool		stop;			/* give up coding (an error) */
 } BraidPipe;
 
 typedef struct BraidSortState
@@ -206,6 +207,7 @@ typedef struct BraidSortState
 	BraidOverflow ovf;
 	bool		pipe_allowed;	/* runs may be made during the build */
 	BraidPipe	pipe;
+	int			half_runs;		/* runs of half the IndexMap (pipe) */
 
 	/* MergePass: sorted runs on the spill device */
 	List	   *runs;			/* BraidRun *, waiting to be merged */
@@ -720,7 +722,7 @@ pipe_task(void *arg, int worker)
 	}
 	else
 		braid_run_code(p->entries, p->n, st->stride, entry_key_of, st,
-					   p->run->file, p->dst);
+					   p->run->file, p->dst, &p->stop);
 }
 
 /* pipe_post: hand the current stage to a helper (or do it, if none). */
@@ -775,6 +777,7 @@ pipe_step(BraidSortState *st, bool wait)
 			p->run->bytes = p->bytes;
 			st->runs = lappend(st->runs, p->run);
 			st->runs_written++;
+			st->half_runs++;
 			p->run = NULL;
 			p->stage = PIPE_IDLE;
 		}
@@ -793,6 +796,7 @@ pipe_stop(BraidSortState *st)
 {
 	BraidPipe  *p = &st->pipe;
 
+	__atomic_store_n(&p->stop, true, __ATOMIC_RELAXED);
 	if (p->helpers > 0)
 		braid_pool_finish(2, p->helpers, pipe_task, p, false);
 	p->helpers = 0;
@@ -803,19 +807,25 @@ pipe_stop(BraidSortState *st)
 /*
  * pipe_pays
  *		Would halves, from here on, still leave no more runs than the final
- *		merge takes at once?  Twice the runs must never cost an intermediate
- *		merge pass (which would write every key again); the rows still to
- *		come are the planner's estimate, with some room.
+ *		merge takes at once?  Twice the runs must not cost an intermediate
+ *		merge pass (which would write every key again).  The rows still to
+ *		come are the planner's estimate, with some room; past the estimate
+ *		nobody knows, so whole runs again.  (Should more rows come than that
+ *		room allows, merge_runs() lets the final merge take the half runs as
+ *		the whole runs they stand for.)
  */
 static bool
 pipe_pays(BraidSortState *st, size_t half)
 {
 	int			fanin = merge_fanin(st);
-	double		left = Max(st->est_rows * 1.1 - (double) st->rows_built, 0.0);
-	double		runs = (double) list_length(st->runs) +
-		(st->pipe.stage != PIPE_IDLE ? 1 : 0) + 1 + ceil(left / (double) half);
+	double		left = st->est_rows * 1.1 - (double) st->rows_built;
+	double		runs;
 
-	return half >= BRAID_PIPE_MIN_ENTRIES && runs <= fanin;
+	if (half < BRAID_PIPE_MIN_ENTRIES || (double) st->rows_built >= st->est_rows)
+		return false;
+	runs = (double) list_length(st->runs) + (st->pipe.stage != PIPE_IDLE ? 1 : 0) +
+		1 + ceil(Max(left, 0.0) / (double) half);
+	return runs <= fanin;
 }
 
 /*
@@ -1131,6 +1141,20 @@ merge_runs(BraidSortState *st)
 	int64		n = 0;
 	BraidReadScope scope;
 
+	/*
+	 * Runs made from half the IndexMap during the scan stand for half a run
+	 * each: if the whole runs they replace would have been merged at once,
+	 * so are they.  The merge's memory does not grow with its fan-in (runs
+	 * are read in place), the limit is there to keep streams few.
+	 */
+	if (st->half_runs > 0)
+	{
+		int			whole = list_length(st->runs) - st->half_runs / 2;
+
+		if (whole <= fanin)
+			fanin = Min(Max(fanin, list_length(st->runs)), BRAID_MAX_FANIN);
+	}
+
 	while (list_length(st->runs) > fanin)
 	{
 		List	   *next = NIL;
@@ -1206,10 +1230,12 @@ merge_runs(BraidSortState *st)
 		 * The merge streams into the gather, batch by batch.  A helper can
 		 * take the next batch while this one is gathered, when the keys
 		 * compare by memcmp (a collation's comparator calls the server) and
-		 * the rows are gathered from the table with helpers.
+		 * the rows are gathered from the table with helpers, chunk by chunk
+		 * (not streamed through a window, see gather.c).
 		 */
 		st->merge_ahead = !st->collated && !st->value_log &&
-			st->gather.rel != NULL && st->gather.threads > 1;
+			st->gather.rel != NULL && st->gather.threads > 1 &&
+			st->gather.win_size == 0;
 		if (st->merge_ahead)
 		{
 			braid_merger_defer_reads(st->merger);
@@ -1426,6 +1452,7 @@ build_and_sort(BraidSortState *st)
 	 * over nothing but the scan, and nothing else wants the thread pool.
 	 */
 	memset(&st->pipe, 0, sizeof(st->pipe));
+	st->half_runs = 0;
 	st->pipe_allowed = fast != NULL && !st->collated && braid_sort_thread_count() > 1;
 	PG_TRY();
 	{

@@ -28,6 +28,7 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
 #include <sched.h>
 #include <time.h>
 #ifdef __linux__
@@ -756,19 +757,68 @@ struct GatherBatch
 	bool		finished;		/* no chunk is left to publish (atomic) */
 	bool		stop;			/* the backend gives up, or a tuple was not
 								 * as expected (atomic) */
-	int			sleeping;		/* a helper sleeps (futex word) */
+	int			wake_seq;		/* bumped to wake sleeping helpers (futex) */
+	int			sleepers;		/* helpers about to sleep or asleep */
 	int64		bad;			/* as copy_block's result, or -1 */
 };
 
 /* A helper with neither pages to copy nor idle work sleeps after this. */
 #define BATCH_SPINS_BEFORE_SLEEP 2000
 
+/*
+ * batch_wake
+ *		After the backend published a chunk, finished or stopped: wake the
+ *		helpers that sleep.  Each says it is about to sleep (sleepers) before
+ *		it checks for work and sleeps on wake_seq as it was before that, so
+ *		either the backend sees it or it sees the change (all sequentially
+ *		consistent).
+ */
+static void
+batch_wake(GatherBatch *t)
+{
+	if (__atomic_load_n(&t->sleepers, __ATOMIC_SEQ_CST) > 0)
+	{
+		__atomic_add_fetch(&t->wake_seq, 1, __ATOMIC_SEQ_CST);
+#ifdef __linux__
+		(void) syscall(SYS_futex, &t->wake_seq, FUTEX_WAKE_PRIVATE, INT_MAX,
+					   NULL, NULL, 0);
+#endif
+	}
+}
+
+/*
+ * batch_sleep
+ *		A helper with nothing to do for chunk k: sleep until woken (or a
+ *		millisecond, which only bounds a lost wake-up).
+ */
+static void
+batch_sleep(GatherBatch *t, int k)
+{
+	int			seq = __atomic_load_n(&t->wake_seq, __ATOMIC_SEQ_CST);
+
+	__atomic_add_fetch(&t->sleepers, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&t->published, __ATOMIC_SEQ_CST) <= k &&
+		!__atomic_load_n(&t->finished, __ATOMIC_SEQ_CST) &&
+		!__atomic_load_n(&t->stop, __ATOMIC_SEQ_CST))
+	{
+#ifdef __linux__
+		struct timespec timeout = {0, 1000 * 1000};
+
+		(void) syscall(SYS_futex, &t->wake_seq, FUTEX_WAIT_PRIVATE, seq,
+					   &timeout, NULL, 0);
+#else
+		sched_yield();
+#endif
+	}
+	__atomic_sub_fetch(&t->sleepers, 1, __ATOMIC_SEQ_CST);
+}
+
 /* stop_batch: make the helpers of a batch return as soon as they can. */
 static void
 stop_batch(GatherBatch *t)
 {
 	__atomic_store_n(&t->stop, true, __ATOMIC_SEQ_CST);
-	stream_wake(&t->sleeping);
+	batch_wake(t);
 }
 
 /*
@@ -861,12 +911,7 @@ batch_worker(void *arg, int worker)
 				SPIN_DELAY();
 			else
 			{
-				__atomic_store_n(&t->sleeping, 1, __ATOMIC_SEQ_CST);
-				if (__atomic_load_n(&t->published, __ATOMIC_SEQ_CST) <= k &&
-					!__atomic_load_n(&t->finished, __ATOMIC_SEQ_CST) &&
-					!__atomic_load_n(&t->stop, __ATOMIC_SEQ_CST))
-					stream_sleep(&t->sleeping);
-				__atomic_store_n(&t->sleeping, 0, __ATOMIC_SEQ_CST);
+				batch_sleep(t, k);
 				spins = 0;
 			}
 		}
@@ -908,7 +953,7 @@ publish_chunk(GatherBatch *t, int slot, int first)
 	t->done[slot] = 0;
 	t->left[slot] = 0;
 	__atomic_add_fetch(&t->published, 1, __ATOMIC_SEQ_CST);
-	stream_wake(&t->sleeping);
+	batch_wake(t);
 	return nb;
 }
 
@@ -957,7 +1002,7 @@ gather_batch_task(BraidGather *g)
 			else
 			{
 				__atomic_store_n(&t.finished, true, __ATOMIC_SEQ_CST);
-				stream_wake(&t.sleeping);
+				batch_wake(&t);
 			}
 
 			/* copy with them, then wait until every helper is done with it */
@@ -985,7 +1030,7 @@ gather_batch_task(BraidGather *g)
 	}
 	PG_END_TRY();
 	__atomic_store_n(&t.finished, true, __ATOMIC_SEQ_CST);
-	stream_wake(&t.sleeping);
+	batch_wake(&t);
 	braid_pool_finish(g->threads, helpers, batch_worker, &t, false);
 	active_batch = NULL;
 	for (int slot = 0; slot < 2; slot++)

@@ -452,12 +452,13 @@ braid_run_size(const uint8 *entries, size_t n, uint32 stride,
  * braid_run_code
  *		The second half: code the entries into dst, the mapping of a run's
  *		file taken by braid_spill_fill_begin() for the size braid_run_size()
- *		gave, and flush them (braid_spill_fill_done).  Pure memory work.
+ *		gave, and flush them (braid_spill_fill_done); unfinished if *stop
+ *		is set meanwhile.  Pure memory work.
  */
 void
 braid_run_code(const uint8 *entries, size_t n, uint32 stride,
 			   BraidKeyOf key_of, void *arg, const BraidSpillFile *file,
-			   uint8 *dst)
+			   uint8 *dst, const bool *stop)
 {
 	RunWriter	w = {0};
 	size_t		lo[2] = {0, n};
@@ -470,10 +471,16 @@ braid_run_code(const uint8 *entries, size_t n, uint32 stride,
 	w.lo = lo;
 	w.nstripes = 1;
 
-	/* a segment at a time, so that flushes follow the writes closely */
+	/*
+	 * A segment at a time, so that flushes follow the writes closely, and a
+	 * caller giving up (*stop) need not wait for the rest.
+	 */
 	for (size_t first = 0; first < n; first += RUN_SEGMENT)
 	{
 		size_t		bytes;
+
+		if (__atomic_load_n(stop, __ATOMIC_RELAXED))
+			return;
 
 		lo[0] = first;
 		lo[1] = Min(n, first + RUN_SEGMENT);

@@ -70,7 +70,8 @@ extern size_t braid_run_size(const uint8 *entries, size_t n, uint32 stride,
 							 BraidKeyOf key_of, void *arg);
 extern void braid_run_code(const uint8 *entries, size_t n, uint32 stride,
 						   BraidKeyOf key_of, void *arg,
-						   const BraidSpillFile *file, uint8 *dst);
+						   const BraidSpillFile *file, uint8 *dst,
+						   const bool *stop);
 extern void braid_run_close(BraidRun *run);
 extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns,
 										BraidKeyCompare compare, void *compare_arg);
