@@ -137,5 +137,52 @@ SET braidsort.spill_tablespace = tiny; $query});
 	is(scalar(@left), 0, 'full device: nothing left behind');
 }
 
+# a terminated backend (a FATAL exit) while helpers make runs or merge ahead:
+# they are stopped before its files go, and nothing crashes
+{
+	# shared buffers large enough for the gather to share batches with helpers
+	$node->append_conf('postgresql.conf', 'shared_buffers = 1GB');
+	$node->restart;
+	my $started = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
+	my $log_from = -s $node->logfile;
+	my $ahead = q{SET braidsort.force = on; SET braidsort.work_mem = 4096;
+SET braidsort.sort_threads = 2; SET braidsort.spill_tablespace = dax;};
+	# a OnePass sort first, whose gather registers its exit callback before
+	# the spill files' (callbacks run in reverse: the files' first); then
+	# a longer MergePass sort, terminated in every phase
+	$node->safe_psql('postgres', q{
+CREATE TABLE big AS
+SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v, g AS id
+FROM generate_series(1, 1200000) g;
+ANALYZE big;
+});
+	my $onepass = q{SET braidsort.force = on;
+SELECT count(*) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s;};
+	my $bigquery = 'SELECT count(*), sum(id) FROM (SELECT * FROM big ORDER BY k OFFSET 0) s';
+	my $bigexpected = $node->safe_psql('postgres', "SET braidsort.enable = off; $bigquery");
+	like($node->safe_psql('postgres', "$ahead EXPLAIN (ANALYZE, COSTS OFF) $bigquery"),
+		qr/Rows Merged Ahead: [1-9]/, 'the sort merges ahead');
+	foreach my $ms (150, 250, 300, 350, 400, 450, 500, 550, 600, 650)
+	{
+		my ($stdout, $stderr) = ('', '');
+		my $h = IPC::Run::start(
+			[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
+			  '-c', "SET application_name = 'victim'; $onepass $ahead $bigquery" ],
+			'>', \$stdout, '2>', \$stderr);
+		usleep($ms * 1000);
+		$node->safe_psql('postgres',
+			"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'victim'");
+		$h->finish;
+		my $how = $stderr =~ /terminating connection/ ? 'terminated'
+		  : $stdout eq "300000\n$bigexpected\n" ? 'finished, right' : "wrong: $stdout $stderr";
+		like($how, qr/^(terminated|finished, right)$/, "terminate after ${ms}ms: $how");
+		is(spill_files(), 0, "terminated after ${ms}ms: no spill files left");
+	}
+	is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $started,
+		'no terminated backend crashed the server');
+	unlike(substr(slurp_file($node->logfile), $log_from), qr/terminated by signal/,
+		'no backend died of a signal');
+}
+
 $node->stop;
 done_testing();
