@@ -344,13 +344,10 @@ static void report_bad(BraidGather *g, int64 bad);
  */
 typedef struct GatherChunk
 {
-	BraidGather *g;
 	int			set;
 	int			first;
 	int			nblocks;
 	int			next;			/* next group of blocks, taken atomically */
-	int64		bad;			/* block index << 16 | line pointer of a
-								 * tuple that was not as expected, or -1 */
 } GatherChunk;
 
 /*
@@ -360,7 +357,7 @@ typedef struct GatherChunk
  *		not what the IndexMap says.  Pure memory work: runs on sort threads.
  */
 static int64
-copy_block(BraidGather *g, Page page, int b)
+copy_block(const BraidGather *g, Page page, int b)
 {
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	uint32		end = g->blkstart[b + 1];
@@ -438,54 +435,34 @@ prefetch_rows(const BraidGather *g, Page page, int b)
 }
 
 /*
- * copy_worker
- *		Copy the tuples of a chunk's pages, a few blocks at a time, taking
- *		groups of blocks atomically.  Runs on sort threads: touches only the
- *		pinned pages and the arena, never calls the server; a tuple that is
- *		not what the IndexMap says is reported through "bad", for the backend
- *		to raise the error.
+ * copy_pages
+ *		Copy the rows of pinned pages[b0 .. b1) (block indexes first + b)
+ *		to their arena positions, fetching ahead (see above); returns -1, or
+ *		copy_block's report of a tuple that is not what the IndexMap says.
+ *		Pure memory work: runs on sort threads.
  */
-static void
-copy_worker(void *arg, int worker)
+static int64
+copy_pages(const BraidGather *g, Page *pages, int first, int b0, int b1)
 {
-	GatherChunk *chunk = (GatherChunk *) arg;
-	BraidGather *g = chunk->g;
-	Page	   *pages = g->chunk_pages[chunk->set];
-
-	(void) worker;
-	for (;;)
+	for (int b = b0; b < Min(b0 + GATHER_LP_AHEAD, b1); b++)
+		prefetch_line_pointers(g, pages[b], first + b);
+	for (int b = b0; b < Min(b0 + GATHER_ROWS_AHEAD, b1); b++)
+		prefetch_rows(g, pages[b], first + b);
+	for (int b = b0; b < b1; b++)
 	{
-		int			b0 = __atomic_fetch_add(&chunk->next, GATHER_BLOCKS_PER_TASK, __ATOMIC_RELAXED);
-		int			b1 = Min(b0 + GATHER_BLOCKS_PER_TASK, chunk->nblocks);
+		int64		bad;
 
-		if (b0 >= chunk->nblocks)
-			return;
-		for (int b = b0; b < Min(b0 + GATHER_LP_AHEAD, b1); b++)
-			prefetch_line_pointers(g, pages[b], chunk->first + b);
-		for (int b = b0; b < Min(b0 + GATHER_ROWS_AHEAD, b1); b++)
-			prefetch_rows(g, pages[b], chunk->first + b);
-		for (int b = b0; b < b1; b++)
-		{
-			int64		bad;
-
-			if (b + GATHER_LP_AHEAD < b1)
-				prefetch_line_pointers(g, pages[b + GATHER_LP_AHEAD],
-									   chunk->first + b + GATHER_LP_AHEAD);
-			if (b + GATHER_ROWS_AHEAD < b1)
-				prefetch_rows(g, pages[b + GATHER_ROWS_AHEAD],
-							  chunk->first + b + GATHER_ROWS_AHEAD);
-			bad = copy_block(g, pages[b], chunk->first + b);
-
-			if (bad >= 0)
-			{
-				int64		none = -1;
-
-				__atomic_compare_exchange_n(&chunk->bad, &none, bad, false,
-											__ATOMIC_RELAXED, __ATOMIC_RELAXED);
-				return;
-			}
-		}
+		if (b + GATHER_LP_AHEAD < b1)
+			prefetch_line_pointers(g, pages[b + GATHER_LP_AHEAD],
+								   first + b + GATHER_LP_AHEAD);
+		if (b + GATHER_ROWS_AHEAD < b1)
+			prefetch_rows(g, pages[b + GATHER_ROWS_AHEAD],
+						  first + b + GATHER_ROWS_AHEAD);
+		bad = copy_block(g, pages[b], first + b);
+		if (bad >= 0)
+			return bad;
 	}
+	return -1;
 }
 
 /*
@@ -838,35 +815,21 @@ copy_groups(GatherBatch *t, int slot)
 	{
 		int			b0 = __atomic_fetch_add(&chunk->next, GATHER_BLOCKS_PER_TASK, __ATOMIC_RELAXED);
 		int			b1 = Min(b0 + GATHER_BLOCKS_PER_TASK, chunk->nblocks);
+		int64		bad;
 
 		if (b0 >= chunk->nblocks)
 			return true;
 		if (__atomic_load_n(&t->stop, __ATOMIC_RELAXED))
 			return false;
-		for (int b = b0; b < Min(b0 + GATHER_LP_AHEAD, b1); b++)
-			prefetch_line_pointers(g, pages[b], chunk->first + b);
-		for (int b = b0; b < Min(b0 + GATHER_ROWS_AHEAD, b1); b++)
-			prefetch_rows(g, pages[b], chunk->first + b);
-		for (int b = b0; b < b1; b++)
+		bad = copy_pages(g, pages, chunk->first, b0, b1);
+		if (bad >= 0)
 		{
-			int64		bad;
+			int64		none = -1;
 
-			if (b + GATHER_LP_AHEAD < b1)
-				prefetch_line_pointers(g, pages[b + GATHER_LP_AHEAD],
-									   chunk->first + b + GATHER_LP_AHEAD);
-			if (b + GATHER_ROWS_AHEAD < b1)
-				prefetch_rows(g, pages[b + GATHER_ROWS_AHEAD],
-							  chunk->first + b + GATHER_ROWS_AHEAD);
-			bad = copy_block(g, pages[b], chunk->first + b);
-			if (bad >= 0)
-			{
-				int64		none = -1;
-
-				__atomic_compare_exchange_n(&t->bad, &none, bad, false,
-											__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-				stop_batch(t);
-				return false;
-			}
+			__atomic_compare_exchange_n(&t->bad, &none, bad, false,
+										__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+			stop_batch(t);
+			return false;
 		}
 		/* the pages are read: the backend may release them once all are */
 		__atomic_fetch_add(&t->done[slot], b1 - b0, __ATOMIC_RELEASE);
@@ -944,12 +907,10 @@ publish_chunk(GatherBatch *t, int slot, int first)
 	GatherChunk *chunk = &t->chunk[slot];
 	int			nb = pin_chunk(t->g, slot, first, t->g->chunk_blocks);
 
-	chunk->g = t->g;
 	chunk->set = slot;
 	chunk->first = first;
 	chunk->nblocks = nb;
 	chunk->next = 0;
-	chunk->bad = -1;
 	t->done[slot] = 0;
 	t->left[slot] = 0;
 	__atomic_add_fetch(&t->published, 1, __ATOMIC_SEQ_CST);
@@ -1091,7 +1052,7 @@ unpin_chunk(BraidGather *g, int set, int nb)
 		ReleaseBuffer(g->chunk_bufs[set][b]);
 }
 
-/* report_bad: raise the error for a tuple copy_worker found changed. */
+/* report_bad: raise the error for a tuple copy_block found changed. */
 static void
 report_bad(BraidGather *g, int64 bad)
 {
@@ -1168,19 +1129,13 @@ braid_gather_load(BraidGather *g, int64 first, const uint64 *refs, int n)
 	}
 	for (int first = 0; first < g->nblk;)
 	{
-		GatherChunk chunk;
+		int			nb = pin_chunk(g, 0, first, g->chunk_blocks);
+		int64		bad = copy_pages(g, g->chunk_pages[0], first, 0, nb);
 
-		chunk.g = g;
-		chunk.set = 0;
-		chunk.first = first;
-		chunk.nblocks = pin_chunk(g, 0, first, g->chunk_blocks);
-		chunk.next = 0;
-		chunk.bad = -1;
-		copy_worker(&chunk, 0);
-		unpin_chunk(g, 0, chunk.nblocks);
-		if (chunk.bad >= 0)
-			report_bad(g, chunk.bad);
-		first += chunk.nblocks;
+		unpin_chunk(g, 0, nb);
+		if (bad >= 0)
+			report_bad(g, bad);
+		first += nb;
 	}
 	g->nrows = n;
 	g->batches++;
