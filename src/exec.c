@@ -120,13 +120,10 @@ typedef struct BraidOverflow
  */
 typedef struct BraidMergeAhead
 {
-	BraidMerger *merger;
-	const BraidGather *gather;	/* for the rows' arena bytes */
 	uint64	   *refs;
 	int			cap;
 	int			n;
 	size_t		bytes;
-	size_t		limit;			/* the batch closes at this many bytes */
 	bool		closed;			/* full, or the merge is exhausted */
 } BraidMergeAhead;
 
@@ -1240,8 +1237,6 @@ merge_runs(BraidSortState *st)
 		{
 			braid_merger_defer_reads(st->merger);
 			memset(&st->ahead, 0, sizeof(st->ahead));
-			st->ahead.merger = st->merger;
-			st->ahead.gather = &st->gather;
 		}
 	}
 	MemoryContextSwitchTo(old);
@@ -1704,26 +1699,29 @@ discover_stream_batch(BraidSortState *st)
  *		refs of the next batch from the merge, stopping where
  *		discover_stream_batch() would close the batch, when out of room, or
  *		when a key needs a larger buffer (the backend carries on from there).
- *		Pure memory work on the runs' mappings.
+ *		Pure memory work on the runs' mappings; of the node's state it reads
+ *		only the merger, batch_bytes and the gather's strip, which do not
+ *		change during a load, and writes only "ahead".
  */
 static double
 merge_ahead_step(void *arg)
 {
-	BraidMergeAhead *a = (BraidMergeAhead *) arg;
+	BraidSortState *st = (BraidSortState *) arg;
+	BraidMergeAhead *a = &st->ahead;
 
 	for (int i = 0; i < 256; i++)
 	{
 		uint64		ref;
 		int			got;
 
-		if (a->bytes >= a->limit || a->n >= BRAID_MAX_BATCH_ROWS)
+		if (a->bytes >= st->batch_bytes || a->n >= BRAID_MAX_BATCH_ROWS)
 		{
 			a->closed = true;
 			return 1.0;
 		}
 		if (a->n == a->cap)
 			return 1.0;
-		got = braid_merger_try_next(a->merger, &ref);
+		got = braid_merger_try_next(st->merger, &ref);
 		if (got < 0)
 			return 1.0;
 		if (got == 0)
@@ -1732,10 +1730,10 @@ merge_ahead_step(void *arg)
 			return 1.0;
 		}
 		a->refs[a->n++] = ref;
-		a->bytes += braid_gather_row_bytes(a->gather, braid_ref_len(ref));
+		a->bytes += braid_gather_row_bytes(&st->gather, braid_ref_len(ref));
 	}
-	/* the batch closes at about "limit" bytes */
-	return (double) a->bytes / a->limit;
+	/* the batch closes at about batch_bytes */
+	return (double) a->bytes / st->batch_bytes;
 }
 
 /*
@@ -1759,10 +1757,9 @@ load_merging_ahead(BraidSortState *st, int64 first, int n)
 			MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * st->stream_refs_cap);
 		a->cap = st->stream_refs_cap;
 	}
-	a->limit = st->batch_bytes;
 
 	sort_read_scope(st, &scope);
-	braid_gather_set_idle(&st->gather, merge_ahead_step, a);
+	braid_gather_set_idle(&st->gather, merge_ahead_step, st);
 	PG_TRY();
 	{
 		braid_gather_load(&st->gather, first, st->stream_refs, n);

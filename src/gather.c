@@ -54,7 +54,7 @@
 
 /* Copy work is shared out in groups of this many pages... */
 #define GATHER_BLOCKS_PER_TASK 64
-/* ...and only for chunks this large (starting threads costs). */
+/* ...and only for batches (and chunks) this large (a task costs). */
 #define GATHER_PARALLEL_MIN_BLOCKS 256
 
 /*
@@ -466,6 +466,66 @@ copy_pages(const BraidGather *g, Page *pages, int first, int b0, int b1)
 }
 
 /*
+ * Where helpers sleep when they have nothing to do: an event count.  A
+ * helper says it is about to sleep, checks once more for work, and sleeps
+ * on the sequence word as it was before saying so; the backend, having
+ * given work (or stopped), bumps the word and wakes every sleeper if there
+ * is any.  All sequentially consistent, so that either the backend sees the
+ * helper or the helper sees the work.  The timeout only bounds a lost
+ * wake-up.
+ */
+typedef struct HelperBell
+{
+	int			seq;			/* futex word */
+	int			sleepers;		/* helpers about to sleep or asleep */
+} HelperBell;
+
+/* bell_prepare: a helper is about to sleep; returns the word to sleep on. */
+static inline int
+bell_prepare(HelperBell *bell)
+{
+	int			seq = __atomic_load_n(&bell->seq, __ATOMIC_SEQ_CST);
+
+	__atomic_add_fetch(&bell->sleepers, 1, __ATOMIC_SEQ_CST);
+	return seq;
+}
+
+/* bell_sleep: sleep unless rung since bell_prepare(). */
+static inline void
+bell_sleep(HelperBell *bell, int seq)
+{
+#ifdef __linux__
+	struct timespec timeout = {0, 1000 * 1000};
+
+	(void) syscall(SYS_futex, &bell->seq, FUTEX_WAIT_PRIVATE, seq, &timeout,
+				   NULL, 0);
+#else
+	sched_yield();
+#endif
+}
+
+/* bell_done: the helper is awake (or decided not to sleep). */
+static inline void
+bell_done(HelperBell *bell)
+{
+	__atomic_sub_fetch(&bell->sleepers, 1, __ATOMIC_SEQ_CST);
+}
+
+/* bell_ring: wake every helper that sleeps or is about to. */
+static inline void
+bell_ring(HelperBell *bell)
+{
+	if (__atomic_load_n(&bell->sleepers, __ATOMIC_SEQ_CST) > 0)
+	{
+		__atomic_add_fetch(&bell->seq, 1, __ATOMIC_SEQ_CST);
+#ifdef __linux__
+		(void) syscall(SYS_futex, &bell->seq, FUTEX_WAKE_PRIVATE, INT_MAX,
+					   NULL, NULL, 0);
+#endif
+	}
+}
+
+/*
  * A batch streamed through a small window of pinned pages: the backend pins
  * (reads) page after page, a helper thread copies each as soon as it is
  * published, and the backend releases each page once copied.
@@ -476,12 +536,12 @@ typedef struct GatherStream
 	int			window;			/* pages pinned ahead at most */
 	int			published;		/* pages pinned and ready (atomic) */
 	int			copied;			/* pages copied (atomic) */
-	int			sleeping;		/* the copier sleeps (futex word) */
+	HelperBell	bell;			/* where the copier sleeps */
 	bool		stop;			/* the backend gives up (atomic) */
 	int64		bad;			/* as copy_block's result, or -1 */
 } GatherStream;
 
-/* stream_wait: back off while waiting for the copier of a stream. */
+/* stream_wait: the backend backs off while waiting for helpers. */
 static inline void
 stream_wait(int *spins)
 {
@@ -493,35 +553,11 @@ stream_wait(int *spins)
 
 /*
  * The copier is faster than the reads it follows, so it would mostly wait:
- * instead of spinning a core away it sleeps on a futex, and the backend
+ * instead of spinning a core away it sleeps (HelperBell), and the backend
  * wakes it when half a window of pages is waiting (a wake-up every few
- * pages, not one per page), at the end, and when it gives up.  The timeout
- * only bounds a lost wake-up.
+ * pages, not one per page), at the end, and when it gives up.
  */
 #define STREAM_SPINS_BEFORE_SLEEP 200
-
-static inline void
-stream_sleep(int *word)
-{
-#ifdef __linux__
-	struct timespec timeout = {0, 1000 * 1000};
-
-	(void) syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 1, &timeout, NULL, 0);
-#else
-	sched_yield();
-#endif
-}
-
-static inline void
-stream_wake(int *word)
-{
-	if (__atomic_exchange_n(word, 0, __ATOMIC_SEQ_CST) != 0)
-	{
-#ifdef __linux__
-		(void) syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-#endif
-	}
-}
 
 /*
  * stream_copier
@@ -549,11 +585,12 @@ stream_copier(void *arg, int worker)
 				SPIN_DELAY();
 			else
 			{
-				__atomic_store_n(&st->sleeping, 1, __ATOMIC_SEQ_CST);
+				int			seq = bell_prepare(&st->bell);
+
 				if (__atomic_load_n(&st->published, __ATOMIC_SEQ_CST) <= b &&
 					!__atomic_load_n(&st->stop, __ATOMIC_SEQ_CST))
-					stream_sleep(&st->sleeping);
-				__atomic_store_n(&st->sleeping, 0, __ATOMIC_SEQ_CST);
+					bell_sleep(&st->bell, seq);
+				bell_done(&st->bell);
 				spins = 0;
 			}
 		}
@@ -607,7 +644,7 @@ braid_gather_stop_helpers(void)
 	if (st != NULL)
 	{
 		__atomic_store_n(&st->stop, true, __ATOMIC_SEQ_CST);
-		stream_wake(&st->sleeping);
+		bell_ring(&st->bell);
 	}
 	if (t != NULL)
 		stop_batch(t);
@@ -647,7 +684,7 @@ gather_streamed(BraidGather *g)
 	st.window = g->win_size;
 	st.published = 0;
 	st.copied = 0;
-	st.sleeping = 0;
+	memset(&st.bell, 0, sizeof(st.bell));
 	st.stop = false;
 	st.bad = -1;
 	guard_helpers();
@@ -677,12 +714,12 @@ gather_streamed(BraidGather *g)
 				if (b - released < st.window ||
 					__atomic_load_n(&st.stop, __ATOMIC_ACQUIRE))
 					break;
-				stream_wake(&st.sleeping);
+				bell_ring(&st.bell);
 				stream_wait(&spins);
 			}
 			if (__atomic_load_n(&st.stop, __ATOMIC_ACQUIRE))
 			{
-				stream_wake(&st.sleeping);
+				bell_ring(&st.bell);
 				break;
 			}
 			if ((b & 255) == 0)
@@ -691,13 +728,13 @@ gather_streamed(BraidGather *g)
 			g->win_pages[slot] = BufferGetPage(g->win_bufs[slot]);
 			__atomic_store_n(&st.published, b + 1, __ATOMIC_SEQ_CST);
 			if (b + 1 - copied >= st.window / 2 || b + 1 == g->nblk)
-				stream_wake(&st.sleeping);
+				bell_ring(&st.bell);
 		}
 	}
 	PG_CATCH();
 	{
 		__atomic_store_n(&st.stop, true, __ATOMIC_SEQ_CST);
-		stream_wake(&st.sleeping);
+		bell_ring(&st.bell);
 		braid_pool_finish(2, helpers, stream_copier, &st, false);
 		active_stream = NULL;
 		PG_RE_THROW();
@@ -734,68 +771,19 @@ struct GatherBatch
 	bool		finished;		/* no chunk is left to publish (atomic) */
 	bool		stop;			/* the backend gives up, or a tuple was not
 								 * as expected (atomic) */
-	int			wake_seq;		/* bumped to wake sleeping helpers (futex) */
-	int			sleepers;		/* helpers about to sleep or asleep */
+	HelperBell	bell;			/* where idle helpers sleep */
 	int64		bad;			/* as copy_block's result, or -1 */
 };
 
 /* A helper with neither pages to copy nor idle work sleeps after this. */
 #define BATCH_SPINS_BEFORE_SLEEP 2000
 
-/*
- * batch_wake
- *		After the backend published a chunk, finished or stopped: wake the
- *		helpers that sleep.  Each says it is about to sleep (sleepers) before
- *		it checks for work and sleeps on wake_seq as it was before that, so
- *		either the backend sees it or it sees the change (all sequentially
- *		consistent).
- */
-static void
-batch_wake(GatherBatch *t)
-{
-	if (__atomic_load_n(&t->sleepers, __ATOMIC_SEQ_CST) > 0)
-	{
-		__atomic_add_fetch(&t->wake_seq, 1, __ATOMIC_SEQ_CST);
-#ifdef __linux__
-		(void) syscall(SYS_futex, &t->wake_seq, FUTEX_WAKE_PRIVATE, INT_MAX,
-					   NULL, NULL, 0);
-#endif
-	}
-}
-
-/*
- * batch_sleep
- *		A helper with nothing to do for chunk k: sleep until woken (or a
- *		millisecond, which only bounds a lost wake-up).
- */
-static void
-batch_sleep(GatherBatch *t, int k)
-{
-	int			seq = __atomic_load_n(&t->wake_seq, __ATOMIC_SEQ_CST);
-
-	__atomic_add_fetch(&t->sleepers, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&t->published, __ATOMIC_SEQ_CST) <= k &&
-		!__atomic_load_n(&t->finished, __ATOMIC_SEQ_CST) &&
-		!__atomic_load_n(&t->stop, __ATOMIC_SEQ_CST))
-	{
-#ifdef __linux__
-		struct timespec timeout = {0, 1000 * 1000};
-
-		(void) syscall(SYS_futex, &t->wake_seq, FUTEX_WAIT_PRIVATE, seq,
-					   &timeout, NULL, 0);
-#else
-		sched_yield();
-#endif
-	}
-	__atomic_sub_fetch(&t->sleepers, 1, __ATOMIC_SEQ_CST);
-}
-
 /* stop_batch: make the helpers of a batch return as soon as they can. */
 static void
 stop_batch(GatherBatch *t)
 {
 	__atomic_store_n(&t->stop, true, __ATOMIC_SEQ_CST);
-	batch_wake(t);
+	bell_ring(&t->bell);
 }
 
 /*
@@ -874,7 +862,13 @@ batch_worker(void *arg, int worker)
 				SPIN_DELAY();
 			else
 			{
-				batch_sleep(t, k);
+				int			seq = bell_prepare(&t->bell);
+
+				if (__atomic_load_n(&t->published, __ATOMIC_SEQ_CST) <= k &&
+					!__atomic_load_n(&t->finished, __ATOMIC_SEQ_CST) &&
+					!__atomic_load_n(&t->stop, __ATOMIC_SEQ_CST))
+					bell_sleep(&t->bell, seq);
+				bell_done(&t->bell);
 				spins = 0;
 			}
 		}
@@ -914,7 +908,7 @@ publish_chunk(GatherBatch *t, int slot, int first)
 	t->done[slot] = 0;
 	t->left[slot] = 0;
 	__atomic_add_fetch(&t->published, 1, __ATOMIC_SEQ_CST);
-	batch_wake(t);
+	bell_ring(&t->bell);
 	return nb;
 }
 
@@ -963,7 +957,7 @@ gather_batch_task(BraidGather *g)
 			else
 			{
 				__atomic_store_n(&t.finished, true, __ATOMIC_SEQ_CST);
-				batch_wake(&t);
+				bell_ring(&t.bell);
 			}
 
 			/* copy with them, then wait until every helper is done with it */
@@ -991,7 +985,7 @@ gather_batch_task(BraidGather *g)
 	}
 	PG_END_TRY();
 	__atomic_store_n(&t.finished, true, __ATOMIC_SEQ_CST);
-	batch_wake(&t);
+	bell_ring(&t.bell);
 	braid_pool_finish(g->threads, helpers, batch_worker, &t, false);
 	active_batch = NULL;
 	for (int slot = 0; slot < 2; slot++)

@@ -426,6 +426,26 @@ braid_run_write(const uint8 *entries, size_t n, uint32 stride,
 }
 
 /*
+ * single_stripe
+ *		Set up w to walk n entries as one stripe (lo[0..1]), for the run
+ *		writers that work on one thread.
+ */
+static void
+single_stripe(RunWriter *w, size_t *lo, const uint8 *entries, size_t n,
+			  uint32 stride, BraidKeyOf key_of, void *arg)
+{
+	memset(w, 0, sizeof(*w));
+	w->entries = entries;
+	w->stride = stride;
+	w->key_of = key_of;
+	w->arg = arg;
+	lo[0] = 0;
+	lo[1] = n;
+	w->lo = lo;
+	w->nstripes = 1;
+}
+
+/*
  * braid_run_size
  *		The coded size of n sorted entries as one run, on one thread: the
  *		first half of braid_run_write() for a caller that sorts and writes
@@ -436,15 +456,10 @@ size_t
 braid_run_size(const uint8 *entries, size_t n, uint32 stride,
 			   BraidKeyOf key_of, void *arg)
 {
-	RunWriter	w = {0};
-	size_t		lo[2] = {0, n};
+	RunWriter	w;
+	size_t		lo[2];
 
-	w.entries = entries;
-	w.stride = stride;
-	w.key_of = key_of;
-	w.arg = arg;
-	w.lo = lo;
-	w.nstripes = 1;
+	single_stripe(&w, lo, entries, n, stride, key_of, arg);
 	return walk_stripe(&w, 0, NULL);
 }
 
@@ -460,16 +475,11 @@ braid_run_code(const uint8 *entries, size_t n, uint32 stride,
 			   BraidKeyOf key_of, void *arg, const BraidSpillFile *file,
 			   uint8 *dst, const bool *stop)
 {
-	RunWriter	w = {0};
-	size_t		lo[2] = {0, n};
+	RunWriter	w;
+	size_t		lo[2];
 	size_t		done = 0;
 
-	w.entries = entries;
-	w.stride = stride;
-	w.key_of = key_of;
-	w.arg = arg;
-	w.lo = lo;
-	w.nstripes = 1;
+	single_stripe(&w, lo, entries, n, stride, key_of, arg);
 
 	/*
 	 * A segment at a time, so that flushes follow the writes closely, and a
