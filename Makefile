@@ -24,7 +24,7 @@ OBJS = \
 
 EXTENSION = braidsort
 # as in contrib: a base script and updates; CREATE EXTENSION runs the chain
-DATA = braidsort--0.1.sql braidsort--0.1--0.3.sql
+DATA = braidsort--0.1.sql braidsort--0.1--0.3.sql braidsort--0.3--0.3.1.sql
 PGFILEDESC = "braidsort - key/TID sorts with late gather"
 
 PG_CPPFLAGS = -I$(srcdir)/src
