@@ -1,0 +1,44 @@
+"""What a result was measured on: the machine, the software, the commit."""
+import hashlib
+import os
+import platform
+import subprocess
+
+
+def _cmd(args):
+    try:
+        return subprocess.run(args, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def describe(repo):
+    """A dict describing this machine and the braidsort build under test."""
+    cpu = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_kb = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal"):
+                mem_kb = int(line.split()[1])
+    pkglib = _cmd(["/usr/lib/postgresql/15/bin/pg_config", "--pkglibdir"])
+    so = os.path.join(pkglib, "braidsort.so")
+    so_hash = ""
+    if os.path.exists(so):
+        with open(so, "rb") as f:
+            so_hash = hashlib.sha256(f.read()).hexdigest()[:16]
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": cpu,
+        "memory_gb": round(mem_kb / 1024 / 1024, 1),
+        "kernel": platform.release(),
+        "loadavg_at_start": os.getloadavg(),
+        "postgres": _cmd(["/usr/lib/postgresql/15/bin/postgres", "--version"]),
+        "commit": _cmd(["git", "-C", repo, "rev-parse", "--short", "HEAD"]),
+        "dirty": bool(_cmd(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"])),
+        "braidsort_so_sha256": so_hash,
+    }

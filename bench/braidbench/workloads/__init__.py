@@ -1,0 +1,1 @@
+"""Workloads: each builds its tables in a sandbox cluster and lists queries."""
