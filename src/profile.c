@@ -24,12 +24,15 @@
 #include "postgres.h"
 
 #include <unistd.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
+#include "catalog/pg_tablespace_d.h"
 #include "commands/tablespace.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -48,6 +51,10 @@ PG_FUNCTION_INFO_V1(braidsort_device_summary);
 
 /* Seconds per measurement: long enough to be steady, short enough to wait. */
 #define PROFILE_SECONDS		0.1
+
+/* The SQL DEFAULTs of profile_device(), also what a NULL argument means. */
+#define PROFILE_DEFAULT_SIZE_MB		256
+#define PROFILE_DEFAULT_MAX_THREADS	0
 
 /* What a profile measures at each thread count (WiscSort 3.4). */
 static const struct
@@ -200,17 +207,102 @@ store_profile(const BraidProfile *p)
 }
 
 /*
+ * profile_tablespace
+ *		The tablespace profile_device() measures: the one named, or for NULL
+ *		where braidsort spills (braidsort.spill_tablespace, else the first
+ *		of temp_tablespaces, else the database's default).
+ */
+static Oid
+profile_tablespace(FunctionCallInfo fcinfo)
+{
+	if (!PG_ARGISNULL(0))
+		return get_tablespace_oid(NameStr(*PG_GETARG_NAME(0)), false);
+
+	/*
+	 * A spill_tablespace that no longer exists would make braidsort's next
+	 * spill fail; profiling some other tablespace in its place would store
+	 * a profile nobody asked for.
+	 */
+	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0' &&
+		!OidIsValid(get_tablespace_oid(braid_spill_tablespace, true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tablespace \"%s\" does not exist", braid_spill_tablespace),
+				 errdetail("braidsort.spill_tablespace names it, and no tablespace was given to profile."),
+				 errhint("Set braidsort.spill_tablespace to an existing tablespace, or name the tablespace to profile.")));
+	return braid_spill_tablespace_guess();
+}
+
+/*
+ * check_profile_target
+ *		Refuse, with a message that says what to change, a profile that
+ *		could not create its scratch file of size_mb in tablespace spc: a
+ *		tablespace without temporary files, no CREATE privilege (checked as
+ *		for temp_tablespaces: the database's default needs none), or a
+ *		size that does not fit in the free space of the device.
+ *
+ * The free space is checked here, before anything is created, because
+ * the scratch file's creation can only tell that the device is full,
+ * not that it is size_mb that should shrink.  Another session filling the
+ * device meanwhile still makes the creation itself fail.
+ */
+static void
+check_profile_target(Oid spc, int size_mb)
+{
+	char		dir[MAXPGPATH];
+	struct statvfs fs;
+	uint64		free_mb;
+
+	if (spc == GLOBALTABLESPACE_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot profile tablespace \"%s\"", get_tablespace_name(spc)),
+				 errdetail("Temporary files are never placed in pg_global."),
+				 errhint("Profile pg_default, whose temporary files are in the same data directory.")));
+
+	if (spc != MyDatabaseTableSpace && spc != DEFAULTTABLESPACE_OID &&
+		pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for tablespace %s", get_tablespace_name(spc)),
+				 errdetail("The profile creates a scratch file in the tablespace, which needs CREATE privilege on it."),
+				 errhint("Grant CREATE on tablespace %s to role %s, or profile another tablespace.",
+						 get_tablespace_name(spc), GetUserNameFromId(GetUserId(), false))));
+
+	/* pgsql_tmp is made on first use; until then its parent tells the device */
+	TempTablespacePath(dir, spc);
+	if (statvfs(dir, &fs) != 0)
+	{
+		char	   *slash = strrchr(dir, '/');
+
+		if (slash != NULL)
+			*slash = '\0';
+		if (statvfs(dir, &fs) != 0)
+			return;				/* the scratch file's creation says what is wrong */
+	}
+	free_mb = (uint64) fs.f_bavail * fs.f_frsize / (1024 * 1024);
+	if ((uint64) size_mb > free_mb)
+		ereport(ERROR,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("size_mb %d exceeds the free space on the device of tablespace \"%s\"",
+						size_mb, get_tablespace_name(spc)),
+				 errdetail("The device has %llu MB free.", (unsigned long long) free_mb),
+				 errhint("Choose a smaller size_mb.")));
+}
+
+/*
  * braidsort_profile_device
  *		SQL: braidsort.profile_device(tablespace, size_mb, max_threads)
- *		returns one row per measurement, and stores the profile.
+ *		returns one row per measurement, and stores the profile.  A NULL
+ *		argument means its default (see the SQL declaration).
  */
 Datum
 braidsort_profile_device(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Oid			spc;
-	int			size_mb = PG_GETARG_INT32(1);
-	int			max_threads = PG_GETARG_INT32(2);
+	int			size_mb;
+	int			max_threads;
 	BraidDeviceStats stats = {0};
 	BraidSpillFile *file;
 	BraidProfile *profile;
@@ -220,18 +312,16 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("braidsort shared memory is not initialized")));
-	if (PG_ARGISNULL(0))
-		spc = braid_spill_tablespace_guess();
-	else
-	{
-		char	   *name = NameStr(*PG_GETARG_NAME(0));
 
-		spc = get_tablespace_oid(name, false);
-	}
+	/* NULL means the default, as when the argument is left out */
+	size_mb = PG_ARGISNULL(1) ? PROFILE_DEFAULT_SIZE_MB : PG_GETARG_INT32(1);
+	max_threads = PG_ARGISNULL(2) ? PROFILE_DEFAULT_MAX_THREADS : PG_GETARG_INT32(2);
 	if (size_mb < 16 || size_mb > 65536)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("size_mb must be between 16 and 65536")));
+				 errmsg("size_mb must be between 16 and 65536"),
+				 errhint("The default, %d, is enough to measure a device.",
+						 PROFILE_DEFAULT_SIZE_MB)));
 	if (max_threads < 0 || max_threads > 32)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -239,6 +329,9 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 				 errhint("0 profiles up to one thread per CPU.")));
 	if (max_threads == 0)
 		max_threads = Min(braid_pool_cpus(), 32);
+
+	spc = profile_tablespace(fcinfo);
+	check_profile_target(spc, size_mb);
 
 	InitMaterializedSRF(fcinfo, 0);
 

@@ -4,9 +4,13 @@
 #	after a crash, and removes spill files orphaned by dead backends (but
 #	not those of live ones); a profile of the tmpfs tablespace returns
 #	positive bandwidths, a lambda that rises with write emulation, holds
-#	the device alone while it runs, and survives a restart.
+#	the device alone while it runs, and survives a restart; NULL
+#	arguments mean their defaults, and bad arguments (a size_mb over the
+#	device's free space, no CREATE on the tablespace...) are refused with
+#	messages that say what to change.
 use strict;
 use warnings;
+use File::Basename qw(dirname);
 use File::Temp qw(tempdir);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -221,6 +225,89 @@ like($err, qr/size_mb must be between 16 and 65536/, 'size_mb checked');
 ($ret, $out, $err) = $node->psql('postgres', q{
 CREATE ROLE nobody LOGIN; SET ROLE nobody; SELECT * FROM braidsort.profile_device('dax')});
 like($err, qr/permission denied for function profile_device/, 'profiling needs a grant');
+
+# NULL arguments mean their defaults: where braidsort spills, 256 MB, one
+# thread per CPU.  The scratch file shows the size while the profile runs.
+my $cpus = `getconf _NPROCESSORS_ONLN`;
+chomp $cpus;
+$cpus = 32 if $cpus > 32;
+my ($nout, $nerr) = ('', '');
+my $nulls = IPC::Run::start(
+	[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
+	  '-c', q{SET braidsort.spill_tablespace = dax;
+SELECT count(*), count(DISTINCT operation), min(threads), max(threads)
+FROM braidsort.profile_device(NULL, NULL, NULL)} ],
+	'>', \$nout, '2>', \$nerr);
+my $scratch_size = 0;
+foreach (1 .. 1500)
+{
+	my ($f) = glob("$tmpdir/pgsql_tmp*.braid*");
+	$scratch_size = -s $f if defined $f;
+	last if $scratch_size;
+	usleep(10_000);
+}
+$nulls->finish;
+is($nout, 9 * $cpus . "|5|1|$cpus\n",
+	'profile_device(NULL, NULL, NULL) profiles one to one thread per CPU')
+  or diag($nerr);
+is($scratch_size, 256 * 1024 * 1024, 'a NULL size_mb is 256 MB');
+is($node->safe_psql('postgres', q{
+SET braidsort.spill_tablespace = dax;
+SELECT max(threads) FROM braidsort.profile_device(NULL, 16, NULL)}),
+	$cpus, 'a NULL max_threads alone is one thread per CPU');
+
+# a size_mb larger than the device's free space is refused before anything
+# is created, with its own message (the free space from df, in MB)
+SKIP:
+{
+	my @df = split /\s+/, (`df -Pk $dax`)[1];
+	my $too_big = int($df[3] / 1024) + 64;
+	skip "the device of $dax has more than 64 GB free", 5 if $too_big > 65536;
+	($ret, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT * FROM braidsort.profile_device('dax', $too_big, 1)");
+	like($err,
+		qr/ERROR:  53100: size_mb $too_big exceeds the free space on the device of tablespace "dax"/,
+		'a size_mb over the free space is a disk_full error naming the tablespace');
+	like($err, qr/DETAIL:  The device has \d+ MB free\./, 'the detail gives the free space');
+	like($err, qr/HINT:  Choose a smaller size_mb\./, 'the hint says to choose a smaller size_mb');
+	unlike($err, qr/work_mem/, 'the hint is not about braidsort.work_mem');
+	is(scalar(glob("$tmpdir/pgsql_tmp*.braid*")), undef, 'and no scratch file is left');
+}
+
+# a granted role still needs CREATE on the tablespace, as for temp_tablespaces
+$node->safe_psql('postgres', q{
+CREATE ROLE profiler LOGIN;
+GRANT EXECUTE ON FUNCTION braidsort.profile_device(name, int, int) TO profiler});
+($ret, $out, $err) = $node->psql('postgres', q{
+SET ROLE profiler; SELECT * FROM braidsort.profile_device('dax', 16, 1)});
+like($err, qr/permission denied for tablespace dax/, 'profiling needs CREATE on the tablespace');
+like($err, qr/HINT:  Grant CREATE on tablespace dax to role profiler, or profile another tablespace\./,
+	'with a hint naming the grant');
+is($node->safe_psql('postgres', q{
+GRANT CREATE ON TABLESPACE dax TO profiler;
+SET ROLE profiler; SELECT count(*) > 0 FROM braidsort.profile_device('dax', 16, 1)}),
+	't', 'a role granted EXECUTE and CREATE profiles');
+
+# pg_global has no temporary files
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT * FROM braidsort.profile_device('pg_global', 16, 1)");
+like($err, qr/cannot profile tablespace "pg_global".*HINT:  Profile pg_default/s, 'pg_global is refused');
+
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT * FROM braidsort.profile_device('dax', 16, 33)");
+like($err, qr/max_threads must be between 0 and 32/, 'max_threads checked');
+
+# a NULL tablespace when braidsort.spill_tablespace names a dropped one
+my $gone = dirname($dax) . '/sched_gone';
+mkdir $gone or die "could not create $gone: $!";
+($ret, $out, $err) = $node->psql('postgres', qq{
+CREATE TABLESPACE gone LOCATION '$gone';
+SET braidsort.spill_tablespace = gone;
+DROP TABLESPACE gone;
+SELECT * FROM braidsort.profile_device(NULL, 16, 1)});
+like($err, qr/tablespace "gone" does not exist.*DETAIL:  braidsort.spill_tablespace names it/s,
+	'a NULL tablespace follows braidsort.spill_tablespace, even to a dropped one');
+rmdir $gone;
 
 $node->stop;
 done_testing();
