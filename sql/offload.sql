@@ -13,6 +13,8 @@ SELECT i, (i * 7919) % 5003, i % 97, repeat(chr(65 + i % 26), 400)
 FROM generate_series(1, 20000) i;
 ANALYZE wide_t;
 SET braidsort.work_mem = 1024;
+-- these are the heap TID gather's refs (a value log could be cheaper here)
+SET braidsort.gather_source = heap_tid;
 
 -- the refs go to the device: Device Bytes Written is exactly 8 bytes a row
 SET braidsort.force = on;

@@ -22,7 +22,8 @@ extern bool braid_force;
 extern int	braid_work_mem;
 extern int	braid_gather_batch;
 extern int	braid_sort_threads;
-extern int	braid_sort_thread_count(void);
+extern int	braid_gather_source;
+extern int	braid_sort_thread_count(int processes);
 extern void braid_define_gucs(void);
 extern size_t braid_budget_bytes(void);
 
@@ -56,7 +57,14 @@ extern void braid_exec_init(void);
 #define BRAID_PARAM_TUPLE_WIDTH 2	/* planner's estimate of heap tuple bytes */
 #define BRAID_PARAM_EXPECT_SPILL 3	/* 1 if the IndexMap is expected to spill */
 #define BRAID_PARAM_MODE		4	/* BRAID_MODE_* */
-#define BRAID_NUM_PARAMS		5
+#define BRAID_PARAM_PROCESSES	5	/* processes running the node at once: a
+									 * Gather's workers + 1 above it, else 1 */
+#define BRAID_NUM_PARAMS		6
+
+/* braidsort.gather_source */
+#define BRAID_GATHER_AUTO		0
+#define BRAID_GATHER_HEAP_TID	1
+#define BRAID_GATHER_VALUE_LOG	2
 
 /* How the node gets whole rows back after sorting. */
 #define BRAID_MODE_HEAP_TID		0	/* refetch from the table by TID */

@@ -35,6 +35,7 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <stddef.h>
 
 #include "costmodel.h"
 
@@ -50,8 +51,11 @@
 /* Measured costs, in nanoseconds (see the file header). */
 #define PG_EXTERNAL_SORT_NS_PER_ROW 350.0
 #define PG_EXTERNAL_SORT_NS_PER_BYTE 4.0	/* per byte of row: copied, written, read */
-#define BRAID_NS_PER_ROW			250.0
-#define BRAID_NS_PER_BYTE			0.5 /* per byte of tuple: gathered */
+#define BRAID_NS_PER_ROW_SERIAL		170.0	/* taking the row, emitting it */
+#define BRAID_NS_PER_ROW_THREADED	160.0	/* the IndexMap sort and gather
+											 * copies, on one thread */
+#define BRAID_NS_PER_BYTE			1.0 /* per byte of tuple gathered, one
+										 * thread */
 #define BRAID_NS_PER_ROW_SPILLED	100.0	/* writing and merging runs */
 #define BRAID_NS_PER_PAGE_REREAD	1400.0	/* page not in shared buffers */
 #define BRAID_NS_PER_PAGE_REVISIT	200.0	/* page in shared buffers */
@@ -65,6 +69,15 @@
  */
 #define PG_NS_PER_COLLATED_CMP		100.0
 #define BRAID_NS_PER_COLLATED_CMP	150.0
+
+/*
+ * A value log copies each row in (as a minimal tuple) and out again; rows
+ * that outgrow half the budget go to the spill device, where each costs
+ * its bytes written and read back and a random read when it is emitted.
+ */
+#define BRAID_VLOG_NS_PER_ROW			150.0
+#define BRAID_VLOG_NS_PER_BYTE			1.0
+#define BRAID_VLOG_NS_PER_ROW_DEVICE	100.0
 
 /* Bytes per IndexMap entry kept after the sort (the ref). */
 #define BRAID_REF_BYTES_AFTER_SORT	8.0
@@ -279,6 +292,28 @@ collated_compares(const BraidCostInput *in)
 	return in->rows > 2 ? log2(in->rows) : 1.0;
 }
 
+/*
+ * braid_cost_thread_speedup
+ *		How much faster braidsort's threaded work (the IndexMap sort, the
+ *		gather's copies, collated comparisons) runs than it would on the one
+ *		thread PostgreSQL's sort has.  Under a Gather, every process runs
+ *		its own copy of the sort on a share of the CPUs: threads beyond that
+ *		share only take turns, and PostgreSQL's sort there gets the same
+ *		share, so the speed-up is what braidsort's threads get over it.
+ */
+double
+braid_cost_thread_speedup(const BraidCostInput *in)
+{
+	double		threads = in->sort_threads > 1 ? in->sort_threads : 1;
+	double		processes = in->processes > 1 ? in->processes : 1;
+	double		cpus = in->cpus > 0 ? in->cpus : threads;
+	double		share = cpus / processes;	/* CPUs this process can count on */
+	double		pg = share < 1.0 ? share : 1.0;
+	double		braid = share < threads ? share : threads;
+
+	return braid / pg > 1.0 ? braid / pg : 1.0;
+}
+
 /* braid_cost_pg_ns: estimated time of PostgreSQL's external sort. */
 double
 braid_cost_pg_ns(const BraidCostInput *in)
@@ -291,24 +326,109 @@ braid_cost_pg_ns(const BraidCostInput *in)
 	return ns;
 }
 
-/* braid_cost_braid_ns: estimated time of braidsort's sort. */
-double
-braid_cost_braid_ns(const BraidCostInput *in)
+/*
+ * sort_ns
+ *		What braidsort spends on keys whatever it gathers from: taking each
+ *		row (in the backend), sorting the IndexMap (on its threads), spilling
+ *		and merging runs when it outgrows the budget, collated comparisons.
+ */
+static double
+sort_ns(const BraidCostInput *in)
 {
-	double		ns = in->rows * (BRAID_NS_PER_ROW + BRAID_NS_PER_BYTE * in->tuple_bytes);
+	double		speedup = braid_cost_thread_speedup(in);
+	double		ns = in->rows * (BRAID_NS_PER_ROW_SERIAL +
+								 BRAID_NS_PER_ROW_THREADED / speedup);
 
 	if (!braid_cost_is_onepass(in))
 	{
 		ns += in->rows * BRAID_NS_PER_ROW_SPILLED;
-		/* a profiled device: each entry written once and read back once */
-		ns += in->rows * in->entry_bytes * in->spill_ns_per_byte;
+		/* each entry written once and read back once */
+		ns += in->rows * in->entry_bytes *
+			(in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
+			 BRAID_DEFAULT_SPILL_NS_PER_BYTE);
 	}
-	ns += braid_cost_page_visits(in) *
-		(in->table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
 	if (in->collated)
-		ns += in->rows * collated_compares(in) * BRAID_NS_PER_COLLATED_CMP /
-			(in->sort_threads > 1 ? in->sort_threads : 1);
+		ns += in->rows * collated_compares(in) * BRAID_NS_PER_COLLATED_CMP / speedup;
 	return ns;
+}
+
+/*
+ * braid_cost_tid_ns
+ *		Estimated time of braidsort's sort gathering rows by heap TID: the
+ *		sort, the copies of the gathered tuples (on the threads), and the
+ *		gather's visits of the table's pages, one per page per batch.
+ *		HUGE_VAL when the rows cannot be refetched.
+ */
+double
+braid_cost_tid_ns(const BraidCostInput *in)
+{
+	if (!in->heap_refetch)
+		return HUGE_VAL;
+	return sort_ns(in) +
+		in->rows * in->tuple_bytes * BRAID_NS_PER_BYTE / braid_cost_thread_speedup(in) +
+		braid_cost_page_visits(in) *
+		(in->table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
+}
+
+/*
+ * braid_cost_vlog_ns
+ *		Estimated time of braidsort's sort keeping each input row in a value
+ *		log: every row copied in once and out once, in memory while the log
+ *		fits half of the budget, else written to the spill device and read
+ *		back from it a row at a time.
+ */
+double
+braid_cost_vlog_ns(const BraidCostInput *in)
+{
+	double		row = in->row_bytes > 0 ? in->row_bytes : in->tuple_bytes;
+	double		ns = sort_ns(in) + in->rows * (BRAID_VLOG_NS_PER_ROW +
+											   BRAID_VLOG_NS_PER_BYTE * row);
+
+	if (in->rows * row > in->budget_bytes / 2)
+		ns += in->rows * (row * (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
+								 BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
+						  BRAID_VLOG_NS_PER_ROW_DEVICE);
+	return ns;
+}
+
+/* braid_cost_braid_ns: braidsort's estimate, gathering the cheaper way. */
+double
+braid_cost_braid_ns(const BraidCostInput *in)
+{
+	double		tid = braid_cost_tid_ns(in);
+	double		vlog = braid_cost_vlog_ns(in);
+
+	return tid <= vlog ? tid : vlog;
+}
+
+/*
+ * braid_cost_estimate
+ *		Both sides' estimates, where braidsort would gather from, and whether
+ *		it should replace PostgreSQL's Sort (else est->why says why not).
+ */
+void
+braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est)
+{
+	est->pg_ns = braid_cost_pg_ns(in);
+	est->tid_ns = braid_cost_tid_ns(in);
+	est->vlog_ns = braid_cost_vlog_ns(in);
+	if (in->only_from == BRAID_FROM_VALUE_LOG || !in->heap_refetch)
+		est->from = BRAID_FROM_VALUE_LOG;
+	else if (in->only_from == BRAID_FROM_HEAP_TID)
+		est->from = BRAID_FROM_HEAP_TID;
+	else
+		est->from = est->tid_ns <= est->vlog_ns ? BRAID_FROM_HEAP_TID : BRAID_FROM_VALUE_LOG;
+	est->braid_ns = est->from == BRAID_FROM_HEAP_TID ? est->tid_ns : est->vlog_ns;
+	est->why = NULL;
+	if (in->rows < BRAID_MIN_ROWS)
+		est->why = "too few rows to be worth it";
+	else if (braid_cost_pg_sort_bytes(in) <= in->sort_mem_bytes)
+		est->why = "PostgreSQL's sort is expected to fit in work_mem";
+	else if (est->braid_ns >= est->pg_ns)
+		est->why = !in->heap_refetch || in->table_cached ?
+			"braidsort's estimate is not below PostgreSQL's external sort" :
+			"the gather would reread the uncached table too many times";
+	est->prefers = est->why == NULL;
 }
 
 /*
@@ -319,22 +439,9 @@ braid_cost_braid_ns(const BraidCostInput *in)
 bool
 braid_cost_prefers(const BraidCostInput *in, const char **why)
 {
-	if (in->rows < BRAID_MIN_ROWS)
-	{
-		*why = "too few rows to be worth it";
-		return false;
-	}
-	if (braid_cost_pg_sort_bytes(in) <= in->sort_mem_bytes)
-	{
-		*why = "PostgreSQL's sort is expected to fit in work_mem";
-		return false;
-	}
-	if (braid_cost_braid_ns(in) >= braid_cost_pg_ns(in))
-	{
-		*why = in->table_cached ?
-			"the estimated gather and merge costs exceed PostgreSQL's external sort" :
-			"the gather would reread the uncached table too many times";
-		return false;
-	}
-	return true;
+	BraidCostEstimate est;
+
+	braid_cost_estimate(in, &est);
+	*why = est.why;
+	return est.prefers;
 }

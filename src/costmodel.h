@@ -15,11 +15,25 @@
 
 #include <stdbool.h>
 
+/* Where braidsort gets whole rows back after sorting keys. */
+typedef enum BraidGatherFrom
+{
+	BRAID_FROM_ANY = 0,			/* (input only) whichever is cheaper */
+	BRAID_FROM_HEAP_TID = 1,	/* refetched from the table by TID, late */
+	BRAID_FROM_VALUE_LOG = 2	/* kept in a value log as they are read */
+} BraidGatherFrom;
+
 typedef struct BraidCostInput
 {
-	double		rows;			/* estimated rows to sort */
+	double		rows;			/* estimated rows to sort (in one process) */
 	double		sort_width;		/* bytes per row in PostgreSQL's sort */
 	double		tuple_bytes;	/* bytes per heap tuple refetched */
+	double		row_bytes;		/* bytes per row kept in a value log; 0 =
+								 * tuple_bytes */
+	bool		heap_refetch;	/* rows can be refetched by TID (a heap scan
+								 * feeds the sort); else only a value log */
+	BraidGatherFrom only_from;	/* a gather source the DBA insists on, or
+								 * BRAID_FROM_ANY (braidsort.gather_source) */
 	double		entry_bytes;	/* bytes per IndexMap entry */
 	double		budget_bytes;	/* braidsort's IndexMap budget */
 	double		sort_mem_bytes; /* work_mem of PostgreSQL's sort */
@@ -29,8 +43,24 @@ typedef struct BraidCostInput
 									 * byte; 0 = no profile */
 	bool		collated;		/* a key is ordered by a collation's
 								 * comparator (both sorts compare strings) */
-	int			sort_threads;	/* threads braidsort sorts with */
+	int			sort_threads;	/* threads braidsort sorts with (per process) */
+	int			processes;		/* processes running the sort at once (a
+								 * parallel plan's workers and leader); 0 = 1 */
+	int			cpus;			/* CPUs of the machine; 0 = sort_threads */
 } BraidCostInput;
+
+/* Both sides' estimates, what braidsort would gather from, and the verdict. */
+typedef struct BraidCostEstimate
+{
+	double		pg_ns;			/* PostgreSQL's sort */
+	double		tid_ns;			/* braidsort gathering by heap TID (HUGE_VAL
+								 * if the rows cannot be refetched) */
+	double		vlog_ns;		/* braidsort gathering from a value log */
+	double		braid_ns;		/* the cheaper of the two */
+	BraidGatherFrom from;		/* ... and which it is */
+	bool		prefers;		/* braidsort should replace the Sort */
+	const char *why;			/* if not, why not */
+} BraidCostEstimate;
 
 /* Rows below which a sort is too small to be worth replacing. */
 #define BRAID_MIN_ROWS 1000.0
@@ -67,8 +97,12 @@ extern bool braid_cost_offload_refs(double rows, double total_bytes, double budg
 extern bool braid_cost_merges_ahead(const BraidCostInput *in);
 extern double braid_cost_gather_passes(const BraidCostInput *in);
 extern double braid_cost_page_visits(const BraidCostInput *in);
+extern double braid_cost_thread_speedup(const BraidCostInput *in);
 extern double braid_cost_pg_ns(const BraidCostInput *in);
+extern double braid_cost_tid_ns(const BraidCostInput *in);
+extern double braid_cost_vlog_ns(const BraidCostInput *in);
 extern double braid_cost_braid_ns(const BraidCostInput *in);
+extern void braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est);
 extern bool braid_cost_prefers(const BraidCostInput *in, const char **why);
 
 #endif							/* BRAID_COSTMODEL_H */

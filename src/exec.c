@@ -181,6 +181,8 @@ typedef struct BraidSortState
 								 * the last 8 bytes locating the full key */
 	int			collated_key;	/* which one */
 	double		est_rows;
+	int			threads;		/* this process's sort threads: its share of
+								 * the CPUs (braid_sort_thread_count) */
 	bool		random_access;
 	size_t		budget;
 	size_t		batch_bytes;
@@ -604,8 +606,8 @@ sort_entries(BraidSortState *st)
 	spec.tiebreak_arg = st;
 	spec.interrupt_check = check_interrupts;
 	spec.interrupt_arg = NULL;
-	braid_indexmap_sort_parallel(st->entries, st->nentries, &spec, braid_sort_thread_count());
-	st->sort_threads = braid_sort_thread_count();
+	braid_indexmap_sort_parallel(st->entries, st->nentries, &spec, st->threads);
+	st->sort_threads = st->threads;
 }
 
 /*
@@ -626,7 +628,7 @@ spill_run(BraidSortState *st)
 	sort_entries(st);
 	st->runs = lappend(st->runs,
 					   braid_run_write(st->entries, st->nentries, st->stride,
-									   entry_key_of, st, braid_sort_thread_count(),
+									   entry_key_of, st, st->threads,
 									   &st->device));
 	st->runs_written++;
 	st->nentries = 0;
@@ -674,8 +676,7 @@ grow_entries(BraidSortState *st)
 		 * A helper faults the fresh pages in ahead of the scan, which then
 		 * finds them mapped instead of taking a page fault every 4 kB.
 		 */
-		braid_prefault_start(st->entries, newcap * st->stride,
-							 braid_sort_thread_count());
+		braid_prefault_start(st->entries, newcap * st->stride, st->threads);
 	}
 	else
 		st->entries = repalloc_huge(st->entries, newcap * st->stride);
@@ -1448,7 +1449,7 @@ build_and_sort(BraidSortState *st)
 	 */
 	memset(&st->pipe, 0, sizeof(st->pipe));
 	st->half_runs = 0;
-	st->pipe_allowed = fast != NULL && !st->collated && braid_sort_thread_count() > 1;
+	st->pipe_allowed = fast != NULL && !st->collated && st->threads > 1;
 	PG_TRY();
 	{
 		fast_rows = build_rows(st, fast);
@@ -1957,6 +1958,7 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		elog(ERROR, "braidsort: key prefix of %u bytes has no room for a collated key", st->keylen);
 	st->stride = st->keylen + BRAID_REF_BYTES;
 	st->est_rows = cscan->scan.plan.plan_rows;
+	st->threads = braid_sort_thread_count(list_nth_int(params, BRAID_PARAM_PROCESSES));
 	st->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
 	st->budget = braid_budget_bytes();
 	/* merged batches; an in-memory sort sets its own after compacting */
@@ -2016,7 +2018,7 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel), &TTSOpsHeapTuple);
 		ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
 		braid_gather_begin(&st->gather, rel, st->gathercxt);
-		braid_gather_set_threads(&st->gather, braid_sort_thread_count());
+		braid_gather_set_threads(&st->gather, st->threads);
 		braid_gather_set_strip(&st->gather, !reads_tuple_header(cscan));
 
 		/* keys read from the unprojected scan tuple, by table column */

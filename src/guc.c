@@ -30,6 +30,14 @@ bool		braid_force = false;
 int			braid_work_mem = -1;
 int			braid_gather_batch = 1024 * 1024;
 int			braid_sort_threads = 0;
+int			braid_gather_source = BRAID_GATHER_AUTO;
+
+static const struct config_enum_entry gather_source_options[] = {
+	{"auto", BRAID_GATHER_AUTO, false},
+	{"heap_tid", BRAID_GATHER_HEAP_TID, false},
+	{"value_log", BRAID_GATHER_VALUE_LOG, false},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry io_policy_options[] = {
 	{"interference_aware", BRAID_IO_INTERFERENCE_AWARE, false},
@@ -102,8 +110,8 @@ braid_define_gucs(void)
 
 	DefineCustomIntVariable("braidsort.sort_threads",
 							"Threads that sort one IndexMap.",
-							"0 uses one per CPU. The threads only sort memory: they never "
-							"call into the server.",
+							"0 uses one per CPU, shared among the processes of a parallel "
+							"plan. The threads only sort memory: they never call into the server.",
 							&braid_sort_threads,
 							0,
 							0,
@@ -111,6 +119,20 @@ braid_define_gucs(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("braidsort.gather_source",
+							 "Where a sort over a table scan gets whole rows back from.",
+							 "auto lets the cost model choose: heap_tid refetches rows from the "
+							 "table by TID after sorting keys, value_log keeps each row as it "
+							 "is read (in memory, or on the spill device beyond half of the "
+							 "budget). Sorts over anything but a plain table scan always use "
+							 "a value log.",
+							 &braid_gather_source,
+							 BRAID_GATHER_AUTO,
+							 gather_source_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("braidsort.spill_tablespace",
 							   "Tablespace where braidsort spills IndexMap runs.",
@@ -199,12 +221,18 @@ braid_define_gucs(void)
 
 /*
  * braid_sort_thread_count
- *		Threads for an IndexMap sort: the setting, or one per CPU.
+ *		Threads one braidsort node sorts and gathers with: the setting, or
+ *		the CPUs its process may count on.  Under a Gather, "processes"
+ *		(the planned workers and the leader) run the node at once, each
+ *		with its own threads: more threads than CPUs would only take turns
+ *		on them, so each process gets its share of the CPUs (at least one).
  */
 int
-braid_sort_thread_count(void)
+braid_sort_thread_count(int processes)
 {
-	return braid_sort_threads > 0 ? braid_sort_threads : Min(braid_pool_cpus(), 8);
+	if (braid_sort_threads > 0)
+		return braid_sort_threads;
+	return Max(1, Min(braid_pool_cpus() / Max(processes, 1), 8));
 }
 
 /*

@@ -197,6 +197,31 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 }
 
 /*
+ * braid_key_max_width
+ *		Most bytes the value encoding of a variable-width kind can take under
+ *		this type modifier, or -1 if unbounded.  A numeric(p, s) has at most
+ *		ceil((p - s) / 4) base-10000 digits before the decimal point and
+ *		ceil(s / 4) after it (digits are aligned to the point), and its
+ *		encoding takes 2 bytes a digit and 5 more (keycodec.h).  The null
+ *		marker byte is not included.
+ */
+int
+braid_key_max_width(BraidKeyKind kind, int32 typmod)
+{
+	if (kind == BRAID_KEY_NUMERIC && typmod >= (int32) VARHDRSZ)
+	{
+		int			precision = ((typmod - VARHDRSZ) >> 16) & 0xffff;
+		int			scale = (((typmod - VARHDRSZ) & 0x7ff) ^ 1024) - 1024;
+
+		/* PostgreSQL 15 allows scales outside 0..precision: not bounded here */
+		if (scale < 0 || scale > precision)
+			return -1;
+		return 2 * ((precision - scale + 3) / 4 + (scale + 3) / 4) + 5;
+	}
+	return -1;
+}
+
+/*
  * braid_key_fixed_width
  *		Bytes of value encoding of a fixed-width kind, or -1 if variable.
  *		The null marker byte is not included.

@@ -66,6 +66,7 @@ typedef struct BraidKeyBuffer
 extern bool braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 								 BraidKeyColumn *col, char **why);
 extern int	braid_key_fixed_width(BraidKeyKind kind);
+extern int	braid_key_max_width(BraidKeyKind kind, int32 typmod);
 #define BRAID_COLLATED_HEADER	2
 extern int	braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b,
 								   uint32 lb, const BraidKeyColumn *col);

@@ -56,6 +56,7 @@
 #include "indexmap.h"
 #include "iosched.h"
 #include "keys.h"
+#include "pool.h"
 #include "profkernel.h"
 
 static planner_hook_type prev_planner_hook = NULL;
@@ -63,7 +64,9 @@ static planner_hook_type prev_planner_hook = NULL;
 /* Largest key prefix kept in an IndexMap entry for variable-width keys. */
 #define BRAID_MAX_VAR_PREFIX 48
 
-static Plan *replace_sorts(PlannedStmt *stmt, Plan *plan, bool bounded);
+/* Largest bounded variable-width key given room for its longest encoding. */
+#define BRAID_MAX_BOUNDED_KEY 32
+
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
 
 /*
@@ -137,42 +140,173 @@ heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
 }
 
 /*
+ * The sort keys of a Sort, as braidsort will encode them.
+ */
+typedef struct BraidKeys
+{
+	List	   *sortops;		/* OID list */
+	List	   *collations;		/* OID list */
+	List	   *nullsfirst;		/* int list */
+	List	   *keycols;		/* int list: input column of each key */
+	int			keylen;			/* bytes of key prefix per entry */
+	bool		has_var;		/* a key may exceed the prefix */
+	bool		collated;		/* a key is ordered by a libc collation */
+} BraidKeys;
+
+/*
+ * sort_keys
+ *		Check that every key of the Sort has an exact encoder and work out
+ *		the IndexMap's key prefix; false (with *why and *kind) to decline.
+ *		Widths of variable-width keys are estimated from the child's key
+ *		expressions over table relid (InvalidOid: from the type alone).
+ */
+static bool
+sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
+		  BraidDecline *kind)
+{
+	int			fixed_bytes = 0;
+	double		var_bytes = 0;
+
+	memset(k, 0, sizeof(*k));
+	for (int i = 0; i < sort->numCols; i++)
+	{
+		TargetEntry *tle = get_tle_by_resno(child->targetlist, sort->sortColIdx[i]);
+		BraidKeyColumn col;
+		int			width;
+
+		if (tle == NULL)
+			elog(ERROR, "braidsort: no target list entry for sort key %d", i + 1);
+		if (!braid_key_column_for(sort->sortOperators[i], sort->collations[i],
+								  sort->nullsFirst[i], &col, why))
+		{
+			*kind = BRAID_DECLINE_KEY;
+			return false;
+		}
+		if (BRAID_KEY_IS_COLLATED(col.kind) && k->collated)
+		{
+			*why = "more than one text key under a libc collation other than C";
+			*kind = BRAID_DECLINE_KEY;
+			return false;
+		}
+
+		/*
+		 * The prefix holds keys up to a collated key's null mark; the rest
+		 * is compared from the full key.
+		 */
+		if (k->collated)
+			width = -2;
+		else if (BRAID_KEY_IS_COLLATED(col.kind))
+		{
+			width = 0;
+			k->collated = true;
+		}
+		else
+		{
+			width = braid_key_fixed_width(col.kind);
+
+			/*
+			 * A variable-width key with a small bound (numeric(p, s)) gets
+			 * room for its longest encoding: never truncated, never a
+			 * tie-break through the overflow store.
+			 */
+			if (width == -1)
+			{
+				int			max = braid_key_max_width(col.kind, exprTypmod((Node *) tle->expr));
+
+				if (max >= 0 && max <= BRAID_MAX_BOUNDED_KEY)
+					width = max;
+			}
+		}
+		if (width >= 0)
+			fixed_bytes += 1 + width;
+		else if (width == -1)
+		{
+			k->has_var = true;
+			var_bytes += 1 + estimate_value_bytes(tle->expr, relid);
+		}
+		k->sortops = lappend_oid(k->sortops, sort->sortOperators[i]);
+		k->collations = lappend_oid(k->collations, sort->collations[i]);
+		k->nullsfirst = lappend_int(k->nullsfirst, sort->nullsFirst[i]);
+		k->keycols = lappend_int(k->keycols, sort->sortColIdx[i]);
+	}
+
+	/*
+	 * Key prefix: exact for fixed-width keys; for variable-width keys room
+	 * for the estimated average key, within a cap, with longer keys broken
+	 * by tie-break on their full encoding.
+	 */
+	if (!k->has_var)
+		k->keylen = fixed_bytes;
+	else
+		k->keylen = Min((int) (fixed_bytes + var_bytes + 0.5), BRAID_MAX_VAR_PREFIX);
+	k->keylen = Max(k->keylen, 1);
+
+	/*
+	 * Pad entries to a multiple of 8 bytes, which the radix sort moves a
+	 * word at a time, and give the padding to the key prefix: more exact
+	 * bytes for variable-width keys, fewer tie-breaks.
+	 */
+	if (k->collated)
+		k->keylen += 8;			/* where the full key is (see exec.c) */
+	k->keylen = TYPEALIGN(8, k->keylen + BRAID_REF_BYTES) - BRAID_REF_BYTES;
+	if (k->keylen + BRAID_REF_BYTES > BRAID_MAX_STRIDE)
+	{
+		*why = "sort key is too wide";
+		*kind = BRAID_DECLINE_KEY;
+		return false;
+	}
+	return true;
+}
+
+/* ns_to_ms: nanoseconds as milliseconds, for messages. */
+static double
+ns_to_ms(double ns)
+{
+	return ns / 1e6;
+}
+
+/*
  * try_braid_sort
  *		Return a BraidSort CustomScan replacing "sort", or NULL to leave the
- *		Sort alone.  *why is set to the reason for declining.
+ *		Sort alone.  *why is set to the reason for declining.  "processes"
+ *		is how many processes run this Sort at once (a parallel plan's
+ *		workers and leader), each with its own copy.
  *
- * Two forms.  Over a heap scan (heap_tid_input), the scan only has to give
- * the sort keys -- the table's own tuples unprojected when every key is a
- * plain column, else a target list narrowed to the keys -- and the node
+ * Two forms.  Over a heap scan (heap_tid_input) whose rows are cheaper to
+ * refetch than to keep (the cost model weighs the gather's visits of the
+ * table against a value log's copies), the scan only has to give the sort
+ * keys -- the table's own tuples unprojected when every key is a plain
+ * column, else a target list narrowed to the keys -- and the node
  * refetches whole rows by TID, evaluating the scan's original target list
- * on them (scanrelid is the table; the child is in custom_plans).  Over anything else, the node keeps each input row in a
- * value log and the IndexMap points into it: the child stays as the node's
- * outer plan and the node's target list is the Sort's, referencing it.
+ * on them (scanrelid is the table; the child is in custom_plans).
+ * Otherwise the node keeps each input row in a value log and the IndexMap
+ * points into it: the child stays as the node's outer plan and the node's
+ * target list is the Sort's, referencing it.
+ *
+ * The node's cost is PostgreSQL's Sort's, with the sort's own part scaled
+ * by braidsort's estimate over PostgreSQL's: what EXPLAIN shows, and what
+ * the plan above would have weighed.
  */
 static Plan *
-try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
+try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
+			   BraidDecline *kind)
 {
 	Plan	   *child = outerPlan(sort);
 	Oid			relid = InvalidOid;
 	double		table_pages = 0;
 	bool		table_cached = true;
+	bool		heap_ok;
 	bool		by_tid;
 	char	   *tid_why = NULL;
-	List	   *sortops = NIL,
-			   *collations = NIL,
-			   *nullsfirst = NIL,
-			   *keyexprs = NIL,
-			   *keycols = NIL,
+	BraidKeys	keys;
+	List	   *keyexprs = NIL,
 			   *child_tlist = NIL,
-			   *output_tlist = NIL;
+			   *output_tlist = NIL,
+			   *params;
 	ListCell   *lc;
-	int			fixed_bytes = 0;
-	double		var_bytes = 0;
-	bool		has_var = false;
-	bool		seen_collated = false;
-	int			keylen;
-	double		tuple_width;
 	BraidCostInput cost;
+	BraidCostEstimate est;
+	double		own_cost;
 	CustomScan *cscan;
 
 	*kind = BRAID_DECLINE_SHAPE;
@@ -181,9 +315,54 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 		*why = "no input plan";
 		return NULL;
 	}
-	by_tid = heap_tid_input(stmt, child, &relid, &table_pages, &table_cached, &tid_why);
+	heap_ok = heap_tid_input(stmt, child, &relid, &table_pages, &table_cached, &tid_why);
+	if (!sort_keys(sort, child, relid, &keys, why, kind))
+		return NULL;
+
+	memset(&cost, 0, sizeof(cost));
+	cost.rows = sort->plan.plan_rows;
+	cost.sort_width = sort->plan.plan_width;
+	cost.heap_refetch = heap_ok;
+	cost.only_from = braid_gather_source == BRAID_GATHER_HEAP_TID ? BRAID_FROM_HEAP_TID :
+		braid_gather_source == BRAID_GATHER_VALUE_LOG ? BRAID_FROM_VALUE_LOG : BRAID_FROM_ANY;
+	cost.tuple_bytes = heap_ok ?
+		get_relation_data_width(relid, NULL) + MAXALIGN(SizeofHeapTupleHeader) :
+		MAXALIGN(sort->plan.plan_width + SizeofMinimalTupleHeader);
+	cost.row_bytes = MAXALIGN(sort->plan.plan_width + SizeofMinimalTupleHeader);
+	cost.entry_bytes = keys.keylen + BRAID_REF_BYTES;
+	cost.budget_bytes = (double) braid_budget_bytes();
+	cost.sort_mem_bytes = (double) work_mem * 1024.0;
+
+	/*
+	 * A parallel scan hands each process its own blocks: the rows one
+	 * process sorts lie on its share of the table's pages.
+	 */
+	cost.table_pages = heap_ok && child->parallel_aware ?
+		table_pages / Max(processes, 1) : table_pages;
+	cost.table_cached = table_cached;
+	cost.spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
+	cost.collated = keys.collated;
+	cost.processes = processes;
+	cost.cpus = braid_pool_cpus();
+	cost.sort_threads = braid_sort_thread_count(processes);
+	braid_cost_estimate(&cost, &est);
+	if (!braid_force && !est.prefers)
+	{
+		*kind = BRAID_DECLINE_COST;
+		*why = psprintf("%s (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f rows%s)",
+						est.why, ns_to_ms(est.braid_ns), ns_to_ms(est.pg_ns), cost.rows,
+						processes > 1 ? psprintf(" in each of %d processes", processes) : "");
+		return NULL;
+	}
+
+	/* over a heap scan, gather by TID unless a value log is cheaper */
+	by_tid = est.from == BRAID_FROM_HEAP_TID;
 	if (!by_tid)
-		elog(DEBUG1, "braidsort: rows go to a value log: %s", tid_why);
+		elog(DEBUG1, "braidsort: rows go to a value log: %s",
+			 !heap_ok ? tid_why :
+			 braid_gather_source == BRAID_GATHER_VALUE_LOG ? "braidsort.gather_source is value_log" :
+			 psprintf("cheaper than refetching them (%.0f ms against %.0f ms estimated)",
+					  ns_to_ms(est.vlog_ns), ns_to_ms(est.tid_ns)));
 
 	/*
 	 * The node's output is the Sort's target list (references to the child's
@@ -218,8 +397,6 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 	{
 		TargetEntry *stle = get_tle_by_resno(sort->plan.targetlist, sort->sortColIdx[i]);
 		TargetEntry *tle = get_tle_by_resno(child->targetlist, sort->sortColIdx[i]);
-		BraidKeyColumn col;
-		int			width;
 
 		if (tle == NULL || stle == NULL)
 			elog(ERROR, "braidsort: no target list entry for sort key %d", i + 1);
@@ -228,100 +405,22 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 			*why = "sort key is not a column of the input";
 			return NULL;
 		}
-		if (!braid_key_column_for(sort->sortOperators[i], sort->collations[i],
-								  sort->nullsFirst[i], &col, why))
-		{
-			*kind = BRAID_DECLINE_KEY;
-			return NULL;
-		}
-		if (BRAID_KEY_IS_COLLATED(col.kind) && seen_collated)
-		{
-			*why = "more than one text key under a libc collation other than C";
-			*kind = BRAID_DECLINE_KEY;
-			return NULL;
-		}
-
-		/*
-		 * The prefix holds keys up to a collated key's null mark; the rest
-		 * is compared from the full key.
-		 */
-		if (seen_collated)
-			width = -2;
-		else if (BRAID_KEY_IS_COLLATED(col.kind))
-		{
-			width = 0;
-			seen_collated = true;
-		}
-		else
-			width = braid_key_fixed_width(col.kind);
-		if (width >= 0)
-			fixed_bytes += 1 + width;
-		else if (width == -1)
-		{
-			has_var = true;
-			var_bytes += 1 + estimate_value_bytes(tle->expr, relid);
-		}
-		sortops = lappend_oid(sortops, sort->sortOperators[i]);
-		collations = lappend_oid(collations, sort->collations[i]);
-		nullsfirst = lappend_int(nullsfirst, sort->nullsFirst[i]);
-		keycols = lappend_int(keycols, sort->sortColIdx[i]);
 		keyexprs = lappend(keyexprs, copyObject(by_tid ? tle->expr : stle->expr));
 		child_tlist = lappend(child_tlist,
 							  makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
 	}
 
 	/*
-	 * Key prefix: exact for fixed-width keys; for variable-width keys room
-	 * for the estimated average key, within a cap, with longer keys broken
-	 * by tie-break on their full encoding.
+	 * The sort's own cost (beyond reading its input), scaled by braidsort's
+	 * estimate over PostgreSQL's.
 	 */
-	if (!has_var)
-		keylen = fixed_bytes;
-	else
-		keylen = Min((int) (fixed_bytes + var_bytes + 0.5), BRAID_MAX_VAR_PREFIX);
-	keylen = Max(keylen, 1);
-
-	/*
-	 * Pad entries to a multiple of 8 bytes, which the radix sort moves a
-	 * word at a time, and give the padding to the key prefix: more exact
-	 * bytes for variable-width keys, fewer tie-breaks.
-	 */
-	if (seen_collated)
-		keylen += 8;			/* where the full key is (see exec.c) */
-	keylen = TYPEALIGN(8, keylen + BRAID_REF_BYTES) - BRAID_REF_BYTES;
-	if (keylen + BRAID_REF_BYTES > BRAID_MAX_STRIDE)
-	{
-		*why = "sort key is too wide";
-		*kind = BRAID_DECLINE_KEY;
-		return NULL;
-	}
-
-	if (by_tid)
-		tuple_width = get_relation_data_width(relid, NULL) +
-			MAXALIGN(SizeofHeapTupleHeader);
-	else
-		tuple_width = MAXALIGN(sort->plan.plan_width + SizeofMinimalTupleHeader);
-
-	cost.rows = sort->plan.plan_rows;
-	cost.sort_width = sort->plan.plan_width;
-	cost.tuple_bytes = tuple_width;
-	cost.entry_bytes = keylen + BRAID_REF_BYTES;
-	cost.budget_bytes = (double) braid_budget_bytes();
-	cost.sort_mem_bytes = (double) work_mem * 1024.0;
-	cost.table_pages = table_pages;		/* 0 for a value log: no gather passes */
-	cost.table_cached = table_cached;
-	cost.spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
-	cost.collated = seen_collated;
-	cost.sort_threads = braid_sort_thread_count();
-	if (!braid_force && !braid_cost_prefers(&cost, (const char **) why))
-	{
-		*kind = BRAID_DECLINE_COST;
-		return NULL;
-	}
+	own_cost = Max(sort->plan.startup_cost - child->total_cost, 0.0) *
+		(est.pg_ns > 0 ? est.braid_ns / est.pg_ns : 1.0);
 
 	cscan = makeNode(CustomScan);
-	cscan->scan.plan.startup_cost = sort->plan.startup_cost;
-	cscan->scan.plan.total_cost = sort->plan.total_cost;
+	cscan->scan.plan.startup_cost = child->total_cost + own_cost;
+	cscan->scan.plan.total_cost = cscan->scan.plan.startup_cost +
+		(sort->plan.total_cost - sort->plan.startup_cost);
 	cscan->scan.plan.plan_rows = sort->plan.plan_rows;
 	cscan->scan.plan.plan_width = sort->plan.plan_width;
 	cscan->scan.plan.parallel_aware = false;
@@ -338,13 +437,14 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, char **why, BraidDecline *kind)
 	cscan->custom_scan_tlist = NIL;
 	cscan->custom_relids = NULL;
 	cscan->methods = &braid_sort_scan_methods;
-	cscan->custom_private = list_make5(sortops, collations, nullsfirst,
-									   list_make5_int(keylen, has_var ? 1 : 0,
-													  (int) Min(tuple_width, (double) INT_MAX),
-													  braid_cost_is_onepass(&cost) ? 0 : 1,
-													  by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG),
-									   keyexprs);
-	cscan->custom_private = lappend(cscan->custom_private, keycols);
+	params = list_make5_int(keys.keylen, keys.has_var ? 1 : 0,
+							(int) Min(cost.tuple_bytes, (double) INT_MAX),
+							braid_cost_is_onepass(&cost) ? 0 : 1,
+							by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG);
+	params = lappend_int(params, processes);
+	cscan->custom_private = list_make5(keys.sortops, keys.collations, keys.nullsfirst,
+									   params, keyexprs);
+	cscan->custom_private = lappend(cscan->custom_private, keys.keycols);
 	if (by_tid)
 	{
 		List	   *physical = physical_scan_tlist(child_tlist,
@@ -427,62 +527,88 @@ physical_scan_tlist(List *keys, Index scanrelid, Oid relid)
 }
 
 /*
+ * Where the walk is: the statement, whether a LIMIT above could hand a Sort
+ * a tuple bound at run time, and how many processes run this part of the
+ * plan at once (under a Gather or Gather Merge, its planned workers and the
+ * leader, each running its own copy of every node below).
+ */
+typedef struct BraidWalk
+{
+	PlannedStmt *stmt;
+	bool		bounded;
+	int			processes;
+} BraidWalk;
+
+static Plan *replace_sorts(BraidWalk w, Plan *plan);
+
+/*
  * replace_sorts_in_list
  *		replace_sorts on every plan of a list, in place.
  */
 static void
-replace_sorts_in_list(PlannedStmt *stmt, List *plans, bool bounded)
+replace_sorts_in_list(BraidWalk w, List *plans)
 {
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = replace_sorts(stmt, (Plan *) lfirst(lc), bounded);
+		lfirst(lc) = replace_sorts(w, (Plan *) lfirst(lc));
 }
 
 /*
  * replace_sorts
  *		Walk a plan tree, replacing eligible Sorts; returns the (possibly
- *		new) root.  "bounded" is true where a LIMIT above could hand a Sort
- *		a tuple bound at run time.
+ *		new) root.
  */
 static Plan *
-replace_sorts(PlannedStmt *stmt, Plan *plan, bool bounded)
+replace_sorts(BraidWalk w, Plan *plan)
 {
-	bool		pass_bound = false;
+	BraidWalk	outer = w;
+	BraidWalk	inner = w;
 
 	if (plan == NULL)
 		return NULL;
 
+	/* a bound reaches a Sort only through these nodes (ExecSetTupleBound) */
+	outer.bounded = false;
+	inner.bounded = false;
 	switch (nodeTag(plan))
 	{
 		case T_Limit:
-			outerPlan(plan) = replace_sorts(stmt, outerPlan(plan),
-											((Limit *) plan)->limitCount != NULL);
-			return plan;
+			outer.bounded = ((Limit *) plan)->limitCount != NULL;
+			break;
 		case T_Result:
+			outer.bounded = w.bounded;
+			break;
 		case T_Gather:
+			outer.bounded = w.bounded;
+			outer.processes = ((Gather *) plan)->num_workers + 1;
+			break;
 		case T_GatherMerge:
-			pass_bound = bounded;
+			outer.bounded = w.bounded;
+			outer.processes = ((GatherMerge *) plan)->num_workers + 1;
 			break;
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =
-				replace_sorts(stmt, ((SubqueryScan *) plan)->subplan, bounded);
+				replace_sorts(w, ((SubqueryScan *) plan)->subplan);
 			break;
 		case T_Append:
-			replace_sorts_in_list(stmt, ((Append *) plan)->appendplans, bounded);
+			replace_sorts_in_list(w, ((Append *) plan)->appendplans);
 			break;
 		case T_MergeAppend:
-			replace_sorts_in_list(stmt, ((MergeAppend *) plan)->mergeplans, bounded);
+			replace_sorts_in_list(w, ((MergeAppend *) plan)->mergeplans);
 			break;
 		case T_CustomScan:
-			replace_sorts_in_list(stmt, ((CustomScan *) plan)->custom_plans, false);
+			replace_sorts_in_list(inner, ((CustomScan *) plan)->custom_plans);
+			break;
+		case T_IncrementalSort:
+			elog(DEBUG1, "braidsort: Incremental Sort left to PostgreSQL: braidsort replaces only full sorts");
 			break;
 		default:
 			break;
 	}
 
-	outerPlan(plan) = replace_sorts(stmt, outerPlan(plan), pass_bound);
-	innerPlan(plan) = replace_sorts(stmt, innerPlan(plan), false);
+	outerPlan(plan) = replace_sorts(outer, outerPlan(plan));
+	innerPlan(plan) = replace_sorts(inner, innerPlan(plan));
 
 	if (IsA(plan, Sort))
 	{
@@ -491,13 +617,13 @@ replace_sorts(PlannedStmt *stmt, Plan *plan, bool bounded)
 
 		BraidDecline kind;
 
-		if (bounded)
+		if (w.bounded)
 		{
 			elog(DEBUG1, "braidsort: Sort left to PostgreSQL: it may be bounded by a LIMIT");
 			braid_stats_count_decline(BRAID_DECLINE_BOUNDED);
 			return plan;
 		}
-		replacement = try_braid_sort(stmt, (Sort *) plan, &why, &kind);
+		replacement = try_braid_sort(w.stmt, (Sort *) plan, w.processes, &why, &kind);
 		if (replacement == NULL)
 		{
 			elog(DEBUG1, "braidsort: Sort left to PostgreSQL: %s", why);
@@ -535,6 +661,40 @@ count_sorts(Plan *plan)
 }
 
 /*
+ * statement_decline_reason
+ *		Why braidsort leaves every Sort of this statement to PostgreSQL, or
+ *		NULL.  Rows of a statement that locks or modifies them may be
+ *		rechecked by EvalPlanQual, which would see refetched tuples instead
+ *		of rechecked ones; braidsort keeps to plain SELECTs, where no such
+ *		recheck happens (a conservative line: an INSERT's SELECT would be
+ *		safe too, and may be taken later).
+ */
+static const char *
+statement_decline_reason(PlannedStmt *stmt)
+{
+	switch (stmt->commandType)
+	{
+		case CMD_SELECT:
+			break;
+		case CMD_INSERT:
+			return "the statement is an INSERT (braidsort replaces sorts of SELECT statements only)";
+		case CMD_UPDATE:
+			return "the statement is an UPDATE (braidsort replaces sorts of SELECT statements only)";
+		case CMD_DELETE:
+			return "the statement is a DELETE (braidsort replaces sorts of SELECT statements only)";
+		case CMD_MERGE:
+			return "the statement is a MERGE (braidsort replaces sorts of SELECT statements only)";
+		default:
+			return "braidsort replaces sorts of SELECT statements only";
+	}
+	if (stmt->rowMarks != NIL)
+		return "the statement locks rows (FOR UPDATE or FOR SHARE), which EvalPlanQual may recheck";
+	if (stmt->hasModifyingCTE)
+		return "the statement has a data-modifying WITH query";
+	return NULL;
+}
+
+/*
  * braid_planner
  *		planner_hook: plan normally, then replace eligible Sorts.
  */
@@ -543,27 +703,33 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 			  ParamListInfo boundParams)
 {
 	PlannedStmt *stmt;
+	const char *why;
 
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
 	else
 		stmt = standard_planner(parse, query_string, cursorOptions, boundParams);
 
-	if (braid_enable &&
-		stmt->commandType == CMD_SELECT &&
-		stmt->rowMarks == NIL &&
-		!stmt->hasModifyingCTE)
+	if (!braid_enable)
+		return stmt;
+	why = statement_decline_reason(stmt);
+	if (why == NULL)
 	{
-		stmt->planTree = replace_sorts(stmt, stmt->planTree, false);
-		replace_sorts_in_list(stmt, stmt->subplans, false);
+		BraidWalk	w = {stmt, false, 1};
+
+		stmt->planTree = replace_sorts(w, stmt->planTree);
+		replace_sorts_in_list(w, stmt->subplans);
 	}
-	else if (braid_enable)
+	else
 	{
 		ListCell   *lc;
 		int			n = count_sorts(stmt->planTree);
 
 		foreach(lc, stmt->subplans)
 			n += count_sorts((Plan *) lfirst(lc));
+		if (n > 0)
+			elog(DEBUG1, "braidsort: %d Sort%s left to PostgreSQL: %s",
+				 n, n == 1 ? "" : "s", why);
 		while (n-- > 0)
 			braid_stats_count_decline(BRAID_DECLINE_STATEMENT);
 	}

@@ -1609,6 +1609,7 @@ accepting_input(void)
 	in.rows = 1e6;
 	in.sort_width = 200;
 	in.tuple_bytes = 220;
+	in.heap_refetch = true;
 	in.entry_bytes = 32;
 	in.budget_bytes = 64.0 * 1024 * 1024;	/* 32 MB needed */
 	in.sort_mem_bytes = 4.0 * 1024 * 1024;	/* PG needs ~248 MB */
@@ -1671,10 +1672,15 @@ test_costmodel(void)
 			   "over-budget IndexMap of a cached table should be accepted (why=%s)",
 			   why ? why : "NULL");
 
-	/* over budget, uncached table, tiny budget: too many gather rereads */
+	/*
+	 * over budget, uncached table, tiny budget: too many gather rereads
+	 * (gathering by TID; a value log is the way out, see
+	 * test_costmodel_sources)
+	 */
 	in.table_pages = in.rows * in.tuple_bytes / 8192.0;
 	in.table_cached = false;
 	in.budget_bytes = 1024.0 * 1024;
+	in.only_from = BRAID_FROM_HEAP_TID;
 	why = NULL;
 	check_that(&c, !braid_cost_prefers(&in, &why),
 			   "uncached table with %g gather passes should decline",
@@ -1684,6 +1690,7 @@ test_costmodel(void)
 
 	/* PostgreSQL's sort fits in sort_mem: decline, also at equality */
 	in = accepting_input();
+	in.only_from = BRAID_FROM_ANY;
 	in.sort_mem_bytes = braid_cost_pg_sort_bytes(&in);
 	why = NULL;
 	check_that(&c, !braid_cost_prefers(&in, &why),
@@ -2118,6 +2125,7 @@ test_costmodel_collated(void)
 	in.sort_mem_bytes = 16.0 * 1024 * 1024;
 	in.table_pages = 9000;
 	in.table_cached = true;
+	in.heap_refetch = true;
 	in.collated = true;
 	in.sort_threads = 2;
 	check_that(&c, braid_cost_prefers(&in, &why), "2 threads: should take it (%s)", why ? why : "");
@@ -2153,6 +2161,7 @@ test_costmodel_reread(void)
 	in.sort_mem_bytes = 128.0 * 1024 * 1024;
 	in.table_pages = 82000;
 	in.table_cached = false;
+	in.heap_refetch = true;
 	/* the sorted refs go to the device, leaving the budget to tuples */
 	check_that(&c, braid_cost_gather_passes(&in) == 6.0,
 			   "expected 6 gather passes, got %g", braid_cost_gather_passes(&in));
