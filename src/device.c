@@ -10,7 +10,9 @@
  * temp_tablespaces, else the database's default tablespace), named like
  * PostgreSQL's own temporary files (pgsql_tmp<pid>.braid<n>), so
  * pg_ls_tmpdir() shows it and the server's start-up clean-up removes it
- * after a crash.
+ * after a crash.  It is also accounted like one: its traffic as the
+ * executor's temporary blocks (EXPLAIN (BUFFERS), pg_stat_statements), and
+ * when it goes, in pg_stat_database and under log_temp_files.
  *
  * Files are created at their final size with pmem_map_file(PMEM_FILE_CREATE),
  * which reserves the space with posix_fallocate() before anything is mapped:
@@ -54,12 +56,14 @@
 #include "access/parallel.h"
 #include "access/xact.h"
 #include "commands/tablespace.h"
+#include "executor/instrument.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
+#include "utils/backend_status.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -88,6 +92,14 @@ static BraidSpillFile *live_files = NULL;
 static uint64 live_bytes = 0;
 static uint32 file_counter = 0;
 static bool callbacks_registered = false;
+
+/*
+ * Bytes this backend has written to and read from spill files, ever: the
+ * executor's temporary-block counters (pgBufferUsage) take whole BLCKSZ
+ * blocks of them, so that many small writes add up to the exact count.
+ */
+static uint64 temp_bytes_written = 0;
+static uint64 temp_bytes_read = 0;
 
 /*
  * braid_check_spill_tablespace
@@ -325,13 +337,18 @@ braid_spill_tablespace_guess(void)
 
 /*
  * braid_spill_create_in
- *		Create, reserve and map a file of "size" bytes (rounded up to 4 kB)
- *		in tablespace spc's temporary directory, checking CREATE privilege
- *		as for temp_tablespaces.  Its traffic is counted in *stats.
+ *		Create, reserve and map a scratch file of "size" bytes (rounded up
+ *		to 4 kB) in tablespace spc's temporary directory, checking CREATE
+ *		privilege as for temp_tablespaces, for a caller that writes it
+ *		through its mapping (profile_device): such writes are not counted,
+ *		so the file is reported at its full size when closed.  Its own
+ *		traffic, if any, is counted in *stats.
  */
 BraidSpillFile *
 braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 {
+	BraidSpillFile *f;
+
 	/*
 	 * As for temp_tablespaces, only the database's default tablespace needs
 	 * no privilege.  (Spill files go where spill_tablespace_resolve() has
@@ -344,7 +361,10 @@ braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 		if (aclresult != ACLCHECK_OK)
 			aclcheck_error(aclresult, OBJECT_TABLESPACE, get_tablespace_name(spc));
 	}
-	return spill_create(spc, size, stats, false);
+	f = spill_create(spc, size, stats, false);
+
+	f->scratch = true;
+	return f;
 }
 
 /*
@@ -494,6 +514,27 @@ flush_task(void *arg, int worker)
 }
 
 /*
+ * temp_blocks
+ *		Add len bytes to *total (temp_bytes_written or temp_bytes_read) and
+ *		return how many BLCKSZ blocks that completes: what the executor's
+ *		buffer usage counts as temporary blocks, so that EXPLAIN (ANALYZE,
+ *		BUFFERS) shows spill traffic as "temp read/written" and
+ *		pg_stat_statements' temp_blks_* include it, as for PostgreSQL's own
+ *		temporary files (a parallel worker's usage reaches its leader with
+ *		the rest).  pgBufferUsage is the backend's: only the backend counts
+ *		traffic (count_written, braid_spill_count_read), never a pool
+ *		thread.
+ */
+static inline int64
+temp_blocks(uint64 *total, size_t len)
+{
+	uint64		before = *total / BLCKSZ;
+
+	*total += len;
+	return (int64) (*total / BLCKSZ - before);
+}
+
+/*
  * count_written
  *		The len bytes after what the file had are written: count them (per
  *		sort and per device) and move the file's end past them.
@@ -505,6 +546,7 @@ count_written(BraidSpillFile *f, size_t len)
 
 	f->stats->bytes_written += len;
 	f->stats->lines_written += lines;
+	pgBufferUsage.temp_blks_written += temp_blocks(&temp_bytes_written, len);
 	if (f->devslot >= 0)
 	{
 		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
@@ -674,6 +716,7 @@ braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
 		return;
 	f->stats->bytes_read += to - from;
 	f->stats->lines_read += lines;
+	pgBufferUsage.temp_blks_read += temp_blocks(&temp_bytes_read, to - from);
 	if (f->devslot >= 0)
 	{
 		BraidDeviceSlot *d = braid_sched_slot(f->devslot);
@@ -740,12 +783,56 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 }
 
 /*
+ * report_temp_file
+ *		Report a spill file that is gone as PostgreSQL reports a temporary
+ *		file (fd.c, ReportTemporaryFileUsage): in pg_stat_database's
+ *		temp_files and temp_bytes, and in the server log under
+ *		log_temp_files.
+ *
+ * The size is what the file holds: the bytes written to it.  PostgreSQL
+ * reports a temporary file's size on disk, which for its own files is the
+ * same thing, since they grow as they are written.  A spill file is
+ * reserved whole when created, so its size on disk is its reservation: a
+ * run's is its coded size rounded up to 4 kB, but a value log segment is
+ * reserved for rows it may never get, and a file removed after an error or
+ * a cancel may hold nothing.  The bytes written are what pg_stat_database
+ * documents temp_bytes to be (data written to temporary files), and the
+ * same traffic as the sort's Device Bytes Written and the temp blocks
+ * written of the executor's buffer usage, so the numbers agree with each
+ * other.  (temp_file_limit, which guards the space, counts reservations.)
+ * A scratch file written through its mapping (profile_device) has no such
+ * count, but it is written whole: it is reported at its full size.
+ *
+ * Safe on every path that closes files: on an abort the resource owner's
+ * callback runs where fd.c closes its own temporary files (after locks);
+ * at backend exit braid_exit_callback, registered by the first spill file,
+ * long after pgstat_initialize() registered pgstat's shutdown hook in
+ * BaseInit(), runs before it (before_shmem_exit callbacks run in reverse),
+ * as fd.c's own clean-up of temporary files (InitTemporaryFileAccess) does.
+ * Reporting comes last in braid_spill_close(), so that a failure to report
+ * cannot leave a file half closed.
+ */
+static void
+report_temp_file(const char *path, uint64 size)
+{
+	pgstat_report_tempfile((size_t) size);
+	if (log_temp_files >= 0 && size / 1024 >= (uint64) log_temp_files)
+		ereport(LOG,
+				(errmsg("temporary file: path \"%s\", size %lu",
+						path, (unsigned long) size)));
+}
+
+/*
  * braid_spill_close
- *		Unmap and remove a file; it is gone from the device afterwards.
+ *		Unmap and remove a file; it is gone from the device afterwards, and
+ *		reported as a temporary file.
  */
 void
 braid_spill_close(BraidSpillFile *f)
 {
+	char		path[MAXPGPATH];
+	uint64		size;
+
 	if (f == NULL)
 		return;
 	if (f->base)
@@ -761,9 +848,12 @@ braid_spill_close(BraidSpillFile *f)
 	if (f->next)
 		f->next->prev = f->prev;
 	live_bytes -= f->size;
+	strlcpy(path, f->path, sizeof(path));
+	size = f->scratch ? f->size : f->written;
 	if (f->stage)
 		pfree(f->stage);
 	pfree(f);
+	report_temp_file(path, size);
 }
 
 /*
