@@ -94,11 +94,13 @@ SET braidsort.spill_tablespace = braid_spill;
 SELECT check_sort('SELECT * FROM longtext ORDER BY t DESC, id');
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir(
 	(SELECT oid FROM pg_tablespace WHERE spcname = 'braid_spill'));
--- like temp_tablespaces, spilling there needs CREATE on it
+-- like temp_tablespaces, spilling there needs CREATE on it: a role without
+-- it spills where an empty setting would (no error), and cannot SET it
 CREATE ROLE braid_nobody;
 GRANT SELECT ON longtext TO braid_nobody;
 SET ROLE braid_nobody;
 SELECT count(*) FROM (SELECT * FROM longtext ORDER BY t OFFSET 0) s;
+SET braidsort.spill_tablespace = braid_spill;
 RESET ROLE;
 RESET braidsort.spill_tablespace;
 DROP TABLESPACE braid_spill;

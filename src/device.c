@@ -5,10 +5,14 @@
  *
  * braidsort spills only IndexMap runs (keys and refs), never tuples.  A
  * spill file lives in the temporary-files directory of the spill tablespace
- * (braidsort.spill_tablespace; by default the session's temp_tablespaces,
- * else the database's default tablespace), named like PostgreSQL's own
- * temporary files (pgsql_tmp<pid>.braid<n>), so pg_ls_tmpdir() shows it and
- * the server's start-up clean-up removes it after a crash.
+ * (braidsort.spill_tablespace if the role may create in it, as for
+ * temp_tablespaces; else, or if it is empty, the session's
+ * temp_tablespaces, else the database's default tablespace), named like
+ * PostgreSQL's own temporary files (pgsql_tmp<pid>.braid<n>), so
+ * pg_ls_tmpdir() shows it and the server's start-up clean-up removes it
+ * after a crash.  It is also accounted like one: its traffic as the
+ * executor's temporary blocks (EXPLAIN (BUFFERS), pg_stat_statements), and
+ * when it goes, in pg_stat_database and under log_temp_files.
  *
  * Files are created at their final size with pmem_map_file(PMEM_FILE_CREATE),
  * which reserves the space with posix_fallocate() before anything is mapped:
@@ -49,14 +53,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/parallel.h"
 #include "access/xact.h"
-#include "catalog/pg_tablespace_d.h"
 #include "commands/tablespace.h"
+#include "executor/instrument.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/proc.h"
 #include "utils/acl.h"
+#include "utils/backend_status.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -87,22 +94,60 @@ static uint32 file_counter = 0;
 static bool callbacks_registered = false;
 
 /*
+ * Bytes this backend has written to and read from spill files, ever: the
+ * executor's temporary-block counters (pgBufferUsage) take whole BLCKSZ
+ * blocks of them, so that many small writes add up to the exact count.
+ */
+static uint64 temp_bytes_written = 0;
+static uint64 temp_bytes_read = 0;
+
+/*
  * braid_check_spill_tablespace
- *		GUC check hook: an empty string, or an existing tablespace.  As for
- *		temp_tablespaces, names can only be checked inside a transaction;
- *		elsewhere (postgresql.conf at start-up) the check happens at use.
+ *		GUC check hook, as check_temp_tablespaces() does it.  In an
+ *		interactive SET a tablespace that does not exist, or one the current
+ *		user may not create in (unless it is the database's default, which
+ *		needs no privilege), is an error now rather than at the next sort.
+ *		ALTER ROLE/DATABASE ... SET (PGC_S_TEST) only gets a NOTICE for a
+ *		tablespace that does not exist, and the privilege of whoever runs it
+ *		is checked as for temp_tablespaces.  Values from postgresql.conf,
+ *		ALTER SYSTEM or a role's or database's defaults are taken on faith:
+ *		they apply to roles with and without the privilege, and the
+ *		tablespace may be dropped later, so each sort resolves the setting
+ *		when it spills (spill_tablespace_resolve) and falls back silently.
+ *		Names can only be checked inside a transaction; a parallel worker
+ *		takes the value its leader checked.
  */
 bool
 braid_check_spill_tablespace(char **newval, void **extra, GucSource source)
 {
+	Oid			spc;
+
 	if (*newval == NULL || (*newval)[0] == '\0')
 		return true;
-	if (!IsTransactionState() || !OidIsValid(MyDatabaseId))
+	if (!IsTransactionState() || !OidIsValid(MyDatabaseId) ||
+		InitializingParallelWorker)
 		return true;
-	if (!OidIsValid(get_tablespace_oid(*newval, true)))
+	if (source < PGC_S_INTERACTIVE)
+		return true;
+	spc = get_tablespace_oid(*newval, true);
+	if (!OidIsValid(spc))
 	{
+		if (source == PGC_S_TEST)
+		{
+			ereport(NOTICE,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("tablespace \"%s\" does not exist", *newval)));
+			return true;
+		}
 		GUC_check_errdetail("Tablespace \"%s\" does not exist.", *newval);
 		return false;
+	}
+	if (spc != MyDatabaseTableSpace)
+	{
+		AclResult	aclresult = pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
+
+		if (aclresult != ACLCHECK_OK)
+			aclcheck_error(aclresult, OBJECT_TABLESPACE, *newval);
 	}
 	return true;
 }
@@ -145,34 +190,85 @@ static BraidSpillFile *spill_create(Oid spc, size_t size, BraidDeviceStats *stat
 									bool optional);
 
 /*
+ * The statement whose fallback from braidsort.spill_tablespace was last
+ * reported (see spill_tablespace_resolve): a sort writes many files, but
+ * the DEBUG1 message and the counter come once per statement and process.
+ */
+static LocalTransactionId fallback_lxid = InvalidLocalTransactionId;
+static TimestampTz fallback_stmt = 0;
+
+/*
+ * spill_tablespace_resolve
+ *		Where spill files go: braidsort.spill_tablespace, if set and usable
+ *		by the current user, else what an empty setting gives:
+ *		temp_tablespaces (PrepareTempTablespaces() keeps only those the
+ *		user may use), else the database's default tablespace.  Usable
+ *		means, as for temp_tablespaces, that it exists and that the user
+ *		may create in it or it is the database's default.  A setting that
+ *		is not usable (made server-wide for roles without the privilege, or
+ *		naming a tablespace dropped since) is no error: with "report", the
+ *		fallback is logged at DEBUG1 and counted (spill_tablespace_fallbacks
+ *		in braidsort.stats), once per statement.  Outside a transaction,
+ *		where the catalogs cannot be read, the database's default.
+ */
+static Oid
+spill_tablespace_resolve(bool report)
+{
+	Oid			spc = InvalidOid;
+	Oid			wanted = InvalidOid;
+	bool		unusable = false;
+
+	if (!IsTransactionState())
+		return MyDatabaseTableSpace;
+	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
+	{
+		wanted = get_tablespace_oid(braid_spill_tablespace, true);
+		if (!OidIsValid(wanted) ||
+			(wanted != MyDatabaseTableSpace &&
+			 pg_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK))
+			unusable = true;
+		else
+			spc = wanted;
+	}
+	if (!OidIsValid(spc))
+	{
+		PrepareTempTablespaces();
+		spc = GetNextTempTableSpace();
+		if (!OidIsValid(spc))
+			spc = MyDatabaseTableSpace;
+	}
+
+	if (unusable && report &&
+		(fallback_lxid != MyProc->lxid ||
+		 fallback_stmt != GetCurrentStatementStartTimestamp()))
+	{
+		char	   *instead = get_tablespace_name(spc);
+
+		fallback_lxid = MyProc->lxid;
+		fallback_stmt = GetCurrentStatementStartTimestamp();
+		if (braid_shared != NULL)
+			pg_atomic_fetch_add_u64(&braid_shared->spill_tablespace_fallbacks, 1);
+		ereport(DEBUG1,
+				(errmsg("braidsort.spill_tablespace \"%s\" is not usable by this role, spilling to tablespace \"%s\" instead",
+						braid_spill_tablespace, instead ? instead : "?"),
+				 OidIsValid(wanted) ?
+				 errdetail("Role \"%s\" has no CREATE privilege on tablespace \"%s\".",
+						   GetUserNameFromId(GetUserId(), false),
+						   braid_spill_tablespace) :
+				 errdetail("Tablespace \"%s\" does not exist.",
+						   braid_spill_tablespace)));
+	}
+	return spc;
+}
+
+/*
  * spill_tablespace_oid
- *		Where the next spill file goes.
+ *		Where the next spill file goes (reporting a fallback).
  */
 static Oid
 spill_tablespace_oid(void)
 {
-	Oid			spc;
-
-	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
-	{
-		spc = get_tablespace_oid(braid_spill_tablespace, true);
-		if (!OidIsValid(spc))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("tablespace \"%s\" does not exist", braid_spill_tablespace),
-					 errhint("Set braidsort.spill_tablespace to an existing tablespace, or to '' to use temp_tablespaces.")));
-		/* as for temp_tablespaces: CREATE privilege, unless it is the default */
-		if (spc != MyDatabaseTableSpace &&
-			pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("permission denied for tablespace %s", braid_spill_tablespace),
-					 errhint("Grant CREATE on the tablespace, or set braidsort.spill_tablespace to ''.")));
-		return spc;
-	}
-	PrepareTempTablespaces();
-	spc = GetNextTempTableSpace();
-	return OidIsValid(spc) ? spc : MyDatabaseTableSpace;
+	return spill_tablespace_resolve(true);
 }
 
 /*
@@ -223,64 +319,71 @@ braid_exit_callback(int code, Datum arg)
 BraidSpillFile *
 braid_spill_create(size_t size, BraidDeviceStats *stats)
 {
-	return braid_spill_create_in(spill_tablespace_oid(), size, stats);
+	return spill_create(spill_tablespace_oid(), size, stats, false);
 }
 
 /*
  * braid_spill_tablespace_guess
  *		The tablespace spill files are expected to go to, for planning and
- *		profiling: braidsort.spill_tablespace if it names one, else the
- *		first of temp_tablespaces, else the database's default.  Never an
- *		error.
+ *		profiling: the same rule as for the files themselves (so the cost
+ *		model looks at the device that will be used), without reporting a
+ *		fallback.  Never an error.
  */
 Oid
 braid_spill_tablespace_guess(void)
 {
-	Oid			spc = InvalidOid;
-
-	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
-		spc = get_tablespace_oid(braid_spill_tablespace, true);
-	else if (IsTransactionState())
-	{
-		PrepareTempTablespaces();
-		spc = GetNextTempTableSpace();
-	}
-	return OidIsValid(spc) ? spc : MyDatabaseTableSpace;
+	return spill_tablespace_resolve(false);
 }
 
 /*
  * braid_spill_create_in
- *		Create, reserve and map a file of "size" bytes (rounded up to 4 kB)
- *		in tablespace spc's temporary directory, checking CREATE privilege
- *		as for temp_tablespaces.  Its traffic is counted in *stats.
+ *		Create, reserve and map a scratch file of "size" bytes (rounded up
+ *		to 4 kB) in tablespace spc's temporary directory, checking CREATE
+ *		privilege as for temp_tablespaces, for a caller that writes it
+ *		through its mapping (profile_device): such writes are not counted,
+ *		so the file is reported at its full size when closed.  Its own
+ *		traffic, if any, is counted in *stats.
  */
 BraidSpillFile *
 braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 {
-	return spill_create(spc, size, stats, false);
+	BraidSpillFile *f;
+
+	/*
+	 * As for temp_tablespaces, only the database's default tablespace needs
+	 * no privilege.  (Spill files go where spill_tablespace_resolve() has
+	 * checked, as PostgreSQL's own temporary files do.)
+	 */
+	if (spc != MyDatabaseTableSpace)
+	{
+		AclResult	aclresult = pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
+
+		if (aclresult != ACLCHECK_OK)
+			aclcheck_error(aclresult, OBJECT_TABLESPACE, get_tablespace_name(spc));
+	}
+	f = spill_create(spc, size, stats, false);
+
+	f->scratch = true;
+	return f;
 }
 
 /*
  * braid_spill_try_create
  *		Like braid_spill_create(), for a file the sort can do without: NULL
- *		instead of an error when the spill tablespace is missing or not
- *		writable, temp_file_limit would be exceeded, or the device has no
- *		room.
+ *		instead of an error when the tablespace's directory cannot be made,
+ *		temp_file_limit would be exceeded, or the device has no room.
  */
 BraidSpillFile *
 braid_spill_try_create(size_t size, BraidDeviceStats *stats)
 {
-	/* a spill tablespace dropped since it was set: do without */
-	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0' &&
-		!OidIsValid(get_tablespace_oid(braid_spill_tablespace, true)))
-		return NULL;
-	return spill_create(braid_spill_tablespace_guess(), size, stats, true);
+	return spill_create(spill_tablespace_oid(), size, stats, true);
 }
 
 /*
  * spill_create
- *		The work of braid_spill_create_in(); with "optional", every failure
- *		returns NULL (leaving nothing behind) instead of raising an error.
+ *		Create, reserve and map a file in tablespace spc, which the caller
+ *		has checked the user may use; with "optional", every failure returns
+ *		NULL (leaving nothing behind) instead of raising an error.
  */
 static BraidSpillFile *
 spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional)
@@ -312,15 +415,6 @@ spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional)
 		callbacks_registered = true;
 	}
 
-	if (spc != MyDatabaseTableSpace && spc != DEFAULTTABLESPACE_OID &&
-		pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
-	{
-		if (optional)
-			return NULL;
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for tablespace %s", get_tablespace_name(spc))));
-	}
 	TempTablespacePath(dir, spc);
 	if (MakePGDirectory(dir) < 0 && errno != EEXIST)
 	{
@@ -420,6 +514,27 @@ flush_task(void *arg, int worker)
 }
 
 /*
+ * temp_blocks
+ *		Add len bytes to *total (temp_bytes_written or temp_bytes_read) and
+ *		return how many BLCKSZ blocks that completes: what the executor's
+ *		buffer usage counts as temporary blocks, so that EXPLAIN (ANALYZE,
+ *		BUFFERS) shows spill traffic as "temp read/written" and
+ *		pg_stat_statements' temp_blks_* include it, as for PostgreSQL's own
+ *		temporary files (a parallel worker's usage reaches its leader with
+ *		the rest).  pgBufferUsage is the backend's: only the backend counts
+ *		traffic (count_written, braid_spill_count_read), never a pool
+ *		thread.
+ */
+static inline int64
+temp_blocks(uint64 *total, size_t len)
+{
+	uint64		before = *total / BLCKSZ;
+
+	*total += len;
+	return (int64) (*total / BLCKSZ - before);
+}
+
+/*
  * count_written
  *		The len bytes after what the file had are written: count them (per
  *		sort and per device) and move the file's end past them.
@@ -431,6 +546,7 @@ count_written(BraidSpillFile *f, size_t len)
 
 	f->stats->bytes_written += len;
 	f->stats->lines_written += lines;
+	pgBufferUsage.temp_blks_written += temp_blocks(&temp_bytes_written, len);
 	if (f->devslot >= 0)
 	{
 		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
@@ -600,6 +716,7 @@ braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
 		return;
 	f->stats->bytes_read += to - from;
 	f->stats->lines_read += lines;
+	pgBufferUsage.temp_blks_read += temp_blocks(&temp_bytes_read, to - from);
 	if (f->devslot >= 0)
 	{
 		BraidDeviceSlot *d = braid_sched_slot(f->devslot);
@@ -666,12 +783,56 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 }
 
 /*
+ * report_temp_file
+ *		Report a spill file that is gone as PostgreSQL reports a temporary
+ *		file (fd.c, ReportTemporaryFileUsage): in pg_stat_database's
+ *		temp_files and temp_bytes, and in the server log under
+ *		log_temp_files.
+ *
+ * The size is what the file holds: the bytes written to it.  PostgreSQL
+ * reports a temporary file's size on disk, which for its own files is the
+ * same thing, since they grow as they are written.  A spill file is
+ * reserved whole when created, so its size on disk is its reservation: a
+ * run's is its coded size rounded up to 4 kB, but a value log segment is
+ * reserved for rows it may never get, and a file removed after an error or
+ * a cancel may hold nothing.  The bytes written are what pg_stat_database
+ * documents temp_bytes to be (data written to temporary files), and the
+ * same traffic as the sort's Device Bytes Written and the temp blocks
+ * written of the executor's buffer usage, so the numbers agree with each
+ * other.  (temp_file_limit, which guards the space, counts reservations.)
+ * A scratch file written through its mapping (profile_device) has no such
+ * count, but it is written whole: it is reported at its full size.
+ *
+ * Safe on every path that closes files: on an abort the resource owner's
+ * callback runs where fd.c closes its own temporary files (after locks);
+ * at backend exit braid_exit_callback, registered by the first spill file,
+ * long after pgstat_initialize() registered pgstat's shutdown hook in
+ * BaseInit(), runs before it (before_shmem_exit callbacks run in reverse),
+ * as fd.c's own clean-up of temporary files (InitTemporaryFileAccess) does.
+ * Reporting comes last in braid_spill_close(), so that a failure to report
+ * cannot leave a file half closed.
+ */
+static void
+report_temp_file(const char *path, uint64 size)
+{
+	pgstat_report_tempfile((size_t) size);
+	if (log_temp_files >= 0 && size / 1024 >= (uint64) log_temp_files)
+		ereport(LOG,
+				(errmsg("temporary file: path \"%s\", size %lu",
+						path, (unsigned long) size)));
+}
+
+/*
  * braid_spill_close
- *		Unmap and remove a file; it is gone from the device afterwards.
+ *		Unmap and remove a file; it is gone from the device afterwards, and
+ *		reported as a temporary file.
  */
 void
 braid_spill_close(BraidSpillFile *f)
 {
+	char		path[MAXPGPATH];
+	uint64		size;
+
 	if (f == NULL)
 		return;
 	if (f->base)
@@ -687,9 +848,12 @@ braid_spill_close(BraidSpillFile *f)
 	if (f->next)
 		f->next->prev = f->prev;
 	live_bytes -= f->size;
+	strlcpy(path, f->path, sizeof(path));
+	size = f->scratch ? f->size : f->written;
 	if (f->stage)
 		pfree(f->stage);
 	pfree(f);
+	report_temp_file(path, size);
 }
 
 /*

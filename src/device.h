@@ -33,6 +33,8 @@ typedef struct BraidSpillFile
 	size_t		size;			/* bytes reserved and mapped */
 	size_t		written;		/* bytes written so far (sequentially) */
 	bool		is_pmem;
+	bool		scratch;		/* written through the mapping, uncounted
+								 * (braid_spill_create_in) */
 	Oid			spcoid;			/* tablespace it lives in */
 	int			devslot;		/* its device's slot in shared memory, or -1 */
 	bool		persisted;		/* drained/synced since the last write */

@@ -137,7 +137,9 @@ braid_define_gucs(void)
 	DefineCustomStringVariable("braidsort.spill_tablespace",
 							   "Tablespace where braidsort spills IndexMap runs.",
 							   "Point it at a tablespace on a DAX-mounted filesystem. Empty "
-							   "uses temp_tablespaces, else the database's default tablespace.",
+							   "uses temp_tablespaces, else the database's default tablespace; "
+							   "so does a tablespace the role may not create in, as for "
+							   "temp_tablespaces.",
 							   &braid_spill_tablespace,
 							   "",
 							   PGC_USERSET,

@@ -119,6 +119,7 @@ braid_shmem_startup(void)
 		pg_atomic_init_u64(&braid_shared->rows_sorted, 0);
 		pg_atomic_init_u64(&braid_shared->value_bytes_avoided, 0);
 		pg_atomic_init_u64(&braid_shared->orphans_removed, 0);
+		pg_atomic_init_u64(&braid_shared->spill_tablespace_fallbacks, 0);
 		pg_atomic_init_u64(&braid_shared->stats_reset,
 						   (uint64) GetCurrentTimestamp());
 	}

@@ -124,6 +124,8 @@ typedef struct BraidShared
 	pg_atomic_uint64 value_bytes_avoided;
 	pg_atomic_uint64 declines[BRAID_NUM_DECLINES];
 	pg_atomic_uint64 orphans_removed;
+	pg_atomic_uint64 spill_tablespace_fallbacks;	/* statements that could
+													 * not use the setting */
 	pg_atomic_uint64 stats_reset;	/* TimestampTz */
 } BraidShared;
 

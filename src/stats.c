@@ -130,6 +130,8 @@ braidsort_stats(PG_FUNCTION_ARGS)
 				pg_atomic_read_u64(&braid_shared->declines[i]));
 	put_row(rsinfo, "global", "orphan_files_removed",
 			pg_atomic_read_u64(&braid_shared->orphans_removed));
+	put_row(rsinfo, "global", "spill_tablespace_fallbacks",
+			pg_atomic_read_u64(&braid_shared->spill_tablespace_fallbacks));
 
 	LWLockAcquire(braid_shared->lock, LW_SHARED);
 	ndev = braid_shared->ndevices;
@@ -165,6 +167,7 @@ braidsort_stats_reset(PG_FUNCTION_ARGS)
 	pg_atomic_write_u64(&braid_shared->rows_sorted, 0);
 	pg_atomic_write_u64(&braid_shared->value_bytes_avoided, 0);
 	pg_atomic_write_u64(&braid_shared->orphans_removed, 0);
+	pg_atomic_write_u64(&braid_shared->spill_tablespace_fallbacks, 0);
 	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
 	{
 		BraidDeviceTraffic *t = &braid_shared->devices[i].traffic;

@@ -1,0 +1,232 @@
+# 006_permissions.pl
+#	braidsort.spill_tablespace and the privileges of the role that sorts,
+#	as for temp_tablespaces: set server-wide, it is used only by roles that
+#	may create in the tablespace; the others spill where an empty setting
+#	sends them (temp_tablespaces, else the database's default), without an
+#	error, with a DEBUG1 message and the stats counter
+#	spill_tablespace_fallbacks, in parallel workers too; the planner's
+#	guess of the spill device follows the same rule; an interactive SET of
+#	a tablespace the role may not use is refused at once.
+#
+#	Runs the sorts as "app", a role that is not a superuser.  BRAID_TEST_DAX
+#	(a tmpfs standing in for a DAX mount, from scripts/test.sh) holds the
+#	tablespace if set.
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('permissions');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'braidsort'
+max_parallel_workers_per_gather = 0
+jit = off
+log_temp_files = 0
+});
+
+# a directory of its own on the shared tmpfs (other tests use it too)
+my $dax = ($ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1)) . '/permissions';
+mkdir $dax or die "could not create $dax: $!";
+my $other = tempdir(CLEANUP => 1);
+$node->start;
+$node->safe_psql('postgres', qq{
+CREATE EXTENSION braidsort;
+CREATE TABLESPACE dax LOCATION '$dax';
+CREATE TABLESPACE other LOCATION '$other';
+CREATE ROLE app LOGIN;
+CREATE TABLE t AS
+SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v, g AS id
+FROM generate_series(1, 300000) g;
+ANALYZE t;
+GRANT SELECT ON t TO app;
+});
+my $dax_oid = $node->safe_psql('postgres',
+	"SELECT oid FROM pg_tablespace WHERE spcname = 'dax'");
+
+# run SQL as app; returns (exit code, stdout, stderr)
+sub as_app
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', $sql, extra_params => [ '-U', 'app' ]);
+	return ($ret, $out, $err);
+}
+
+sub counter
+{
+	return $node->safe_psql('postgres',
+		"SELECT value FROM braidsort.stats WHERE counter = 'spill_tablespace_fallbacks'");
+}
+
+# the spill files of the statements run since log offset $from, from
+# log_temp_files: the tablespace of each ("default" or its oid)
+sub spill_places
+{
+	my ($from) = @_;
+	my $log = slurp_file($node->logfile, $from);
+	my @places;
+	while ($log =~ /temporary file: path "([^"]*\.braid\d+)", size \d+/g)
+	{
+		my $path = $1;
+		push @places, $path =~ m{^base/pgsql_tmp/} ? 'default'
+		  : $path =~ m{^pg_tblspc/(\d+)/} ? $1 : "? $path";
+	}
+	return join(',', sort { $a cmp $b } keys %{ { map { $_ => 1 } @places } });
+}
+
+my $dax_tmp_dir = sub { scalar(glob("$dax/PG_*/pgsql_tmp")) };
+
+# (psql shows the CONTEXT of a notice too: "parallel worker")
+my $setup = q{\set SHOW_CONTEXT always
+SET braidsort.force = on; SET braidsort.work_mem = 1024;
+SET client_min_messages = debug1;};
+my $query = 'SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
+my $expected = $node->safe_psql('postgres', "SET braidsort.enable = off; $query");
+my $fallback = qr/DEBUG:  braidsort.spill_tablespace "dax" is not usable by this role, spilling to tablespace "pg_default" instead\nDETAIL:  Role "app" has no CREATE privilege on tablespace "dax"./;
+
+# app really is an ordinary role, without CREATE on dax
+my ($ret, $out, $err) = as_app(q{SELECT current_user, rolsuper, has_tablespace_privilege('dax', 'CREATE')
+FROM pg_roles WHERE rolname = current_user});
+is($out, 'app|f|f', 'app is not a superuser and may not create in dax');
+
+# spill_tablespace set server-wide
+$node->safe_psql('postgres', q{ALTER SYSTEM SET braidsort.spill_tablespace = 'dax';
+SELECT pg_reload_conf();});
+$node->poll_query_until('postgres', 'SHOW braidsort.spill_tablespace', 'dax')
+  or die 'the reload did not take';
+$node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
+
+# a spilling sort as app: falls back to the database's default, no error
+{
+	my $from = -s $node->logfile;
+	($ret, $out, $err) = as_app("$setup $query");
+	is($ret, 0, 'app sorts with the server-wide setting: no error');
+	is($out, $expected, 'app: right result');
+	like($err, $fallback, 'app: DEBUG1 says where it spills instead');
+	my @msgs = $err =~ /is not usable by this role/g;
+	is(scalar(@msgs), 1, 'app: one message per statement, not per file');
+	unlike($err, qr/ERROR|permission denied/, 'app: no permission error');
+	is(spill_places($from), 'default', 'app: every spill file in the default tablespace');
+	ok(!$dax_tmp_dir->(), 'app: nothing was ever written to dax');
+	is(counter(), '1', 'spill_tablespace_fallbacks counts the statement once');
+	($ret, $out, $err) = as_app("$setup EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query");
+	like($out, qr/Sort Method: braid mergepass/, 'app: the sort spills');
+}
+
+# the same in parallel workers: each falls back on its own
+{
+	my $par = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
+	($ret, $out, $err) = as_app("$setup $par EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query");
+	like($out, qr/Gather Merge.*Workers Launched: [12].*Custom Scan \(BraidSort\).*Sort Method: braid mergepass/s,
+		'parallel: workers sort and spill');
+	my $before = counter();
+	my $from = -s $node->logfile;
+	($ret, $out, $err) = as_app("$setup $par $query");
+	is($ret, 0, 'parallel: no error');
+	is($out, $expected, 'parallel: right result');
+	like($err, qr/$fallback\nCONTEXT:  parallel worker/, 'parallel: a worker falls back');
+	my @msgs = $err =~ /is not usable by this role/g;
+	cmp_ok(scalar(@msgs), '>=', 2, 'parallel: the leader and workers fall back');
+	is(counter() - $before, scalar(@msgs), 'parallel: counted once per process');
+	is(spill_places($from), 'default', 'parallel: every spill file in the default tablespace');
+	ok(!$dax_tmp_dir->(), 'parallel: nothing was ever written to dax');
+}
+
+# temp_tablespaces comes first, as with an empty setting
+{
+	$node->safe_psql('postgres', 'GRANT CREATE ON TABLESPACE other TO app');
+	my $other_oid = $node->safe_psql('postgres',
+		"SELECT oid FROM pg_tablespace WHERE spcname = 'other'");
+	my $from = -s $node->logfile;
+	($ret, $out, $err) = as_app("$setup SET temp_tablespaces = other; $query");
+	is($out, $expected, 'temp_tablespaces: right result');
+	like($err, qr/spilling to tablespace "other" instead/, 'temp_tablespaces: named as the fallback');
+	is(spill_places($from), $other_oid, 'temp_tablespaces: spill files in it');
+	ok(!$dax_tmp_dir->(), 'temp_tablespaces: nothing was ever written to dax');
+}
+
+# SET: refused at once, as for temp_tablespaces
+($ret, $out, $err) = as_app("SET braidsort.spill_tablespace = 'dax'");
+like($err, qr/ERROR:  permission denied for tablespace dax/, 'SET by app: permission denied');
+($ret, $out, $err) = as_app("SET braidsort.spill_tablespace = 'nope'");
+like($err, qr/ERROR:  invalid value for parameter "braidsort.spill_tablespace": "nope"\nDETAIL:  Tablespace "nope" does not exist./,
+	'SET: a tablespace that does not exist');
+($ret, $out, $err) = as_app("SET braidsort.spill_tablespace = 'pg_default'; SHOW braidsort.spill_tablespace");
+is($out, 'pg_default', "SET: the database's default needs no privilege");
+($ret, $out, $err) = $node->psql('postgres', "ALTER ROLE app SET braidsort.spill_tablespace = 'nope'");
+is($ret, 0, 'ALTER ROLE ... SET: a tablespace that does not exist is accepted');
+like($err, qr/NOTICE:  tablespace "nope" does not exist/, 'ALTER ROLE ... SET: with a NOTICE');
+
+# a role default naming a tablespace that does not exist: the role connects
+# and falls back
+{
+	my $from = -s $node->logfile;
+	($ret, $out, $err) = as_app("$setup SHOW braidsort.spill_tablespace; $query");
+	is($out, "nope\n$expected", 'role default to a missing tablespace: right result');
+	like($err, qr/braidsort.spill_tablespace "nope" is not usable by this role, spilling to tablespace "pg_default" instead\nDETAIL:  Tablespace "nope" does not exist./,
+		'missing tablespace: DEBUG1 with the reason');
+	is(spill_places($from), 'default', 'missing tablespace: spill files in the default');
+	$node->safe_psql('postgres', 'ALTER ROLE app RESET braidsort.spill_tablespace');
+}
+
+# a tablespace dropped after it was set
+{
+	my $gone = tempdir(CLEANUP => 1);
+	my $from = -s $node->logfile;
+	($ret, $out, $err) = $node->psql('postgres', qq{CREATE TABLESPACE gone LOCATION '$gone';
+SET braidsort.spill_tablespace = gone; DROP TABLESPACE gone; $setup $query});
+	is($out, $expected, 'dropped tablespace: right result');
+	like($err, qr/braidsort.spill_tablespace "gone" is not usable by this role.*\nDETAIL:  Tablespace "gone" does not exist./,
+		'dropped tablespace: DEBUG1');
+	is(spill_places($from), 'default', 'dropped tablespace: spill files in the default');
+}
+
+# the planner guesses the same device: a profile makes dax look very slow,
+# so the cost model leaves the sort to PostgreSQL where spills go to dax,
+# and takes it where they would go to the default tablespace (no profile)
+my $planq = "EXPLAIN (COSTS OFF) SELECT * FROM t ORDER BY k";
+$node->safe_psql('postgres', q{SET braidsort.emulate_read_ns = 20000;
+SET braidsort.emulate_write_ns = 20000;
+SELECT count(*) FROM braidsort.profile_device('dax', size_mb => 16, max_threads => 1);});
+like($node->safe_psql('postgres', "SET braidsort.spill_tablespace = ''; $planq"),
+	qr/BraidSort/, 'plan: no profile of the default tablespace, braidsort sorts');
+unlike($node->safe_psql('postgres', $planq), qr/BraidSort/,
+	'plan: spilling to the slow dax, PostgreSQL sorts');
+($ret, $out, $err) = as_app($planq);
+like($out, qr/BraidSort/, 'plan as app: the guess is the default tablespace, not dax');
+
+# with CREATE on dax, app spills there
+{
+	$node->safe_psql('postgres', 'GRANT CREATE ON TABLESPACE dax TO app');
+	($ret, $out, $err) = as_app($planq);
+	unlike($out, qr/BraidSort/, 'plan as app with the grant: the guess is dax');
+	my $before = counter();
+	my $from = -s $node->logfile;
+	($ret, $out, $err) = as_app("$setup $query");
+	is($out, $expected, 'granted: right result');
+	unlike($err, qr/not usable/, 'granted: no fallback');
+	is(spill_places($from), $dax_oid, 'granted: spill files in dax');
+	ok($dax_tmp_dir->(), "granted: dax's temporary directory was made");
+	is(counter(), $before, 'granted: no fallback counted');
+
+	# a parallel worker takes its leader's SET as it is (the grant was
+	# checked then) and falls back at use if the grant has gone since
+	my $revoke = 'psql -XAtq -d "' . $node->connstr('postgres')
+	  . '" -c "REVOKE CREATE ON TABLESPACE dax FROM app"';
+	($ret, $out, $err) = as_app(qq{SET braidsort.spill_tablespace = dax;
+$setup
+SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+\\! $revoke
+$query});
+	is($ret, 0, 'revoked after SET: no error, in the leader or the workers');
+	like($out, qr/\Q$expected\E$/, 'revoked after SET: right result');
+	like($err, qr/not usable by this role.*\nDETAIL:  Role "app" has no CREATE privilege.*\nCONTEXT:  parallel worker/s,
+		'revoked after SET: the workers fall back');
+}
+
+$node->stop;
+done_testing();

@@ -1,0 +1,188 @@
+# 009_temp_files.pl
+#	braidsort's spill files are reported where DBAs look for temporary
+#	files: log_temp_files logs each as it goes (at the end of a sort, after
+#	an error, at backend exit; a profile's scratch file too), with the bytes
+#	written to it; pg_stat_database's temp_files and temp_bytes count them;
+#	their traffic is the executor's temporary blocks, so EXPLAIN (ANALYZE,
+#	BUFFERS) shows "temp read/written" on the BraidSort node and
+#	pg_stat_statements' temp_blks_* include it, parallel workers' too.
+use strict;
+use warnings;
+use File::Temp qw(tempdir);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('tempfiles');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'braidsort, pg_stat_statements'
+max_parallel_workers_per_gather = 0
+jit = off
+log_temp_files = 0
+});
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION braidsort;
+CREATE EXTENSION pg_stat_statements;
+CREATE TABLE t AS
+SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v, g AS id
+FROM generate_series(1, 300000) g;
+ANALYZE t;
+});
+
+my $setup = q{SET braidsort.force = on; SET braidsort.work_mem = 1024;};
+my $query = 'SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
+my $expected = $node->safe_psql('postgres', "SET braidsort.enable = off; $query");
+
+# the spill files logged since log offset $from: (count, total bytes)
+sub logged
+{
+	my ($from) = @_;
+	my $log = slurp_file($node->logfile, $from);
+	my ($n, $bytes) = (0, 0);
+	while ($log =~ /LOG:  temporary file: path "[^"]*pgsql_tmp\d+\.braid\d+", size (\d+)/g)
+	{
+		$n++;
+		$bytes += $1;
+	}
+	return ($n, $bytes);
+}
+
+# this database's temporary-file statistics, once every other session has
+# gone (a backend flushes its statistics before it leaves pg_stat_activity)
+sub db_temp
+{
+	$node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity
+WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()})
+	  or diag('other sessions did not go');
+	my $row = $node->safe_psql('postgres',
+		q{SELECT temp_files || ',' || temp_bytes FROM pg_stat_database WHERE datname = 'postgres'});
+	return split(/,/, $row);
+}
+
+# a spilling sort: every file logged with the bytes written to it, the same
+# as the sort's Device Bytes Written, and counted in pg_stat_database
+{
+	my $plan = $node->safe_psql('postgres',
+		"$setup EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) $query");
+	like($plan, qr/Sort Method: braid mergepass/, 'the sort spills');
+	my ($written) = $plan =~ /Device Bytes Written: (\d+)/;
+	my ($read) = $plan =~ /Device Bytes Read: (\d+)/;
+	my ($node_text) = $plan =~ /(Custom Scan \(BraidSort\).*?)->/s;
+	my ($tread, $twritten) = $node_text =~ /Buffers: .*temp read=(\d+) written=(\d+)/;
+	ok(defined $twritten, 'EXPLAIN (BUFFERS): temp I/O on the BraidSort node')
+	  or diag($plan);
+	# a fresh backend: its counts are exact
+	is($twritten, int($written / 8192), 'temp written = Device Bytes Written / BLCKSZ');
+	is($tread, int($read / 8192), 'temp read = Device Bytes Read / BLCKSZ');
+	my ($seq) = $plan =~ /(->  Seq Scan on t.*)/s;
+	unlike($seq, qr/temp/, 'the scan below shows none of it');
+
+	my ($files0, $bytes0) = db_temp();
+	my $from = -s $node->logfile;
+	is($node->safe_psql('postgres', "$setup $query"), $expected, 'right result');
+	my ($n, $bytes) = logged($from);
+	cmp_ok($n, '>', 1, "log_temp_files: the spill files are logged ($n)");
+	is($bytes, $written, 'log_temp_files: their sizes add up to Device Bytes Written');
+	my ($files1, $bytes1) = db_temp();
+	is($files1 - $files0, $n, 'pg_stat_database: temp_files counts each file');
+	is($bytes1 - $bytes0, $bytes, 'pg_stat_database: temp_bytes counts their bytes');
+
+	# above the threshold only
+	$from = -s $node->logfile;
+	$node->safe_psql('postgres', "SET log_temp_files = '1GB'; $setup $query");
+	($n) = logged($from);
+	is($n, 0, 'log_temp_files: smaller files are not logged');
+}
+
+# pg_stat_statements: temp blocks of the braidsort query
+{
+	$node->safe_psql('postgres', 'SELECT pg_stat_statements_reset()');
+	$node->safe_psql('postgres', "$setup $query");
+	my $row = $node->safe_psql('postgres', q{
+SELECT temp_blks_written, temp_blks_read FROM pg_stat_statements
+WHERE query LIKE '%ORDER BY k%' AND query NOT LIKE '%pg_stat_statements%'});
+	like($row, qr/^[1-9]\d*\|[1-9]\d*$/, "pg_stat_statements: temp_blks_written and read ($row)");
+
+	# parallel workers' blocks reach the statement too
+	$node->safe_psql('postgres', 'SELECT pg_stat_statements_reset()');
+	my $par = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
+	my $plan = $node->safe_psql('postgres',
+		"$setup $par EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, VERBOSE) $query");
+	like($plan, qr/Workers Launched: [12].*Custom Scan \(BraidSort\).*Worker 0:.*temp read=\d+ written=[1-9]/s,
+		'parallel EXPLAIN: a worker shows temp blocks')
+	  or diag($plan);
+	my ($total) = $plan =~ /Custom Scan \(BraidSort\).*?Buffers: .*?temp read=\d+ written=(\d+)/s;
+	my @workers = $plan =~ /Worker \d+:.*?\n\s+Buffers: .*?temp read=\d+ written=(\d+)/g;
+	$node->safe_psql('postgres', "$setup $par $query");
+	$row = $node->safe_psql('postgres', q{
+SELECT temp_blks_written FROM pg_stat_statements
+WHERE query LIKE '%ORDER BY k%' AND query NOT LIKE '%EXPLAIN%' AND query NOT LIKE '%pg_stat_statements%'});
+	cmp_ok($row, '>', 0, "parallel: pg_stat_statements temp_blks_written ($row)");
+	my $sum = 0;
+	$sum += $_ foreach @workers;
+	ok(defined $total && $sum > 0 && $total >= $sum,
+		"parallel: the node total ($total) includes the workers' (@workers)");
+}
+
+# an error after runs were written: the files are still reported
+{
+	my $from = -s $node->logfile;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"$setup SELECT count(*) FROM (SELECT * FROM t ORDER BY k, 1 / (id - 250000) OFFSET 0) s");
+	like($err, qr/division by zero/, 'error during the build');
+	my ($n) = logged($from);
+	cmp_ok($n, '>', 0, "error: the spill files are logged ($n)");
+}
+
+# a backend terminated during a slow sort: reported at exit
+{
+	my $from = -s $node->logfile;
+	my ($stdout, $stderr) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
+		  '-c', "$setup SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;
+SET application_name = 'victim'; $query" ],
+		'>', \$stdout, '2>', \$stderr);
+	my $seen = 0;
+	foreach (1 .. 600)
+	{
+		my $files = $node->safe_psql('postgres',
+			q{SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE '%.braid%'});
+		if ($files > 0) { $seen = 1; last; }
+		usleep(50_000);
+	}
+	ok($seen, 'the slow sort has spill files');
+	my $pid = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE application_name = 'victim'");
+	$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+	$h->finish;
+	like($stderr, qr/terminating connection/, 'terminated');
+	my $logged = 0;
+	foreach (1 .. 100)
+	{
+		$logged = () = slurp_file($node->logfile, $from) =~
+		  /temporary file: path "[^"]*pgsql_tmp$pid\.braid\d+", size \d+/g;
+		last if $logged > 0;
+		usleep(100_000);
+	}
+	cmp_ok($logged, '>', 0, "exit: the spill files are logged ($logged)");
+	is($node->safe_psql('postgres',
+		q{SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE '%.braid%'}), '0',
+		'exit: and removed');
+}
+
+# a profile's scratch file: reported at its full size
+{
+	my $from = -s $node->logfile;
+	$node->safe_psql('postgres',
+		"SELECT count(*) FROM braidsort.profile_device(NULL, size_mb => 16, max_threads => 1)");
+	my ($n, $bytes) = logged($from);
+	is("$n $bytes", '1 ' . 16 * 1024 * 1024, 'profile scratch file: logged at its size');
+}
+
+$node->stop;
+done_testing();
