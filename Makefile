@@ -8,9 +8,11 @@ OBJS = \
 	src/costmodel.o \
 	src/device.o \
 	src/exec.o \
+	src/explain.o \
 	src/gather.o \
 	src/guc.o \
 	src/indexmap.o \
+	src/instr.o \
 	src/iosched.o \
 	src/keys.o \
 	src/merge.o \
@@ -30,7 +32,7 @@ PGFILEDESC = "braidsort - key/TID sorts with late gather"
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -lpmem -pthread
 
-REGRESS = setup types plans exec_contract mergepass offload valuelog threads keys_property collations sched
+REGRESS = setup types plans exec_contract mergepass offload valuelog threads keys_property collations sched monitor
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 

@@ -42,6 +42,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
+#include "instr.h"
 #include "pool.h"
 #include "profkernel.h"
 #include "iosched.h"
@@ -69,7 +70,8 @@ static bool cleanup_registered = false;
 
 /*
  * braid_shmem_request
- *		shmem_request_hook: reserve the shared area and its lock.
+ *		shmem_request_hook: reserve the shared area and its lock, and those
+ *		of parallel workers' EXPLAIN figures.
  */
 static void
 braid_shmem_request(void)
@@ -78,6 +80,7 @@ braid_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(BraidShared)));
 	RequestNamedLWLockTranche("braidsort", 1);
+	braid_instr_shmem_request();
 }
 
 /*
@@ -122,6 +125,7 @@ braid_shmem_startup(void)
 		pg_atomic_init_u64(&braid_shared->stats_reset,
 						   (uint64) GetCurrentTimestamp());
 	}
+	braid_instr_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!found && !IsUnderPostmaster)
@@ -394,6 +398,7 @@ acquire(int slot, int phase, int threads)
 		LWLockRelease(braid_shared->lock);
 		if (ok)
 			break;
+
 		/* a timeout too, so a lost wake-up costs a second, never a hang */
 		(void) ConditionVariableTimedSleep(&braid_shared->gate_cv, 1000,
 										   PG_WAIT_EXTENSION);
