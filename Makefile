@@ -20,6 +20,7 @@ OBJS = \
 	src/pool.o \
 	src/profile.o \
 	src/profkernel.o \
+	src/progress.o \
 	src/stats.o \
 	src/valuelog.o \
 	src/worker.o

@@ -1,12 +1,59 @@
 --
--- monitor: what a DBA sees of braidsort's sorts: each parallel worker's
--- figures in EXPLAIN ANALYZE.
+-- monitor: what a DBA sees of braidsort's sorts: braidsort.progress while
+-- they run (read from the sorting session itself, so the phases are
+-- deterministic; other sessions, roles and waits are tested by TAP:
+-- test/t/008_progress.pl), and each parallel worker's figures in EXPLAIN
+-- ANALYZE.
 --
 SET braidsort.force = on;
 SET max_parallel_workers_per_gather = 0;
 
 CREATE TABLE mon_t AS SELECT g AS id, (g * 7919) % 100003 AS k FROM generate_series(1, 20000) g;
 ANALYZE mon_t;
+
+-- the view's columns, and nothing of this backend outside a sort
+SELECT * FROM braidsort.progress WHERE pid = pg_backend_pid();
+
+-- while the node returns rows
+SELECT count(*), min(p), max(p)
+FROM (SELECT k, (SELECT format('%s: %s of %s rows read, %s runs, %s batches, leader %s, waiting %s, started %s',
+							   phase, rows_read, rows_estimated, runs, batches_gathered,
+							   coalesce(leader_pid::text, 'none'), coalesce(waiting, 'no'),
+							   CASE WHEN started >= now() THEN 'in' ELSE 'before' END || ' this statement')
+				 FROM braidsort.progress WHERE pid = pg_backend_pid()) AS p
+	  FROM (SELECT * FROM mon_t ORDER BY k OFFSET 0) s) x;
+
+-- a node that returned its last row shows "done" until it ends: the first
+-- subquery reads the sorted CTE to its end, the second looks
+WITH s AS MATERIALIZED (SELECT * FROM mon_t ORDER BY k)
+SELECT (SELECT count(*) FROM s) AS n,
+	   (SELECT string_agg(phase || ' ' || rows_read, ', ')
+		FROM braidsort.progress WHERE pid = pg_backend_pid()) AS progress;
+
+-- a spilling sort counts its runs and merge passes
+SET braidsort.work_mem = 64;
+SELECT count(*), min(p), max(p)
+FROM (SELECT k, (SELECT format('%s: %s rows read, runs %s, merge passes %s', phase, rows_read,
+							   CASE WHEN runs > 1 THEN 'some' ELSE runs::text END,
+							   CASE WHEN merge_passes > 0 THEN 'some' ELSE merge_passes::text END)
+				 FROM braidsort.progress WHERE pid = pg_backend_pid()) AS p
+	  FROM (SELECT * FROM mon_t ORDER BY k OFFSET 0) s) x;
+RESET braidsort.work_mem;
+
+-- both inputs of a merge join at once, one row each
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+EXPLAIN (COSTS OFF)
+SELECT a.id FROM mon_t a JOIN mon_t b ON a.k = b.k;
+SELECT count(*), min(p)
+FROM (SELECT a.id, (SELECT string_agg(phase, ', ' ORDER BY node)
+					FROM braidsort.progress WHERE pid = pg_backend_pid()) AS p
+	  FROM mon_t a JOIN mon_t b ON a.k = b.k) x;
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
+-- and gone once the statement is over
+SELECT count(*) FROM braidsort.progress WHERE pid = pg_backend_pid();
 
 --
 -- EXPLAIN ANALYZE under Gather Merge: each worker's figures, as for a Sort

@@ -75,6 +75,7 @@
 #include "merge.h"
 #include "pool.h"
 #include "iosched.h"
+#include "progress.h"
 #include "valuelog.h"
 
 /* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
@@ -241,6 +242,11 @@ typedef struct BraidSortState
 	double		spill_ms;		/* sorting and writing runs during the build */
 	bool		scan_slot_full; /* heap mode: a refetched tuple is in the slot */
 
+	/* braidsort.progress */
+	BraidProgress progress;
+	BraidProgressPhase phase;	/* last shown */
+	int64		batches_before; /* gather batches before this sort */
+
 	/* value log mode: the window of rows read back from the device */
 	int64		win_first;
 	int			win_n;
@@ -296,6 +302,16 @@ elapsed_ms(instr_time start)
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, start);
 	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/* set_phase: show the node in another phase (braidsort.progress). */
+static void
+set_phase(BraidSortState *st, BraidProgressPhase phase)
+{
+	if (st->phase == phase)
+		return;
+	st->phase = phase;
+	braid_progress_set_phase(&st->progress, phase);
 }
 
 /* ---------------------------------------------------------------------
@@ -608,9 +624,11 @@ static void
 spill_run(BraidSortState *st)
 {
 	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
+	BraidProgressPhase phase = st->phase;
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
+	set_phase(st, BRAID_PROGRESS_WRITING_RUN);
 	braid_prefault_end();
 	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
 								   st->capacity * st->stride + ovf_bytes(&st->ovf));
@@ -620,10 +638,12 @@ spill_run(BraidSortState *st)
 									   entry_key_of, st, braid_sort_thread_count(),
 									   &st->instr.device));
 	st->instr.runs++;
+	braid_progress_add_run(&st->progress);
 	st->nentries = 0;
 	st->any_truncated = false;
 	ovf_free(&st->ovf);
 	MemoryContextSwitchTo(old);
+	set_phase(st, phase);
 	st->spill_ms += elapsed_ms(start);
 }
 
@@ -735,8 +755,12 @@ static void
 pipe_step(BraidSortState *st, bool wait)
 {
 	BraidPipe  *p = &st->pipe;
+	BraidProgressPhase phase = st->phase;
 	MemoryContext old;
 
+	/* the build stops until the run is made */
+	if (wait && p->stage != PIPE_IDLE)
+		set_phase(st, BRAID_PROGRESS_WRITING_RUN);
 	while (p->stage != PIPE_IDLE)
 	{
 		if (p->helpers > 0)
@@ -765,12 +789,14 @@ pipe_step(BraidSortState *st, bool wait)
 			p->run->bytes = p->bytes;
 			st->runs = lappend(st->runs, p->run);
 			st->instr.runs++;
+			braid_progress_add_run(&st->progress);
 			st->half_runs++;
 			p->run = NULL;
 			p->stage = PIPE_IDLE;
 		}
 		MemoryContextSwitchTo(old);
 	}
+	set_phase(st, phase);
 }
 
 /*
@@ -1143,11 +1169,13 @@ merge_runs(BraidSortState *st)
 			fanin = Min(Max(fanin, list_length(st->runs)), BRAID_MAX_FANIN);
 	}
 
+	set_phase(st, BRAID_PROGRESS_MERGING);
 	while (list_length(st->runs) > fanin)
 	{
 		List	   *next = NIL;
 		int			len = list_length(st->runs);
 
+		braid_progress_add_merge_pass(&st->progress);
 		runs = palloc(sizeof(BraidRun *) * fanin);
 		for (int i = 0; i < len; i += fanin)
 		{
@@ -1169,6 +1197,7 @@ merge_runs(BraidSortState *st)
 		st->instr.merge_passes++;
 	}
 	st->instr.merge_passes++;	/* the final merge */
+	braid_progress_add_merge_pass(&st->progress);
 
 	nruns = list_length(st->runs);
 	runs = palloc(sizeof(BraidRun *) * nruns);
@@ -1404,10 +1433,15 @@ build_rows(BraidSortState *st, SeqScanState *fast)
 		st->rows_built++;
 		ResetExprContext(econtext);
 
-		/* move a run being made on a helper along now and then */
-		if (st->pipe.stage != PIPE_IDLE && (st->rows_built & 4095) == 0)
-			pipe_step(st, false);
+		/* show the rows, and move a run being made on a helper along */
+		if ((st->rows_built & 4095) == 0)
+		{
+			braid_progress_set_rows(&st->progress, st->rows_built);
+			if (st->pipe.stage != PIPE_IDLE)
+				pipe_step(st, false);
+		}
 	}
+	braid_progress_set_rows(&st->progress, st->rows_built);
 	pipe_end(st);
 	return fast_rows;
 }
@@ -1431,6 +1465,9 @@ build_and_sort(BraidSortState *st)
 	st->rows_built = 0;
 	st->tuple_bytes = 0;
 	st->spill_ms = 0;
+	braid_progress_start(&st->progress, st->css.ss.ps.plan->plan_node_id, st->est_rows);
+	st->phase = BRAID_PROGRESS_BUILDING;
+	st->batches_before = st->gather.batches;
 
 	/*
 	 * Runs may be made on a helper while the build goes on (pipe_begin) when
@@ -1475,6 +1512,7 @@ build_and_sort(BraidSortState *st)
 	{
 		st->instr.build_ms += elapsed_ms(start);
 		INSTR_TIME_SET_CURRENT(start);
+		set_phase(st, BRAID_PROGRESS_SORTING);
 		sort_entries(st);
 		st->nrows = (int64) st->nentries;
 		st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
@@ -1493,6 +1531,7 @@ build_and_sort(BraidSortState *st)
 	st->batch_start[0] = 0;
 	st->win_first = 0;
 	st->win_n = 0;
+	set_phase(st, BRAID_PROGRESS_GATHERING);
 	count_sort(st);
 }
 
@@ -1819,11 +1858,13 @@ position_batch(BraidSortState *st, int64 pos)
 	int			lo,
 				hi;
 	bool		fresh = false;
+	const BraidProgress *prev;
 
 	if (g->nrows > 0 && pos >= g->first && pos < g->first + g->nrows)
 		return true;
 
 	INSTR_TIME_SET_CURRENT(start);
+	prev = braid_progress_enter(&st->progress);
 	if (!st->batches_complete && st->nbatches == 0 && st->merger == NULL)
 		plan_memory_batches(st);
 
@@ -1832,6 +1873,7 @@ position_batch(BraidSortState *st, int64 pos)
 	{
 		if (st->batches_complete)
 		{
+			braid_progress_leave(prev);
 			st->instr.gather_ms += elapsed_ms(start);
 			return false;
 		}
@@ -1852,6 +1894,8 @@ position_batch(BraidSortState *st, int64 pos)
 			hi = mid - 1;
 	}
 	load_batch(st, lo, fresh && lo == st->nbatches - 1);
+	braid_progress_set_batches(&st->progress, st->gather.batches - st->batches_before);
+	braid_progress_leave(prev);
 	st->instr.gather_ms += elapsed_ms(start);
 	return true;
 }
@@ -1979,6 +2023,7 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 						  BRAID_MIN_ARENA);
 
 	st->value_log = list_nth_int(params, BRAID_PARAM_MODE) == BRAID_MODE_VALUE_LOG;
+	st->progress.slot = -1;
 	/* (ExecInitNode sets up the node's instrument after this returns) */
 	if (estate->es_instrument != 0 && !IsParallelWorker())
 		braid_instr_leader_begin(node->ss.ps.plan->plan_node_id);
@@ -2224,7 +2269,12 @@ emit_from_log(BraidSortState *st, int64 pos)
 	if (st->vlog.on_device || st->merger || st->refs_run)
 	{
 		if (pos < st->win_first || pos >= st->win_first + st->win_n)
+		{
+			const BraidProgress *prev = braid_progress_enter(&st->progress);
+
 			load_log_window(st, pos);
+			braid_progress_leave(prev);
+		}
 		tuple = st->win_tuple[pos - st->win_first];
 	}
 	else
@@ -2249,7 +2299,14 @@ braid_exec(CustomScanState *node)
 	int64		pos;
 
 	if (!st->built)
+	{
+		const BraidProgress *prev = braid_progress_enter(&st->progress);
+
 		build_and_sort(st);
+		braid_progress_leave(prev);
+	}
+	/* (after a rewind or at the end, a backward scan returns rows again) */
+	set_phase(st, BRAID_PROGRESS_GATHERING);
 
 	/* nothing stays in the scan slot once there is no current row */
 	if (st->scan_slot_full)
@@ -2263,6 +2320,7 @@ braid_exec(CustomScanState *node)
 		if (st->current >= st->nrows)
 		{
 			st->eof_reached = true;
+			set_phase(st, BRAID_PROGRESS_DONE);
 			return NULL;
 		}
 		if (st->value_log)
@@ -2270,6 +2328,7 @@ braid_exec(CustomScanState *node)
 		if (!position_batch(st, st->current))
 		{
 			st->eof_reached = true;
+			set_phase(st, BRAID_PROGRESS_DONE);
 			return NULL;
 		}
 		pos = st->current++;
@@ -2331,6 +2390,7 @@ braid_end(CustomScanState *node)
 		else
 			braid_instr_leader_end(plan_node);
 	}
+	braid_progress_end(&st->progress);
 
 	release_spill(st);
 	if (st->value_log)
