@@ -8,9 +8,11 @@ OBJS = \
 	src/costmodel.o \
 	src/device.o \
 	src/exec.o \
+	src/explain.o \
 	src/gather.o \
 	src/guc.o \
 	src/indexmap.o \
+	src/instr.o \
 	src/iosched.o \
 	src/keys.o \
 	src/merge.o \
@@ -18,6 +20,7 @@ OBJS = \
 	src/pool.o \
 	src/profile.o \
 	src/profkernel.o \
+	src/progress.o \
 	src/stats.o \
 	src/valuelog.o \
 	src/worker.o
@@ -30,7 +33,7 @@ PGFILEDESC = "braidsort - key/TID sorts with late gather"
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -lpmem -pthread
 
-REGRESS = setup types plans exec_contract mergepass offload valuelog threads keys_property collations sched
+REGRESS = setup types plans exec_contract mergepass offload valuelog threads keys_property collations sched monitor
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 

@@ -46,6 +46,7 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/parallel.h"
 #include "access/sysattr.h"
 #include "access/tableam.h"
 #include "catalog/pg_operator_d.h"
@@ -60,21 +61,21 @@
 #include "portability/instr_time.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/ruleutils.h"
-#include "utils/typcache.h"
 
 #include "braidsort.h"
 #include "costmodel.h"
 #include "device.h"
+#include "explain.h"
 #include "gather.h"
 #include "indexmap.h"
+#include "instr.h"
 #include "keys.h"
 #include "merge.h"
 #include "pool.h"
 #include "iosched.h"
+#include "progress.h"
 #include "valuelog.h"
 
 /* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
@@ -168,7 +169,6 @@ typedef struct BraidSortState
 								 * scan), else NULL */
 	int			nkeys;
 	BraidKeyColumn *keys;
-	List	   *keyexprs;
 	Oid		   *sortops;
 	Oid		   *collations;
 	bool	   *nullsfirst;
@@ -220,8 +220,6 @@ typedef struct BraidSortState
 	int			stream_refs_cap;
 	bool		merge_ahead;	/* a helper merges the next batch meanwhile */
 	BraidMergeAhead ahead;
-	int64		rows_merged_ahead;	/* statistics: rows the helper merged */
-	BraidDeviceStats device;
 
 	/* output position, as in tuplesort */
 	int64		rows_built;		/* rows taken from the child */
@@ -238,19 +236,18 @@ typedef struct BraidSortState
 	bool		batches_complete;
 	BraidGather gather;
 
-	/* instrumentation */
-	int64		sorts_done;
-	int64		runs_written;
-	int			merge_passes;
-	size_t		peak_map_bytes;
-	double		build_ms;
-	double		sort_ms;
-	double		gather_ms;
-	double		merge_ms;
+	/*
+	 * instrumentation: the counters are kept in place, the rest is filled
+	 * in by snapshot_instr
+	 */
+	BraidSortInstr instr;
 	double		spill_ms;		/* sorting and writing runs during the build */
-	int			sort_threads;	/* threads the last IndexMap sort used */
 	bool		scan_slot_full; /* heap mode: a refetched tuple is in the slot */
-	double		merge_stream_ms;	/* streaming final merge, inside the gather */
+
+	/* braidsort.progress */
+	BraidProgress progress;
+	BraidProgressPhase phase;	/* last shown */
+	int64		batches_before; /* gather batches before this sort */
 
 	/* value log mode: the window of rows read back from the device */
 	int64		win_first;
@@ -269,7 +266,7 @@ static void braid_end(CustomScanState *node);
 static void braid_rescan(CustomScanState *node);
 static void braid_mark(CustomScanState *node);
 static void braid_restore(CustomScanState *node);
-static void braid_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static void braid_explain_node(CustomScanState *node, List *ancestors, ExplainState *es);
 
 CustomScanMethods braid_sort_scan_methods = {
 	.CustomName = BRAID_SORT_NAME,
@@ -284,7 +281,7 @@ static CustomExecMethods braid_exec_methods = {
 	.ReScanCustomScan = braid_rescan,
 	.MarkPosCustomScan = braid_mark,
 	.RestrPosCustomScan = braid_restore,
-	.ExplainCustomScan = braid_explain,
+	.ExplainCustomScan = braid_explain_node,
 };
 
 /*
@@ -307,6 +304,16 @@ elapsed_ms(instr_time start)
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, start);
 	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/* set_phase: show the node in another phase (braidsort.progress). */
+static void
+set_phase(BraidSortState *st, BraidProgressPhase phase)
+{
+	if (st->phase == phase)
+		return;
+	st->phase = phase;
+	braid_progress_set_phase(&st->progress, phase);
 }
 
 /* ---------------------------------------------------------------------
@@ -607,7 +614,7 @@ sort_entries(BraidSortState *st)
 	spec.interrupt_check = check_interrupts;
 	spec.interrupt_arg = NULL;
 	braid_indexmap_sort_parallel(st->entries, st->nentries, &spec, st->threads);
-	st->sort_threads = st->threads;
+	st->instr.sort_threads = st->threads;
 }
 
 /*
@@ -619,22 +626,26 @@ static void
 spill_run(BraidSortState *st)
 {
 	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
+	BraidProgressPhase phase = st->phase;
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
+	set_phase(st, BRAID_PROGRESS_WRITING_RUN);
 	braid_prefault_end();
-	st->peak_map_bytes = Max(st->peak_map_bytes,
-							 st->capacity * st->stride + ovf_bytes(&st->ovf));
+	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
+								   st->capacity * st->stride + ovf_bytes(&st->ovf));
 	sort_entries(st);
 	st->runs = lappend(st->runs,
 					   braid_run_write(st->entries, st->nentries, st->stride,
 									   entry_key_of, st, st->threads,
-									   &st->device));
-	st->runs_written++;
+									   &st->instr.device));
+	st->instr.runs++;
+	braid_progress_add_run(&st->progress);
 	st->nentries = 0;
 	st->any_truncated = false;
 	ovf_free(&st->ovf);
 	MemoryContextSwitchTo(old);
+	set_phase(st, phase);
 	st->spill_ms += elapsed_ms(start);
 }
 
@@ -745,8 +756,12 @@ static void
 pipe_step(BraidSortState *st, bool wait)
 {
 	BraidPipe  *p = &st->pipe;
+	BraidProgressPhase phase = st->phase;
 	MemoryContext old;
 
+	/* the build stops until the run is made */
+	if (wait && p->stage != PIPE_IDLE)
+		set_phase(st, BRAID_PROGRESS_WRITING_RUN);
 	while (p->stage != PIPE_IDLE)
 	{
 		if (p->helpers > 0)
@@ -762,7 +777,7 @@ pipe_step(BraidSortState *st, bool wait)
 			int			threads = 1;
 
 			p->run = palloc0(sizeof(BraidRun));
-			p->run->file = braid_spill_create(p->bytes, &st->device);
+			p->run->file = braid_spill_create(p->bytes, &st->instr.device);
 			p->dst = braid_spill_fill_begin(p->run->file, p->bytes, &threads);
 			p->stage = PIPE_CODING;
 			pipe_post(st);
@@ -774,13 +789,15 @@ pipe_step(BraidSortState *st, bool wait)
 			p->run->nrecords = p->n;
 			p->run->bytes = p->bytes;
 			st->runs = lappend(st->runs, p->run);
-			st->runs_written++;
+			st->instr.runs++;
+			braid_progress_add_run(&st->progress);
 			st->half_runs++;
 			p->run = NULL;
 			p->stage = PIPE_IDLE;
 		}
 		MemoryContextSwitchTo(old);
 	}
+	set_phase(st, phase);
 }
 
 /*
@@ -1025,7 +1042,7 @@ offload_refs(BraidSortState *st, size_t arena_bytes)
 								 &passes))
 		return false;
 
-	file = braid_spill_try_create(n * sizeof(uint64), &st->device);
+	file = braid_spill_try_create(n * sizeof(uint64), &st->instr.device);
 	if (file == NULL)
 		return false;
 	braid_spill_write(file, st->refs, n * sizeof(uint64));
@@ -1153,11 +1170,13 @@ merge_runs(BraidSortState *st)
 			fanin = Min(Max(fanin, list_length(st->runs)), BRAID_MAX_FANIN);
 	}
 
+	set_phase(st, BRAID_PROGRESS_MERGING);
 	while (list_length(st->runs) > fanin)
 	{
 		List	   *next = NIL;
 		int			len = list_length(st->runs);
 
+		braid_progress_add_merge_pass(&st->progress);
 		runs = palloc(sizeof(BraidRun *) * fanin);
 		for (int i = 0; i < len; i += fanin)
 		{
@@ -1168,7 +1187,7 @@ merge_runs(BraidSortState *st)
 			if (k == 1)
 				next = lappend(next, runs[0]);
 			else
-				next = lappend(next, braid_merge_runs(runs, k, &st->device,
+				next = lappend(next, braid_merge_runs(runs, k, &st->instr.device,
 													  st->collated ? collated_compare : NULL,
 													  st));
 			CHECK_FOR_INTERRUPTS();
@@ -1176,9 +1195,10 @@ merge_runs(BraidSortState *st)
 		pfree(runs);
 		list_free(st->runs);
 		st->runs = next;
-		st->merge_passes++;
+		st->instr.merge_passes++;
 	}
-	st->merge_passes++;			/* the final merge */
+	st->instr.merge_passes++;	/* the final merge */
+	braid_progress_add_merge_pass(&st->progress);
 
 	nruns = list_length(st->runs);
 	runs = palloc(sizeof(BraidRun *) * nruns);
@@ -1203,7 +1223,7 @@ merge_runs(BraidSortState *st)
 		uint64		ref;
 
 		st->refs_run = palloc0(sizeof(BraidRun));
-		st->refs_run->file = braid_spill_create(n * sizeof(uint64), &st->device);
+		st->refs_run->file = braid_spill_create(n * sizeof(uint64), &st->instr.device);
 		/* reads of the runs alternate with flushes of the refs (device.c) */
 		sort_read_scope(st, &scope);
 		while (braid_merger_next(st->merger, &key, &keylen, &ref))
@@ -1414,10 +1434,15 @@ build_rows(BraidSortState *st, SeqScanState *fast)
 		st->rows_built++;
 		ResetExprContext(econtext);
 
-		/* move a run being made on a helper along now and then */
-		if (st->pipe.stage != PIPE_IDLE && (st->rows_built & 4095) == 0)
-			pipe_step(st, false);
+		/* show the rows, and move a run being made on a helper along */
+		if ((st->rows_built & 4095) == 0)
+		{
+			braid_progress_set_rows(&st->progress, st->rows_built);
+			if (st->pipe.stage != PIPE_IDLE)
+				pipe_step(st, false);
+		}
 	}
+	braid_progress_set_rows(&st->progress, st->rows_built);
 	pipe_end(st);
 	return fast_rows;
 }
@@ -1441,6 +1466,9 @@ build_and_sort(BraidSortState *st)
 	st->rows_built = 0;
 	st->tuple_bytes = 0;
 	st->spill_ms = 0;
+	braid_progress_start(&st->progress, st->css.ss.ps.plan->plan_node_id, st->est_rows);
+	st->phase = BRAID_PROGRESS_BUILDING;
+	st->batches_before = st->gather.batches;
 
 	/*
 	 * Runs may be made on a helper while the build goes on (pipe_begin) when
@@ -1471,31 +1499,32 @@ build_and_sort(BraidSortState *st)
 		/* MergePass: the rest becomes the last run, then merge */
 		if (st->nentries > 0)
 			spill_run(st);
-		st->build_ms += elapsed_ms(start) - st->spill_ms;
-		st->sort_ms += st->spill_ms;
+		st->instr.build_ms += elapsed_ms(start) - st->spill_ms;
+		st->instr.sort_ms += st->spill_ms;
 		pfree(st->entries);
 		st->entries = NULL;
 		st->capacity = 0;
 		INSTR_TIME_SET_CURRENT(start);
 		merge_runs(st);
-		st->merge_ms += elapsed_ms(start);
+		st->instr.merge_ms += elapsed_ms(start);
 		mergepass_arena(st);
 	}
 	else
 	{
-		st->build_ms += elapsed_ms(start);
+		st->instr.build_ms += elapsed_ms(start);
 		INSTR_TIME_SET_CURRENT(start);
+		set_phase(st, BRAID_PROGRESS_SORTING);
 		sort_entries(st);
 		st->nrows = (int64) st->nentries;
-		st->peak_map_bytes = Max(st->peak_map_bytes,
-								 st->capacity * st->stride + ovf_bytes(&st->ovf));
+		st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
+									   st->capacity * st->stride + ovf_bytes(&st->ovf));
 		compact_to_refs(st);
-		st->sort_ms += elapsed_ms(start);
+		st->instr.sort_ms += elapsed_ms(start);
 	}
 
 	st->css.ss.ps.state->es_direction = dir;
 	st->built = true;
-	st->sorts_done++;
+	st->instr.sorts++;
 	st->current = 0;
 	st->eof_reached = false;
 	st->nbatches = 0;
@@ -1503,6 +1532,7 @@ build_and_sort(BraidSortState *st)
 	st->batch_start[0] = 0;
 	st->win_first = 0;
 	st->win_n = 0;
+	set_phase(st, BRAID_PROGRESS_GATHERING);
 	count_sort(st);
 }
 
@@ -1665,7 +1695,7 @@ discover_stream_batch(BraidSortState *st)
 		st->stream_refs_cap = st->ahead.cap;
 		n = st->ahead.n;
 		bytes = st->ahead.bytes;
-		st->rows_merged_ahead += n;
+		st->instr.rows_merged_ahead += n;
 		st->ahead.refs = refs;
 		st->ahead.cap = cap;
 		st->ahead.n = 0;
@@ -1684,7 +1714,7 @@ discover_stream_batch(BraidSortState *st)
 		braid_merger_account(st->merger);
 	braid_read_scope_end(&scope);
 	/* the final merge runs here, batch by batch: count it as merge time */
-	st->merge_stream_ms += elapsed_ms(start);
+	st->instr.merge_stream_ms += elapsed_ms(start);
 	if (n == 0)
 	{
 		st->batches_complete = true;
@@ -1829,11 +1859,13 @@ position_batch(BraidSortState *st, int64 pos)
 	int			lo,
 				hi;
 	bool		fresh = false;
+	const BraidProgress *prev;
 
 	if (g->nrows > 0 && pos >= g->first && pos < g->first + g->nrows)
 		return true;
 
 	INSTR_TIME_SET_CURRENT(start);
+	prev = braid_progress_enter(&st->progress);
 	if (!st->batches_complete && st->nbatches == 0 && st->merger == NULL)
 		plan_memory_batches(st);
 
@@ -1842,7 +1874,8 @@ position_batch(BraidSortState *st, int64 pos)
 	{
 		if (st->batches_complete)
 		{
-			st->gather_ms += elapsed_ms(start);
+			braid_progress_leave(prev);
+			st->instr.gather_ms += elapsed_ms(start);
 			return false;
 		}
 		discover_stream_batch(st);
@@ -1862,8 +1895,35 @@ position_batch(BraidSortState *st, int64 pos)
 			hi = mid - 1;
 	}
 	load_batch(st, lo, fresh && lo == st->nbatches - 1);
-	st->gather_ms += elapsed_ms(start);
+	braid_progress_set_batches(&st->progress, st->gather.batches - st->batches_before);
+	braid_progress_leave(prev);
+	st->instr.gather_ms += elapsed_ms(start);
 	return true;
+}
+
+/*
+ * snapshot_instr
+ *		The node's instrumentation as EXPLAIN shows it: the counters kept in
+ *		place, and what the last sort looks like now.
+ */
+static void
+snapshot_instr(BraidSortState *st, BraidSortInstr *out)
+{
+	*out = st->instr;
+	out->rows_sorted = st->rows_built;
+	out->gather_batches = st->gather.batches;
+	out->peak_gather_bytes = st->gather.peak_arena;
+	if (!st->value_log)
+		out->gather_source = BRAID_SOURCE_HEAP_TID;
+	else
+		out->gather_source = st->vlog.on_device ? BRAID_SOURCE_VALUE_LOG :
+			BRAID_SOURCE_MEMORY;
+	if (st->value_log)
+		out->sorted_refs = BRAID_SORTED_REFS_NONE;
+	else
+		out->sorted_refs = st->refs_run ? BRAID_SORTED_REFS_DEVICE :
+			st->merger ? BRAID_SORTED_REFS_STREAM : BRAID_SORTED_REFS_MEMORY;
+	out->merge_ahead = st->merge_ahead;
 }
 
 /* ---------------------------------------------------------------------
@@ -1927,7 +1987,6 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	Relation	rel = node->ss.ss_currentRelation;
 	int			i;
 
-	st->keyexprs = list_nth(cscan->custom_private, BRAID_PRIV_KEYEXPRS);
 	st->nkeys = list_length(sortops);
 	st->keys = palloc(sizeof(BraidKeyColumn) * st->nkeys);
 	st->sortops = palloc(sizeof(Oid) * st->nkeys);
@@ -1966,6 +2025,10 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 						  BRAID_MIN_ARENA);
 
 	st->value_log = list_nth_int(params, BRAID_PARAM_MODE) == BRAID_MODE_VALUE_LOG;
+	st->progress.slot = -1;
+	/* (ExecInitNode sets up the node's instrument after this returns) */
+	if (estate->es_instrument != 0 && !IsParallelWorker())
+		braid_instr_leader_begin(node->ss.ps.plan->plan_node_id);
 
 	st->sortcxt = AllocSetContextCreate(CurrentMemoryContext, "BraidSort IndexMap",
 										ALLOCSET_DEFAULT_SIZES);
@@ -2004,7 +2067,7 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		braid_vlog_init(&st->vlog,
 						AllocSetContextCreate(CurrentMemoryContext, "BraidSort value log",
 											  ALLOCSET_DEFAULT_SIZES),
-						st->budget / 2, &st->device);
+						st->budget / 2, &st->instr.device);
 	}
 	else
 	{
@@ -2208,7 +2271,12 @@ emit_from_log(BraidSortState *st, int64 pos)
 	if (st->vlog.on_device || st->merger || st->refs_run)
 	{
 		if (pos < st->win_first || pos >= st->win_first + st->win_n)
+		{
+			const BraidProgress *prev = braid_progress_enter(&st->progress);
+
 			load_log_window(st, pos);
+			braid_progress_leave(prev);
+		}
 		tuple = st->win_tuple[pos - st->win_first];
 	}
 	else
@@ -2233,7 +2301,14 @@ braid_exec(CustomScanState *node)
 	int64		pos;
 
 	if (!st->built)
+	{
+		const BraidProgress *prev = braid_progress_enter(&st->progress);
+
 		build_and_sort(st);
+		braid_progress_leave(prev);
+	}
+	/* (after a rewind or at the end, a backward scan returns rows again) */
+	set_phase(st, BRAID_PROGRESS_GATHERING);
 
 	/* nothing stays in the scan slot once there is no current row */
 	if (st->scan_slot_full)
@@ -2247,6 +2322,7 @@ braid_exec(CustomScanState *node)
 		if (st->current >= st->nrows)
 		{
 			st->eof_reached = true;
+			set_phase(st, BRAID_PROGRESS_DONE);
 			return NULL;
 		}
 		if (st->value_log)
@@ -2254,6 +2330,7 @@ braid_exec(CustomScanState *node)
 		if (!position_batch(st, st->current))
 		{
 			st->eof_reached = true;
+			set_phase(st, BRAID_PROGRESS_DONE);
 			return NULL;
 		}
 		pos = st->current++;
@@ -2294,6 +2371,28 @@ static void
 braid_end(CustomScanState *node)
 {
 	BraidSortState *st = (BraidSortState *) node;
+	int			plan_node = node->ss.ps.plan->plan_node_id;
+
+	/*
+	 * Instrumented: a parallel worker leaves what it did for its leader's
+	 * EXPLAIN (instr.c), which the leader's node then frees.
+	 */
+	if (node->ss.ps.instrument != NULL)
+	{
+		if (IsParallelWorker())
+		{
+			if (st->instr.sorts > 0)
+			{
+				BraidSortInstr instr;
+
+				snapshot_instr(st, &instr);
+				braid_instr_report(plan_node, &instr);
+			}
+		}
+		else
+			braid_instr_leader_end(plan_node);
+	}
+	braid_progress_end(&st->progress);
 
 	release_spill(st);
 	if (st->value_log)
@@ -2362,95 +2461,15 @@ braid_restore(CustomScanState *node)
 }
 
 /*
- * sort_key_text
- *		One "Sort Key" item as EXPLAIN shows it for a Sort.
- */
-static char *
-sort_key_text(BraidSortState *st, int i, List *context, bool useprefix)
-{
-	Node	   *expr = list_nth(st->keyexprs, i);
-	Oid			type = exprType(expr);
-	TypeCacheEntry *typentry = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
-	StringInfoData buf;
-	bool		reverse = st->keys[i].descending;
-
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, deparse_expression(expr, context, useprefix, true));
-	if (OidIsValid(st->collations[i]) && st->collations[i] != get_typcollation(type))
-		appendStringInfo(&buf, " COLLATE %s",
-						 quote_identifier(get_collation_name(st->collations[i])));
-	if (st->sortops[i] == typentry->gt_opr)
-		appendStringInfoString(&buf, " DESC");
-	else if (st->sortops[i] != typentry->lt_opr)
-		appendStringInfo(&buf, " USING %s", get_opname(st->sortops[i]));
-	if (st->nullsfirst[i] && !reverse)
-		appendStringInfoString(&buf, " NULLS FIRST");
-	else if (!st->nullsfirst[i] && reverse)
-		appendStringInfoString(&buf, " NULLS LAST");
-	return buf.data;
-}
-
-/*
- * braid_explain
- *		Sort Key and method; with ANALYZE, what the sort did.
+ * braid_explain_node
+ *		ExplainCustomScan: what this process's node did, with its parallel
+ *		workers' figures (explain.c).
  */
 static void
-braid_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+braid_explain_node(CustomScanState *node, List *ancestors, ExplainState *es)
 {
-	BraidSortState *st = (BraidSortState *) node;
-	List	   *context;
-	List	   *keys = NIL;
-	bool		useprefix = (list_length(es->rtable) > 1 || es->verbose);
-	bool		spilled;
+	BraidSortInstr instr;
 
-	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	for (int i = 0; i < st->nkeys; i++)
-		keys = lappend(keys, sort_key_text(st, i, context, useprefix));
-	ExplainPropertyList("Sort Key", keys, es);
-	/* with ANALYZE what happened, else what the planner expects */
-	if (es->analyze && st->sorts_done > 0)
-		spilled = st->runs_written > 0;
-	else
-		spilled = list_nth_int(list_nth(((CustomScan *) node->ss.ps.plan)->custom_private,
-										BRAID_PRIV_PARAMS),
-							   BRAID_PARAM_EXPECT_SPILL) != 0;
-	ExplainPropertyText("Sort Method", spilled ? "braid mergepass" : "braid onepass", es);
-	if (!st->value_log)
-		ExplainPropertyText("Gather Source", "heap tid", es);
-	else if (es->analyze && st->sorts_done > 0 && !st->vlog.on_device)
-		ExplainPropertyText("Gather Source", "memory", es);
-	else
-		ExplainPropertyText("Gather Source", "value log", es);
-
-	if (!es->analyze || st->sorts_done == 0)
-		return;
-
-	ExplainPropertyInteger("Rows Sorted", NULL, st->rows_built, es);
-	ExplainPropertyInteger("Key Prefix", "bytes", st->keylen, es);
-	ExplainPropertyInteger("IndexMap Memory", "kB", (int64) (st->peak_map_bytes / 1024), es);
-	/* stable names: tools parse these */
-	ExplainPropertyInteger("Runs", NULL, st->runs_written, es);
-	ExplainPropertyInteger("Merge Passes", NULL, st->merge_passes, es);
-	ExplainPropertyInteger("Device Bytes Written", NULL, (int64) st->device.bytes_written, es);
-	ExplainPropertyInteger("Device Bytes Read", NULL, (int64) st->device.bytes_read, es);
-	ExplainPropertyInteger("Device Lines Written", NULL, (int64) st->device.lines_written, es);
-	ExplainPropertyInteger("Device Lines Read", NULL, (int64) st->device.lines_read, es);
-	ExplainPropertyInteger("Sort Threads", NULL, st->sort_threads, es);
-	ExplainPropertyInteger("Gather Batches", NULL, st->gather.batches, es);
-	ExplainPropertyInteger("Gather Memory", "kB", (int64) (st->gather.peak_arena / 1024), es);
-	if (!st->value_log)
-		ExplainPropertyText("Sorted Refs",
-							st->refs_run ? "device" : st->merger ? "merge stream" : "memory", es);
-	if (st->sorts_done > 1)
-		ExplainPropertyInteger("Sorts", NULL, st->sorts_done, es);
-	if (es->timing)
-	{
-		ExplainPropertyFloat("Build Time", "ms", st->build_ms, 3, es);
-		ExplainPropertyFloat("Sort Time", "ms", st->sort_ms, 3, es);
-		ExplainPropertyFloat("Merge Time", "ms", st->merge_ms + st->merge_stream_ms, 3, es);
-		ExplainPropertyFloat("Gather Time", "ms", st->gather_ms - st->merge_stream_ms, 3, es);
-		/* how much of the final merge a helper did while gathering */
-		if (st->merge_ahead)
-			ExplainPropertyInteger("Rows Merged Ahead", NULL, st->rows_merged_ahead, es);
-	}
+	snapshot_instr((BraidSortState *) node, &instr);
+	braid_explain(node, ancestors, &instr, es);
 }

@@ -42,8 +42,10 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
+#include "instr.h"
 #include "pool.h"
 #include "profkernel.h"
+#include "progress.h"
 #include "iosched.h"
 
 BraidShared *braid_shared = NULL;
@@ -69,7 +71,8 @@ static bool cleanup_registered = false;
 
 /*
  * braid_shmem_request
- *		shmem_request_hook: reserve the shared area and its lock.
+ *		shmem_request_hook: reserve the shared area and its lock, and those
+ *		of braidsort.progress and of parallel workers' EXPLAIN figures.
  */
 static void
 braid_shmem_request(void)
@@ -78,6 +81,8 @@ braid_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(BraidShared)));
 	RequestNamedLWLockTranche("braidsort", 1);
+	braid_progress_shmem_request();
+	braid_instr_shmem_request();
 }
 
 /*
@@ -123,6 +128,8 @@ braid_shmem_startup(void)
 		pg_atomic_init_u64(&braid_shared->stats_reset,
 						   (uint64) GetCurrentTimestamp());
 	}
+	braid_progress_shmem_init();
+	braid_instr_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 
 	if (!found && !IsUnderPostmaster)
@@ -395,11 +402,16 @@ acquire(int slot, int phase, int threads)
 		LWLockRelease(braid_shared->lock);
 		if (ok)
 			break;
+
+		/* braidsort.progress shows the wait (an abort clears it) */
+		braid_progress_wait_begin(phase);
 		/* a timeout too, so a lost wake-up costs a second, never a hang */
 		(void) ConditionVariableTimedSleep(&braid_shared->gate_cv, 1000,
 										   PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
+	if (waited)
+		braid_progress_wait_end();
 }
 
 /*

@@ -1,0 +1,358 @@
+/*-------------------------------------------------------------------------
+ *
+ * explain.c
+ *	  EXPLAIN output of a BraidSort node: its sort keys and method, and with
+ *	  ANALYZE what the sort did, in this process and in each parallel
+ *	  worker.
+ *
+ * The property names are stable (tools parse them).  A parallel worker's
+ * figures (instr.c) go where PostgreSQL puts a Sort's: in text format a
+ * "Worker N:" line or two after the node's own lines, in the other formats
+ * a "Worker" object of the node's "Workers" list, with the same property
+ * names as the node's own.
+ *
+ * src/explain.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+#include "utils/typcache.h"
+
+#include "braidsort.h"
+#include "explain.h"
+#include "instr.h"
+
+/*
+ * sort_key_text
+ *		One "Sort Key" item as EXPLAIN shows it for a Sort.
+ */
+static char *
+sort_key_text(Node *expr, Oid sortop, Oid collation, bool nullsfirst,
+			  List *context, bool useprefix)
+{
+	Oid			type = exprType(expr);
+	TypeCacheEntry *typentry = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	StringInfoData buf;
+	Oid			opfamily;
+	Oid			opcintype;
+	int16		strategy;
+	bool		reverse;
+
+	/* descending as the key's encoder has it (braid_key_column_for) */
+	reverse = get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) &&
+		strategy == BTGreaterStrategyNumber;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, deparse_expression(expr, context, useprefix, true));
+	if (OidIsValid(collation) && collation != get_typcollation(type))
+		appendStringInfo(&buf, " COLLATE %s",
+						 quote_identifier(get_collation_name(collation)));
+	if (sortop == typentry->gt_opr)
+		appendStringInfoString(&buf, " DESC");
+	else if (sortop != typentry->lt_opr)
+		appendStringInfo(&buf, " USING %s", get_opname(sortop));
+	if (nullsfirst && !reverse)
+		appendStringInfoString(&buf, " NULLS FIRST");
+	else if (!nullsfirst && reverse)
+		appendStringInfoString(&buf, " NULLS LAST");
+	return buf.data;
+}
+
+/* explain_sort_keys: the "Sort Key" list, from the plan. */
+static void
+explain_sort_keys(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *keyexprs = list_nth(cscan->custom_private, BRAID_PRIV_KEYEXPRS);
+	List	   *sortops = list_nth(cscan->custom_private, BRAID_PRIV_SORTOPS);
+	List	   *collations = list_nth(cscan->custom_private, BRAID_PRIV_COLLATIONS);
+	List	   *nullsfirst = list_nth(cscan->custom_private, BRAID_PRIV_NULLSFIRST);
+	bool		useprefix = (list_length(es->rtable) > 1 || es->verbose);
+	List	   *context;
+	List	   *keys = NIL;
+
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	for (int i = 0; i < list_length(sortops); i++)
+		keys = lappend(keys, sort_key_text(list_nth(keyexprs, i),
+										   list_nth_oid(sortops, i),
+										   list_nth_oid(collations, i),
+										   list_nth_int(nullsfirst, i) != 0,
+										   context, useprefix));
+	ExplainPropertyList("Sort Key", keys, es);
+}
+
+/* method_name: "Sort Method" of a sort that spilled or did not. */
+static const char *
+method_name(bool spilled)
+{
+	return spilled ? "braid mergepass" : "braid onepass";
+}
+
+/*
+ * source_name
+ *		"Gather Source": with the figures of a sort (instr), where its rows
+ *		came back from, else where they are expected to.
+ */
+static const char *
+source_name(bool value_log, const BraidSortInstr *instr)
+{
+	if (!value_log)
+		return "heap tid";
+	if (instr != NULL && instr->gather_source == BRAID_SOURCE_MEMORY)
+		return "memory";
+	return "value log";
+}
+
+/* refs_name: "Sorted Refs". */
+static const char *
+refs_name(BraidSortedRefs refs)
+{
+	switch (refs)
+	{
+		case BRAID_SORTED_REFS_DEVICE:
+			return "device";
+		case BRAID_SORTED_REFS_STREAM:
+			return "merge stream";
+		default:
+			return "memory";
+	}
+}
+
+/*
+ * explain_figures
+ *		What a sort did, one property each; the Key Prefix too unless
+ *		keylen is -1 (a worker's, which is the node's).
+ */
+static void
+explain_figures(const BraidSortInstr *instr, int keylen, bool value_log,
+				ExplainState *es)
+{
+	ExplainPropertyInteger("Rows Sorted", NULL, instr->rows_sorted, es);
+	if (keylen >= 0)
+		ExplainPropertyInteger("Key Prefix", "bytes", keylen, es);
+	ExplainPropertyInteger("IndexMap Memory", "kB", (int64) (instr->peak_map_bytes / 1024), es);
+	/* stable names: tools parse these */
+	ExplainPropertyInteger("Runs", NULL, instr->runs, es);
+	ExplainPropertyInteger("Merge Passes", NULL, instr->merge_passes, es);
+	ExplainPropertyInteger("Device Bytes Written", NULL, (int64) instr->device.bytes_written, es);
+	ExplainPropertyInteger("Device Bytes Read", NULL, (int64) instr->device.bytes_read, es);
+	ExplainPropertyInteger("Device Lines Written", NULL, (int64) instr->device.lines_written, es);
+	ExplainPropertyInteger("Device Lines Read", NULL, (int64) instr->device.lines_read, es);
+	ExplainPropertyInteger("Sort Threads", NULL, instr->sort_threads, es);
+	ExplainPropertyInteger("Gather Batches", NULL, instr->gather_batches, es);
+	ExplainPropertyInteger("Gather Memory", "kB", (int64) (instr->peak_gather_bytes / 1024), es);
+	if (!value_log)
+		ExplainPropertyText("Sorted Refs", refs_name(instr->sorted_refs), es);
+	if (instr->sorts > 1)
+		ExplainPropertyInteger("Sorts", NULL, instr->sorts, es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("Build Time", "ms", instr->build_ms, 3, es);
+		ExplainPropertyFloat("Sort Time", "ms", instr->sort_ms, 3, es);
+		ExplainPropertyFloat("Merge Time", "ms", instr->merge_ms + instr->merge_stream_ms, 3, es);
+		ExplainPropertyFloat("Gather Time", "ms", instr->gather_ms - instr->merge_stream_ms, 3, es);
+		/* how much of the final merge a helper did while gathering */
+		if (instr->merge_ahead)
+			ExplainPropertyInteger("Rows Merged Ahead", NULL, instr->rows_merged_ahead, es);
+	}
+}
+
+/*
+ * Per-worker output.  PostgreSQL 15 collects a node's per-worker lines in
+ * es->workers_state and prints them after the node's own (ExplainNode);
+ * the functions that open and close a worker's part of it are static in
+ * explain.c.  open_worker, close_worker and indent_text do what
+ * ExplainOpenWorker, ExplainCloseWorker (with ExplainOpenSetAsideGroup,
+ * ExplainSaveGroup and ExplainRestoreGroup) and ExplainIndentText do there,
+ * so that a worker's figures join the worker's "Worker N:" group, with its
+ * times and buffers, exactly as a Sort's do.
+ */
+
+/* indent_text: as ExplainIndentText. */
+static void
+indent_text(ExplainState *es)
+{
+	if (es->str->len == 0 || es->str->data[es->str->len - 1] == '\n')
+		appendStringInfoSpaces(es->str, es->indent * 2);
+}
+
+/* open_worker: as ExplainOpenWorker; begin or resume worker n's output. */
+static void
+open_worker(int n, ExplainState *es)
+{
+	ExplainWorkersState *wstate = es->workers_state;
+
+	wstate->prev_str = es->str;
+	if (!wstate->worker_inited[n])
+	{
+		initStringInfo(&wstate->worker_str[n]);
+		es->str = &wstate->worker_str[n];
+		/* ExplainOpenSetAsideGroup("Worker", NULL, true, 2, es) */
+		if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
+			es->grouping_stack = lcons_int(0, es->grouping_stack);
+		if (es->format != EXPLAIN_FORMAT_TEXT)
+		{
+			es->indent += 2;
+			ExplainPropertyInteger("Worker Number", NULL, n, es);
+		}
+		wstate->worker_inited[n] = true;
+	}
+	else
+	{
+		es->str = &wstate->worker_str[n];
+		/* ExplainRestoreGroup(es, 2, &wstate->worker_state_save[n]) */
+		if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
+			es->grouping_stack = lcons_int(wstate->worker_state_save[n],
+										   es->grouping_stack);
+		if (es->format != EXPLAIN_FORMAT_TEXT)
+			es->indent += 2;
+	}
+
+	/* text: "Worker N:" begins the worker's first line, the rest indented */
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		if (es->str->len == 0)
+		{
+			indent_text(es);
+			appendStringInfo(es->str, "Worker %d:  ", n);
+		}
+		es->indent++;
+	}
+}
+
+/* close_worker: as ExplainCloseWorker; pairs with open_worker. */
+static void
+close_worker(int n, ExplainState *es)
+{
+	ExplainWorkersState *wstate = es->workers_state;
+
+	/* ExplainSaveGroup(es, 2, &wstate->worker_state_save[n]) */
+	if (es->format != EXPLAIN_FORMAT_TEXT)
+		es->indent -= 2;
+	if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
+	{
+		wstate->worker_state_save[n] = linitial_int(es->grouping_stack);
+		es->grouping_stack = list_delete_first(es->grouping_stack);
+	}
+
+	/* text: drop a "Worker N:" prefix left without a line */
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		while (es->str->len > 0 && es->str->data[es->str->len - 1] != '\n')
+			es->str->data[--(es->str->len)] = '\0';
+		es->indent--;
+	}
+	es->str = wstate->prev_str;
+}
+
+/*
+ * explain_worker_text
+ *		A worker's figures in text format, as a Sort's worker line: the
+ *		method, its share of the rows and memory; then, if it used the
+ *		spill device, runs and traffic; then, with TIMING, its times.  The
+ *		other formats have every figure.
+ */
+static void
+explain_worker_text(const BraidSortInstr *w, ExplainState *es)
+{
+	indent_text(es);
+	appendStringInfo(es->str, "Sort Method: %s  Rows Sorted: " INT64_FORMAT
+					 "  IndexMap Memory: " INT64_FORMAT " kB",
+					 method_name(w->runs > 0), w->rows_sorted,
+					 (int64) (w->peak_map_bytes / 1024));
+	if (w->gather_batches > 0)
+		appendStringInfo(es->str, "  Gather Batches: " INT64_FORMAT, w->gather_batches);
+	if (w->sorts > 1)
+		appendStringInfo(es->str, "  Sorts: " INT64_FORMAT, w->sorts);
+	appendStringInfoChar(es->str, '\n');
+
+	if (w->runs > 0 || w->device.bytes_written > 0 || w->device.bytes_read > 0)
+	{
+		indent_text(es);
+		appendStringInfo(es->str, "Runs: " INT64_FORMAT "  Merge Passes: " INT64_FORMAT
+						 "  Device Bytes Written: " UINT64_FORMAT
+						 "  Device Bytes Read: " UINT64_FORMAT "\n",
+						 w->runs, w->merge_passes,
+						 w->device.bytes_written, w->device.bytes_read);
+	}
+	if (es->timing)
+	{
+		indent_text(es);
+		appendStringInfo(es->str, "Build Time: %.3f ms  Sort Time: %.3f ms"
+						 "  Merge Time: %.3f ms  Gather Time: %.3f ms\n",
+						 w->build_ms, w->sort_ms, w->merge_ms + w->merge_stream_ms,
+						 w->gather_ms - w->merge_stream_ms);
+	}
+}
+
+/*
+ * braid_explain
+ *		ExplainCustomScan: Sort Key and method; with ANALYZE, what the sort
+ *		did in this process (instr) and in each parallel worker that ran
+ *		it.  The node's own lines are as they always were: a leader that
+ *		sorted nothing (parallel_leader_participation = off) shows only the
+ *		planned method, and its workers' figures follow.
+ */
+void
+braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *instr,
+			  ExplainState *es)
+{
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *params = list_nth(cscan->custom_private, BRAID_PRIV_PARAMS);
+	bool		value_log = list_nth_int(params, BRAID_PARAM_MODE) == BRAID_MODE_VALUE_LOG;
+	bool		expect_spill = list_nth_int(params, BRAID_PARAM_EXPECT_SPILL) != 0;
+	const BraidSortInstr *shown = instr;
+	BraidWorkerInstr *workers = NULL;
+	int			nworkers = 0;
+	bool		sorted;
+
+	explain_sort_keys(node, ancestors, es);
+
+	if (es->analyze)
+		workers = braid_instr_worker_reports(cscan->scan.plan.plan_node_id, &nworkers);
+
+	/*
+	 * No per-worker output (an invisible Gather, force_parallel_mode =
+	 * regress, whose single worker ran the plan): as for a Sort, the
+	 * worker's figures are shown as the node's.
+	 */
+	if (es->workers_state == NULL && nworkers > 0)
+	{
+		if (instr->sorts == 0)
+			shown = &workers[0].instr;
+		nworkers = 0;
+	}
+
+	/* with ANALYZE what happened, else what the planner expects */
+	sorted = es->analyze && shown->sorts > 0;
+	ExplainPropertyText("Sort Method",
+						method_name(sorted ? shown->runs > 0 : expect_spill), es);
+	ExplainPropertyText("Gather Source", source_name(value_log, sorted ? shown : NULL), es);
+	if (sorted)
+		explain_figures(shown, list_nth_int(params, BRAID_PARAM_KEYLEN), value_log, es);
+
+	for (int i = 0; i < nworkers; i++)
+	{
+		const BraidSortInstr *w = &workers[i].instr;
+		int			n = workers[i].worker;
+
+		if (n < 0 || n >= es->workers_state->num_workers)
+			continue;
+		open_worker(n, es);
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+			explain_worker_text(w, es);
+		else
+		{
+			ExplainPropertyText("Sort Method", method_name(w->runs > 0), es);
+			ExplainPropertyText("Gather Source", source_name(value_log, w), es);
+			explain_figures(w, -1, value_log, es);
+		}
+		close_worker(n, es);
+	}
+}

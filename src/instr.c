@@ -1,0 +1,323 @@
+/*-------------------------------------------------------------------------
+ *
+ * instr.c
+ *	  Parallel workers' EXPLAIN ANALYZE figures, passed to their leader.
+ *
+ * PostgreSQL 15 gives a CustomScan a share of the parallel query's DSM only
+ * when the node is parallel_aware, and EXPLAIN calls such a node a
+ * "Parallel Custom Scan", which a BraidSort under Gather Merge is not (each
+ * process sorts what its own scan returns).  So the workers' figures go
+ * through braidsort's own shared memory instead: a small table of reports
+ * keyed by (leader pid, plan node, worker number).  A worker's node writes
+ * its report as it ends, when instrumentation is on; a Gather rescanned
+ * launches new workers with the same numbers, whose reports add to the
+ * earlier ones.  The leader's EXPLAIN reads its node's reports, and the
+ * leader's node frees them as it begins and ends, with any others of the
+ * leader's at transaction end and backend exit.  The table holds
+ * 4 x max_worker_processes reports; a worker finding it full reports
+ * nothing, and the leader then shows fewer workers.
+ *
+ * The reports are complete when the leader's EXPLAIN reads them:
+ *
+ *	- in a worker, ParallelQueryMain() (execParallel.c) runs ExecutorEnd,
+ *	  hence the node's EndCustomScan and its report, before it returns to
+ *	  ParallelWorkerMain() (parallel.c), which only then sends the leader
+ *	  its 'X' (clean exit) message;
+ *	- the leader's Gather or Gather Merge shutdown (ExecShutdownNode at the
+ *	  end of ExecutePlan, or a rescan, which shuts the workers down before
+ *	  relaunching them) runs ExecParallelFinish(), which waits in
+ *	  WaitForParallelWorkersToFinish() for every launched worker's 'X' (or
+ *	  its death);
+ *	- EXPLAIN ANALYZE prints the plan after ExecutorRun and ExecutorFinish
+ *	  and before ExecutorEnd (ExplainOnePlan), and auto_explain prints it in
+ *	  its ExecutorEnd hook before the standard ExecutorEnd: the workers are
+ *	  done, and the leader's node has not ended yet.
+ *
+ * A known limit: a query run while another of the same backend is still
+ * open (say, from a function called by the outer query) may have a
+ * BraidSort node with the same plan node id under a Gather; both then use
+ * the same key, and the outer EXPLAIN may show fewer or mixed figures.
+ *
+ * src/instr.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+
+#include "instr.h"
+
+/* One worker's figures for one node of its leader's query. */
+typedef struct BraidReport
+{
+	int			leader_pid;		/* 0: free */
+	int			node;			/* plan_node_id */
+	int			worker;			/* ParallelWorkerNumber */
+	BraidSortInstr instr;
+} BraidReport;
+
+typedef struct BraidReports
+{
+	LWLock	   *lock;
+	int			capacity;
+	BraidReport reports[FLEXIBLE_ARRAY_MEMBER];
+} BraidReports;
+
+static BraidReports *reports = NULL;
+
+/* the leader may have reports to free at transaction end or exit */
+static bool leader_armed = false;
+static bool callbacks_registered = false;
+
+/* report_capacity: reports the table holds. */
+static int
+report_capacity(void)
+{
+	return Max(4 * max_worker_processes, 16);
+}
+
+/* reports_size: bytes of the shared table. */
+static Size
+reports_size(void)
+{
+	return add_size(offsetof(BraidReports, reports),
+					mul_size(report_capacity(), sizeof(BraidReport)));
+}
+
+/*
+ * braid_instr_shmem_request
+ *		Reserve the table and its lock (from the shmem_request_hook).
+ */
+void
+braid_instr_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(reports_size()));
+	RequestNamedLWLockTranche("braidsort reports", 1);
+}
+
+/*
+ * braid_instr_shmem_init
+ *		Create or attach to the table (from the shmem_startup_hook, with
+ *		AddinShmemInitLock held).
+ */
+void
+braid_instr_shmem_init(void)
+{
+	bool		found;
+
+	reports = ShmemInitStruct("braidsort reports", reports_size(), &found);
+	if (!found)
+	{
+		memset(reports, 0, reports_size());
+		reports->lock = &(GetNamedLWLockTranche("braidsort reports"))->lock;
+		reports->capacity = report_capacity();
+	}
+}
+
+/*
+ * accumulate
+ *		Add a later loop's figures of the same worker, each field as the
+ *		leader's node keeps it: counters add up, peaks take the larger, the
+ *		last sort's figures the later.
+ */
+static void
+accumulate(BraidSortInstr *into, const BraidSortInstr *from)
+{
+	into->sorts += from->sorts;
+	into->runs += from->runs;
+	into->merge_passes += from->merge_passes;
+	into->device.bytes_written += from->device.bytes_written;
+	into->device.bytes_read += from->device.bytes_read;
+	into->device.lines_written += from->device.lines_written;
+	into->device.lines_read += from->device.lines_read;
+	into->device.files += from->device.files;
+	into->gather_batches += from->gather_batches;
+	into->rows_merged_ahead += from->rows_merged_ahead;
+	into->build_ms += from->build_ms;
+	into->sort_ms += from->sort_ms;
+	into->merge_ms += from->merge_ms;
+	into->merge_stream_ms += from->merge_stream_ms;
+	into->gather_ms += from->gather_ms;
+	into->peak_map_bytes = Max(into->peak_map_bytes, from->peak_map_bytes);
+	into->peak_gather_bytes = Max(into->peak_gather_bytes, from->peak_gather_bytes);
+	into->rows_sorted = from->rows_sorted;
+	into->sort_threads = from->sort_threads;
+	into->gather_source = from->gather_source;
+	into->sorted_refs = from->sorted_refs;
+	into->merge_ahead = from->merge_ahead;
+}
+
+/*
+ * braid_instr_report
+ *		A parallel worker's node ends: leave its figures for the leader.
+ *		The leader is this worker's lock group leader, set in our own
+ *		PGPROC before the worker runs any plan (BecomeLockGroupMember in
+ *		ParallelWorkerMain); its pid cannot change while we are in its
+ *		group, since a leader waits for its workers before it exits.
+ */
+void
+braid_instr_report(int node, const BraidSortInstr *instr)
+{
+	PGPROC	   *leader = MyProc ? MyProc->lockGroupLeader : NULL;
+	int			leader_pid;
+	BraidReport *free_report = NULL;
+	bool		done = false;
+
+	if (reports == NULL || !IsParallelWorker() || leader == NULL || leader == MyProc)
+		return;
+	leader_pid = leader->pid;
+
+	LWLockAcquire(reports->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < reports->capacity; i++)
+	{
+		BraidReport *r = &reports->reports[i];
+
+		if (r->leader_pid == leader_pid && r->node == node &&
+			r->worker == ParallelWorkerNumber)
+		{
+			accumulate(&r->instr, instr);
+			done = true;
+			break;
+		}
+		if (r->leader_pid == 0 && free_report == NULL)
+			free_report = r;
+	}
+	if (!done && free_report != NULL)
+	{
+		free_report->leader_pid = leader_pid;
+		free_report->node = node;
+		free_report->worker = ParallelWorkerNumber;
+		free_report->instr = *instr;
+		done = true;
+	}
+	LWLockRelease(reports->lock);
+	if (!done)
+		elog(DEBUG1, "braidsort: no room to report worker %d's figures to its leader",
+			 ParallelWorkerNumber);
+}
+
+/*
+ * forget
+ *		Free the reports to this backend, of one node or (node < 0) all.
+ */
+static void
+forget(int node)
+{
+	LWLockAcquire(reports->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < reports->capacity; i++)
+	{
+		BraidReport *r = &reports->reports[i];
+
+		if (r->leader_pid == MyProcPid && (node < 0 || r->node == node))
+			r->leader_pid = 0;
+	}
+	LWLockRelease(reports->lock);
+}
+
+/* xact_callback: transaction end frees whatever the leader's nodes left. */
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	if (!leader_armed)
+		return;
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE)
+	{
+		forget(-1);
+		leader_armed = false;
+	}
+}
+
+/* exit_callback: so does backend exit. */
+static void
+exit_callback(int code, Datum arg)
+{
+	if (leader_armed)
+		forget(-1);
+	leader_armed = false;
+}
+
+/*
+ * braid_instr_leader_begin
+ *		An instrumented node begins outside a parallel worker: free any
+ *		reports left under its key (its workers are not launched yet), and
+ *		make sure the ones to come are freed by transaction end at the
+ *		latest.
+ */
+void
+braid_instr_leader_begin(int node)
+{
+	if (reports == NULL || IsParallelWorker())
+		return;
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(xact_callback, NULL);
+		before_shmem_exit(exit_callback, (Datum) 0);
+		callbacks_registered = true;
+	}
+	leader_armed = true;
+	forget(node);
+}
+
+/* worker_cmp: reports in worker order. */
+static int
+worker_cmp(const void *a, const void *b)
+{
+	const BraidWorkerInstr *wa = (const BraidWorkerInstr *) a;
+	const BraidWorkerInstr *wb = (const BraidWorkerInstr *) b;
+
+	return (wa->worker > wb->worker) - (wa->worker < wb->worker);
+}
+
+/*
+ * braid_instr_worker_reports
+ *		The workers' reports for this backend's node, in worker order
+ *		(palloc'd; NULL if none).
+ */
+BraidWorkerInstr *
+braid_instr_worker_reports(int node, int *nreports)
+{
+	BraidWorkerInstr *out;
+	int			n = 0;
+
+	*nreports = 0;
+	if (reports == NULL || IsParallelWorker())
+		return NULL;
+	out = palloc(sizeof(BraidWorkerInstr) * reports->capacity);
+	LWLockAcquire(reports->lock, LW_SHARED);
+	for (int i = 0; i < reports->capacity; i++)
+	{
+		BraidReport *r = &reports->reports[i];
+
+		if (r->leader_pid != MyProcPid || r->node != node)
+			continue;
+		out[n].worker = r->worker;
+		out[n].instr = r->instr;
+		n++;
+	}
+	LWLockRelease(reports->lock);
+	if (n == 0)
+	{
+		pfree(out);
+		return NULL;
+	}
+	qsort(out, n, sizeof(BraidWorkerInstr), worker_cmp);
+	*nreports = n;
+	return out;
+}
+
+/* braid_instr_leader_end: the leader's node ends; so do its reports. */
+void
+braid_instr_leader_end(int node)
+{
+	if (reports == NULL || IsParallelWorker() || !leader_armed)
+		return;
+	forget(node);
+}

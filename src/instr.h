@@ -1,0 +1,85 @@
+/*-------------------------------------------------------------------------
+ *
+ * instr.h
+ *	  What a BraidSort node did (its EXPLAIN ANALYZE figures), and the
+ *	  figures of its parallel workers, passed to the leader.
+ *
+ * src/instr.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_INSTR_H
+#define BRAID_INSTR_H
+
+#include "postgres.h"
+
+#include "device.h"
+
+/* Where the rows come back from ("Gather Source"). */
+typedef enum BraidGatherSource
+{
+	BRAID_SOURCE_HEAP_TID,		/* refetched from the table */
+	BRAID_SOURCE_MEMORY,		/* a value log that stayed in memory */
+	BRAID_SOURCE_VALUE_LOG		/* a value log on the spill device */
+} BraidGatherSource;
+
+/* Where the sorted refs were ("Sorted Refs"; heap TID mode only). */
+typedef enum BraidSortedRefs
+{
+	BRAID_SORTED_REFS_NONE,		/* value log mode */
+	BRAID_SORTED_REFS_MEMORY,
+	BRAID_SORTED_REFS_DEVICE,
+	BRAID_SORTED_REFS_STREAM	/* a final merge streamed into the gather */
+} BraidSortedRefs;
+
+/*
+ * A node's instrumentation.  Plain data: a parallel worker copies it into
+ * shared memory for its leader's EXPLAIN.  Each field means the same in a
+ * worker's report as in the leader's node.
+ */
+typedef struct BraidSortInstr
+{
+	/* counted over every sort of the node (its loops) */
+	int64		sorts;
+	int64		runs;
+	int64		merge_passes;	/* the final merge included */
+	BraidDeviceStats device;
+	int64		gather_batches;
+	int64		rows_merged_ahead;
+	double		build_ms;
+	double		sort_ms;		/* with the runs made during the build */
+	double		merge_ms;		/* merge passes before the first row */
+	double		merge_stream_ms;	/* the final merge, streamed (inside
+									 * gather_ms) */
+	double		gather_ms;
+	/* the largest over the sorts */
+	size_t		peak_map_bytes;
+	size_t		peak_gather_bytes;
+	/* the last sort */
+	int64		rows_sorted;
+	int			sort_threads;
+	BraidGatherSource gather_source;
+	BraidSortedRefs sorted_refs;
+	bool		merge_ahead;	/* a helper took batches of its final merge */
+} BraidSortInstr;
+
+/* One parallel worker's figures, as its leader reads them. */
+typedef struct BraidWorkerInstr
+{
+	int			worker;			/* ParallelWorkerNumber */
+	BraidSortInstr instr;
+} BraidWorkerInstr;
+
+/* set-up, from iosched.c's shared memory hooks */
+extern void braid_instr_shmem_request(void);
+extern void braid_instr_shmem_init(void);
+
+/* a parallel worker's node, as it ends */
+extern void braid_instr_report(int node, const BraidSortInstr *instr);
+
+/* the leader's node */
+extern void braid_instr_leader_begin(int node);
+extern BraidWorkerInstr *braid_instr_worker_reports(int node, int *nreports);
+extern void braid_instr_leader_end(int node);
+
+#endif							/* BRAID_INSTR_H */
