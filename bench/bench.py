@@ -47,10 +47,22 @@ def main():
     r.add_argument("--work-mem", default="4MB,64MB")
     r.add_argument("--queries", default="", help="comma-separated subset of query names")
     r.add_argument("--variants", default="pg,braid,forced")
-    r.add_argument("--no-build", action="store_true", help="use the installed braidsort.so")
-    r.add_argument("--no-deps", action="store_true", help="skip installing packages")
     r.add_argument("--set", action="append", default=[],
                    help="extra server setting name=value (recorded)")
+    s = sub.add_parser("sortbench", help="the sortbenchmark shape: OnePass and spill")
+    s.add_argument("--mode", choices=["onepass", "spill"], default="onepass")
+    s.add_argument("--rows", type=int, default=5000000)
+    s.add_argument("--payload", type=int, default=90)
+    s.add_argument("--reps", type=int, default=5)
+    s.add_argument("--work-mem", default="", help="default: 128MB onepass, 16MB spill")
+    s.add_argument("--shared-buffers", default="2GB,128MB",
+                   help="comma-separated: one server configuration each")
+    s.add_argument("--parallel", default="off,on", help="max_parallel_workers_per_gather 0 / 2")
+    s.add_argument("--variants", default="pg,braid,forced")
+    s.add_argument("--tmpfs", default="4G")
+    for p in (r, s):
+        p.add_argument("--no-build", action="store_true", help="use the installed braidsort.so")
+        p.add_argument("--no-deps", action="store_true", help="skip installing packages")
     args = ap.parse_args()
 
     if not args.no_deps:
@@ -59,15 +71,17 @@ def main():
         build_and_install()
     sys.path.insert(0, HERE)
     from braidbench import report
-    from braidbench.workloads import realistic_run
+    from braidbench.workloads import realistic_run, sortbench_run
 
-    result = realistic_run.run(args, REPO)
+    runner = {"realistic": realistic_run, "sortbench": sortbench_run}[args.workload]
+    result = runner.run(args, REPO, log=lambda s: print(s, flush=True))
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    base = os.path.join(HERE, "results", f"{args.workload}-{stamp}")
+    name = args.workload if args.workload != "sortbench" else f"sortbench-{args.mode}"
+    base = os.path.join(HERE, "results", f"{name}-{stamp}")
     with open(base + ".json", "w") as f:
         json.dump(result, f, indent=1)
-    md = report.realistic_markdown(result)
+    md = report.markdown(result)
     with open(base + ".md", "w") as f:
         f.write(md)
     print(md)

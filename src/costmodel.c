@@ -1,32 +1,55 @@
 /*-------------------------------------------------------------------------
  *
  * costmodel.c
- *	  The OnePass decision: replace a Sort when PostgreSQL's sort would
- *	  spill tuples to disk while braidsort's IndexMap fits its budget.
+ *	  When braidsort's sort is expected to beat PostgreSQL's Sort, how it
+ *	  should get rows back, and whether it will spill (MergePass).
  *
  * PostgreSQL's external sort writes and rereads every tuple at least once;
- * braidsort keeps only keys and TIDs in memory and reads each tuple once
- * more from the table.  When PostgreSQL's sort fits in work_mem it is a
- * quicksort over in-memory tuples, which the late gather cannot beat by
- * enough to be worth the refetch, so braidsort declines.
+ * braidsort sorts only keys and refs and gets whole rows back once: by heap
+ * TID from the table, late, a batch at a time (each batch visits the pages
+ * its rows lie on), or from a value log it keeps as it reads the input
+ * (every row copied in and out, through the spill device beyond half of
+ * the budget).  When PostgreSQL's sort fits in work_mem it is a quicksort
+ * over in-memory tuples, which the late gather cannot beat by enough to be
+ * worth it, so braidsort declines.
  *
- * When the IndexMap does not fit its budget, braidsort spills it as runs
- * (MergePass), which costs writing and merging keys and refs.  And every
- * gather batch revisits (nearly) every page of the table: cheaply when the
- * table is cached in shared buffers, at the price of a read through a small
- * buffer ring when it is not.  The batches are limited by the memory the
- * budget leaves after the sort.  The per-row and per-page constants below
- * were measured on the sortbenchmark shape (bench/run.sh, 5M rows):
- * PostgreSQL's external sort ~350 ns a row plus ~4 ns per byte of row
- * (0.4 us at 20 bytes, 0.7 us at 110, 2.5 us at 530, bench/results/sweep-*);
- * braidsort's build, sort and gather ~250 ns a row plus ~0.5 ns per byte of
- * tuple, ~100 ns more when it spills runs, ~0.2 us per page revisited in
- * shared buffers and ~1.4 us per page reread from outside.  A gather batch
- * of r rows over a table of p pages visits about p * (1 - e^(-r/p)) pages.
- * When the spill device has a stored profile, each spilled IndexMap entry
- * also costs its bytes at the profiled write and read bandwidth (so a slow
- * or write-expensive device makes MergePass less attractive).  braidsort
- * declines when its estimate is not below PostgreSQL's.
+ * Everything is per process: under a Gather each of the planned workers and
+ * the leader runs its own copy of the sort on its share of the CPUs, and so
+ * does PostgreSQL's Sort.  braidsort's threaded work (the IndexMap's radix
+ * sort, the gather's copies, collated comparisons) goes only as much
+ * faster as its threads get CPU beyond PostgreSQL's one thread on the same
+ * share (braid_cost_thread_speedup).
+ *
+ * A gather batch of r rows over a table of p pages visits about
+ * p * (1 - e^(-r/p)) pages when the sort order is unrelated to the physical
+ * order, and r / (rows per page) when it follows it; in between, weighted
+ * by the squared correlation as PostgreSQL's index costing does.  A page in
+ * shared buffers costs ~0.2 us a visit, one read through the gather's
+ * buffer ring (a table over half of shared_buffers) ~2 us.
+ *
+ * The constants were measured on two shapes (bench/bench.py): the
+ * sortbenchmark table (5M rows, 10-byte keys, 110-byte rows, two columns)
+ * and the realistic orders table (3M rows of nine columns, 124 bytes,
+ * timestamps, numerics and en_US text; PostgreSQL's defaults, parallel
+ * query on, work_mem 4MB and 64MB).  PostgreSQL's external sort: ~350 ns a
+ * row plus ~4 ns per byte of row, ~100 ns per comparison of a libc
+ * collated key and ~35 ns more per comparison of a numeric one (log2(rows)
+ * of them a row).  braidsort: ~170 ns a row taking
+ * and emitting it (~90 ns more when a parallel plan's processes outnumber
+ * the CPUs: its memory-bound phases suffer more from sharing them than
+ * PostgreSQL's sort does), ~160 ns a row of threaded work, ~1 ns per byte gathered
+ * (threaded), ~90 ns per collated comparison (threaded), ~350 ns a row for
+ * a numeric key's digits, ~100 ns a row more
+ * and each entry's bytes written and read back when it spills runs; a
+ * value log ~250 ns a row plus ~1 ns a byte, and beyond half the budget
+ * ~100 ns a row and its bytes at the device's cost.  When the spill device
+ * has a stored profile its measured write and read cost replaces the
+ * default (DRAM-speed) one.
+ *
+ * The machine these were measured on varies by 20-30% from one run to the
+ * next, and the model is coarse: braidsort takes a sort only when its
+ * estimate is below BRAID_COST_MARGIN of PostgreSQL's, so that where it
+ * runs it is not slower.
  *
  * Pure C (no PostgreSQL calls).
  *
@@ -52,12 +75,14 @@
 #define PG_EXTERNAL_SORT_NS_PER_ROW 350.0
 #define PG_EXTERNAL_SORT_NS_PER_BYTE 4.0	/* per byte of row: copied, written, read */
 #define BRAID_NS_PER_ROW_SERIAL		170.0	/* taking the row, emitting it */
+#define BRAID_NS_PER_ROW_CROWDED	90.0	/* more when processes outnumber
+											 * CPUs (see sort_ns) */
 #define BRAID_NS_PER_ROW_THREADED	160.0	/* the IndexMap sort and gather
 											 * copies, on one thread */
 #define BRAID_NS_PER_BYTE			1.0 /* per byte of tuple gathered, one
 										 * thread */
 #define BRAID_NS_PER_ROW_SPILLED	100.0	/* writing and merging runs */
-#define BRAID_NS_PER_PAGE_REREAD	1400.0	/* page not in shared buffers */
+#define BRAID_NS_PER_PAGE_REREAD	2000.0	/* page not in shared buffers */
 #define BRAID_NS_PER_PAGE_REVISIT	200.0	/* page in shared buffers */
 
 /*
@@ -68,14 +93,23 @@
  * thread, 1.6 s on two; PostgreSQL's external sort 2.9 s in all).
  */
 #define PG_NS_PER_COLLATED_CMP		100.0
-#define BRAID_NS_PER_COLLATED_CMP	150.0
+#define BRAID_NS_PER_COLLATED_CMP	90.0
+
+/*
+ * A numeric first key: PostgreSQL's merges compare numerics in full (the
+ * abbreviated keys of its run-forming quicksorts are not kept on tape),
+ * ~35 ns more a comparison; braidsort encodes the digits and its radix
+ * sort goes deeper into keys whose first bytes are alike, ~350 ns a row.
+ */
+#define PG_NS_PER_NUMERIC_CMP		35.0
+#define BRAID_NS_PER_NUMERIC_KEY	350.0
 
 /*
  * A value log copies each row in (as a minimal tuple) and out again; rows
  * that outgrow half the budget go to the spill device, where each costs
  * its bytes written and read back and a random read when it is emitted.
  */
-#define BRAID_VLOG_NS_PER_ROW			150.0
+#define BRAID_VLOG_NS_PER_ROW			250.0
 #define BRAID_VLOG_NS_PER_BYTE			1.0
 #define BRAID_VLOG_NS_PER_ROW_DEVICE	100.0
 
@@ -272,17 +306,28 @@ braid_cost_gather_passes(const BraidCostInput *in)
 /*
  * braid_cost_page_visits
  *		Heap pages the gather visits in all: each batch visits the distinct
- *		pages its rows fall on (rows land on pages at random).
+ *		pages its rows fall on.  Rows in random order land on pages at
+ *		random; rows sorted in (or against) the table's physical order fill
+ *		whole pages, few per batch.  Between the two, weighted by the
+ *		squared correlation of the sort order with the physical order, as
+ *		PostgreSQL's index scan costing does (cost_index).
  */
 double
 braid_cost_page_visits(const BraidCostInput *in)
 {
 	double		passes = braid_cost_gather_passes(in);
 	double		rows_per_pass = in->rows / passes;
+	double		random,
+				ordered,
+				c2 = in->correlation * in->correlation;
 
 	if (in->table_pages <= 0)
 		return 0;
-	return passes * in->table_pages * (1.0 - exp(-rows_per_pass / in->table_pages));
+	random = in->table_pages * (1.0 - exp(-rows_per_pass / in->table_pages));
+	ordered = ceil(rows_per_pass / (in->rows / in->table_pages));
+	if (ordered > in->table_pages)
+		ordered = in->table_pages;
+	return passes * (c2 * ordered + (1.0 - c2) * random);
 }
 
 /* collated_compares: comparisons a comparison sort makes per row. */
@@ -323,6 +368,8 @@ braid_cost_pg_ns(const BraidCostInput *in)
 
 	if (in->collated)
 		ns += in->rows * collated_compares(in) * PG_NS_PER_COLLATED_CMP;
+	if (in->numeric_key)
+		ns += in->rows * collated_compares(in) * PG_NS_PER_NUMERIC_CMP;
 	return ns;
 }
 
@@ -339,6 +386,14 @@ sort_ns(const BraidCostInput *in)
 	double		ns = in->rows * (BRAID_NS_PER_ROW_SERIAL +
 								 BRAID_NS_PER_ROW_THREADED / speedup);
 
+	/*
+	 * Measured: when a parallel plan's processes outnumber the CPUs,
+	 * braidsort's memory-bound phases (the scan into the IndexMap, the
+	 * gather) slow down more than PostgreSQL's sort does.
+	 */
+	if (in->processes > 1 && in->cpus > 0 && in->processes > in->cpus)
+		ns += in->rows * BRAID_NS_PER_ROW_CROWDED;
+
 	if (!braid_cost_is_onepass(in))
 	{
 		ns += in->rows * BRAID_NS_PER_ROW_SPILLED;
@@ -349,6 +404,8 @@ sort_ns(const BraidCostInput *in)
 	}
 	if (in->collated)
 		ns += in->rows * collated_compares(in) * BRAID_NS_PER_COLLATED_CMP / speedup;
+	if (in->numeric_key)
+		ns += in->rows * BRAID_NS_PER_NUMERIC_KEY;
 	return ns;
 }
 
@@ -424,10 +481,17 @@ braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est)
 		est->why = "too few rows to be worth it";
 	else if (braid_cost_pg_sort_bytes(in) <= in->sort_mem_bytes)
 		est->why = "PostgreSQL's sort is expected to fit in work_mem";
-	else if (est->braid_ns >= est->pg_ns)
-		est->why = !in->heap_refetch || in->table_cached ?
-			"braidsort's estimate is not below PostgreSQL's external sort" :
-			"the gather would reread the uncached table too many times";
+	else if (est->braid_ns > est->pg_ns * BRAID_COST_MARGIN)
+	{
+		if (est->from == BRAID_FROM_VALUE_LOG && in->heap_refetch)
+			est->why = in->table_cached ?
+				"neither the gather nor a value log is enough cheaper than PostgreSQL's external sort" :
+				"the gather would reread the uncached table too many times, and a value log is not enough cheaper";
+		else if (est->from == BRAID_FROM_HEAP_TID && !in->table_cached)
+			est->why = "the gather would reread the uncached table too many times";
+		else
+			est->why = "braidsort's estimate is not enough below PostgreSQL's external sort";
+	}
 	est->prefers = est->why == NULL;
 }
 

@@ -38,11 +38,16 @@ typedef struct BraidCostInput
 	double		budget_bytes;	/* braidsort's IndexMap budget */
 	double		sort_mem_bytes; /* work_mem of PostgreSQL's sort */
 	double		table_pages;	/* pages of the table gathered from */
+	double		correlation;	/* of the table's physical order with the
+								 * sort order (pg_stats, first key): -1..1,
+								 * 0 if unknown */
 	bool		table_cached;	/* table fits the shared buffers it may use */
 	double		spill_ns_per_byte;	/* profiled write + read cost of a spilled
 									 * byte; 0 = no profile */
 	bool		collated;		/* a key is ordered by a collation's
 								 * comparator (both sorts compare strings) */
+	bool		numeric_key;	/* the first key is a numeric (PostgreSQL
+								 * compares digits, braidsort encodes them) */
 	int			sort_threads;	/* threads braidsort sorts with (per process) */
 	int			processes;		/* processes running the sort at once (a
 								 * parallel plan's workers and leader); 0 = 1 */
@@ -61,6 +66,9 @@ typedef struct BraidCostEstimate
 	bool		prefers;		/* braidsort should replace the Sort */
 	const char *why;			/* if not, why not */
 } BraidCostEstimate;
+
+/* braidsort takes a sort when its estimate is at most this share of PostgreSQL's. */
+#define BRAID_COST_MARGIN 0.85
 
 /* Rows below which a sort is too small to be worth replacing. */
 #define BRAID_MIN_ROWS 1000.0

@@ -187,7 +187,7 @@ lines_spanned(size_t from, size_t to)
 }
 
 static BraidSpillFile *spill_create(Oid spc, size_t size, BraidDeviceStats *stats,
-									bool optional);
+									bool optional, const char *full_hint);
 
 /*
  * The statement whose fallback from braidsort.spill_tablespace was last
@@ -319,7 +319,7 @@ braid_exit_callback(int code, Datum arg)
 BraidSpillFile *
 braid_spill_create(size_t size, BraidDeviceStats *stats)
 {
-	return spill_create(spill_tablespace_oid(), size, stats, false);
+	return spill_create(spill_tablespace_oid(), size, stats, false, NULL);
 }
 
 /*
@@ -342,10 +342,12 @@ braid_spill_tablespace_guess(void)
  *		privilege as for temp_tablespaces, for a caller that writes it
  *		through its mapping (profile_device): such writes are not counted,
  *		so the file is reported at its full size when closed.  Its own
- *		traffic, if any, is counted in *stats.
+ *		traffic, if any, is counted in *stats.  full_hint is the hint of the
+ *		error raised when the device has no room for it.
  */
 BraidSpillFile *
-braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
+braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats,
+					  const char *full_hint)
 {
 	BraidSpillFile *f;
 
@@ -361,7 +363,7 @@ braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 		if (aclresult != ACLCHECK_OK)
 			aclcheck_error(aclresult, OBJECT_TABLESPACE, get_tablespace_name(spc));
 	}
-	f = spill_create(spc, size, stats, false);
+	f = spill_create(spc, size, stats, false, full_hint);
 
 	f->scratch = true;
 	return f;
@@ -376,17 +378,19 @@ braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats)
 BraidSpillFile *
 braid_spill_try_create(size_t size, BraidDeviceStats *stats)
 {
-	return spill_create(spill_tablespace_oid(), size, stats, true);
+	return spill_create(spill_tablespace_oid(), size, stats, true, NULL);
 }
 
 /*
  * spill_create
  *		Create, reserve and map a file in tablespace spc, which the caller
  *		has checked the user may use; with "optional", every failure returns
- *		NULL (leaving nothing behind) instead of raising an error.
+ *		NULL (leaving nothing behind) instead of raising an error.  full_hint,
+ *		if not NULL, replaces a sort's hint when the device is full.
  */
 static BraidSpillFile *
-spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional)
+spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional,
+			 const char *full_hint)
 {
 	char		dir[MAXPGPATH];
 	BraidSpillFile *f;
@@ -458,6 +462,7 @@ spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional)
 				 errmsg("could not write braidsort spill file \"%s\": %m", path),
 				 errdetail("Reserving %zu bytes on the spill device failed: %s",
 						   size, pmem_errormsg()),
+				 save_errno == ENOSPC && full_hint ? errhint("%s", full_hint) :
 				 save_errno == ENOSPC ?
 				 errhint("The spill device is full. Free space on it, point braidsort.spill_tablespace "
 						 "at a larger tablespace, or raise braidsort.work_mem so that sorts spill less.") :

@@ -61,7 +61,8 @@ extern int	braid_emulate_interference_ns;
 
 extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_try_create(size_t size, BraidDeviceStats *stats);
-extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats);
+extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats,
+											 const char *full_hint);
 extern Oid	braid_spill_tablespace_guess(void);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
 extern uint8 *braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads);

@@ -2133,7 +2133,12 @@ log_copy_task(void *arg, int worker)
 	for (int i = from; i < to; i++)
 	{
 		uintptr_t	a = (uintptr_t) t->src[i];
-		uint32		len = t->src[i]->t_len;
+		uint32		len;
+
+		/* rows are scattered over the log: start fetching a few ahead */
+		if (i + 8 < to)
+			__builtin_prefetch(t->src[i + 8]);
+		len = t->src[i]->t_len;
 
 		memcpy(t->arena + t->off[i], t->src[i], len);
 		lines += (a + len - 1) / 64 - a / 64 + 1;
@@ -2201,12 +2206,17 @@ load_log_window(BraidSortState *st, int64 pos)
 		{
 			BraidSpillFile *f;
 			size_t		fpos;
+			uint32		len;
 			size_t		alen;
 
 			/* where the row is; the reader threads copy it below */
+			/* (no need to touch the row: its length is in the ref) */
 			tuple = braid_vlog_locate(&st->vlog, ref & ~BRAID_REF_TRUNCATED, &f, &fpos);
-			alen = MAXALIGN(tuple->t_len);
-			braid_spill_count_read(f, fpos, fpos + tuple->t_len);
+			len = braid_vlog_ref_len(ref);
+			if (len == 0)
+				len = tuple->t_len;
+			alen = MAXALIGN(len);
+			braid_spill_count_read(f, fpos, fpos + len);
 			if (used + alen > st->win_cap)
 			{
 				size_t		cap = Max(Max(st->win_cap * 2, used + alen), (size_t) 65536);

@@ -37,6 +37,7 @@
 #include "executor/tuptable.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
+#include "catalog/pg_statistic.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -49,6 +50,7 @@
 #include "storage/bufmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "braidsort.h"
 #include "costmodel.h"
@@ -151,6 +153,7 @@ typedef struct BraidKeys
 	int			keylen;			/* bytes of key prefix per entry */
 	bool		has_var;		/* a key may exceed the prefix */
 	bool		collated;		/* a key is ordered by a libc collation */
+	bool		numeric_first;	/* the first key is a numeric */
 } BraidKeys;
 
 /*
@@ -182,6 +185,8 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 			*kind = BRAID_DECLINE_KEY;
 			return false;
 		}
+		if (i == 0)
+			k->numeric_first = (col.kind == BRAID_KEY_NUMERIC);
 		if (BRAID_KEY_IS_COLLATED(col.kind) && k->collated)
 		{
 			*why = "more than one text key under a libc collation other than C";
@@ -256,6 +261,39 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 		return false;
 	}
 	return true;
+}
+
+/*
+ * key_correlation
+ *		ANALYZE's correlation between table relid's physical order and the
+ *		order of a key expression, if it is a plain column with statistics;
+ *		else 0.  (The gather visits few pages per batch when the sort order
+ *		follows the physical order, e.g. timestamps of rows inserted in time
+ *		order; only its square matters, so DESC is no matter.)
+ */
+static double
+key_correlation(Oid relid, Expr *expr)
+{
+	Var		   *var = (Var *) expr;
+	HeapTuple	tuple;
+	AttStatsSlot sslot;
+	double		correlation = 0;
+
+	if (!OidIsValid(relid) || !IsA(expr, Var) || var->varattno <= 0)
+		return 0;
+	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+							Int16GetDatum(var->varattno), BoolGetDatum(false));
+	if (!HeapTupleIsValid(tuple))
+		return 0;
+	if (get_attstatsslot(&sslot, tuple, STATISTIC_KIND_CORRELATION, InvalidOid,
+						 ATTSTATSSLOT_NUMBERS))
+	{
+		if (sslot.nnumbers == 1)
+			correlation = sslot.numbers[0];
+		free_attstatsslot(&sslot);
+	}
+	ReleaseSysCache(tuple);
+	return correlation;
 }
 
 /* ns_to_ms: nanoseconds as milliseconds, for messages. */
@@ -340,8 +378,13 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	cost.table_pages = heap_ok && child->parallel_aware ?
 		table_pages / Max(processes, 1) : table_pages;
 	cost.table_cached = table_cached;
+	if (heap_ok)
+		cost.correlation = key_correlation(relid,
+										   get_tle_by_resno(child->targetlist,
+															sort->sortColIdx[0])->expr);
 	cost.spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
 	cost.collated = keys.collated;
+	cost.numeric_key = keys.numeric_first;
 	cost.processes = processes;
 	cost.cpus = braid_pool_cpus();
 	cost.sort_threads = braid_sort_thread_count(processes);
@@ -357,6 +400,10 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 
 	/* over a heap scan, gather by TID unless a value log is cheaper */
 	by_tid = est.from == BRAID_FROM_HEAP_TID;
+	elog(DEBUG1, "braidsort: Sort replaced%s: braidsort %.0f ms (%s), PostgreSQL %.0f ms estimated for %.0f rows%s",
+		 braid_force && !est.prefers ? " (forced)" : "",
+		 ns_to_ms(est.braid_ns), by_tid ? "heap tid" : "value log", ns_to_ms(est.pg_ns),
+		 cost.rows, processes > 1 ? psprintf(" in each of %d processes", processes) : "");
 	if (!by_tid)
 		elog(DEBUG1, "braidsort: rows go to a value log: %s",
 			 !heap_ok ? tid_why :

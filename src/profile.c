@@ -336,7 +336,8 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 
 	/* a scratch file like a spill file: removed on any error */
-	file = braid_spill_create_in(spc, (size_t) size_mb * 1024 * 1024, &stats);
+	file = braid_spill_create_in(spc, (size_t) size_mb * 1024 * 1024, &stats,
+								 "Choose a smaller size_mb, or free space on the device.");
 	slot = file->devslot;
 	profile = palloc0(sizeof(BraidProfile));
 	profile->spcoid = spc;

@@ -18,7 +18,9 @@
  *
  * A ref (the IndexMap entry's 8-byte payload) holds the segment number in
  * bits 63..48 and the byte offset in bits 47..16; bit 15 is the IndexMap's
- * "key truncated" flag and bits 14..0 are zero.
+ * "key truncated" flag and bits 14..0 the row's length if it is under
+ * 32 kB, else 0 (where heap refs keep the tuple length too): whoever reads
+ * rows back can lay them out without touching them first.
  *
  * src/valuelog.c
  *
@@ -35,11 +37,12 @@
 #define BRAID_VLOG_MAX_MEMORY ((size_t) 1024 * 1024 * 1024)
 #define BRAID_VLOG_MAX_SEGMENTS 65535
 
-/* make_ref: pack a segment number and an offset. */
+/* make_ref: pack a segment number, an offset and the row's length. */
 static inline uint64
-make_ref(int seg, size_t pos)
+make_ref(int seg, size_t pos, size_t len)
 {
-	return ((uint64) seg << 48) | ((uint64) pos << 16);
+	return ((uint64) seg << 48) | ((uint64) pos << 16) |
+		(len <= BRAID_VLOG_LEN_MASK ? (uint64) len : 0);
 }
 
 /*
@@ -122,7 +125,7 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 				log->mem_cap = cap;
 			}
 			memcpy(log->mem + log->mem_used, tuple, len);
-			ref = make_ref(0, log->mem_used);
+			ref = make_ref(0, log->mem_used, len);
 			log->mem_used += alen;
 			return ref;
 		}
@@ -135,7 +138,7 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 	braid_spill_write(log->segs[log->nsegs - 1], tuple, len);
 	if (alen > len)
 		braid_spill_write(log->segs[log->nsegs - 1], zeros, alen - len);
-	ref = make_ref(log->nsegs - 1, log->seg_used);
+	ref = make_ref(log->nsegs - 1, log->seg_used, len);
 	log->seg_used += alen;
 	return ref;
 }

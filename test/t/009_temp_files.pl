@@ -116,7 +116,10 @@ SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
 		'parallel EXPLAIN: a worker shows temp blocks')
 	  or diag($plan);
 	my ($total) = $plan =~ /Custom Scan \(BraidSort\).*?Buffers: .*?temp read=\d+ written=(\d+)/s;
-	my @workers = $plan =~ /Worker \d+:.*?\n\s+Buffers: .*?temp read=\d+ written=(\d+)/g;
+	# (a worker's braidsort lines may come between its "Worker N:" and its
+	# Buffers line; a line starting with Buffers ends the worker's group)
+	my @workers = $plan =~
+	  /Worker \d+:[^\n]*\n(?:[ ]+(?!Buffers)[^\n]*\n)*?[ ]+Buffers: [^\n]*?temp read=\d+ written=(\d+)/g;
 	$node->safe_psql('postgres', "$setup $par $query");
 	$row = $node->safe_psql('postgres', q{
 SELECT temp_blks_written FROM pg_stat_statements

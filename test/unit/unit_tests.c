@@ -1742,7 +1742,7 @@ test_costmodel(void)
 		in.table_cached = rng_below(2) == 0;
 		expect = in.rows >= BRAID_MIN_ROWS &&
 			braid_cost_pg_sort_bytes(&in) > in.sort_mem_bytes &&
-			braid_cost_braid_ns(&in) < braid_cost_pg_ns(&in);
+			braid_cost_braid_ns(&in) <= braid_cost_pg_ns(&in) * BRAID_COST_MARGIN;
 		why = NULL;
 		got = braid_cost_prefers(&in, &why);
 		check_that(&c, got == expect,
@@ -2137,6 +2137,189 @@ test_costmodel_collated(void)
 }
 
 /*
+ * test_costmodel_parallel
+ *		Under a Gather each process sorts its share on its share of the CPUs:
+ *		threads beyond that share speed nothing up, so the estimate of
+ *		three processes on two CPUs is that of one thread, and a process
+ *		alone on two CPUs gains from its second thread.
+ */
+static void
+test_costmodel_parallel(void)
+{
+	Check		c;
+	BraidCostInput in;
+	double		one,
+				two;
+
+	check_init(&c);
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = 100;
+	in.tuple_bytes = 128;
+	in.heap_refetch = true;
+	in.entry_bytes = 24;
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	in.sort_mem_bytes = 4.0 * 1024 * 1024;
+	in.table_pages = 16000;
+	in.table_cached = true;
+
+	in.cpus = 2;
+	in.processes = 1;
+	in.sort_threads = 2;
+	check_that(&c, braid_cost_thread_speedup(&in) == 2.0,
+			   "one process, two CPUs, two threads: speed-up %g, expected 2",
+			   braid_cost_thread_speedup(&in));
+	in.processes = 3;
+	check_that(&c, braid_cost_thread_speedup(&in) == 1.0,
+			   "three processes on two CPUs, two threads each: speed-up %g, expected 1",
+			   braid_cost_thread_speedup(&in));
+	in.sort_threads = 1;
+	check_that(&c, braid_cost_thread_speedup(&in) == 1.0,
+			   "three processes, one thread each: speed-up %g, expected 1",
+			   braid_cost_thread_speedup(&in));
+	in.cpus = 8;
+	in.processes = 2;
+	in.sort_threads = 4;
+	check_that(&c, braid_cost_thread_speedup(&in) == 4.0,
+			   "two processes on eight CPUs, four threads each: speed-up %g, expected 4",
+			   braid_cost_thread_speedup(&in));
+
+	/* a process's threads shorten its estimate only while they have CPUs */
+	in.cpus = 2;
+	in.processes = 1;
+	in.sort_threads = 1;
+	one = braid_cost_tid_ns(&in);
+	in.sort_threads = 2;
+	two = braid_cost_tid_ns(&in);
+	check_that(&c, two < one, "a second thread on a second CPU should help (%g vs %g)", two, one);
+	in.processes = 3;
+	two = braid_cost_tid_ns(&in);
+	in.sort_threads = 1;
+	one = braid_cost_tid_ns(&in);
+	check_that(&c, two == one,
+			   "two threads in each of three processes on two CPUs cost as one (%g vs %g)",
+			   two, one);
+	in.sort_threads = 2;
+	in.processes = 1;
+	two = braid_cost_tid_ns(&in);
+	/* unset fields mean one process on as many CPUs as threads */
+	in.processes = 0;
+	in.cpus = 0;
+	check_that(&c, braid_cost_tid_ns(&in) == two, "defaults: %g vs %g", braid_cost_tid_ns(&in), two);
+	check_report(&c, "costmodel: threads of parallel processes share the CPUs");
+}
+
+/*
+ * test_costmodel_sources
+ *		Where rows come back from: by TID when the gather's page visits are
+ *		cheap (a cached table, or a sort order that follows the physical
+ *		one), from a value log when a small budget would make the gather
+ *		reread an uncached table over and over; the DBA's choice wins; and
+ *		an input that is not a heap scan has only the value log.
+ */
+static void
+test_costmodel_sources(void)
+{
+	Check		c;
+	BraidCostInput in;
+	BraidCostEstimate est;
+
+	check_init(&c);
+	memset(&in, 0, sizeof(in));
+	in.rows = 1.25e6;
+	in.sort_width = 124;
+	in.tuple_bytes = 148;
+	in.row_bytes = 144;
+	in.heap_refetch = true;
+	in.entry_bytes = 24;
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	in.sort_mem_bytes = 64.0 * 1024 * 1024;
+	in.table_pages = 18700;
+	in.table_cached = false;
+	in.processes = 3;
+	in.cpus = 2;
+	in.sort_threads = 1;
+
+	/* the realistic orders table at 64MB: by TID, and worth it */
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.prefers && est.from == BRAID_FROM_HEAP_TID,
+			   "64MB, uncached: expected braidsort by TID, got prefers=%d from=%d (%s)",
+			   est.prefers, est.from, est.why ? est.why : "");
+	check_that(&c, est.braid_ns == est.tid_ns && est.tid_ns < est.vlog_ns,
+			   "the estimate is the cheaper source's");
+
+	/* at 4MB the gather rereads the table dozens of times: not by TID */
+	in.budget_bytes = in.sort_mem_bytes = 4.0 * 1024 * 1024;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.from == BRAID_FROM_VALUE_LOG && est.vlog_ns < est.tid_ns,
+			   "4MB, uncached, random order: expected a value log (tid %g, vlog %g)",
+			   est.tid_ns, est.vlog_ns);
+	check_that(&c, !est.prefers && est.why != NULL, "4MB wide rows: expected a decline");
+
+	/* ... unless the sort order follows the physical order */
+	in.correlation = -1.0;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.prefers && est.from == BRAID_FROM_HEAP_TID,
+			   "4MB, descending physical order: expected braidsort by TID (%s)",
+			   est.why ? est.why : "");
+	check_that(&c, braid_cost_page_visits(&in) <= braid_cost_gather_passes(&in) * in.table_pages / 2,
+			   "ordered batches should visit few pages each (%g visits)",
+			   braid_cost_page_visits(&in));
+	in.correlation = 0.5;
+	{
+		double		half = braid_cost_page_visits(&in);
+
+		in.correlation = 0;
+		check_that(&c, half < braid_cost_page_visits(&in),
+				   "partial correlation should visit fewer pages than none");
+	}
+
+	/* the DBA's choice of source is the estimate's */
+	in.only_from = BRAID_FROM_HEAP_TID;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.from == BRAID_FROM_HEAP_TID && est.braid_ns == est.tid_ns,
+			   "only_from heap_tid: got from=%d", est.from);
+	in.only_from = BRAID_FROM_VALUE_LOG;
+	in.budget_bytes = in.sort_mem_bytes = 64.0 * 1024 * 1024;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.from == BRAID_FROM_VALUE_LOG && est.braid_ns == est.vlog_ns,
+			   "only_from value_log: got from=%d", est.from);
+	in.only_from = BRAID_FROM_ANY;
+
+	/* no heap scan: a value log whatever it costs */
+	in.heap_refetch = false;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.from == BRAID_FROM_VALUE_LOG && est.tid_ns == HUGE_VAL,
+			   "no heap scan: expected only a value log");
+
+	/* a value log that fits half the budget never touches the device */
+	in.rows = 100000;
+	{
+		double		mem = braid_cost_vlog_ns(&in);
+
+		in.budget_bytes = 1024.0 * 1024;
+		check_that(&c, braid_cost_vlog_ns(&in) > mem,
+				   "a value log over half the budget should cost its device traffic");
+	}
+
+	/* the margin: an estimate just below PostgreSQL's is not enough */
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = 100;
+	in.tuple_bytes = 128;
+	in.heap_refetch = true;
+	in.entry_bytes = 24;
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	in.sort_mem_bytes = 4.0 * 1024 * 1024;
+	in.table_pages = 16000;
+	in.table_cached = true;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.prefers == (est.braid_ns <= est.pg_ns * BRAID_COST_MARGIN),
+			   "prefers should be braid <= margin * pg");
+	check_report(&c, "costmodel: rows come back by TID or from a value log, whichever is cheaper");
+}
+
+/*
  * test_costmodel_reread
  *		An uncached table is reread once per gather batch: declined when the
  *		budget leaves too little room for batches, accepted when the table is
@@ -2162,6 +2345,8 @@ test_costmodel_reread(void)
 	in.table_pages = 82000;
 	in.table_cached = false;
 	in.heap_refetch = true;
+	in.sort_threads = 2;
+	in.cpus = 2;
 	/* the sorted refs go to the device, leaving the budget to tuples */
 	check_that(&c, braid_cost_gather_passes(&in) == 6.0,
 			   "expected 6 gather passes, got %g", braid_cost_gather_passes(&in));
@@ -2530,6 +2715,8 @@ main(void)
 	test_costmodel_offload_refs();
 	test_costmodel_gather_arena();
 	test_costmodel_collated();
+	test_costmodel_parallel();
+	test_costmodel_sources();
 
 	test_profile_ops();
 	test_profile_bad_args();
