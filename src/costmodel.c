@@ -32,9 +32,10 @@
  * and the realistic orders table (3M rows of nine columns, 124 bytes,
  * timestamps, numerics and en_US text; PostgreSQL's defaults, parallel
  * query on, work_mem 4MB and 64MB).  PostgreSQL's external sort: ~350 ns a
- * row plus ~4 ns per byte of row, ~100 ns per comparison of a libc
- * collated key and ~35 ns more per comparison of a numeric one (log2(rows)
- * of them a row).  braidsort: ~170 ns a row taking
+ * row plus ~4 ns per byte of row, ~35 ns more per comparison of a numeric
+ * key (log2(rows) of them a row) and ~100 ns per comparison of a libc
+ * collated key that reaches strcoll() (log2 of its distinct values a row:
+ * equal strings are settled by memcmp).  braidsort: ~170 ns a row taking
  * and emitting it (~90 ns more when a parallel plan's processes outnumber
  * the CPUs: its memory-bound phases suffer more from sharing them than
  * PostgreSQL's sort does), ~160 ns a row of threaded work, ~1 ns per byte gathered
@@ -330,11 +331,27 @@ braid_cost_page_visits(const BraidCostInput *in)
 	return passes * (c2 * ordered + (1.0 - c2) * random);
 }
 
-/* collated_compares: comparisons a comparison sort makes per row. */
+/* compares: comparisons a comparison sort makes per row. */
+static double
+compares(const BraidCostInput *in)
+{
+	return in->rows > 2 ? log2(in->rows) : 1.0;
+}
+
+/*
+ * collated_compares
+ *		Comparisons per row that call the collation: both sorts settle equal
+ *		strings with a memcmp first (varstr_cmp), so with d distinct values
+ *		about log2(d) of a row's comparisons reach strcoll().
+ */
 static double
 collated_compares(const BraidCostInput *in)
 {
-	return in->rows > 2 ? log2(in->rows) : 1.0;
+	double		d = in->collated_distinct;
+
+	if (d <= 0 || d > in->rows)
+		d = in->rows;
+	return d > 2 ? log2(d) : 1.0;
 }
 
 /*
@@ -369,7 +386,7 @@ braid_cost_pg_ns(const BraidCostInput *in)
 	if (in->collated)
 		ns += in->rows * collated_compares(in) * PG_NS_PER_COLLATED_CMP;
 	if (in->numeric_key)
-		ns += in->rows * collated_compares(in) * PG_NS_PER_NUMERIC_CMP;
+		ns += in->rows * compares(in) * PG_NS_PER_NUMERIC_CMP;
 	return ns;
 }
 

@@ -154,6 +154,7 @@ typedef struct BraidKeys
 	bool		has_var;		/* a key may exceed the prefix */
 	bool		collated;		/* a key is ordered by a libc collation */
 	bool		numeric_first;	/* the first key is a numeric */
+	int			collated_key;	/* which key is collated, if one is */
 } BraidKeys;
 
 /*
@@ -204,6 +205,7 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 		{
 			width = 0;
 			k->collated = true;
+			k->collated_key = i;
 		}
 		else
 		{
@@ -296,6 +298,89 @@ key_correlation(Oid relid, Expr *expr)
 	return correlation;
 }
 
+/*
+ * sort_row_width
+ *		Bytes of the rows the Sort carries, from what its target list really
+ *		holds: a column's average width (the table's statistics for plain
+ *		columns of relid), a constant's own size.  The planner's plan_width
+ *		counts a NULL constant at its type's average width, and PostgreSQL
+ *		replaces the unused outputs of a subquery with NULL constants: under
+ *		count(*) of an ordered subquery the Sort sorts a few bytes a row, not
+ *		the table's width.
+ */
+static double
+sort_row_width(Sort *sort, Plan *child, Oid relid)
+{
+	double		width = 0;
+	ListCell   *lc;
+
+	foreach(lc, sort->plan.targetlist)
+	{
+		Expr	   *expr = ((TargetEntry *) lfirst(lc))->expr;
+
+		if (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
+		{
+			TargetEntry *ctle = get_tle_by_resno(child->targetlist,
+												 ((Var *) expr)->varattno);
+
+			if (ctle != NULL)
+				expr = ctle->expr;
+		}
+		if (IsA(expr, Const))
+		{
+			Const	   *c = (Const *) expr;
+
+			if (!c->constisnull)
+				width += c->constlen > 0 ? c->constlen :
+					VARSIZE_ANY(DatumGetPointer(c->constvalue));
+			continue;
+		}
+		if (IsA(expr, Var) && OidIsValid(relid) && ((Var *) expr)->varattno > 0)
+		{
+			int32		w = get_attavgwidth(relid, ((Var *) expr)->varattno);
+
+			if (w > 0)
+			{
+				width += w;
+				continue;
+			}
+		}
+		width += get_typavgwidth(exprType((Node *) expr), exprTypmod((Node *) expr));
+	}
+	return Min(width, (double) sort->plan.plan_width);
+}
+
+/*
+ * key_distinct
+ *		ANALYZE's number of distinct values of a key expression of table
+ *		relid, if it is a plain column with statistics; else 0.
+ */
+static double
+key_distinct(Oid relid, Expr *expr)
+{
+	Var		   *var = (Var *) expr;
+	HeapTuple	tuple;
+	double		distinct = 0;
+
+	if (!OidIsValid(relid) || !IsA(expr, Var) || var->varattno <= 0)
+		return 0;
+	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+							Int16GetDatum(var->varattno), BoolGetDatum(false));
+	if (!HeapTupleIsValid(tuple))
+		return 0;
+	distinct = ((Form_pg_statistic) GETSTRUCT(tuple))->stadistinct;
+	ReleaseSysCache(tuple);
+	/* negative: a fraction of the rows */
+	if (distinct < 0)
+	{
+		Relation	rel = table_open(relid, NoLock);
+
+		distinct = -distinct * Max(rel->rd_rel->reltuples, 0);
+		table_close(rel, NoLock);
+	}
+	return distinct;
+}
+
 /* ns_to_ms: nanoseconds as milliseconds, for messages. */
 static double
 ns_to_ms(double ns)
@@ -359,14 +444,14 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 
 	memset(&cost, 0, sizeof(cost));
 	cost.rows = sort->plan.plan_rows;
-	cost.sort_width = sort->plan.plan_width;
+	cost.sort_width = sort_row_width(sort, child, heap_ok ? relid : InvalidOid);
 	cost.heap_refetch = heap_ok;
 	cost.only_from = braid_gather_source == BRAID_GATHER_HEAP_TID ? BRAID_FROM_HEAP_TID :
 		braid_gather_source == BRAID_GATHER_VALUE_LOG ? BRAID_FROM_VALUE_LOG : BRAID_FROM_ANY;
 	cost.tuple_bytes = heap_ok ?
 		get_relation_data_width(relid, NULL) + MAXALIGN(SizeofHeapTupleHeader) :
-		MAXALIGN(sort->plan.plan_width + SizeofMinimalTupleHeader);
-	cost.row_bytes = MAXALIGN(sort->plan.plan_width + SizeofMinimalTupleHeader);
+		MAXALIGN(cost.sort_width + SizeofMinimalTupleHeader);
+	cost.row_bytes = MAXALIGN(cost.sort_width + SizeofMinimalTupleHeader);
 	cost.entry_bytes = keys.keylen + BRAID_REF_BYTES;
 	cost.budget_bytes = (double) braid_budget_bytes();
 	cost.sort_mem_bytes = (double) work_mem * 1024.0;
@@ -384,6 +469,10 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 															sort->sortColIdx[0])->expr);
 	cost.spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
 	cost.collated = keys.collated;
+	if (keys.collated && heap_ok)
+		cost.collated_distinct =
+			key_distinct(relid, get_tle_by_resno(child->targetlist,
+												 sort->sortColIdx[keys.collated_key])->expr);
 	cost.numeric_key = keys.numeric_first;
 	cost.processes = processes;
 	cost.cpus = braid_pool_cpus();

@@ -13,6 +13,16 @@ class _Sink:
         self.bytes += len(data)
 
 
+# The settings a result records: what shapes the plans and the sorts.
+SETTINGS_QUERY = """
+SELECT name, current_setting(name) FROM pg_settings
+WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather',
+               'max_worker_processes', 'parallel_leader_participation', 'jit',
+               'hash_mem_multiplier', 'temp_tablespaces', 'shared_preload_libraries',
+               'lc_collate', 'random_page_cost', 'effective_cache_size')
+   OR (name LIKE 'braidsort.%' AND source <> 'default')
+ORDER BY 1"""
+
 VARIANTS = {
     # PostgreSQL's own plan
     "pg": {"braidsort.enable": "off", "braidsort.force": "off"},

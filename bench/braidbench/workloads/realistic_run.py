@@ -2,7 +2,7 @@
 import time
 
 from braidbench import cluster as clustermod
-from braidbench import compare, machine
+from braidbench import compare, machine, measure
 from braidbench.workloads import realistic
 
 
@@ -33,9 +33,7 @@ def run(args, repo, log=print):
                 cur.execute(stmt)
             cur.execute("SELECT pg_relation_size('orders'), pg_relation_size('customers')")
             result["orders_bytes"], result["customers_bytes"] = cur.fetchone()
-            cur.execute("SELECT name, setting FROM pg_settings WHERE source <> 'default' "
-                        "OR name IN ('shared_buffers','work_mem','max_parallel_workers_per_gather',"
-                        "'jit','hash_mem_multiplier','max_worker_processes') ORDER BY 1")
+            cur.execute(measure.SETTINGS_QUERY)
             result["settings"] = dict(cur.fetchall())
             result["load_seconds"] = round(time.time() - t0, 1)
         log(f"loaded {args.rows} orders ({result['orders_bytes'] / 1e6:.0f} MB) "

@@ -2,7 +2,7 @@
 import time
 
 from braidbench import cluster as clustermod
-from braidbench import compare, machine
+from braidbench import compare, machine, measure
 from braidbench.workloads import sortbench
 
 
@@ -38,9 +38,7 @@ def run(args, repo, log=print):
                 with conn.cursor() as cur:
                     cur.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
                     cur.execute("SELECT pg_prewarm('sortbench')")
-                    cur.execute("SELECT name, setting FROM pg_settings WHERE source <> 'default' "
-                                "OR name IN ('shared_buffers','work_mem','max_parallel_workers_per_gather') "
-                                "ORDER BY 1")
+                    cur.execute(measure.SETTINGS_QUERY)
                     result.setdefault("settings", {})[sb] = dict(cur.fetchall())
                 groups = [(f"sb={sb} parallel={p}",
                            {"work_mem": work_mem,
