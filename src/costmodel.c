@@ -49,7 +49,7 @@
  *
  * The machine these were measured on varies by 20-30% from one run to the
  * next, and the model is coarse: braidsort takes a sort only when its
- * estimate is below BRAID_COST_MARGIN of PostgreSQL's, so that where it
+ * estimate is at most BRAID_COST_MARGIN of PostgreSQL's, so that where it
  * runs it is not slower.
  *
  * Pure C (no PostgreSQL calls).
@@ -88,10 +88,10 @@
 
 /*
  * A key under a libc collation is ordered by strcoll() comparisons in both
- * sorts: about log2(rows) of them per row, ~100 ns each in PostgreSQL's
- * sort, ~150 ns in braidsort's tie sort (which reaches the strings through
- * its IndexMap), split among its sort threads (1M names: 3.1 s on one
- * thread, 1.6 s on two; PostgreSQL's external sort 2.9 s in all).
+ * sorts (see collated_compares for how many reach it): measured on the
+ * realistic workload's names, ~100 ns each in PostgreSQL's sort, ~90 ns in
+ * braidsort's (its strings lie together in the overflow store, PostgreSQL's
+ * in its wide tuples), split among braidsort's sort threads.
  */
 #define PG_NS_PER_COLLATED_CMP		100.0
 #define BRAID_NS_PER_COLLATED_CMP	90.0
@@ -113,6 +113,7 @@
 #define BRAID_VLOG_NS_PER_ROW			250.0
 #define BRAID_VLOG_NS_PER_BYTE			1.0
 #define BRAID_VLOG_NS_PER_ROW_DEVICE	100.0
+#define BRAID_VLOG_MAX_MEMORY			(1024.0 * 1024 * 1024)	/* valuelog.c */
 
 /* Bytes per IndexMap entry kept after the sort (the ref). */
 #define BRAID_REF_BYTES_AFTER_SORT	8.0
@@ -154,11 +155,30 @@ braid_cost_pg_sort_bytes(const BraidCostInput *in)
 	return in->rows * (PG_SORTTUPLE_BYTES + chunk + PG_CHUNK_HEADER);
 }
 
-/* braid_cost_is_onepass: does the IndexMap fit the budget? */
+/* braid_cost_is_onepass: does the IndexMap fit the budget (by TID)? */
 bool
 braid_cost_is_onepass(const BraidCostInput *in)
 {
 	return braid_cost_indexmap_bytes(in) <= in->budget_bytes;
+}
+
+/*
+ * map_budget
+ *		The IndexMap's share of the budget: all of it gathering by TID; half
+ *		with a value log, which keeps rows in the other half until it spills
+ *		(exec.c grow_entries).
+ */
+static double
+map_budget(const BraidCostInput *in, BraidGatherFrom from)
+{
+	return from == BRAID_FROM_VALUE_LOG ? in->budget_bytes / 2 : in->budget_bytes;
+}
+
+/* braid_cost_spills: will the IndexMap spill runs, gathering from "from"? */
+bool
+braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from)
+{
+	return braid_cost_indexmap_bytes(in) > map_budget(in, from);
 }
 
 /*
@@ -324,6 +344,8 @@ braid_cost_page_visits(const BraidCostInput *in)
 
 	if (in->table_pages <= 0)
 		return 0;
+	if (in->rows <= 0)
+		return 0;
 	random = in->table_pages * (1.0 - exp(-rows_per_pass / in->table_pages));
 	ordered = ceil(rows_per_pass / (in->rows / in->table_pages));
 	if (ordered > in->table_pages)
@@ -397,7 +419,7 @@ braid_cost_pg_ns(const BraidCostInput *in)
  *		and merging runs when it outgrows the budget, collated comparisons.
  */
 static double
-sort_ns(const BraidCostInput *in)
+sort_ns(const BraidCostInput *in, BraidGatherFrom from)
 {
 	double		speedup = braid_cost_thread_speedup(in);
 	double		ns = in->rows * (BRAID_NS_PER_ROW_SERIAL +
@@ -411,7 +433,7 @@ sort_ns(const BraidCostInput *in)
 	if (in->processes > 1 && in->cpus > 0 && in->processes > in->cpus)
 		ns += in->rows * BRAID_NS_PER_ROW_CROWDED;
 
-	if (!braid_cost_is_onepass(in))
+	if (braid_cost_spills(in, from))
 	{
 		ns += in->rows * BRAID_NS_PER_ROW_SPILLED;
 		/* each entry written once and read back once */
@@ -438,7 +460,7 @@ braid_cost_tid_ns(const BraidCostInput *in)
 {
 	if (!in->heap_refetch)
 		return HUGE_VAL;
-	return sort_ns(in) +
+	return sort_ns(in, BRAID_FROM_HEAP_TID) +
 		in->rows * in->tuple_bytes * BRAID_NS_PER_BYTE / braid_cost_thread_speedup(in) +
 		braid_cost_page_visits(in) *
 		(in->table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
@@ -455,10 +477,13 @@ double
 braid_cost_vlog_ns(const BraidCostInput *in)
 {
 	double		row = in->row_bytes > 0 ? in->row_bytes : in->tuple_bytes;
-	double		ns = sort_ns(in) + in->rows * (BRAID_VLOG_NS_PER_ROW +
-											   BRAID_VLOG_NS_PER_BYTE * row);
+	double		ns = sort_ns(in, BRAID_FROM_VALUE_LOG) +
+		in->rows * (BRAID_VLOG_NS_PER_ROW + BRAID_VLOG_NS_PER_BYTE * row);
+	double		in_memory = in->budget_bytes / 2;
 
-	if (in->rows * row > in->budget_bytes / 2)
+	if (in_memory > BRAID_VLOG_MAX_MEMORY)
+		in_memory = BRAID_VLOG_MAX_MEMORY;
+	if (in->rows * row > in_memory)
 		ns += in->rows * (row * (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
 								 BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
 						  BRAID_VLOG_NS_PER_ROW_DEVICE);
@@ -500,7 +525,8 @@ braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est)
 		est->why = "PostgreSQL's sort is expected to fit in work_mem";
 	else if (est->braid_ns > est->pg_ns * BRAID_COST_MARGIN)
 	{
-		if (est->from == BRAID_FROM_VALUE_LOG && in->heap_refetch)
+		if (est->from == BRAID_FROM_VALUE_LOG && in->heap_refetch &&
+			in->only_from != BRAID_FROM_VALUE_LOG)
 			est->why = in->table_cached ?
 				"neither the gather nor a value log is enough cheaper than PostgreSQL's external sort" :
 				"the gather would reread the uncached table too many times, and a value log is not enough cheaper";

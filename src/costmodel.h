@@ -78,6 +78,7 @@ typedef struct BraidCostEstimate
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);
+extern bool braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from);
 /*
  * Gather bookkeeping by page of the table: per page, the buffer it was last
  * found in and the counting sort's bucket (4 bytes each); per distinct page

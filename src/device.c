@@ -233,7 +233,21 @@ spill_tablespace_resolve(bool report)
 	if (!OidIsValid(spc))
 	{
 		PrepareTempTablespaces();
-		spc = GetNextTempTableSpace();
+		if (report)
+			spc = GetNextTempTableSpace();
+		else
+		{
+			/*
+			 * A guess (planning, costing) must not move the round-robin
+			 * over temp_tablespaces that PostgreSQL's own temporary files
+			 * and the next spill file take their turns from: peek at the
+			 * first.
+			 */
+			Oid			first;
+
+			if (GetTempTablespaces(&first, 1) > 0)
+				spc = first;
+		}
 		if (!OidIsValid(spc))
 			spc = MyDatabaseTableSpace;
 	}

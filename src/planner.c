@@ -14,17 +14,21 @@
  *	- the statement is a plain SELECT without row locks or data-modifying
  *	  CTEs (EvalPlanQual rechecks would otherwise see refetched, not
  *	  rechecked, tuples);
- *	- its child is a sequential, index or bitmap heap scan of a heap table,
- *	  so every row is a heap tuple that can be refetched by TID under the
- *	  query's snapshot;
- *	- the child's target list has no volatile functions or subplans (it is
- *	  evaluated again, on the refetched tuple, when rows are emitted);
+ *	- its target list is a plain projection of its input;
  *	- every key has an exact encoder (keys.c);
  *	- it is not bounded: a Sort under a LIMIT with a row count stays with
  *	  PostgreSQL's top-N heapsort, which ExecSetTupleBound configures at run
  *	  time through Limit, Result, SubqueryScan, Append, MergeAppend, Gather
- *	  and Gather Merge.
- * and, unless braidsort.force is on, the cost model expects a win.
+ *	  and Gather Merge;
+ * and, unless braidsort.force is on, the cost model expects a win
+ * (costmodel.c).  Rows are refetched by TID when the input is a
+ * sequential, index or bitmap heap scan of a heap table whose output has
+ * no volatile functions or subplans (it is evaluated again on the
+ * refetched tuple) and the cost model finds that cheaper than a value log;
+ * otherwise every input row goes to a value log.
+ *
+ * Under a Gather or Gather Merge each process runs its own copy of the
+ * plan below: the walk counts them, for the cost model and the threads.
  *
  * src/planner.c
  *
@@ -48,6 +52,7 @@
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -331,8 +336,7 @@ sort_row_width(Sort *sort, Plan *child, Oid relid)
 			Const	   *c = (Const *) expr;
 
 			if (!c->constisnull)
-				width += c->constlen > 0 ? c->constlen :
-					VARSIZE_ANY(DatumGetPointer(c->constvalue));
+				width += datumGetSize(c->constvalue, c->constbyval, c->constlen);
 			continue;
 		}
 		if (IsA(expr, Var) && OidIsValid(relid) && ((Var *) expr)->varattno > 0)
@@ -489,10 +493,6 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 
 	/* over a heap scan, gather by TID unless a value log is cheaper */
 	by_tid = est.from == BRAID_FROM_HEAP_TID;
-	elog(DEBUG1, "braidsort: Sort replaced%s: braidsort %.0f ms (%s), PostgreSQL %.0f ms estimated for %.0f rows%s",
-		 braid_force && !est.prefers ? " (forced)" : "",
-		 ns_to_ms(est.braid_ns), by_tid ? "heap tid" : "value log", ns_to_ms(est.pg_ns),
-		 cost.rows, processes > 1 ? psprintf(" in each of %d processes", processes) : "");
 	if (!by_tid)
 		elog(DEBUG1, "braidsort: rows go to a value log: %s",
 			 !heap_ok ? tid_why :
@@ -546,6 +546,11 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 							  makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
 	}
 
+	elog(DEBUG1, "braidsort: Sort replaced%s: braidsort %.0f ms (%s), PostgreSQL %.0f ms estimated for %.0f rows%s",
+		 braid_force && !est.prefers ? " (forced)" : "",
+		 ns_to_ms(est.braid_ns), by_tid ? "heap tid" : "value log", ns_to_ms(est.pg_ns),
+		 cost.rows, processes > 1 ? psprintf(" in each of %d processes", processes) : "");
+
 	/*
 	 * The sort's own cost (beyond reading its input), scaled by braidsort's
 	 * estimate over PostgreSQL's.
@@ -575,7 +580,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	cscan->methods = &braid_sort_scan_methods;
 	params = list_make5_int(keys.keylen, keys.has_var ? 1 : 0,
 							(int) Min(cost.tuple_bytes, (double) INT_MAX),
-							braid_cost_is_onepass(&cost) ? 0 : 1,
+							braid_cost_spills(&cost, est.from) ? 1 : 0,
 							by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG);
 	params = lappend_int(params, processes);
 	cscan->custom_private = list_make5(keys.sortops, keys.collations, keys.nullsfirst,
@@ -673,7 +678,22 @@ typedef struct BraidWalk
 	PlannedStmt *stmt;
 	bool		bounded;
 	int			processes;
+	int		   *most_processes; /* the most processes of any Gather seen */
 } BraidWalk;
+
+/*
+ * gather_processes
+ *		How many processes run the plan below a Gather or Gather Merge: its
+ *		planned workers, and the leader unless it only collects (a single
+ *		copy, or parallel_leader_participation off).
+ */
+static int
+gather_processes(int num_workers, bool single_copy)
+{
+	if (single_copy)
+		return 1;
+	return Max(num_workers + (parallel_leader_participation ? 1 : 0), 1);
+}
 
 static Plan *replace_sorts(BraidWalk w, Plan *plan);
 
@@ -717,11 +737,14 @@ replace_sorts(BraidWalk w, Plan *plan)
 			break;
 		case T_Gather:
 			outer.bounded = w.bounded;
-			outer.processes = ((Gather *) plan)->num_workers + 1;
+			outer.processes = gather_processes(((Gather *) plan)->num_workers,
+											   ((Gather *) plan)->single_copy);
+			*w.most_processes = Max(*w.most_processes, outer.processes);
 			break;
 		case T_GatherMerge:
 			outer.bounded = w.bounded;
-			outer.processes = ((GatherMerge *) plan)->num_workers + 1;
+			outer.processes = gather_processes(((GatherMerge *) plan)->num_workers, false);
+			*w.most_processes = Max(*w.most_processes, outer.processes);
 			break;
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =
@@ -851,10 +874,24 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 	why = statement_decline_reason(stmt);
 	if (why == NULL)
 	{
-		BraidWalk	w = {stmt, false, 1};
+		int			most = 1;
+		BraidWalk	w = {stmt, false, 1, &most};
+		ListCell   *lc;
 
 		stmt->planTree = replace_sorts(w, stmt->planTree);
-		replace_sorts_in_list(w, stmt->subplans);
+
+		/*
+		 * A parallel-safe subplan may be evaluated in every process of a
+		 * parallel part of the plan (it is sent to the workers): size its
+		 * sorts for the most processes any Gather runs.
+		 */
+		foreach(lc, stmt->subplans)
+		{
+			Plan	   *sub = (Plan *) lfirst(lc);
+
+			w.processes = (sub != NULL && sub->parallel_safe) ? most : 1;
+			lfirst(lc) = replace_sorts(w, sub);
+		}
 	}
 	else
 	{

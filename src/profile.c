@@ -210,7 +210,7 @@ store_profile(const BraidProfile *p)
  * profile_tablespace
  *		The tablespace profile_device() measures: the one named, or for NULL
  *		where braidsort spills (braidsort.spill_tablespace, else the first
- *		of temp_tablespaces, else the database's default).
+ *		of temp_tablespaces the role may use, else the database's default).
  */
 static Oid
 profile_tablespace(FunctionCallInfo fcinfo)
@@ -219,9 +219,9 @@ profile_tablespace(FunctionCallInfo fcinfo)
 		return get_tablespace_oid(NameStr(*PG_GETARG_NAME(0)), false);
 
 	/*
-	 * A spill_tablespace that no longer exists would make braidsort's next
-	 * spill fail; profiling some other tablespace in its place would store
-	 * a profile nobody asked for.
+	 * A spill_tablespace that no longer exists sends braidsort's spills
+	 * elsewhere (device.c); profiling that other tablespace in its place
+	 * would store a profile the DBA did not ask for: say so instead.
 	 */
 	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0' &&
 		!OidIsValid(get_tablespace_oid(braid_spill_tablespace, true)))
@@ -260,7 +260,7 @@ check_profile_target(Oid spc, int size_mb)
 				 errdetail("Temporary files are never placed in pg_global."),
 				 errhint("Profile pg_default, whose temporary files are in the same data directory.")));
 
-	if (spc != MyDatabaseTableSpace && spc != DEFAULTTABLESPACE_OID &&
+	if (spc != MyDatabaseTableSpace &&
 		pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

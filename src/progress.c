@@ -301,7 +301,9 @@ braid_progress_start(BraidProgress *p, int node, double rows_estimated)
 	s->waiting = BRAID_PHASE_IDLE;
 	s->merge_passes = 0;
 	s->rows_read = 0;
-	s->rows_estimated = (int64) rint(rows_estimated);
+	/* plan_rows can be far beyond int64 (cross joins): clamp */
+	s->rows_estimated = rows_estimated >= (double) PG_INT64_MAX ? PG_INT64_MAX :
+		(int64) rint(rows_estimated);
 	s->runs = 0;
 	s->batches = 0;
 	s->started = now;

@@ -63,10 +63,12 @@ sub start_session
 		  map { ('-c', $_) } ("SET application_name = '$name'", @commands) ],
 		'>', \$s{out}, '2>', \$s{err});
 	$s{pid} = '';
+	# (parallel workers inherit application_name: only the client backend)
 	foreach (1 .. 1000)
 	{
 		$s{pid} = $node->safe_psql('postgres',
-			"SELECT pid FROM pg_stat_activity WHERE application_name = '$name'");
+			"SELECT pid FROM pg_stat_activity WHERE application_name = '$name' "
+			  . "AND backend_type = 'client backend'");
 		last if $s{pid} ne '';
 		usleep(10_000);
 	}

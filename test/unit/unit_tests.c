@@ -2302,6 +2302,14 @@ test_costmodel_sources(void)
 				   "a value log over half the budget should cost its device traffic");
 	}
 
+	/* with a value log the IndexMap has half of the budget (exec.c) */
+	in.rows = 1e6;
+	in.entry_bytes = 24;
+	in.budget_bytes = 32e6;
+	check_that(&c, braid_cost_spills(&in, BRAID_FROM_VALUE_LOG) &&
+			   !braid_cost_spills(&in, BRAID_FROM_HEAP_TID),
+			   "24 MB of entries in a 32 MB budget: a value log's IndexMap spills, a TID one not");
+
 	/* the margin: an estimate just below PostgreSQL's is not enough */
 	memset(&in, 0, sizeof(in));
 	in.rows = 1e6;
