@@ -60,11 +60,24 @@ def main():
     s.add_argument("--parallel", default="off,on", help="max_parallel_workers_per_gather 0 / 2")
     s.add_argument("--variants", default="pg,braid,forced")
     s.add_argument("--tmpfs", default="4G")
+    rp = sub.add_parser("report", help="render the markdown of result files again")
+    rp.add_argument("files", nargs="+")
     for p in (r, s):
         p.add_argument("--no-build", action="store_true", help="use the installed braidsort.so")
         p.add_argument("--no-deps", action="store_true", help="skip installing packages")
     args = ap.parse_args()
 
+    if args.workload == "report":
+        sys.path.insert(0, HERE)
+        from braidbench import report
+        for path in args.files:
+            with open(path) as f:
+                result = json.load(f)
+            md = report.markdown(result)
+            with open(os.path.splitext(path)[0] + ".md", "w") as f:
+                f.write(md)
+            print(f"{os.path.splitext(path)[0]}.md")
+        return
     if not args.no_deps:
         ensure_dependencies()
     if not args.no_build:

@@ -67,11 +67,17 @@ def comparison_markdown(result, title):
                f"kernel {m['kernel']}, {m['postgres']}, braidsort at {m['commit']}"
                f"{' (with uncommitted changes)' if m['dirty'] else ''}, load at start "
                f"{m['loadavg_at_start'][0]:.2f}.\n")
+    if result.get("note"):
+        out.append(f"Note: {result['note']}.\n")
     settings = result.get("settings", {})
     if settings and all(isinstance(v, dict) for v in settings.values()):
         settings = next(iter(settings.values()))
+    # what each row sets itself is in its label, not the server's default
+    per_row = ("work_mem", "max_parallel_workers_per_gather") if result["workload"] == "sortbench" \
+        else ("work_mem",)
     if settings:
-        out.append("Settings: " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())) + "\n")
+        out.append("Settings: " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())
+                                           if k not in per_row) + "\n")
     out.append("Times are medians of alternating runs (the server's Execution Time under "
                "EXPLAIN (ANALYZE, TIMING OFF), rows discarded in the server; COPY: the "
                "client's time). Ratio = PostgreSQL / braidsort, above 1 when braidsort is "
