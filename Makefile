@@ -7,20 +7,30 @@ OBJS = \
 	src/braidsort.o \
 	src/costmodel.o \
 	src/device.o \
-	src/exec.o \
+	src/emulate.o \
 	src/explain.o \
 	src/gather.o \
+	src/gather_copy.o \
 	src/guc.o \
 	src/indexmap.o \
 	src/instr.o \
 	src/iosched.o \
 	src/keys.o \
 	src/merge.o \
+	src/plandata.o \
 	src/planner.o \
 	src/pool.o \
 	src/profile.o \
 	src/profkernel.o \
 	src/progress.o \
+	src/shmem.o \
+	src/sort_build.o \
+	src/sort_gather.o \
+	src/sort_keys.o \
+	src/sort_merge.o \
+	src/sort_node.o \
+	src/sort_runs.o \
+	src/sort_vlog.o \
 	src/stats.o \
 	src/valuelog.o \
 	src/worker.o
@@ -50,9 +60,9 @@ include $(PGXS)
 # changes (a stale object would see another layout of shared structs)
 $(OBJS): $(wildcard $(srcdir)/src/*.h)
 
-UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c src/pool.c src/profkernel.c
+UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c src/pool.c src/profkernel.c src/emulate.c
 
-test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h src/pool.h src/profkernel.h
+test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h src/pool.h src/profkernel.h src/emulate.h
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS) -lpmem -lm -pthread
 
 .PHONY: unittest

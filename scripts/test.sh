@@ -22,6 +22,11 @@ if grep -q "warning:" /tmp/braidsort-build.log; then
 	echo "test.sh: the build produced warnings" >&2
 	exit 1
 fi
+# a function declared but built nowhere would only fail when first called
+if nm -u braidsort.so | grep -w 'braid_[a-z_0-9]*'; then
+	echo "test.sh: braidsort.so calls braid_* functions it does not define" >&2
+	exit 1
+fi
 make -s PG_CONFIG=$PG_CONFIG install >/dev/null
 
 echo "== unit tests"

@@ -17,7 +17,10 @@
 #include "miscadmin.h"
 
 #include "braidsort.h"
-#include "iosched.h"
+#include "instr.h"
+#include "profile.h"
+#include "progress.h"
+#include "shmem.h"
 
 PG_MODULE_MAGIC;
 
@@ -39,7 +42,10 @@ _PG_init(void)
 				 errhint("Add braidsort to shared_preload_libraries in postgresql.conf and restart the server.")));
 
 	braid_define_gucs();
-	braid_sched_init();
+	braid_shmem_init();
+	braid_shmem_add(NULL, NULL, braid_profiles_load);
+	braid_shmem_add(braid_progress_shmem_request, braid_progress_shmem_init, NULL);
+	braid_shmem_add(braid_instr_shmem_request, braid_instr_shmem_init, NULL);
 	braid_worker_register();
 	braid_exec_init();
 	braid_planner_init();

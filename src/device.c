@@ -69,19 +69,19 @@
 #include "utils/resowner.h"
 
 #include "device.h"
+#include "emulate.h"
 #include "gather.h"
 #include "pool.h"
 #include "iosched.h"
 
 /*
  * Staging buffer per file: each flush is one write grant of the device's
- * phase gate (sched.c), split among the writer threads when large enough.
+ * phase gate (iosched.c), split among the writer threads when large enough.
  * It lives only while the file is being written.
  */
 #define SPILL_STAGE_BYTES	(1024 * 1024)
 #define SPILL_THREAD_MIN	(256 * 1024)	/* bytes per extra writer thread */
 #define SPILL_ALIGN			4096
-#define LINE_BYTES			64
 
 char	   *braid_spill_tablespace = NULL;
 int			braid_emulate_read_ns = 0;
@@ -150,40 +150,6 @@ braid_check_spill_tablespace(char **newval, void **extra, GucSource source)
 			aclcheck_error(aclresult, OBJECT_TABLESPACE, *newval);
 	}
 	return true;
-}
-
-/*
- * emulate_delay
- *		Spin for lines * ns nanoseconds: the latency emulation of a slower
- *		device (sleeping is far too coarse for this).
- */
-static void
-emulate_delay(uint64 lines, int ns)
-{
-	instr_time	start,
-				now;
-	double		target_us;
-
-	if (ns <= 0 || lines == 0)
-		return;
-	target_us = (double) lines * ns / 1000.0;
-	INSTR_TIME_SET_CURRENT(start);
-	for (;;)
-	{
-		INSTR_TIME_SET_CURRENT(now);
-		INSTR_TIME_SUBTRACT(now, start);
-		if (INSTR_TIME_GET_MICROSEC(now) >= target_us)
-			break;
-	}
-}
-
-/* lines_spanned: 64-byte lines touched by bytes [from, to). */
-static inline uint64
-lines_spanned(size_t from, size_t to)
-{
-	if (to <= from)
-		return 0;
-	return (uint64) ((to - 1) / LINE_BYTES - from / LINE_BYTES + 1);
 }
 
 static BraidSpillFile *spill_create(Oid spc, size_t size, BraidDeviceStats *stats,
@@ -529,7 +495,7 @@ flush_task(void *arg, int worker)
 	pmem_memcpy(t->dst + from, t->src + from, to - from,
 				PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
 	pmem_drain();
-	emulate_delay(lines_spanned(t->file_off + from, t->file_off + to), t->write_ns);
+	braid_emulate_lines(braid_lines_spanned(t->file_off + from, t->file_off + to), t->write_ns);
 }
 
 /*
@@ -561,7 +527,7 @@ temp_blocks(uint64 *total, size_t len)
 static void
 count_written(BraidSpillFile *f, size_t len)
 {
-	uint64		lines = lines_spanned(f->written, f->written + len);
+	uint64		lines = braid_lines_spanned(f->written, f->written + len);
 
 	f->stats->bytes_written += len;
 	f->stats->lines_written += lines;
@@ -681,7 +647,7 @@ braid_spill_fill_done(const BraidSpillFile *f, size_t from, size_t to)
 		pmem_flush(f->base + f->written + from, to - from);
 		pmem_drain();
 	}
-	emulate_delay(lines_spanned(f->written + from, f->written + to), braid_emulate_write_ns);
+	braid_emulate_lines(braid_lines_spanned(f->written + from, f->written + to), braid_emulate_write_ns);
 }
 
 /*
@@ -724,12 +690,12 @@ braid_spill_finish(BraidSpillFile *f)
 /*
  * braid_spill_count_read
  *		Count reading bytes [from, to) of a file, for reads whose emulated
- *		delay the reader threads pay themselves (braid_device_spin).
+ *		delay the reader threads pay themselves (braid_emulate_lines).
  */
 void
 braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
 {
-	uint64		lines = lines_spanned(from, to);
+	uint64		lines = braid_lines_spanned(from, to);
 
 	if (to <= from)
 		return;
@@ -745,17 +711,6 @@ braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
 		if (!braid_sched_holds_read(f->devslot))
 			pg_atomic_fetch_add_u64(&d->ungated_reads, 1);
 	}
-}
-
-/*
- * braid_device_spin
- *		Pay the emulated delay of "lines" 64-byte lines at ns each.  Pure C:
- *		safe on pool threads.
- */
-void
-braid_device_spin(uint64 lines, int ns)
-{
-	emulate_delay(lines, ns);
 }
 
 /*
@@ -783,7 +738,7 @@ braid_device_read_line_ns(const BraidSpillFile *f)
 void
 braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 {
-	uint64		lines = lines_spanned(from, to);
+	uint64		lines = braid_lines_spanned(from, to);
 
 	Assert(f->persisted);
 	if (to <= from)
@@ -794,7 +749,7 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 	{
 		uint64		slice = Min(lines, (uint64) 16384);
 
-		emulate_delay(slice, braid_device_read_line_ns(f));
+		braid_emulate_lines(slice, braid_device_read_line_ns(f));
 		lines -= slice;
 		if (lines > 0)
 			CHECK_FOR_INTERRUPTS();

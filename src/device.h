@@ -71,7 +71,6 @@ extern void braid_spill_fill_end(BraidSpillFile *f, size_t len);
 extern void braid_spill_finish(BraidSpillFile *f);
 extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
 extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);
-extern void braid_device_spin(uint64 lines, int ns);
 extern int	braid_device_read_line_ns(const BraidSpillFile *f);
 extern void braid_spill_close(BraidSpillFile *f);
 extern void braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f);

@@ -27,6 +27,7 @@
 #include "braidsort.h"
 #include "explain.h"
 #include "instr.h"
+#include "plandata.h"
 
 /*
  * sort_key_text
@@ -69,21 +70,17 @@ static void
 explain_sort_keys(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *keyexprs = list_nth(cscan->custom_private, BRAID_PRIV_KEYEXPRS);
-	List	   *sortops = list_nth(cscan->custom_private, BRAID_PRIV_SORTOPS);
-	List	   *collations = list_nth(cscan->custom_private, BRAID_PRIV_COLLATIONS);
-	List	   *nullsfirst = list_nth(cscan->custom_private, BRAID_PRIV_NULLSFIRST);
+	BraidSortPlanData data;
 	bool		useprefix = (list_length(es->rtable) > 1 || es->verbose);
 	List	   *context;
 	List	   *keys = NIL;
 
+	braid_plan_unpack(cscan->custom_private, &data);
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	for (int i = 0; i < list_length(sortops); i++)
-		keys = lappend(keys, sort_key_text(list_nth(keyexprs, i),
-										   list_nth_oid(sortops, i),
-										   list_nth_oid(collations, i),
-										   list_nth_int(nullsfirst, i) != 0,
-										   context, useprefix));
+	for (int i = 0; i < data.nkeys; i++)
+		keys = lappend(keys, sort_key_text(list_nth(data.keyexprs, i),
+										   data.sortops[i], data.collations[i],
+										   data.nullsfirst[i], context, useprefix));
 	ExplainPropertyList("Sort Key", keys, es);
 }
 
@@ -304,14 +301,17 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 			  ExplainState *es)
 {
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *params = list_nth(cscan->custom_private, BRAID_PRIV_PARAMS);
-	bool		value_log = list_nth_int(params, BRAID_PARAM_MODE) == BRAID_MODE_VALUE_LOG;
-	bool		expect_spill = list_nth_int(params, BRAID_PARAM_EXPECT_SPILL) != 0;
+	BraidSortPlanData data;
+	bool		value_log;
+	bool		expect_spill;
 	const BraidSortInstr *shown = instr;
 	BraidWorkerInstr *workers = NULL;
 	int			nworkers = 0;
 	bool		sorted;
 
+	braid_plan_unpack(cscan->custom_private, &data);
+	value_log = data.mode == BRAID_MODE_VALUE_LOG;
+	expect_spill = data.expect_spill;
 	explain_sort_keys(node, ancestors, es);
 
 	if (es->analyze)
@@ -335,7 +335,7 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 						method_name(sorted ? shown->runs > 0 : expect_spill), es);
 	ExplainPropertyText("Gather Source", source_name(value_log, sorted ? shown : NULL), es);
 	if (sorted)
-		explain_figures(shown, list_nth_int(params, BRAID_PARAM_KEYLEN), value_log, es);
+		explain_figures(shown, data.keylen, value_log, es);
 
 	for (int i = 0; i < nworkers; i++)
 	{

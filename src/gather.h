@@ -16,37 +16,7 @@
 #include "storage/bufmgr.h"
 #include "utils/relcache.h"
 
-/*
- * A ref packs what the gather needs to find and place one tuple:
- *	bits 63..32 block number, 31..16 line pointer offset,
- *	bit 15 "key truncated" flag (owned by exec.c), 14..0 tuple length.
- */
-#define BRAID_REF_LEN_MASK		UINT64CONST(0x7FFF)
-#define BRAID_REF_TRUNCATED		UINT64CONST(0x8000)
-
-static inline uint64
-braid_make_ref(BlockNumber blk, OffsetNumber off, uint32 len)
-{
-	return ((uint64) blk << 32) | ((uint64) off << 16) | (uint64) len;
-}
-
-static inline BlockNumber
-braid_ref_block(uint64 ref)
-{
-	return (BlockNumber) (ref >> 32);
-}
-
-static inline OffsetNumber
-braid_ref_offset(uint64 ref)
-{
-	return (OffsetNumber) ((ref >> 16) & 0xFFFF);
-}
-
-static inline uint32
-braid_ref_len(uint64 ref)
-{
-	return (uint32) (ref & BRAID_REF_LEN_MASK);
-}
+#include "refs.h"
 
 /*
  * Work a helper thread does beside its share of a batch's copies (the next

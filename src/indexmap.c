@@ -23,6 +23,7 @@
 
 #include "indexmap.h"
 #include "pool.h"
+#include "sync.h"
 
 /* Below this many entries a bucket is finished by insertion sort. */
 #define INSERTION_THRESHOLD 24
@@ -580,7 +581,7 @@ parallel_worker(void *arg, int worker)
 	(void) worker;
 	for (;;)
 	{
-		int			t = __atomic_fetch_add(&ps->next, 1, __ATOMIC_RELAXED);
+		int			t = braid_fetch_add_relaxed(&ps->next, 1);
 		int			b;
 
 		if (t >= ps->ntasks)
@@ -616,7 +617,7 @@ tie_worker(void *arg, int worker)
 	(void) worker;
 	for (;;)
 	{
-		int			t = __atomic_fetch_add(&pt->next, 1, __ATOMIC_RELAXED);
+		int			t = braid_fetch_add_relaxed(&pt->next, 1);
 
 		if (t >= pt->ntasks)
 			break;

@@ -70,7 +70,7 @@ typedef struct BraidWorkerInstr
 	BraidSortInstr instr;
 } BraidWorkerInstr;
 
-/* set-up, from iosched.c's shared memory hooks */
+/* set-up, registered with braid_shmem_add() (shmem.c) */
 extern void braid_instr_shmem_request(void);
 extern void braid_instr_shmem_init(void);
 

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * iosched.c
- *	  Shared memory and the interference-aware I/O phase gate.
+ *	  The interference-aware I/O phase gate, and pool sizes from profiles.
  *
  * Byte-addressable devices lose read bandwidth when writes run at the same
  * time, and their writes stop scaling after a few threads (WiscSort's
@@ -39,22 +39,15 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/ipc.h"
-#include "storage/shmem.h"
-#include "utils/timestamp.h"
 
-#include "instr.h"
 #include "pool.h"
 #include "profkernel.h"
 #include "progress.h"
 #include "iosched.h"
 
-BraidShared *braid_shared = NULL;
 int			braid_io_policy = BRAID_IO_INTERFERENCE_AWARE;
 int			braid_read_threads = 0;
 int			braid_write_threads = 0;
-
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* What this backend holds.  Read grants nest; a write suspends them. */
 static int	read_depth[BRAID_MAX_DEVICES];
@@ -68,86 +61,6 @@ static int	waiting_phase = BRAID_PHASE_IDLE;
 static int	waiting_slot = -1;
 
 static bool cleanup_registered = false;
-
-/*
- * braid_shmem_request
- *		shmem_request_hook: reserve the shared area and its lock, and those
- *		of braidsort.progress and of parallel workers' EXPLAIN figures.
- */
-static void
-braid_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(BraidShared)));
-	RequestNamedLWLockTranche("braidsort", 1);
-	braid_progress_shmem_request();
-	braid_instr_shmem_request();
-}
-
-/*
- * braid_shmem_startup
- *		shmem_startup_hook: create (or attach to) the shared area; the
- *		stored device profiles are loaded when it is first created.
- */
-static void
-braid_shmem_startup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	braid_shared = ShmemInitStruct("braidsort", sizeof(BraidShared), &found);
-	if (!found)
-	{
-		memset(braid_shared, 0, sizeof(BraidShared));
-		braid_shared->lock = &(GetNamedLWLockTranche("braidsort"))->lock;
-		ConditionVariableInit(&braid_shared->gate_cv);
-		for (int i = 0; i < BRAID_MAX_DEVICES; i++)
-		{
-			BraidDeviceTraffic *t = &braid_shared->devices[i].traffic;
-
-			pg_atomic_init_u64(&t->bytes_written, 0);
-			pg_atomic_init_u64(&t->bytes_read, 0);
-			pg_atomic_init_u64(&t->lines_written, 0);
-			pg_atomic_init_u64(&t->lines_read, 0);
-			pg_atomic_init_u64(&t->files, 0);
-			pg_atomic_init_u64(&braid_shared->devices[i].ungated_reads, 0);
-		}
-		for (int i = 0; i < BRAID_NUM_METHODS; i++)
-			pg_atomic_init_u64(&braid_shared->sorts[i], 0);
-		for (int i = 0; i < BRAID_NUM_DECLINES; i++)
-			pg_atomic_init_u64(&braid_shared->declines[i], 0);
-		pg_atomic_init_u64(&braid_shared->sorts_value_log, 0);
-		pg_atomic_init_u64(&braid_shared->rows_sorted, 0);
-		pg_atomic_init_u64(&braid_shared->value_bytes_avoided, 0);
-		pg_atomic_init_u64(&braid_shared->orphans_removed, 0);
-		pg_atomic_init_u64(&braid_shared->spill_tablespace_fallbacks, 0);
-		pg_atomic_init_u64(&braid_shared->stats_reset,
-						   (uint64) GetCurrentTimestamp());
-	}
-	braid_progress_shmem_init();
-	braid_instr_shmem_init();
-	LWLockRelease(AddinShmemInitLock);
-
-	if (!found && !IsUnderPostmaster)
-		braid_profiles_load();
-}
-
-/*
- * braid_sched_init
- *		Install the shared-memory hooks (called from _PG_init).
- */
-void
-braid_sched_init(void)
-{
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = braid_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = braid_shmem_startup;
-}
 
 /* braid_sched_slot: the device slot with this index. */
 BraidDeviceSlot *

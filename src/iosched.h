@@ -1,11 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * iosched.h
- *	  Shared memory, the per-device I/O phase gate, and pool sizing.
+ *	  The per-device I/O phase gate, and pool sizing from device profiles.
  *
- * One shared-memory area holds a slot per spill device (a filesystem, by
- * st_dev) with its phase gate and counters, the stored device profiles, and
- * the cumulative statistics of braidsort.stats.
+ * Each spill device (a filesystem, by st_dev) has a slot in shared memory
+ * (shmem.h) with its phase gate and counters.
  *
  * src/iosched.h
  *
@@ -20,122 +19,18 @@
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 
-#define BRAID_MAX_DEVICES		16
-#define BRAID_MAX_PROFILE_ROWS	256
+#include "shmem.h"
 
 /* braidsort.io_policy */
 #define BRAID_IO_INTERFERENCE_AWARE 0
 #define BRAID_IO_OVERLAP			1
 
-/* What a gate holder does on the device. */
-#define BRAID_PHASE_IDLE	0
-#define BRAID_PHASE_READ	1
-#define BRAID_PHASE_WRITE	2
-#define BRAID_PHASE_PROFILE 3
 
-/* One measurement of a device profile (a row of profile_device()). */
-typedef struct BraidProfileRow
-{
-	int			op;				/* BraidProfOp */
-	int			access_size;
-	int			threads;
-	double		mb_per_s;
-	double		ns_per_access;
-} BraidProfileRow;
-
-/* A stored device profile and what follows from it. */
-typedef struct BraidProfile
-{
-	bool		valid;
-	Oid			spcoid;			/* tablespace profiled */
-	uint64		dev;			/* its st_dev */
-	int64		taken_at;		/* TimestampTz */
-	int			emulate_read_ns;	/* emulation in force when taken */
-	int			emulate_write_ns;
-	int			nrows;
-	BraidProfileRow rows[BRAID_MAX_PROFILE_ROWS];
-} BraidProfile;
-
-/* Cumulative per-device traffic (braidsort.stats). */
-typedef struct BraidDeviceTraffic
-{
-	pg_atomic_uint64 bytes_written;
-	pg_atomic_uint64 bytes_read;
-	pg_atomic_uint64 lines_written;
-	pg_atomic_uint64 lines_read;
-	pg_atomic_uint64 files;
-} BraidDeviceTraffic;
-
-/* A spill device: its phase gate, counters and profile. */
-typedef struct BraidDeviceSlot
-{
-	bool		in_use;
-	uint64		dev;			/* st_dev of the filesystem */
-	Oid			spcoid;			/* tablespace it was last used through */
-	/* phase gate, protected by BraidShared.lock */
-	int			phase;			/* BRAID_PHASE_*: current or last phase */
-	int			readers;		/* backends holding a read grant */
-	int			writers;		/* backends holding a write grant */
-	int			writer_threads; /* threads those writers write with */
-	int			profilers;
-	int			waiting_readers;
-	int			waiting_writers;
-	int			waiting_profilers;
-	uint64		read_grants;
-	uint64		write_grants;
-	uint64		waits;
-	uint64		phase_switches;
-	uint64		overlaps;		/* grants that overlapped the other kind */
-	pg_atomic_uint64 ungated_reads; /* reads counted without a read grant
-									 * (a bug if ever non-zero) */
-	BraidDeviceTraffic traffic;
-} BraidDeviceSlot;
-
-/* Decline reasons counted in braidsort.stats. */
-typedef enum BraidDecline
-{
-	BRAID_DECLINE_BOUNDED,		/* a LIMIT may bound the Sort */
-	BRAID_DECLINE_KEY,			/* a key has no exact encoder, or is too wide */
-	BRAID_DECLINE_SHAPE,		/* plan shape braidsort cannot take */
-	BRAID_DECLINE_COST,			/* the cost model prefers PostgreSQL's sort */
-	BRAID_DECLINE_STATEMENT,	/* statement kind (FOR UPDATE, DML, ...) */
-	BRAID_NUM_DECLINES
-} BraidDecline;
-
-/* Sort methods counted in braidsort.stats. */
-typedef enum BraidMethod
-{
-	BRAID_METHOD_ONEPASS,
-	BRAID_METHOD_MERGEPASS,
-	BRAID_NUM_METHODS
-} BraidMethod;
-
-typedef struct BraidShared
-{
-	LWLock	   *lock;			/* slots, gates and profiles */
-	ConditionVariable gate_cv;	/* broadcast whenever a grant is released */
-	int			ndevices;
-	BraidDeviceSlot devices[BRAID_MAX_DEVICES];
-	BraidProfile profiles[BRAID_MAX_DEVICES];	/* by tablespace */
-	/* cumulative statistics */
-	pg_atomic_uint64 sorts[BRAID_NUM_METHODS];
-	pg_atomic_uint64 sorts_value_log;
-	pg_atomic_uint64 rows_sorted;
-	pg_atomic_uint64 value_bytes_avoided;
-	pg_atomic_uint64 declines[BRAID_NUM_DECLINES];
-	pg_atomic_uint64 orphans_removed;
-	pg_atomic_uint64 spill_tablespace_fallbacks;	/* statements that could
-													 * not use the setting */
-	pg_atomic_uint64 stats_reset;	/* TimestampTz */
-} BraidShared;
-
-extern BraidShared *braid_shared;
 extern int	braid_io_policy;
 extern int	braid_read_threads;
 extern int	braid_write_threads;
 
-/* set-up (sched.c) */
-extern void braid_sched_init(void);
+/* devices */
 extern int	braid_sched_device(Oid spcoid, const char *dir);
 extern BraidDeviceSlot *braid_sched_slot(int slot);
 
@@ -155,14 +50,5 @@ extern int	braid_sched_write_thread_count_for(Oid spcoid);
 extern int	braid_sched_read_thread_count_for(Oid spcoid);
 extern int	braid_profile_best_threads(const BraidProfile *p, int op, double *mbps);
 extern double braid_sched_spill_ns_per_byte(Oid spcoid);
-
-/* statistics (stats.c) */
-extern void braid_stats_count_decline(BraidDecline why);
-extern void braid_stats_count_sort(BraidMethod method, bool value_log,
-								   uint64 rows, uint64 value_bytes_avoided);
-
-/* profile persistence (profile.c) */
-extern void braid_profiles_load(void);
-extern void braid_profiles_save(void);
 
 #endif							/* BRAID_IOSCHED_H */

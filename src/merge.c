@@ -39,6 +39,7 @@
 
 #include "merge.h"
 #include "pool.h"
+#include "sync.h"
 
 /* Account reads in chunks of this many bytes (and at the end of a run). */
 #define READ_ACCOUNT_CHUNK 4096
@@ -175,6 +176,10 @@ shared_prefix(const uint8 *prev, uint32 prev_len, const uint8 *key, uint32 keyle
  * record_size
  *		The size of the record front-coding key and ref after the record of
  *		prev (prev_len bytes, low ref bits prev_low); writes nothing.
+ *
+ *		A ref is coded as its three fields of either layout (refs.h): the
+ *		high 32 bits, the 16 bits below them, and the low 16 bits, which
+ *		are mostly equal from record to record and then take one bit.
  */
 static inline size_t
 record_size(const uint8 *prev, uint32 prev_len, uint32 prev_low,
@@ -489,7 +494,7 @@ braid_run_code(const uint8 *entries, size_t n, uint32 stride,
 	{
 		size_t		bytes;
 
-		if (__atomic_load_n(stop, __ATOMIC_RELAXED))
+		if (braid_load_relaxed(stop))
 			return;
 
 		lo[0] = first;

@@ -62,7 +62,9 @@
 #include "device.h"
 #include "indexmap.h"
 #include "iosched.h"
+#include "stats.h"
 #include "keys.h"
+#include "plandata.h"
 #include "pool.h"
 #include "profkernel.h"
 
@@ -151,10 +153,6 @@ heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
  */
 typedef struct BraidKeys
 {
-	List	   *sortops;		/* OID list */
-	List	   *collations;		/* OID list */
-	List	   *nullsfirst;		/* int list */
-	List	   *keycols;		/* int list: input column of each key */
 	int			keylen;			/* bytes of key prefix per entry */
 	bool		has_var;		/* a key may exceed the prefix */
 	bool		collated;		/* a key is ordered by a libc collation */
@@ -236,10 +234,6 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 			k->has_var = true;
 			var_bytes += 1 + estimate_value_bytes(tle->expr, relid);
 		}
-		k->sortops = lappend_oid(k->sortops, sort->sortOperators[i]);
-		k->collations = lappend_oid(k->collations, sort->collations[i]);
-		k->nullsfirst = lappend_int(k->nullsfirst, sort->nullsFirst[i]);
-		k->keycols = lappend_int(k->keycols, sort->sortColIdx[i]);
 	}
 
 	/*
@@ -428,13 +422,13 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	BraidKeys	keys;
 	List	   *keyexprs = NIL,
 			   *child_tlist = NIL,
-			   *output_tlist = NIL,
-			   *params;
+			   *output_tlist = NIL;
 	ListCell   *lc;
 	BraidCostInput cost;
 	BraidCostEstimate est;
 	double		own_cost;
 	CustomScan *cscan;
+	BraidSortPlanData data;
 
 	*kind = BRAID_DECLINE_SHAPE;
 	if (child == NULL)
@@ -578,14 +572,19 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	cscan->custom_scan_tlist = NIL;
 	cscan->custom_relids = NULL;
 	cscan->methods = &braid_sort_scan_methods;
-	params = list_make5_int(keys.keylen, keys.has_var ? 1 : 0,
-							(int) Min(cost.tuple_bytes, (double) INT_MAX),
-							braid_cost_spills(&cost, est.from) ? 1 : 0,
-							by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG);
-	params = lappend_int(params, processes);
-	cscan->custom_private = list_make5(keys.sortops, keys.collations, keys.nullsfirst,
-									   params, keyexprs);
-	cscan->custom_private = lappend(cscan->custom_private, keys.keycols);
+	data.nkeys = sort->numCols;
+	data.sortops = sort->sortOperators;
+	data.collations = sort->collations;
+	data.nullsfirst = sort->nullsFirst;
+	data.keyexprs = keyexprs;
+	data.keycols = sort->sortColIdx;
+	data.keyattnos = NULL;
+	data.keylen = keys.keylen;
+	data.truncates = keys.has_var;
+	data.tuple_width = (int) Min(cost.tuple_bytes, (double) INT_MAX);
+	data.expect_spill = braid_cost_spills(&cost, est.from);
+	data.mode = by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG;
+	data.processes = processes;
 	if (by_tid)
 	{
 		List	   *physical = physical_scan_tlist(child_tlist,
@@ -600,12 +599,12 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 			 * tuple: the scan outputs it as it is (no projection per row)
 			 * and the node reads the key columns by number.
 			 */
-			List	   *attnos = NIL;
+			int			i = 0;
 
+			data.keyattnos = palloc(sizeof(AttrNumber) * data.nkeys);
 			foreach(lc, child_tlist)
-				attnos = lappend_int(attnos, ((Var *) ((TargetEntry *) lfirst(lc))->expr)->varattno);
+				data.keyattnos[i++] = ((Var *) ((TargetEntry *) lfirst(lc))->expr)->varattno;
 			child->targetlist = physical;
-			cscan->custom_private = lappend(cscan->custom_private, attnos);
 		}
 		else
 		{
@@ -619,6 +618,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		cscan->custom_plans = NIL;
 		outerPlan(cscan) = child;
 	}
+	cscan->custom_private = braid_plan_pack(&data);
 
 	return (Plan *) cscan;
 }

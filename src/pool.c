@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "sync.h"
 
 #define BRAID_MAX_THREADS 64
 
@@ -67,17 +68,6 @@ static struct
  */
 #define POOL_SPINS 2000
 
-/* cpu_relax: a spin-wait hint to the processor. */
-static inline void
-cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 /*
  * pool_main
  *		A helper thread: wait for each new task, run it if this thread's
@@ -106,8 +96,8 @@ pool_main(void *p)
 		 * interprocessor interrupt) per task.
 		 */
 		for (int spin = 0; spin < POOL_SPINS &&
-			 __atomic_load_n(&pool.generation, __ATOMIC_ACQUIRE) == seen; spin++)
-			cpu_relax();
+			 braid_load_acquire(&pool.generation) == seen; spin++)
+			braid_cpu_relax();
 		pthread_mutex_lock(&pool.lock);
 		while (pool.generation == seen)
 			pthread_cond_wait(&pool.work, &pool.lock);
@@ -128,8 +118,8 @@ pool_main(void *p)
 		 * consistent with the caller's "waiting", so that one of the two
 		 * sees the other.)
 		 */
-		if (__atomic_sub_fetch(&pool.pending, 1, __ATOMIC_SEQ_CST) == 0 &&
-			__atomic_load_n(&pool.waiting, __ATOMIC_SEQ_CST))
+		if (braid_sub_fetch_seq(&pool.pending, 1) == 0 &&
+			braid_load_seq(&pool.waiting))
 		{
 			pthread_mutex_lock(&pool.lock);
 			pthread_cond_signal(&pool.done);
@@ -206,7 +196,7 @@ post_task(int nthreads, BraidTask task, void *arg)
 		return 0;
 
 	/* a task left behind by an error must end before the next starts */
-	if (__atomic_load_n(&pool.pending, __ATOMIC_SEQ_CST) > 0)
+	if (braid_load_seq(&pool.pending) > 0)
 	{
 		prefault.stop = true;
 		wait_task();
@@ -219,8 +209,8 @@ post_task(int nthreads, BraidTask task, void *arg)
 	pool.task = task;
 	pool.arg = arg;
 	pool.helpers = helpers;
-	__atomic_store_n(&pool.pending, helpers, __ATOMIC_SEQ_CST);
-	__atomic_add_fetch(&pool.generation, 1, __ATOMIC_RELEASE);
+	braid_store_seq(&pool.pending, helpers);
+	braid_add_fetch_release(&pool.generation, 1);
 	pthread_cond_broadcast(&pool.work);
 	pthread_mutex_unlock(&pool.lock);
 	return helpers;
@@ -233,15 +223,15 @@ wait_task(void)
 	/* helpers usually finish soon after the caller's own share */
 	for (int spin = 0; spin < POOL_SPINS; spin++)
 	{
-		if (__atomic_load_n(&pool.pending, __ATOMIC_ACQUIRE) == 0)
+		if (braid_load_acquire(&pool.pending) == 0)
 			return;
-		cpu_relax();
+		braid_cpu_relax();
 	}
 	pthread_mutex_lock(&pool.lock);
-	__atomic_store_n(&pool.waiting, 1, __ATOMIC_SEQ_CST);
-	while (__atomic_load_n(&pool.pending, __ATOMIC_SEQ_CST) > 0)
+	braid_store_seq(&pool.waiting, 1);
+	while (braid_load_seq(&pool.pending) > 0)
 		pthread_cond_wait(&pool.done, &pool.lock);
-	__atomic_store_n(&pool.waiting, 0, __ATOMIC_SEQ_CST);
+	braid_store_seq(&pool.waiting, 0);
 	pthread_mutex_unlock(&pool.lock);
 }
 
@@ -320,7 +310,7 @@ braid_pool_finish(int nthreads, int helpers, BraidTask task, void *arg,
 bool
 braid_pool_busy(void)
 {
-	return __atomic_load_n(&pool.pending, __ATOMIC_ACQUIRE) > 0;
+	return braid_load_acquire(&pool.pending) > 0;
 }
 
 /*

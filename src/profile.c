@@ -38,6 +38,7 @@
 
 #include "device.h"
 #include "iosched.h"
+#include "profile.h"
 #include "pool.h"
 #include "profkernel.h"
 

@@ -30,11 +30,12 @@
 
 #include <libpmem.h>
 
+#include "emulate.h"
 #include "pool.h"
 #include "profkernel.h"
+#include "sync.h"
 
 #define PROF_MAX_THREADS	64		/* braid_pool_run's limit */
-#define PROF_LINE_BYTES		64
 #define PROF_BATCH_ACCESSES 256		/* accesses between clock checks */
 #define PROF_BATCH_BYTES	65536	/* ... or fewer, to stay near 64 KiB */
 #define PROF_WRITE_FLAGS	(PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN)
@@ -65,33 +66,6 @@ typedef struct ProfRun
 	ProfThread	th[PROF_MAX_THREADS];
 } ProfRun;
 
-/* now_ns: CLOCK_MONOTONIC in nanoseconds. */
-static inline int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/*
- * pay_delay
- *		Spin for ns nanoseconds, the emulated device time owed, and return the
- *		clock at the end (so the caller needs no second clock read).  Spinning,
- *		not sleeping, as in device.c: sleeps are far too coarse.
- */
-static int64_t
-pay_delay(uint64_t ns)
-{
-	int64_t		start = now_ns();
-	int64_t		now = start;
-
-	while ((uint64_t) (now - start) < ns)
-		now = now_ns();
-	return now;
-}
-
 /*
  * alloc_aligned
  *		size bytes aligned to a cache line, or NULL.  posix_memalign rather
@@ -118,15 +92,6 @@ xorshift64(uint64_t *state)
 	x ^= x << 17;
 	*state = x;
 	return x;
-}
-
-/* lines_spanned: 64-byte lines touched by the n > 0 bytes at p. */
-static inline uint64_t
-lines_spanned(const char *p, size_t n)
-{
-	uintptr_t	from = (uintptr_t) p;
-
-	return (uint64_t) ((from + n - 1) / PROF_LINE_BYTES - from / PROF_LINE_BYTES + 1);
 }
 
 /*
@@ -238,18 +203,18 @@ prof_worker(void *arg, int worker)
 				pmem_memcpy(p, me->src, as, PROF_WRITE_FLAGS);
 			else
 				acc += read_chunk(p, as);
-			lines += lines_spanned(p, as);
+			lines += braid_lines_spanned((uintptr_t) p, (uintptr_t) p + as);
 		}
 		me->accesses += run->batch;
 		me->bytes += run->batch * as;
 		me->sink = acc;
 
 		/* pay the emulated delay owed for this batch, then check the clock */
-		now = pay_delay(line_ns > 0 ? lines * (uint64_t) line_ns : 0);
+		now = braid_emulate_wait_ns(line_ns > 0 ? lines * (uint64_t) line_ns : 0);
 		lines = 0;
 		if (ruw_writer)
 		{
-			if (__atomic_load_n(&run->readers_left, __ATOMIC_ACQUIRE) == 0)
+			if (braid_load_acquire(&run->readers_left) == 0)
 				break;
 		}
 		else if (now >= run->deadline_ns)
@@ -259,7 +224,7 @@ prof_worker(void *arg, int worker)
 	if (writes)
 		pmem_drain();
 	if (ruw && !ruw_writer)
-		__atomic_fetch_sub(&run->readers_left, 1, __ATOMIC_ACQ_REL);
+		braid_fetch_sub_acq_rel(&run->readers_left, 1);
 }
 
 /*
@@ -330,10 +295,10 @@ braid_profile_measure(char *base, size_t size, BraidProfOp op,
 		}
 	}
 
-	start = now_ns();
+	start = braid_emulate_now_ns();
 	run->deadline_ns = start + (int64_t) (seconds * 1e9);
 	ran = braid_pool_run_concurrent(nworkers, prof_worker, run);
-	out->seconds = (double) (now_ns() - start) / 1e9;
+	out->seconds = (double) (braid_emulate_now_ns() - start) / 1e9;
 
 	/* workers 0..ran-1 ran; for RUW the writer (last) is not measured */
 	measured = ran < threads ? ran : threads;

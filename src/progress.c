@@ -42,8 +42,8 @@
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
 
-#include "iosched.h"
 #include "progress.h"
+#include "shmem.h"
 
 PG_FUNCTION_INFO_V1(braidsort_progress);
 

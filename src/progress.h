@@ -43,7 +43,7 @@ typedef struct BraidProgress
 	uint64		generation;
 } BraidProgress;
 
-/* set-up, from iosched.c's shared memory hooks */
+/* set-up, registered with braid_shmem_add() (shmem.c) */
 extern void braid_progress_shmem_request(void);
 extern void braid_progress_shmem_init(void);
 

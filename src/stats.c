@@ -25,6 +25,7 @@
 #include "utils/timestamp.h"
 
 #include "iosched.h"
+#include "stats.h"
 
 PG_FUNCTION_INFO_V1(braidsort_stats);
 PG_FUNCTION_INFO_V1(braidsort_stats_reset);

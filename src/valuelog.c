@@ -13,14 +13,13 @@
  * spill files whose size doubles from BRAID_VLOG_FIRST_SEGMENT to
  * BRAID_VLOG_SEGMENT (or one row, if larger): a segment's space is reserved
  * when it is created, so small logs reserve little of a shared device.
- * Rows are read back from the mapping (exec.c copies them out a window at a
+ * Rows are read back from the mapping (sort_vlog.c copies them out a window at a
  * time, under a read grant of the device).
  *
- * A ref (the IndexMap entry's 8-byte payload) holds the segment number in
- * bits 63..48 and the byte offset in bits 47..16; bit 15 is the IndexMap's
- * "key truncated" flag and bits 14..0 the row's length if it is under
- * 32 kB, else 0 (where heap refs keep the tuple length too): whoever reads
- * rows back can lay them out without touching them first.
+ * A ref (the IndexMap entry's 8-byte payload, laid out in refs.h) holds
+ * the segment number, the byte offset and the row's length if it is under
+ * 32 kB: whoever reads rows back can lay them out without touching them
+ * first.
  *
  * src/valuelog.c
  *
@@ -36,14 +35,6 @@
 #define BRAID_VLOG_SEGMENT ((size_t) 64 * 1024 * 1024)
 #define BRAID_VLOG_MAX_MEMORY ((size_t) 1024 * 1024 * 1024)
 #define BRAID_VLOG_MAX_SEGMENTS 65535
-
-/* make_ref: pack a segment number, an offset and the row's length. */
-static inline uint64
-make_ref(int seg, size_t pos, size_t len)
-{
-	return ((uint64) seg << 48) | ((uint64) pos << 16) |
-		(len <= BRAID_VLOG_LEN_MASK ? (uint64) len : 0);
-}
 
 /*
  * braid_vlog_init
@@ -125,7 +116,7 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 				log->mem_cap = cap;
 			}
 			memcpy(log->mem + log->mem_used, tuple, len);
-			ref = make_ref(0, log->mem_used, len);
+			ref = braid_make_vlog_ref(0, log->mem_used, len);
 			log->mem_used += alen;
 			return ref;
 		}
@@ -138,7 +129,7 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 	braid_spill_write(log->segs[log->nsegs - 1], tuple, len);
 	if (alen > len)
 		braid_spill_write(log->segs[log->nsegs - 1], zeros, alen - len);
-	ref = make_ref(log->nsegs - 1, log->seg_used, len);
+	ref = braid_make_vlog_ref(log->nsegs - 1, log->seg_used, len);
 	log->seg_used += alen;
 	return ref;
 }
@@ -161,8 +152,8 @@ braid_vlog_finish(BraidValueLog *log)
 MinimalTuple
 braid_vlog_get(BraidValueLog *log, uint64 ref)
 {
-	int			seg = (int) (ref >> 48);
-	size_t		pos = (size_t) ((ref >> 16) & UINT64CONST(0xFFFFFFFF));
+	int			seg = braid_vlog_ref_seg(ref);
+	size_t		pos = braid_vlog_ref_pos(ref);
 	BraidSpillFile *f;
 	MinimalTuple tuple;
 
@@ -185,13 +176,13 @@ braid_vlog_get(BraidValueLog *log, uint64 ref)
 MinimalTuple
 braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidSpillFile **file, size_t *pos)
 {
-	int			seg = (int) (ref >> 48);
+	int			seg = braid_vlog_ref_seg(ref);
 
 	Assert(log->on_device);
 	if (seg >= log->nsegs)
 		elog(ERROR, "braidsort: value log reference to missing segment %d", seg);
 	*file = log->segs[seg];
-	*pos = (size_t) ((ref >> 16) & UINT64CONST(0xFFFFFFFF));
+	*pos = braid_vlog_ref_pos(ref);
 	return (MinimalTuple) ((*file)->base + *pos);
 }
 

@@ -15,15 +15,7 @@
 #include "access/htup_details.h"
 
 #include "device.h"
-
-/* The row length kept in a ref's low bits (0: 32 kB or more, read the row). */
-#define BRAID_VLOG_LEN_MASK		UINT64CONST(0x7FFF)
-
-static inline uint32
-braid_vlog_ref_len(uint64 ref)
-{
-	return (uint32) (ref & BRAID_VLOG_LEN_MASK);
-}
+#include "refs.h"
 
 typedef struct BraidValueLog
 {

@@ -12,7 +12,7 @@
  * when no live backend has that pid.
  *
  * The phase gate itself needs no process: backends arbitrate through shared
- * memory (iosched.c).  If the worker dies it is restarted after
+ * memory (shmem.c).  If the worker dies it is restarted after
  * BRAID_WORKER_RESTART_SECONDS; a SIGTERM (pg_terminate_backend) also makes
  * it exit and come back, like a crash, since sorts rely on its clean-up.
  *
@@ -42,7 +42,7 @@
 #include "utils/guc.h"
 
 #include "braidsort.h"
-#include "iosched.h"
+#include "shmem.h"
 
 #define BRAID_WORKER_RESTART_SECONDS	5
 #define BRAID_ORPHAN_SCAN_MS			(60 * 1000)

@@ -1,0 +1,128 @@
+/*-------------------------------------------------------------------------
+ *
+ * plandata.c
+ *	  Packing BraidSortPlanData into a CustomScan's custom_private list and
+ *	  back.
+ *
+ * The list holds, in order: the sort operators (OID list), collations (OID
+ * list), NULLS FIRST flags (int list), the scalar parameters (int list, in
+ * the order of the PARAM_* numbers below), the key expressions, the value
+ * log's key columns (int list) and, in heap TID mode when keys are read
+ * from the unprojected scan tuple, their table columns (int list).
+ *
+ * src/plandata.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "plandata.h"
+
+/* positions in custom_private */
+#define PRIV_SORTOPS		0
+#define PRIV_COLLATIONS		1
+#define PRIV_NULLSFIRST		2
+#define PRIV_PARAMS			3
+#define PRIV_KEYEXPRS		4
+#define PRIV_KEYCOLS		5
+#define PRIV_KEYATTNOS		6	/* optional */
+
+/* positions in the parameter list */
+#define PARAM_KEYLEN		0
+#define PARAM_TRUNCATES		1
+#define PARAM_TUPLE_WIDTH	2
+#define PARAM_EXPECT_SPILL	3
+#define PARAM_MODE			4
+#define PARAM_PROCESSES		5
+
+/* attnos_to_list: an int list of n column numbers. */
+static List *
+attnos_to_list(const AttrNumber *attnos, int n)
+{
+	List	   *list = NIL;
+
+	for (int i = 0; i < n; i++)
+		list = lappend_int(list, attnos[i]);
+	return list;
+}
+
+/* list_to_attnos: n column numbers from an int list. */
+static AttrNumber *
+list_to_attnos(List *list, int n)
+{
+	AttrNumber *attnos = palloc(sizeof(AttrNumber) * n);
+
+	if (list_length(list) != n)
+		elog(ERROR, "braidsort: plan has %d key columns for %d keys",
+			 list_length(list), n);
+	for (int i = 0; i < n; i++)
+		attnos[i] = (AttrNumber) list_nth_int(list, i);
+	return attnos;
+}
+
+/*
+ * braid_plan_pack
+ *		The custom_private list for a BraidSort CustomScan.
+ */
+List *
+braid_plan_pack(const BraidSortPlanData *data)
+{
+	List	   *sortops = NIL;
+	List	   *collations = NIL;
+	List	   *nullsfirst = NIL;
+	List	   *params;
+	List	   *private;
+
+	for (int i = 0; i < data->nkeys; i++)
+	{
+		sortops = lappend_oid(sortops, data->sortops[i]);
+		collations = lappend_oid(collations, data->collations[i]);
+		nullsfirst = lappend_int(nullsfirst, data->nullsfirst[i] ? 1 : 0);
+	}
+	params = list_make5_int(data->keylen, data->truncates ? 1 : 0,
+							data->tuple_width, data->expect_spill ? 1 : 0,
+							data->mode);
+	params = lappend_int(params, data->processes);
+
+	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
+	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
+	if (data->keyattnos != NULL)
+		private = lappend(private, attnos_to_list(data->keyattnos, data->nkeys));
+	return private;
+}
+
+/*
+ * braid_plan_unpack
+ *		Read back what braid_plan_pack() packed (arrays in the current
+ *		memory context).
+ */
+void
+braid_plan_unpack(List *private, BraidSortPlanData *data)
+{
+	List	   *sortops = list_nth(private, PRIV_SORTOPS);
+	List	   *collations = list_nth(private, PRIV_COLLATIONS);
+	List	   *nullsfirst = list_nth(private, PRIV_NULLSFIRST);
+	List	   *params = list_nth(private, PRIV_PARAMS);
+	int			n = list_length(sortops);
+
+	data->nkeys = n;
+	data->sortops = palloc(sizeof(Oid) * n);
+	data->collations = palloc(sizeof(Oid) * n);
+	data->nullsfirst = palloc(sizeof(bool) * n);
+	for (int i = 0; i < n; i++)
+	{
+		data->sortops[i] = list_nth_oid(sortops, i);
+		data->collations[i] = list_nth_oid(collations, i);
+		data->nullsfirst[i] = list_nth_int(nullsfirst, i) != 0;
+	}
+	data->keyexprs = list_nth(private, PRIV_KEYEXPRS);
+	data->keycols = list_to_attnos(list_nth(private, PRIV_KEYCOLS), n);
+	data->keyattnos = list_length(private) > PRIV_KEYATTNOS ?
+		list_to_attnos(list_nth(private, PRIV_KEYATTNOS), n) : NULL;
+	data->keylen = list_nth_int(params, PARAM_KEYLEN);
+	data->truncates = list_nth_int(params, PARAM_TRUNCATES) != 0;
+	data->tuple_width = list_nth_int(params, PARAM_TUPLE_WIDTH);
+	data->expect_spill = list_nth_int(params, PARAM_EXPECT_SPILL) != 0;
+	data->mode = list_nth_int(params, PARAM_MODE);
+	data->processes = list_nth_int(params, PARAM_PROCESSES);
+}

@@ -1,0 +1,51 @@
+/*-------------------------------------------------------------------------
+ *
+ * plandata.h
+ *	  What the planner tells the BraidSort executor, and how it travels.
+ *
+ * A CustomScan carries its private data as a List in custom_private, which
+ * must stay copyable, printable and serializable for parallel workers:
+ * plain integer and OID lists and expression trees only.  BraidSortPlanData
+ * is that data as a struct; braid_plan_pack() and braid_plan_unpack() are
+ * the only functions that know its list layout.
+ *
+ * src/plandata.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_PLANDATA_H
+#define BRAID_PLANDATA_H
+
+#include "postgres.h"
+
+#include "access/attnum.h"
+#include "nodes/pg_list.h"
+
+/* How the node gets whole rows back after sorting. */
+#define BRAID_MODE_HEAP_TID		0	/* refetch from the table by TID */
+#define BRAID_MODE_VALUE_LOG	1	/* read from the value log by offset */
+
+typedef struct BraidSortPlanData
+{
+	int			nkeys;
+	Oid		   *sortops;		/* sort operator of each key */
+	Oid		   *collations;		/* its collation */
+	bool	   *nullsfirst;		/* NULLS FIRST of each key */
+	List	   *keyexprs;		/* key expressions (for EXPLAIN) */
+	AttrNumber *keycols;		/* value log: input column of each key */
+	AttrNumber *keyattnos;		/* heap TID mode, or NULL: table column of
+								 * each key, read from the unprojected scan
+								 * tuple */
+	int			keylen;			/* bytes of key prefix per entry */
+	bool		truncates;		/* some key may exceed keylen */
+	int			tuple_width;	/* planner's estimate of heap tuple bytes */
+	bool		expect_spill;	/* the IndexMap is expected to spill */
+	int			mode;			/* BRAID_MODE_* */
+	int			processes;		/* processes running the node at once: a
+								 * Gather's workers + 1 above it, else 1 */
+} BraidSortPlanData;
+
+extern List *braid_plan_pack(const BraidSortPlanData *data);
+extern void braid_plan_unpack(List *private, BraidSortPlanData *data);
+
+#endif							/* BRAID_PLANDATA_H */

@@ -1,0 +1,282 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_build.c
+ *	  BUILD: the child's rows become IndexMap entries.
+ *
+ * For each row of the child the build encodes the normalized key (keys.c),
+ * makes the row's ref -- the heap TID and tuple length of the scan tuple,
+ * or the place of the row appended to the value log -- and appends an
+ * entry <key prefix, ref> (braid_ovf_put keeps keys longer than the prefix).
+ * The IndexMap grows by doubling within the budget; when it cannot, the
+ * RUNS stage writes it out as a run (braid_spill_run) or, once the pipe is
+ * on, swaps halves (braid_pipe_swap).
+ *
+ * A plain sequential scan is read straight from the table access method
+ * after its first row (braid_build_fast_seqscan), which is what
+ * ExecSeqScan would return, without its per-row calls.
+ *
+ * src/sort_build.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "keys.h"
+#include "pool.h"
+#include "sort_state.h"
+
+/*
+ * grow_entries
+ *		Make room for more entries within the budget; false if none left.
+ */
+static bool
+grow_entries(BraidSortState *st)
+{
+	size_t		used = braid_ovf_bytes(&st->build.ovf);
+	size_t		room = (st->cfg.budget > used) ? st->cfg.budget - used : 0;
+	size_t		limit;
+	size_t		newcap;
+
+	/*
+	 * A value log keeps rows in the other half of the budget until it
+	 * spills.  Full encodings of long keys take what the entries leave; if
+	 * they push the total over the budget, add_entry spills and splits the
+	 * budget evenly from then on.
+	 */
+	if (st->cfg.value_log)
+		room = Min(room, st->cfg.budget / 2);
+	limit = room / st->cfg.stride;
+
+	if (st->build.capacity == 0)
+		newcap = (size_t) Max(Min(st->cfg.est_rows * 1.05, 1e12), 1024.0);
+	else
+		newcap = st->build.capacity * 2;
+	newcap = Min(newcap, limit);
+	if (newcap <= st->build.capacity)
+		return false;
+
+	if (st->build.entries == NULL)
+	{
+		st->build.entries = MemoryContextAllocHuge(st->sortcxt, newcap * st->cfg.stride);
+
+		/*
+		 * A helper faults the fresh pages in ahead of the scan, which then
+		 * finds them mapped instead of taking a page fault every 4 kB.
+		 */
+		braid_prefault_start(st->build.entries, newcap * st->cfg.stride, st->cfg.threads);
+	}
+	else
+		st->build.entries = repalloc_huge(st->build.entries, newcap * st->cfg.stride);
+	st->build.capacity = newcap;
+	return true;
+}
+
+/*
+ * add_entry
+ *		Append one row's entry to the IndexMap, spilling a run first if the
+ *		IndexMap is full.
+ */
+static void
+add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
+{
+	uint8	   *entry;
+
+	if (st->build.nentries == st->build.capacity)
+	{
+		if (st->runset.pipe.on)
+			braid_pipe_swap(st);
+		else if (!grow_entries(st))
+		{
+			if (st->build.nentries == 0)
+				elog(ERROR, "braidsort: budget too small for a single IndexMap entry");
+			braid_spill_run(st);
+			braid_pipe_begin(st);
+		}
+	}
+
+	entry = st->build.entries + st->build.nentries * st->cfg.stride;
+	if (st->cfg.collated)
+	{
+		/*
+		 * Only the memcmp-ordered part goes in the prefix (equal parts tie,
+		 * and the tie-break compares strings); the full key is kept aside.
+		 */
+		size_t		head = Min(st->build.keybuf.sortable, (size_t) st->cfg.radix_keylen);
+		uint64		loc = braid_ovf_append(&st->build.ovf, key, len);
+
+		memcpy(entry, key + BRAID_COLLATED_HEADER, head);
+		memset(entry + head, 0, st->cfg.radix_keylen - head);
+		/* the full key's place, read by every comparison (no lookup) */
+		memcpy(entry + st->cfg.radix_keylen, &loc, sizeof(loc));
+		ref |= BRAID_REF_TRUNCATED;
+		st->build.any_truncated = true;
+	}
+	else if (len <= st->cfg.keylen)
+	{
+		memcpy(entry, key, len);
+		memset(entry + len, 0, st->cfg.keylen - len);
+	}
+	else
+	{
+		memcpy(entry, key, st->cfg.keylen);
+		ref |= BRAID_REF_TRUNCATED;
+		st->build.any_truncated = true;
+		braid_ovf_put(&st->build.ovf, ref, key, len);
+	}
+	braid_entry_set_ref(entry, st->cfg.keylen, ref);
+	st->build.nentries++;
+
+	/* full keys kept aside: the whole IndexMap again, made serially */
+	if (ref & BRAID_REF_TRUNCATED && st->runset.pipe.on)
+		braid_pipe_end(st);
+	if (ref & BRAID_REF_TRUNCATED &&
+		st->build.capacity * st->cfg.stride + braid_ovf_bytes(&st->build.ovf) > st->cfg.budget)
+	{
+		braid_spill_run(st);
+
+		/*
+		 * Long keys filled the budget before the entries did: from now on
+		 * split it evenly between entries and their full keys.
+		 */
+		if (st->build.capacity * st->cfg.stride > st->cfg.budget / 2)
+		{
+			st->build.capacity = Max(st->cfg.budget / 2 / st->cfg.stride, (size_t) 1);
+			st->build.entries = repalloc_huge(st->build.entries, st->build.capacity * st->cfg.stride);
+		}
+	}
+}
+
+/*
+ * braid_build_fast_seqscan
+ *		The child, if it is a plain sequential scan whose rows the build may
+ *		take straight from the table access method once the scan has begun:
+ *		no quals, no projection, not parallel, no EvalPlanQual, and not
+ *		instrumented beyond a row count (which the build then adds up).
+ *		That is exactly what ExecSeqScan would return, without its few calls
+ *		a row; NULL otherwise.
+ */
+SeqScanState *
+braid_build_fast_seqscan(BraidSortState *st)
+{
+	PlanState  *child = st->child;
+	Instrumentation *instr = child->instrument;
+
+	if (st->cfg.value_log || st->cfg.keycols == NULL || !IsA(child, SeqScanState) ||
+		child->qual != NULL || child->ps_ProjInfo != NULL ||
+		child->plan->parallel_aware || child->state->es_epq_active != NULL)
+		return NULL;
+	if (instr && (instr->need_timer || instr->need_bufusage || instr->need_walusage))
+		return NULL;
+	return (SeqScanState *) child;
+}
+
+/*
+ * braid_build_rows
+ *		Take every row of the child into the IndexMap (spilling runs as it
+ *		fills); returns the rows taken straight from the table scan
+ *		(braid_build_fast_seqscan), which its instrumentation has not counted.
+ */
+int64
+braid_build_rows(BraidSortState *st, SeqScanState *fast)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	int64		fast_rows = 0;
+
+	for (;;)
+	{
+		TupleTableSlot *slot;
+		TupleTableSlot *scanslot;
+		HeapTuple	htup;
+		MemoryContext old;
+		size_t		len;
+		uint64		ref;
+
+		/*
+		 * After the first row, which ExecProcNode fetches (beginning the scan
+		 * or rescanning it for changed parameters), the scan's own next tuple
+		 * (braid_build_fast_seqscan).
+		 */
+		if (fast != NULL && st->build.rows_built > 0 &&
+			fast->ss.ss_currentScanDesc != NULL)
+		{
+			slot = fast->ss.ss_ScanTupleSlot;
+			if (!table_scan_getnextslot(fast->ss.ss_currentScanDesc,
+										ForwardScanDirection, slot))
+				slot = NULL;
+			else
+				fast_rows++;
+		}
+		else
+			slot = ExecProcNode(st->child);
+
+		if (TupIsNull(slot))
+			break;
+
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		if (st->cfg.value_log)
+		{
+			bool		should_free;
+			MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
+
+			/* keep the whole row in the value log, its keys in the IndexMap */
+			ref = braid_vlog_append(&st->vlog, mtup);
+			st->build.tuple_bytes += mtup->t_len;
+			for (int i = 0; i < st->cfg.nkeys; i++)
+				st->build.keyvals[i] = slot_getattr(slot, st->cfg.keycols[i], &st->build.keynulls[i]);
+			len = braid_encode_key(st->cfg.keys, st->cfg.nkeys, st->build.keyvals,
+								   st->build.keynulls, &st->build.keybuf);
+		}
+		else
+		{
+			/* TID and length of the heap tuple the child just returned */
+			scanslot = ((ScanState *) st->child)->ss_ScanTupleSlot;
+			if (!TTS_IS_BUFFERTUPLE(scanslot) && !TTS_IS_HEAPTUPLE(scanslot))
+				elog(ERROR, "braidsort: scan did not produce a heap tuple");
+			htup = ((HeapTupleTableSlot *) scanslot)->tuple;
+			if (htup == NULL || htup->t_len > BRAID_REF_LEN_MASK ||
+				!ItemPointerIsValid(&scanslot->tts_tid))
+				elog(ERROR, "braidsort: scan produced a tuple without a valid TID or length");
+			st->build.tuple_bytes += htup->t_len;
+			ref = braid_make_ref(ItemPointerGetBlockNumber(&scanslot->tts_tid),
+								 ItemPointerGetOffsetNumber(&scanslot->tts_tid),
+								 htup->t_len);
+
+			if (st->cfg.keycols)
+			{
+				/* the scan hands over its tuple: read the key columns */
+				for (int i = 0; i < st->cfg.nkeys; i++)
+					st->build.keyvals[i] = slot_getattr(scanslot, st->cfg.keycols[i], &st->build.keynulls[i]);
+				len = braid_encode_key(st->cfg.keys, st->cfg.nkeys, st->build.keyvals,
+									   st->build.keynulls, &st->build.keybuf);
+			}
+			else
+			{
+				/* the narrowed scan outputs exactly the keys */
+				slot_getallattrs(slot);
+				len = braid_encode_key(st->cfg.keys, st->cfg.nkeys, slot->tts_values,
+									   slot->tts_isnull, &st->build.keybuf);
+			}
+		}
+		add_entry(st, st->build.keybuf.data, len, ref);
+		MemoryContextSwitchTo(old);
+		st->build.rows_built++;
+		ResetExprContext(econtext);
+
+		/* show the rows, and move a run being made on a helper along */
+		if ((st->build.rows_built & 4095) == 0)
+		{
+			braid_progress_set_rows(&st->mon.progress, st->build.rows_built);
+			if (st->runset.pipe.stage != PIPE_IDLE)
+				braid_pipe_step(st, false);
+		}
+	}
+	braid_progress_set_rows(&st->mon.progress, st->build.rows_built);
+	braid_pipe_end(st);
+	return fast_rows;
+}

@@ -1,0 +1,336 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_state.h
+ *	  The BraidSort node's state, one part per stage, and the stages'
+ *	  interfaces.
+ *
+ * A sort runs through stages in the order its data flows, each in its own
+ * file and owning one part of BraidSortState:
+ *
+ *	sort_node.c		the CustomScan callbacks (begin, exec, end, rescan,
+ *					mark/restore); drives the stages; owns "pos"
+ *	sort_build.c	BUILD: scan the child, encode keys, add IndexMap
+ *					entries, grow the IndexMap; owns "build"
+ *	sort_keys.c		full keys kept aside (overflow store) and the
+ *					comparisons that read them; part of "build"
+ *	sort_runs.c		RUNS: sort the IndexMap, write it as a run, make runs on
+ *					a helper while the build goes on (the pipe); owns "runset"
+ *	sort_merge.c	MERGE: fan-in, intermediate passes, the final merge
+ *					(streamed batch by batch, or written as refs); owns "merge"
+ *	sort_gather.c	GATHER: the refs after a OnePass sort (compacted or
+ *					offloaded), gather batches, merge-ahead; owns "out"
+ *	sort_vlog.c		VALUE LOG: rows read back from the value log, a window
+ *					at a time; owns "win"
+ *	explain.c		EXPLAIN of the node
+ *
+ * Configuration read from the plan ("cfg") is set once by sort_node.c and
+ * read by every stage.  Instrumentation ("instr") and progress ("mon") are
+ * shared counters every stage adds to.
+ *
+ * A new sort strategy (the write-limited sorts) is a new stage between RUNS
+ * and GATHER that consumes "build" and produces refs in "out" (see
+ * docs/design.md).
+ *
+ * src/sort_state.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_SORT_STATE_H
+#define BRAID_SORT_STATE_H
+
+#include "postgres.h"
+
+#include "nodes/execnodes.h"
+#include "portability/instr_time.h"
+
+#include "gather.h"
+#include "indexmap.h"
+#include "instr.h"
+#include "keys.h"
+#include "merge.h"
+#include "plandata.h"
+#include "progress.h"
+#include "valuelog.h"
+
+/* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
+#define BRAID_MAX_BATCH_ROWS (1 << 22)
+
+/* Smallest gather arena: room for a few of the largest heap tuples. */
+#define BRAID_MIN_ARENA ((size_t) 4 * BLCKSZ)
+
+/*
+ * Budget charged per run being merged (what a read buffer per run would
+ * cost): the budget divided by this is the merge fan-in.
+ */
+#define BRAID_MERGE_RUN_BYTES ((size_t) 256 * 1024)
+
+/* Halves smaller than this are not worth a helper (braid_pipe_begin). */
+#define BRAID_PIPE_MIN_ENTRIES 1024
+#define BRAID_MAX_FANIN 1024
+
+/* Value log rows read back from the device per read grant. */
+#define BRAID_LOG_WINDOW_ROWS 4096
+
+/*
+ * Full encodings of keys longer than the entry prefix, found by TID
+ * (sort_keys.c).  Open addressing; slot_tid 0 means empty (stored TIDs are
+ * offset by one).
+ */
+typedef struct BraidOverflow
+{
+	MemoryContext cxt;			/* where it allocates (the sort's) */
+	uint64	   *slot_tid;
+	uint64	   *slot_off;
+	uint32	   *slot_len;
+	size_t		nslots;			/* power of two, or 0 */
+	size_t		nused;
+	uint8	   *arena;
+	size_t		arena_used;
+	size_t		arena_cap;
+} BraidOverflow;
+
+/*
+ * The next batch of a streaming final merge, taken by a helper thread while
+ * the current batch is gathered (sort_gather.c): the batch's refs so far
+ * and their arena bytes, closed at the same place as
+ * braid_merge_next_batch would close it.
+ */
+typedef struct BraidMergeAhead
+{
+	uint64	   *refs;
+	int			cap;
+	int			n;
+	size_t		bytes;
+	bool		closed;			/* full, or the merge is exhausted */
+} BraidMergeAhead;
+
+/*
+ * A run sorted and written by a helper thread while the build goes on: the
+ * IndexMap's two halves take turns, one filling while the other's run is
+ * made (braid_pipe_swap).  The helper sorts the half and sizes its run,
+ * the backend creates the run's file and takes the device's write grant,
+ * the helper codes the run into the file, the backend finishes it.
+ */
+typedef enum BraidPipeStage
+{
+	PIPE_IDLE,
+	PIPE_SORTING,				/* sorting and sizing, on the helper */
+	PIPE_CODING					/* coding into the file, on the helper */
+} BraidPipeStage;
+
+typedef struct BraidPipe
+{
+	struct BraidSortState *st;
+	bool		on;				/* the build fills halves */
+	uint8	   *base;			/* the IndexMap's allocation */
+	size_t		full;			/* its capacity in entries */
+	BraidPipeStage stage;
+	int			helpers;		/* helpers running the stage, 0 if none */
+	uint8	   *entries;		/* the half being made into a run */
+	size_t		n;
+	size_t		bytes;			/* its coded size */
+	BraidRun   *run;
+	uint8	   *dst;			/* where in the file it is coded */
+	bool		stop;			/* give up coding (an error) */
+} BraidPipe;
+
+/* What the plan says, set up once at ExecInit (sort_node.c). */
+typedef struct BraidSortConfig
+{
+	bool		value_log;		/* BRAID_MODE_VALUE_LOG */
+	AttrNumber *keycols;		/* input column of each key (value log), or
+								 * table column (heap TID, unprojected
+								 * scan), else NULL */
+	int			nkeys;
+	BraidKeyColumn *keys;
+	Oid		   *sortops;
+	Oid		   *collations;
+	bool	   *nullsfirst;
+	uint32		keylen;
+	uint32		stride;
+	bool		may_truncate;	/* variable-width keys: full keys kept aside */
+	bool		collated;		/* a key is compared by its collation */
+	uint32		radix_keylen;	/* prefix bytes the radix sort orders by:
+								 * keylen, or with a collated key keylen - 8,
+								 * the last 8 bytes locating the full key */
+	int			collated_key;	/* which one */
+	double		est_rows;
+	int			threads;		/* this process's sort threads: its share of
+								 * the CPUs (braid_sort_thread_count) */
+	bool		random_access;
+	size_t		budget;
+} BraidSortConfig;
+
+/* BUILD: the IndexMap being filled (sort_build.c, sort_keys.c). */
+typedef struct BraidBuild
+{
+	BraidKeyBuffer keybuf;
+	Datum	   *keyvals;		/* key columns of one row (keycols) */
+	bool	   *keynulls;
+	uint8	   *entries;
+	size_t		nentries;
+	size_t		capacity;
+	bool		any_truncated;
+	BraidOverflow ovf;
+	int64		rows_built;		/* rows taken from the child */
+	uint64		tuple_bytes;	/* bytes of the rows sorted (statistics) */
+} BraidBuild;
+
+/* RUNS: the runs written so far (sort_runs.c). */
+typedef struct BraidRunSet
+{
+	List	   *runs;			/* BraidRun *, waiting to be merged */
+	bool		pipe_allowed;	/* runs may be made during the build */
+	BraidPipe	pipe;
+	int			half_runs;		/* runs of half the IndexMap (pipe) */
+	double		spill_ms;		/* sorting and writing runs during the build */
+} BraidRunSet;
+
+/* MERGE: the final merge, while it streams (sort_merge.c). */
+typedef struct BraidMergeStage
+{
+	BraidMerger *merger;		/* streaming final merge, or NULL */
+	BraidRun  **runs;			/* its runs */
+	int			nruns;
+	bool		ahead_on;		/* a helper merges the next batch meanwhile */
+	BraidMergeAhead ahead;
+} BraidMergeStage;
+
+/* GATHER: the sorted refs and the batches of rows (sort_gather.c). */
+typedef struct BraidOutput
+{
+	int64		nrows;			/* rows sorted, -1 if not known yet */
+	uint64	   *refs;			/* after the sort: the entries' refs, in place */
+	BraidRun   *refs_run;		/* merged refs, when positions must be random,
+								 * or a OnePass sort's offloaded refs */
+	bool		refs_offloaded; /* OnePass refs on the device */
+	uint64	   *stream_refs;	/* the batch taken from the merger */
+	int			stream_refs_cap;
+	size_t		batch_bytes;	/* arena bytes of a batch */
+
+	/* batch b covers positions [batch_start[b], batch_start[b + 1]) */
+	int64	   *batch_start;
+	int			nbatches;		/* batches whose end is known */
+	int			batch_cap;
+	bool		batches_complete;
+	BraidGather gather;
+} BraidOutput;
+
+/* VALUE LOG: the window of rows read back from the device (sort_vlog.c). */
+typedef struct BraidLogWindow
+{
+	TupleTableSlot *slot;		/* the row being emitted */
+	int64		first;
+	int			n;
+	MinimalTuple *tuple;
+	size_t	   *off;
+	char	   *arena;
+	size_t		cap;
+} BraidLogWindow;
+
+/* The node's output position, as in tuplesort (sort_node.c). */
+typedef struct BraidPosition
+{
+	bool		built;			/* the input has been sorted */
+	int64		current;		/* index after the last row returned */
+	bool		eof_reached;
+	int64		mark_current;
+	bool		mark_eof;
+	bool		scan_slot_full; /* heap mode: a refetched tuple is in the slot */
+} BraidPosition;
+
+/* braidsort.progress, as every stage updates it. */
+typedef struct BraidSortMonitor
+{
+	BraidProgress progress;
+	BraidProgressPhase phase;	/* last shown */
+	int64		batches_before; /* gather batches before this sort */
+} BraidSortMonitor;
+
+typedef struct BraidSortState
+{
+	CustomScanState css;
+	PlanState  *child;
+	MemoryContext sortcxt;		/* IndexMap, overflow, runs: per sort */
+	MemoryContext gathercxt;	/* gather buffers: per node */
+
+	BraidSortConfig cfg;
+	BraidBuild	build;
+	BraidRunSet runset;
+	BraidMergeStage merge;
+	BraidOutput out;
+	BraidValueLog vlog;
+	BraidLogWindow win;
+	BraidPosition pos;
+
+	/*
+	 * instrumentation: the counters are kept in place, the rest is filled
+	 * in by a snapshot for EXPLAIN
+	 */
+	BraidSortInstr instr;
+	BraidSortMonitor mon;
+} BraidSortState;
+
+/* braid_elapsed_ms: milliseconds since "start". */
+static inline double
+braid_elapsed_ms(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/* braid_sort_set_phase: show the node in another phase (braidsort.progress). */
+static inline void
+braid_sort_set_phase(BraidSortState *st, BraidProgressPhase phase)
+{
+	if (st->mon.phase == phase)
+		return;
+	st->mon.phase = phase;
+	braid_progress_set_phase(&st->mon.progress, phase);
+}
+
+/* sort_keys.c */
+extern void braid_ovf_init(BraidOverflow *ovf, MemoryContext cxt);
+extern size_t braid_ovf_bytes(const BraidOverflow *ovf);
+extern void braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size_t len);
+extern uint64 braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len);
+extern void braid_ovf_free(BraidOverflow *ovf);
+extern int	braid_sort_tiebreak(const uint8 *a, const uint8 *b, void *arg);
+extern int	braid_sort_collated_compare(const uint8 *a, uint32 la,
+										const uint8 *b, uint32 lb, void *arg);
+extern const uint8 *braid_sort_entry_key_of(const uint8 *entry, uint32 *len,
+											uint64 *ref, void *arg);
+
+/* sort_build.c */
+extern SeqScanState *braid_build_fast_seqscan(BraidSortState *st);
+extern int64 braid_build_rows(BraidSortState *st, SeqScanState *fast);
+
+/* sort_runs.c */
+extern void braid_sort_entries(BraidSortState *st);
+extern void braid_spill_run(BraidSortState *st);
+extern void braid_pipe_begin(BraidSortState *st);
+extern void braid_pipe_swap(BraidSortState *st);
+extern void braid_pipe_step(BraidSortState *st, bool wait);
+extern void braid_pipe_end(BraidSortState *st);
+extern void braid_pipe_stop(BraidSortState *st);
+extern void braid_runs_release(BraidSortState *st);
+
+/* sort_merge.c */
+extern int	braid_merge_fanin(const BraidSortState *st);
+extern void braid_sort_read_scope(BraidSortState *st, BraidReadScope *scope);
+extern void braid_merge_all_runs(BraidSortState *st);
+extern void braid_merge_release(BraidSortState *st);
+
+/* sort_gather.c */
+extern void braid_batches_compact_refs(BraidSortState *st);
+extern void braid_batches_mergepass_arena(BraidSortState *st);
+extern bool braid_batches_position(BraidSortState *st, int64 pos);
+extern void braid_batches_release(BraidSortState *st);
+
+/* sort_vlog.c */
+extern TupleTableSlot *braid_vlog_emit(BraidSortState *st, int64 pos);
+
+#endif							/* BRAID_SORT_STATE_H */

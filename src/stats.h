@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * stats.h
+ *	  Cumulative statistics of braidsort.stats.
+ *
+ * src/stats.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_STATS_H
+#define BRAID_STATS_H
+
+#include "shmem.h"
+
+extern void braid_stats_count_decline(BraidDecline why);
+extern void braid_stats_count_sort(BraidMethod method, bool value_log,
+								   uint64 rows, uint64 value_bytes_avoided);
+
+#endif							/* BRAID_STATS_H */
