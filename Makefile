@@ -17,6 +17,7 @@ OBJS = \
 	src/iosched.o \
 	src/keys.o \
 	src/merge.o \
+	src/plancost.o \
 	src/plandata.o \
 	src/planner.o \
 	src/pool.o \

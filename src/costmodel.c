@@ -122,7 +122,7 @@
  * Bookkeeping per row of a gather batch (gather.c): its arena offset (4)
  * and copy instruction (8), and a copy of its ref (8) when the refs are on
  * the device, and one more (8) when a helper merges the next batch's refs
- * while this one is gathered (exec.c).
+ * while this one is gathered (sort_gather.c).
  */
 #define BRAID_GATHER_ROW_BYTES				12.0
 #define BRAID_GATHER_ROW_BYTES_DEVICE_REFS	20.0
@@ -166,7 +166,7 @@ braid_cost_is_onepass(const BraidCostInput *in)
  * map_budget
  *		The IndexMap's share of the budget: all of it gathering by TID; half
  *		with a value log, which keeps rows in the other half until it spills
- *		(exec.c grow_entries).
+ *		(sort_build.c grow_entries).
  */
 static double
 map_budget(const BraidCostInput *in, BraidGatherFrom from)
@@ -287,7 +287,7 @@ braid_cost_offload_refs(double rows, double total_bytes, double budget,
 /*
  * braid_cost_merges_ahead
  *		Does a MergePass gather merge each next batch on a helper thread
- *		while it gathers (exec.c)?  With more than one thread, unless keys
+ *		while it gathers (sort_gather.c)?  With more than one thread, unless keys
  *		are compared by a collation (in the backend) or the table is read
  *		through a buffer ring (streamed page by page, gather.c).
  */

@@ -8,7 +8,7 @@
  *		[ normalized key prefix: keylen bytes ][ ref: 8 bytes ][ padding ]
  *
  * sorted by memcmp() of the key prefix.  The ref is opaque here: the
- * executor packs a heap TID and the tuple length into it (see exec.c).
+ * executor packs a heap TID and the tuple length into it (see refs.h).
  * When a key is longer than its prefix, the caller supplies a tie-break
  * callback that compares the full keys of two entries whose prefixes are
  * equal.

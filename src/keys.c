@@ -394,6 +394,91 @@ reserve(BraidKeyBuffer *buf, size_t used, size_t need)
 }
 
 /*
+ * encode_collated
+ *		Append a key compared by its libc collation at len: a NULL mark, the
+ *		length and the raw bytes (compared by braid_compare_collated, not by
+ *		memcmp), and record in the header how many bytes before it do
+ *		compare by memcmp.  Returns the new length.
+ */
+static inline size_t
+encode_collated(const BraidKeyColumn *col, Datum d, bool isnull,
+				BraidKeyBuffer *buf, size_t len)
+{
+	const char *p = NULL;
+	uint32		vlen = 0;
+	size_t		head;
+	uint8	   *out;
+
+	if (!isnull)
+	{
+		struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
+
+		p = VARDATA_ANY(v);
+		vlen = VARSIZE_ANY_EXHDR(v);
+		/* bpchar compares without trailing spaces (bcTruelen) */
+		if (col->kind == BRAID_KEY_BPCHAR_LIBC)
+			while (vlen > 0 && p[vlen - 1] == ' ')
+				vlen--;
+	}
+	reserve(buf, len, 1 + 4 + vlen);
+	out = buf->data + len;
+	out[0] = isnull ? (col->nulls_first ? BRAID_NULL_FIRST_MARK : BRAID_NULL_LAST_MARK) :
+		BRAID_NOT_NULL_MARK;
+	head = len + 1 - BRAID_COLLATED_HEADER;
+	if (head > PG_UINT16_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("braidsort sort keys before a collated key exceed %d bytes",
+						PG_UINT16_MAX)));
+	buf->data[0] = (uint8) (head >> 8);
+	buf->data[1] = (uint8) head;
+	buf->sortable = head;
+	out[1] = (uint8) (vlen >> 24);
+	out[2] = (uint8) (vlen >> 16);
+	out[3] = (uint8) (vlen >> 8);
+	out[4] = (uint8) vlen;
+	if (vlen > 0)
+		memcpy(out + 5, p, vlen);
+	return len + 5 + vlen;
+}
+
+/*
+ * encode_fixed
+ *		Encode a non-NULL fixed-width key of this kind at out (16 bytes of
+ *		room); returns its length.
+ */
+static inline size_t
+encode_fixed(BraidKeyKind kind, Datum d, uint8 *out)
+{
+	switch (kind)
+	{
+		case BRAID_KEY_INT2:
+			return braid_enc_int16(DatumGetInt16(d), out);
+		case BRAID_KEY_INT4:
+		case BRAID_KEY_DATE:
+			return braid_enc_int32(DatumGetInt32(d), out);
+		case BRAID_KEY_INT8:
+		case BRAID_KEY_INT64TIME:
+			return braid_enc_int64(DatumGetInt64(d), out);
+		case BRAID_KEY_OID:
+			return braid_enc_uint32(DatumGetObjectId(d), out);
+		case BRAID_KEY_FLOAT4:
+			return braid_enc_float4(DatumGetFloat4(d), out);
+		case BRAID_KEY_FLOAT8:
+			return braid_enc_float8(DatumGetFloat8(d), out);
+		case BRAID_KEY_BOOL:
+			out[0] = DatumGetBool(d) ? 1 : 0;
+			return 1;
+		case BRAID_KEY_UUID:
+			memcpy(out, DatumGetUUIDP(d)->data, UUID_LEN);
+			return UUID_LEN;
+		default:
+			elog(ERROR, "unexpected braidsort key kind %d", (int) kind);
+	}
+	return 0;					/* keep compiler quiet */
+}
+
+/*
  * braid_encode_key
  *		Encode one row's sort columns into buf; returns the key length.
  *
@@ -427,41 +512,7 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 
 		if (BRAID_KEY_IS_COLLATED(col->kind))
 		{
-			const char *p = NULL;
-			uint32		vlen = 0;
-			size_t		head;
-
-			if (!isnull[i])
-			{
-				struct varlena *v = PG_DETOAST_DATUM_PACKED(d);
-
-				p = VARDATA_ANY(v);
-				vlen = VARSIZE_ANY_EXHDR(v);
-				/* bpchar compares without trailing spaces (bcTruelen) */
-				if (col->kind == BRAID_KEY_BPCHAR_LIBC)
-					while (vlen > 0 && p[vlen - 1] == ' ')
-						vlen--;
-			}
-			reserve(buf, len, 1 + 4 + vlen);
-			out = buf->data + len;
-			out[0] = isnull[i] ? (col->nulls_first ? BRAID_NULL_FIRST_MARK : BRAID_NULL_LAST_MARK) :
-				BRAID_NOT_NULL_MARK;
-			head = len + 1 - BRAID_COLLATED_HEADER;
-			if (head > PG_UINT16_MAX)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("braidsort sort keys before a collated key exceed %d bytes",
-								PG_UINT16_MAX)));
-			buf->data[0] = (uint8) (head >> 8);
-			buf->data[1] = (uint8) head;
-			buf->sortable = head;
-			out[1] = (uint8) (vlen >> 24);
-			out[2] = (uint8) (vlen >> 16);
-			out[3] = (uint8) (vlen >> 8);
-			out[4] = (uint8) vlen;
-			if (vlen > 0)
-				memcpy(out + 5, p, vlen);
-			len += 5 + vlen;
+			len = encode_collated(col, d, isnull[i], buf, len);
 			continue;
 		}
 
@@ -525,39 +576,7 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 			reserve(buf, len, 1 + 16);
 			out = buf->data + len;
 			*out++ = BRAID_NOT_NULL_MARK;
-			switch (col->kind)
-			{
-				case BRAID_KEY_INT2:
-					n = braid_enc_int16(DatumGetInt16(d), out);
-					break;
-				case BRAID_KEY_INT4:
-				case BRAID_KEY_DATE:
-					n = braid_enc_int32(DatumGetInt32(d), out);
-					break;
-				case BRAID_KEY_INT8:
-				case BRAID_KEY_INT64TIME:
-					n = braid_enc_int64(DatumGetInt64(d), out);
-					break;
-				case BRAID_KEY_OID:
-					n = braid_enc_uint32(DatumGetObjectId(d), out);
-					break;
-				case BRAID_KEY_FLOAT4:
-					n = braid_enc_float4(DatumGetFloat4(d), out);
-					break;
-				case BRAID_KEY_FLOAT8:
-					n = braid_enc_float8(DatumGetFloat8(d), out);
-					break;
-				case BRAID_KEY_BOOL:
-					out[0] = DatumGetBool(d) ? 1 : 0;
-					n = 1;
-					break;
-				case BRAID_KEY_UUID:
-					memcpy(out, DatumGetUUIDP(d)->data, UUID_LEN);
-					n = UUID_LEN;
-					break;
-				default:
-					elog(ERROR, "unexpected braidsort key kind %d", (int) col->kind);
-			}
+			n = encode_fixed(col->kind, d, out);
 		}
 		if (col->descending)
 			braid_invert_bytes(out, n);

@@ -454,7 +454,7 @@ single_stripe(RunWriter *w, size_t *lo, const uint8 *entries, size_t n,
  * braid_run_size
  *		The coded size of n sorted entries as one run, on one thread: the
  *		first half of braid_run_write() for a caller that sorts and writes
- *		runs on a helper thread while the backend goes on (exec.c).  Pure
+ *		runs on a helper thread while the backend goes on (sort_runs.c).  Pure
  *		memory work, as key_of must be.
  */
 size_t

@@ -62,11 +62,12 @@
 #include "device.h"
 #include "indexmap.h"
 #include "iosched.h"
-#include "stats.h"
 #include "keys.h"
+#include "plancost.h"
 #include "plandata.h"
 #include "pool.h"
 #include "profkernel.h"
+#include "stats.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 
@@ -77,23 +78,6 @@ static planner_hook_type prev_planner_hook = NULL;
 #define BRAID_MAX_BOUNDED_KEY 32
 
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
-
-/*
- * estimate_value_bytes
- *		Estimated average encoded bytes of a variable-width key expression.
- */
-static double
-estimate_value_bytes(Expr *expr, Oid relid)
-{
-	int32		width = 0;
-
-	if (IsA(expr, Var) && ((Var *) expr)->varattno > 0)
-		width = get_attavgwidth(relid, ((Var *) expr)->varattno);
-	if (width <= 0)
-		width = get_typavgwidth(exprType((Node *) expr), exprTypmod((Node *) expr));
-	/* drop the (short) varlena header, add the terminator */
-	return Max(width - 1, 0) + 2;
-}
 
 /*
  * heap_tid_input
@@ -147,18 +131,6 @@ heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
 	*relid = rte->relid;
 	return true;
 }
-
-/*
- * The sort keys of a Sort, as braidsort will encode them.
- */
-typedef struct BraidKeys
-{
-	int			keylen;			/* bytes of key prefix per entry */
-	bool		has_var;		/* a key may exceed the prefix */
-	bool		collated;		/* a key is ordered by a libc collation */
-	bool		numeric_first;	/* the first key is a numeric */
-	int			collated_key;	/* which key is collated, if one is */
-} BraidKeys;
 
 /*
  * sort_keys
@@ -232,7 +204,7 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 		else if (width == -1)
 		{
 			k->has_var = true;
-			var_bytes += 1 + estimate_value_bytes(tle->expr, relid);
+			var_bytes += 1 + braid_plan_value_bytes(tle->expr, relid);
 		}
 	}
 
@@ -253,7 +225,7 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 	 * bytes for variable-width keys, fewer tie-breaks.
 	 */
 	if (k->collated)
-		k->keylen += 8;			/* where the full key is (see exec.c) */
+		k->keylen += 8;			/* where the full key is (sort_keys.c) */
 	k->keylen = TYPEALIGN(8, k->keylen + BRAID_REF_BYTES) - BRAID_REF_BYTES;
 	if (k->keylen + BRAID_REF_BYTES > BRAID_MAX_STRIDE)
 	{
@@ -265,118 +237,101 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 }
 
 /*
- * key_correlation
- *		ANALYZE's correlation between table relid's physical order and the
- *		order of a key expression, if it is a plain column with statistics;
- *		else 0.  (The gather visits few pages per batch when the sort order
- *		follows the physical order, e.g. timestamps of rows inserted in time
- *		order; only its square matters, so DESC is no matter.)
+ * node_tlists
+ *		The node's target list, its key expressions (for EXPLAIN) and the
+ *		key target list a narrowed scan would output; false (with *why) if
+ *		the Sort's output is not a plain projection of its input.
  */
-static double
-key_correlation(Oid relid, Expr *expr)
+static bool
+node_tlists(Sort *sort, Plan *child, bool by_tid, List **output_tlist,
+			List **keyexprs, List **child_tlist, char **why)
 {
-	Var		   *var = (Var *) expr;
-	HeapTuple	tuple;
-	AttStatsSlot sslot;
-	double		correlation = 0;
-
-	if (!OidIsValid(relid) || !IsA(expr, Var) || var->varattno <= 0)
-		return 0;
-	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
-							Int16GetDatum(var->varattno), BoolGetDatum(false));
-	if (!HeapTupleIsValid(tuple))
-		return 0;
-	if (get_attstatsslot(&sslot, tuple, STATISTIC_KIND_CORRELATION, InvalidOid,
-						 ATTSTATSSLOT_NUMBERS))
-	{
-		if (sslot.nnumbers == 1)
-			correlation = sslot.numbers[0];
-		free_attstatsslot(&sslot);
-	}
-	ReleaseSysCache(tuple);
-	return correlation;
-}
-
-/*
- * sort_row_width
- *		Bytes of the rows the Sort carries, from what its target list really
- *		holds: a column's average width (the table's statistics for plain
- *		columns of relid), a constant's own size.  The planner's plan_width
- *		counts a NULL constant at its type's average width, and PostgreSQL
- *		replaces the unused outputs of a subquery with NULL constants: under
- *		count(*) of an ordered subquery the Sort sorts a few bytes a row, not
- *		the table's width.
- */
-static double
-sort_row_width(Sort *sort, Plan *child, Oid relid)
-{
-	double		width = 0;
 	ListCell   *lc;
 
+	*output_tlist = NIL;
+	*keyexprs = NIL;
+	*child_tlist = NIL;
+
+	/*
+	 * The node's output is the Sort's target list (references to the child's
+	 * outputs, with the Sort's resjunk markings); refetching by TID, each
+	 * reference is replaced by the child's expression over the table.
+	 */
 	foreach(lc, sort->plan.targetlist)
 	{
-		Expr	   *expr = ((TargetEntry *) lfirst(lc))->expr;
+		TargetEntry *stle = lfirst_node(TargetEntry, lc);
+		Var		   *ref = (Var *) stle->expr;
+		TargetEntry *ctle;
+		TargetEntry *tle;
 
-		if (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
+		/* set_dummy_tlist_references leaves constants in place */
+		if (IsA(ref, Const))
 		{
-			TargetEntry *ctle = get_tle_by_resno(child->targetlist,
-												 ((Var *) expr)->varattno);
-
-			if (ctle != NULL)
-				expr = ctle->expr;
-		}
-		if (IsA(expr, Const))
-		{
-			Const	   *c = (Const *) expr;
-
-			if (!c->constisnull)
-				width += datumGetSize(c->constvalue, c->constbyval, c->constlen);
+			*output_tlist = lappend(*output_tlist, flatCopyTargetEntry(stle));
 			continue;
 		}
-		if (IsA(expr, Var) && OidIsValid(relid) && ((Var *) expr)->varattno > 0)
+		if (!IsA(ref, Var) || ref->varno != OUTER_VAR ||
+			(ctle = get_tle_by_resno(child->targetlist, ref->varattno)) == NULL)
 		{
-			int32		w = get_attavgwidth(relid, ((Var *) expr)->varattno);
-
-			if (w > 0)
-			{
-				width += w;
-				continue;
-			}
+			*why = "sort output is not a plain projection of its input";
+			return false;
 		}
-		width += get_typavgwidth(exprType((Node *) expr), exprTypmod((Node *) expr));
+		tle = flatCopyTargetEntry(stle);
+		tle->expr = by_tid ? copyObject(ctle->expr) : copyObject(stle->expr);
+		*output_tlist = lappend(*output_tlist, tle);
 	}
-	return Min(width, (double) sort->plan.plan_width);
+
+	for (int i = 0; i < sort->numCols; i++)
+	{
+		TargetEntry *stle = get_tle_by_resno(sort->plan.targetlist, sort->sortColIdx[i]);
+		TargetEntry *tle = get_tle_by_resno(child->targetlist, sort->sortColIdx[i]);
+
+		if (tle == NULL || stle == NULL)
+			elog(ERROR, "braidsort: no target list entry for sort key %d", i + 1);
+		if (!by_tid && (!IsA(stle->expr, Var) || ((Var *) stle->expr)->varno != OUTER_VAR))
+		{
+			*why = "sort key is not a column of the input";
+			return false;
+		}
+		*keyexprs = lappend(*keyexprs, copyObject(by_tid ? tle->expr : stle->expr));
+		*child_tlist = lappend(*child_tlist,
+							  makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
+	}
+	return true;
 }
 
 /*
- * key_distinct
- *		ANALYZE's number of distinct values of a key expression of table
- *		relid, if it is a plain column with statistics; else 0.
+ * make_braid_scan
+ *		A CustomScan in the Sort's place: its rows, width, parameters and
+ *		init plans, PostgreSQL's Sort cost with the sort's own part
+ *		(own_cost) braidsort's, and the given target list.
  */
-static double
-key_distinct(Oid relid, Expr *expr)
+static CustomScan *
+make_braid_scan(Sort *sort, Plan *child, double own_cost, List *output_tlist)
 {
-	Var		   *var = (Var *) expr;
-	HeapTuple	tuple;
-	double		distinct = 0;
+	CustomScan *cscan;
 
-	if (!OidIsValid(relid) || !IsA(expr, Var) || var->varattno <= 0)
-		return 0;
-	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
-							Int16GetDatum(var->varattno), BoolGetDatum(false));
-	if (!HeapTupleIsValid(tuple))
-		return 0;
-	distinct = ((Form_pg_statistic) GETSTRUCT(tuple))->stadistinct;
-	ReleaseSysCache(tuple);
-	/* negative: a fraction of the rows */
-	if (distinct < 0)
-	{
-		Relation	rel = table_open(relid, NoLock);
-
-		distinct = -distinct * Max(rel->rd_rel->reltuples, 0);
-		table_close(rel, NoLock);
-	}
-	return distinct;
+	cscan = makeNode(CustomScan);
+	cscan->scan.plan.startup_cost = child->total_cost + own_cost;
+	cscan->scan.plan.total_cost = cscan->scan.plan.startup_cost +
+		(sort->plan.total_cost - sort->plan.startup_cost);
+	cscan->scan.plan.plan_rows = sort->plan.plan_rows;
+	cscan->scan.plan.plan_width = sort->plan.plan_width;
+	cscan->scan.plan.parallel_aware = false;
+	cscan->scan.plan.parallel_safe = sort->plan.parallel_safe;
+	cscan->scan.plan.async_capable = false;
+	cscan->scan.plan.plan_node_id = sort->plan.plan_node_id;
+	cscan->scan.plan.targetlist = output_tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.plan.initPlan = sort->plan.initPlan;
+	cscan->scan.plan.extParam = bms_copy(sort->plan.extParam);
+	cscan->scan.plan.allParam = bms_copy(sort->plan.allParam);
+	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
+	cscan->custom_exprs = NIL;
+	cscan->custom_scan_tlist = NIL;
+	cscan->custom_relids = NULL;
+	cscan->methods = &braid_sort_scan_methods;
+	return cscan;
 }
 
 /* ns_to_ms: nanoseconds as milliseconds, for messages. */
@@ -420,9 +375,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	bool		by_tid;
 	char	   *tid_why = NULL;
 	BraidKeys	keys;
-	List	   *keyexprs = NIL,
-			   *child_tlist = NIL,
-			   *output_tlist = NIL;
+	List	   *keyexprs,
+			   *child_tlist,
+			   *output_tlist;
 	ListCell   *lc;
 	BraidCostInput cost;
 	BraidCostEstimate est;
@@ -440,41 +395,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	if (!sort_keys(sort, child, relid, &keys, why, kind))
 		return NULL;
 
-	memset(&cost, 0, sizeof(cost));
-	cost.rows = sort->plan.plan_rows;
-	cost.sort_width = sort_row_width(sort, child, heap_ok ? relid : InvalidOid);
-	cost.heap_refetch = heap_ok;
-	cost.only_from = braid_gather_source == BRAID_GATHER_HEAP_TID ? BRAID_FROM_HEAP_TID :
-		braid_gather_source == BRAID_GATHER_VALUE_LOG ? BRAID_FROM_VALUE_LOG : BRAID_FROM_ANY;
-	cost.tuple_bytes = heap_ok ?
-		get_relation_data_width(relid, NULL) + MAXALIGN(SizeofHeapTupleHeader) :
-		MAXALIGN(cost.sort_width + SizeofMinimalTupleHeader);
-	cost.row_bytes = MAXALIGN(cost.sort_width + SizeofMinimalTupleHeader);
-	cost.entry_bytes = keys.keylen + BRAID_REF_BYTES;
-	cost.budget_bytes = (double) braid_budget_bytes();
-	cost.sort_mem_bytes = (double) work_mem * 1024.0;
-
-	/*
-	 * A parallel scan hands each process its own blocks: the rows one
-	 * process sorts lie on its share of the table's pages.
-	 */
-	cost.table_pages = heap_ok && child->parallel_aware ?
-		table_pages / Max(processes, 1) : table_pages;
-	cost.table_cached = table_cached;
-	if (heap_ok)
-		cost.correlation = key_correlation(relid,
-										   get_tle_by_resno(child->targetlist,
-															sort->sortColIdx[0])->expr);
-	cost.spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
-	cost.collated = keys.collated;
-	if (keys.collated && heap_ok)
-		cost.collated_distinct =
-			key_distinct(relid, get_tle_by_resno(child->targetlist,
-												 sort->sortColIdx[keys.collated_key])->expr);
-	cost.numeric_key = keys.numeric_first;
-	cost.processes = processes;
-	cost.cpus = braid_pool_cpus();
-	cost.sort_threads = braid_sort_thread_count(processes);
+	braid_plan_cost_input(sort, child, heap_ok ? relid : InvalidOid, table_pages,
+						  table_cached, &keys, processes, &cost);
 	braid_cost_estimate(&cost, &est);
 	if (!braid_force && !est.prefers)
 	{
@@ -494,51 +416,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 			 psprintf("cheaper than refetching them (%.0f ms against %.0f ms estimated)",
 					  ns_to_ms(est.vlog_ns), ns_to_ms(est.tid_ns)));
 
-	/*
-	 * The node's output is the Sort's target list (references to the child's
-	 * outputs, with the Sort's resjunk markings); refetching by TID, each
-	 * reference is replaced by the child's expression over the table.
-	 */
-	foreach(lc, sort->plan.targetlist)
-	{
-		TargetEntry *stle = lfirst_node(TargetEntry, lc);
-		Var		   *ref = (Var *) stle->expr;
-		TargetEntry *ctle;
-		TargetEntry *tle;
-
-		/* set_dummy_tlist_references leaves constants in place */
-		if (IsA(ref, Const))
-		{
-			output_tlist = lappend(output_tlist, flatCopyTargetEntry(stle));
-			continue;
-		}
-		if (!IsA(ref, Var) || ref->varno != OUTER_VAR ||
-			(ctle = get_tle_by_resno(child->targetlist, ref->varattno)) == NULL)
-		{
-			*why = "sort output is not a plain projection of its input";
-			return NULL;
-		}
-		tle = flatCopyTargetEntry(stle);
-		tle->expr = by_tid ? copyObject(ctle->expr) : copyObject(stle->expr);
-		output_tlist = lappend(output_tlist, tle);
-	}
-
-	for (int i = 0; i < sort->numCols; i++)
-	{
-		TargetEntry *stle = get_tle_by_resno(sort->plan.targetlist, sort->sortColIdx[i]);
-		TargetEntry *tle = get_tle_by_resno(child->targetlist, sort->sortColIdx[i]);
-
-		if (tle == NULL || stle == NULL)
-			elog(ERROR, "braidsort: no target list entry for sort key %d", i + 1);
-		if (!by_tid && (!IsA(stle->expr, Var) || ((Var *) stle->expr)->varno != OUTER_VAR))
-		{
-			*why = "sort key is not a column of the input";
-			return NULL;
-		}
-		keyexprs = lappend(keyexprs, copyObject(by_tid ? tle->expr : stle->expr));
-		child_tlist = lappend(child_tlist,
-							  makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
-	}
+	if (!node_tlists(sort, child, by_tid, &output_tlist, &keyexprs, &child_tlist, why))
+		return NULL;
 
 	elog(DEBUG1, "braidsort: Sort replaced%s: braidsort %.0f ms (%s), PostgreSQL %.0f ms estimated for %.0f rows%s",
 		 braid_force && !est.prefers ? " (forced)" : "",
@@ -552,26 +431,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	own_cost = Max(sort->plan.startup_cost - child->total_cost, 0.0) *
 		(est.pg_ns > 0 ? est.braid_ns / est.pg_ns : 1.0);
 
-	cscan = makeNode(CustomScan);
-	cscan->scan.plan.startup_cost = child->total_cost + own_cost;
-	cscan->scan.plan.total_cost = cscan->scan.plan.startup_cost +
-		(sort->plan.total_cost - sort->plan.startup_cost);
-	cscan->scan.plan.plan_rows = sort->plan.plan_rows;
-	cscan->scan.plan.plan_width = sort->plan.plan_width;
-	cscan->scan.plan.parallel_aware = false;
-	cscan->scan.plan.parallel_safe = sort->plan.parallel_safe;
-	cscan->scan.plan.async_capable = false;
-	cscan->scan.plan.plan_node_id = sort->plan.plan_node_id;
-	cscan->scan.plan.targetlist = output_tlist;
-	cscan->scan.plan.qual = NIL;
-	cscan->scan.plan.initPlan = sort->plan.initPlan;
-	cscan->scan.plan.extParam = bms_copy(sort->plan.extParam);
-	cscan->scan.plan.allParam = bms_copy(sort->plan.allParam);
-	cscan->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
-	cscan->custom_exprs = NIL;
-	cscan->custom_scan_tlist = NIL;
-	cscan->custom_relids = NULL;
-	cscan->methods = &braid_sort_scan_methods;
+	cscan = make_braid_scan(sort, child, own_cost, output_tlist);
 	data.nkeys = sort->numCols;
 	data.sortops = sort->sortOperators;
 	data.collations = sort->collations;

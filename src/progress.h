@@ -47,7 +47,7 @@ typedef struct BraidProgress
 extern void braid_progress_shmem_request(void);
 extern void braid_progress_shmem_init(void);
 
-/* the node's updates (exec.c) */
+/* the node's updates (sort_*.c) */
 extern void braid_progress_start(BraidProgress *p, int node, double rows_estimated);
 extern void braid_progress_set_phase(const BraidProgress *p, BraidProgressPhase phase);
 extern void braid_progress_set_rows(const BraidProgress *p, int64 rows_read);
@@ -56,7 +56,7 @@ extern void braid_progress_add_merge_pass(const BraidProgress *p);
 extern void braid_progress_set_batches(const BraidProgress *p, int64 batches);
 extern void braid_progress_end(BraidProgress *p);
 
-/* which node the backend's I/O gate waits are for (exec.c) */
+/* which node the backend's I/O gate waits are for (sort_*.c) */
 extern const BraidProgress *braid_progress_enter(const BraidProgress *p);
 extern void braid_progress_leave(const BraidProgress *prev);
 

@@ -43,7 +43,6 @@
 #include "plandata.h"
 #include "pool.h"
 #include "sort_state.h"
-#include "iosched.h"
 #include "stats.h"
 
 static Node *braid_create_state(CustomScan *cscan);
