@@ -45,12 +45,18 @@ braid_emulate_wait_ns(uint64_t ns)
 
 /*
  * braid_emulate_lines
- *		Wait for lines x ns_per_line nanoseconds (nothing if either is 0).
+ *		Wait for lines x ns_per_line nanoseconds, rounded up to a whole
+ *		microsecond (nothing if either is 0).  The rounding is the spill
+ *		files' emulation as it always was: a read of a few lines waits a
+ *		microsecond, whose figures the benchmarks so far were taken with.
  */
 void
 braid_emulate_lines(uint64_t lines, int ns_per_line)
 {
+	uint64_t	ns;
+
 	if (ns_per_line <= 0 || lines == 0)
 		return;
-	(void) braid_emulate_wait_ns(lines * (uint64_t) ns_per_line);
+	ns = lines * (uint64_t) ns_per_line;
+	(void) braid_emulate_wait_ns((ns + 999) / 1000 * 1000);
 }

@@ -14,8 +14,10 @@
  *					copy this one, then joins the copying
  *					(gather_batch_task); idle helpers may do other work
  *					(merge-ahead, BraidGatherIdleStep)
- *	streamed		when only a few pages may be pinned at once (a small
- *					shared_buffers), pages stream through a window: the
+ *	streamed		when only a few pages may be pinned at once (reads
+ *					through a buffer ring, for a table larger than half
+ *					of shared_buffers, or a temporary table's local
+ *					buffers), pages stream through a window: the
  *					backend pins page after page, one helper copies each as
  *					soon as it is published, the backend releases it
  *

@@ -177,9 +177,10 @@ shared_prefix(const uint8 *prev, uint32 prev_len, const uint8 *key, uint32 keyle
  *		The size of the record front-coding key and ref after the record of
  *		prev (prev_len bytes, low ref bits prev_low); writes nothing.
  *
- *		A ref is coded as its three fields of either layout (refs.h): the
- *		high 32 bits, the 16 bits below them, and the low 16 bits, which
- *		are mostly equal from record to record and then take one bit.
+ *		A ref is coded in three parts whatever its layout (refs.h): the
+ *		high 32 bits, the 16 bits below them, and the low 16 bits (the
+ *		heap layout's block, line pointer and length), the last mostly
+ *		equal from record to record and then taking one bit.
  */
 static inline size_t
 record_size(const uint8 *prev, uint32 prev_len, uint32 prev_low,

@@ -57,7 +57,7 @@ braid_ref_len(uint64 ref)
 	return (uint32) (ref & BRAID_REF_LEN_MASK);
 }
 
-/* The largest segment offset and row length a value log ref can hold. */
+/* The largest offset in a segment that a value log ref can hold. */
 #define BRAID_VLOG_MAX_SEGMENT	UINT64CONST(0xFFFFFFFF)
 
 /* braid_make_vlog_ref: a value log ref (len 0 when it does not fit). */

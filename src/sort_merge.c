@@ -161,7 +161,7 @@ braid_merge_all_runs(BraidSortState *st)
 		 * take the next batch while this one is gathered, when the keys
 		 * compare by memcmp (a collation's comparator calls the server) and
 		 * the rows are gathered from the table with helpers, chunk by chunk
-		 * (not streamed through a window, see gather.c).
+		 * (not streamed through a window, see gather_copy.c).
 		 */
 		st->merge.ahead_on = !st->cfg.collated && !st->cfg.value_log &&
 			st->out.gather.rel != NULL && st->out.gather.threads > 1 &&

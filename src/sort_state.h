@@ -93,7 +93,7 @@ typedef struct BraidOverflow
  * The next batch of a streaming final merge, taken by a helper thread while
  * the current batch is gathered (sort_gather.c): the batch's refs so far
  * and their arena bytes, closed at the same place as
- * braid_merge_next_batch would close it.
+ * next_stream_batch (sort_gather.c) would close it.
  */
 typedef struct BraidMergeAhead
 {

@@ -12,7 +12,7 @@
  * when no live backend has that pid.
  *
  * The phase gate itself needs no process: backends arbitrate through shared
- * memory (shmem.c).  If the worker dies it is restarted after
+ * memory (iosched.c).  If the worker dies it is restarted after
  * BRAID_WORKER_RESTART_SECONDS; a SIGTERM (pg_terminate_backend) also makes
  * it exit and come back, like a crash, since sorts rely on its clean-up.
  *
