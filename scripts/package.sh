@@ -48,6 +48,7 @@ check_deb() {
 	was_installed=0
 	backup=""
 	cluster=""
+	checked_from=$(date +%s)
 	work=$(mktemp -d /tmp/braidsort-pkgcheck.XXXXXX)
 	chmod 0711 "$work" # the cluster below is the postgres user's
 
@@ -176,6 +177,7 @@ EOF
 	echo "package.sh: the installed package works (extension $want, forced and spilling sorts)"
 	trap - EXIT
 	restore
+	echo "package.sh: install and check took $(($(date +%s) - checked_from)) s"
 }
 
 if [ "${1:-}" = "--check-deb" ]; then
@@ -263,4 +265,4 @@ if [ "${BRAID_INSTALL_LOCK_HELD:-0}" = 1 ]; then
 else
 	flock -o "$LOCK" bash "$self" --check-deb "$deb" "$keep"
 fi
-echo "package.sh: done in $(($(date +%s) - start)) s"
+echo "package.sh: done in $(($(date +%s) - start)) s, waits for the install lock included"
