@@ -62,4 +62,8 @@ if [ $status -ne 0 ]; then
 	echo "test.sh: FAILED" >&2
 	exit $status
 fi
+echo "== benchmark driver (bench/run.sh --quick, then its report)"
+bash bench/run.sh --quick --no-build --out "$work/bench" &&
+	bash bench/run.sh --report --out "$work/bench" "$work/bench"/*.json >/dev/null ||
+	{ echo "test.sh: the benchmark driver failed" >&2; exit 1; }
 echo "test.sh: all braidsort tests passed"
