@@ -126,8 +126,13 @@ def parse_args(argv):
                     help="directory for the .md and .png files [next to each JSON file]")
     rp.add_argument("--plots", default=None, help="directory for the PNG plots [--out]")
     rp.add_argument("--no-plots", action="store_true")
+    rp.add_argument("--stable-names", action="store_true",
+                    help="name the plots by workload (onepass-phases.png), not by file, as "
+                         "docs/benchmarks/ does")
     rp.add_argument("--history", action="store_true",
                     help="also plot speed-up and bytes written over time from all the files")
+    rp.add_argument("--history-only", action="store_true",
+                    help="only the history plot (history.png), nothing per file")
     lg = sub.add_parser("legacy", help="convert bench/run.sh's markdown results to JSON")
     lg.add_argument("files", nargs="+")
     lg.add_argument("--out", default=os.path.join(HERE, "results", "legacy"))
@@ -234,7 +239,9 @@ def main(argv=None):
         ensure_python_packages()
         from braidbench import report
         report.render_files(args.files, out=args.out, plots=None if args.no_plots
-                            else (args.plots or args.out or "same"), history=args.history)
+                            else (args.plots or args.out or "same"),
+                            history=args.history or args.history_only,
+                            stable_names=args.stable_names, per_file=not args.history_only)
         return
     if args.workload == "legacy":
         from braidbench import legacy

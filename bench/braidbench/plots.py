@@ -245,7 +245,8 @@ def plot_result(result, out_dir, stem):
     made = []
 
     def add(fn, suffix):
-        p = fn(result, os.path.join(out_dir, f"{stem}-{suffix}.png"))
+        name = stem if stem == suffix else f"{stem}-{suffix}"
+        p = fn(result, os.path.join(out_dir, f"{name}.png"))
         if p:
             made.append(p)
     if k == "threads":
@@ -277,6 +278,14 @@ def _when(result):
         return None
 
 
+def _sb(text):
+    """A shared_buffers setting as the bash driver wrote it (2048MB -> 2GB)."""
+    t = str(text)
+    if t.endswith("MB") and t[:-2].isdigit() and int(t[:-2]) % 1024 == 0:
+        return f"{int(t[:-2]) // 1024}GB"
+    return t
+
+
 def history_points(results):
     """(series, when, speed-up, write reduction or None) of each run: the
     legacy runs' configurations A/B, and this driver's parallel-off groups
@@ -292,7 +301,7 @@ def history_points(results):
             w, rows = r["workload"], r.get("rows")
             if w in ("onepass", "spill"):
                 for c in r["summary"]["configs"]:
-                    name = f"{w} {c['config']} ({c['shared_buffers']}, {rows // 1000000}M rows)" \
+                    name = f"{w} {c['config']} ({_sb(c['shared_buffers'])}, {rows // 1000000}M rows)" \
                         if rows else f"{w} {c['config']}"
                     pts.append((name, t, c.get("speedup"), c.get("write_reduction")))
             elif w == "sweep":
@@ -307,7 +316,7 @@ def history_points(results):
             for row in report.comparison_rows(r):
                 if not row["group"].endswith("parallel=off") or not row["forced_ratio"]:
                     continue
-                sb = row["group"].split()[0].split("=")[1]
+                sb = _sb(row["group"].split()[0].split("=")[1])
                 cfg = "A" if sb not in ("128MB",) else "B"
                 name = f"{k} {cfg} ({sb}, {r['rows'] // 1000000}M rows)"
                 wr = row["written"]

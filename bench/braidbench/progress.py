@@ -1,7 +1,8 @@
 """Progress of a long run: one line per measurement, with an ETA.
 
 The total is the number of measurements a workload plans; the estimate of
-the time left assumes the rest take as long on average as those so far.
+the time left assumes the rest take as long on average as those so far
+(loads and restarts between them included).
 """
 import sys
 import time
@@ -33,9 +34,16 @@ class Progress:
     def step(self, text):
         """One measurement done: its line, with the count and the ETA."""
         self.done += 1
-        elapsed = time.time() - self.t0
+        now = time.time()
+        elapsed = now - self.t0
         total = max(self.total, self.done)
-        left = elapsed / self.done * (total - self.done)
+        # the rate from the first measurement on (setting up, loading
+        # tables before it would make the first estimates far too long)
+        if self.done == 1:
+            self.t_first = now
+            left = elapsed * (total - 1)
+        else:
+            left = (now - self.t_first) / (self.done - 1) * (total - self.done)
         stamp = time.strftime("%H:%M:%S")
         print(f"[{stamp}] {self.done:>3}/{total} {_clock(elapsed)} elapsed, "
               f"ETA {_clock(left)}  {text}", file=self.out, flush=True)

@@ -505,12 +505,13 @@ def markdown(result):
 
 
 # ---- files ----------------------------------------------------------------
-def render_files(paths, out=None, plots="same", history=False):
+def render_files(paths, out=None, plots="same", history=False, stable_names=False,
+                 per_file=True):
     """For each result file: <stem>.md and (unless plots is None) its PNG
     plots, linked from the markdown; legacy files only feed --history."""
     results = [load(p) for p in paths]
     for r in results:
-        if kind(r) == "legacy":
+        if kind(r) == "legacy" or not per_file:
             continue
         src = r["_path"]
         stem = os.path.splitext(os.path.basename(src))[0]
@@ -521,7 +522,7 @@ def render_files(paths, out=None, plots="same", history=False):
             from braidbench import plots as plotmod
             pdir = md_dir if plots == "same" else plots
             os.makedirs(pdir, exist_ok=True)
-            pngs = plotmod.plot_result(r, pdir, stem)
+            pngs = plotmod.plot_result(r, pdir, kind(r) if stable_names else stem)
             if pngs:
                 md += "\n## Plots\n\n" + "\n".join(
                     f"![{os.path.basename(p)}]({os.path.relpath(p, md_dir)})" for p in pngs) + "\n"
