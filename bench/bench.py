@@ -21,6 +21,7 @@ import argparse
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -92,6 +93,18 @@ def add_common(p):
 
 
 def parse_args(argv):
+    if argv and argv[0] == "sortbench":
+        # the first version's spelling: bench.py sortbench --mode M [options of M]
+        rest, mode, i = [], "onepass", 1
+        while i < len(argv):
+            if argv[i] == "--mode" and i + 1 < len(argv):
+                mode, i = argv[i + 1], i + 2
+            elif argv[i].startswith("--mode="):
+                mode, i = argv[i].split("=", 1)[1], i + 1
+            else:
+                rest.append(argv[i])
+                i += 1
+        argv = [mode] + rest
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="workload", required=True)
@@ -118,8 +131,6 @@ def parse_args(argv):
     q.add_argument("--only", default=",".join(MODES + ("realistic",)),
                    help=f"modes to run [{','.join(MODES + ('realistic',))}]")
     add_common(q)
-    s = sub.add_parser("sortbench", help="(old name) onepass or spill")
-    s.add_argument("--mode", choices=["onepass", "spill"], default="onepass")
     rp = sub.add_parser("report", help="markdown tables and PNG plots from result files")
     rp.add_argument("files", nargs="+", help="result JSON files (legacy ones too)")
     rp.add_argument("--out", default=None,
@@ -136,12 +147,7 @@ def parse_args(argv):
     lg = sub.add_parser("legacy", help="convert bench/run.sh's markdown results to JSON")
     lg.add_argument("files", nargs="+")
     lg.add_argument("--out", default=os.path.join(HERE, "results", "legacy"))
-    args = ap.parse_args(argv)
-    if args.workload == "sortbench":
-        # the old spelling: bench.py sortbench --mode M [options of M]
-        rest = [a for a in argv if a not in ("sortbench", "--mode", args.mode)]
-        return parse_args([args.mode] + rest)
-    return args
+    return ap.parse_args(argv)
 
 
 def cluster_for(spec, port):
@@ -234,6 +240,9 @@ def measure_quick(args):
 
 
 def main(argv=None):
+    # a kill stops the run as Ctrl-C does: the cluster's context managers
+    # stop the server, unmount the tmpfs and remove the directories
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench.py: terminated"))
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.workload == "report":
         ensure_python_packages()
