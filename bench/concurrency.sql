@@ -1,10 +1,11 @@
--- bench/concurrency.sql: the pgbench script of `bench/run.sh --concurrency`.
+-- bench/concurrency.sql: the pgbench script of `bench/run.sh --concurrency`
+-- (bench/braidbench/workloads/concurrency_run.py).
 --
 -- Every client runs these sorts, one transaction per pass over the script.
 -- The session settings come from PGOPTIONS (braidsort forced, a small
--- braidsort.work_mem so that each sort spills to tablespace braid_dax,
--- device emulation on); run.sh creates the tables and bench_check().
--- run.sh also EXPLAIN ANALYZEs each statement once before the runs (for
+-- braidsort.work_mem so that each sort spills to tablespace dax,
+-- device emulation on); the workload creates the tables and bench_check(),
+-- and EXPLAIN ANALYZEs each statement once before the runs (for
 -- bench_check(NAME): the checksum query of NAME), so keep one statement per
 -- line.
 --

@@ -67,6 +67,10 @@ if [ $status -ne 0 ]; then
 	echo "test.sh: FAILED" >&2
 	exit $status
 fi
+echo "== benchmark driver (bench/run.sh --quick, then its report)"
+bash bench/run.sh --quick --no-build --out "$work/bench" &&
+	bash bench/run.sh --report --out "$work/bench" "$work/bench"/*.json >/dev/null ||
+	{ echo "test.sh: the benchmark driver failed" >&2; exit 1; }
 
 # The Debian package (about 40 s): with BRAID_TEST_PACKAGE=1, or when its
 # build tools are installed already, unless BRAID_TEST_PACKAGE=0.  This

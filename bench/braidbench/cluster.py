@@ -12,9 +12,21 @@ import subprocess
 import tempfile
 import time
 
-import psycopg2
-
 PGBIN = os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin")
+
+# A throwaway, read-only benchmark cluster: make loading cheap, keep it
+# quiet.  None of these changes how a sort runs (temporary files are never
+# fsynced), only how fast the tables load.
+FAST_LOAD = {
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "wal_level": "minimal",
+    "max_wal_senders": "0",
+    "max_wal_size": "'8GB'",
+    "checkpoint_timeout": "'1h'",
+    "autovacuum": "off",
+}
 
 
 def run_as_postgres(args, **kw):
@@ -23,17 +35,26 @@ def run_as_postgres(args, **kw):
                           check=True, **kw)
 
 
+def quote(value):
+    """A value as a SQL literal (for utility statements, which take no
+    parameters)."""
+    from psycopg import sql
+    return sql.Literal(str(value)).as_string(None)
+
+
 class Cluster:
     """A sandbox cluster: initdb, a tmpfs tablespace "dax", start, stop."""
 
-    def __init__(self, port=5489, locale="en_US.UTF-8", tmpfs_size="4G",
-                 settings=None):
+    def __init__(self, port=5488, locale="en_US.UTF-8", tmpfs_size="4G",
+                 settings=None, spill_to_dax=True):
         self.port = port
         self.locale = locale
         self.tmpfs_size = tmpfs_size
         self.settings = dict(settings or {})
+        self.spill_to_dax = spill_to_dax
         self.dir = None
         self.dax = None
+        self.dax_kind = None
         self.mounted = False
         self.running = False
 
@@ -52,6 +73,7 @@ class Cluster:
 
     def _create(self):
         self.dir = tempfile.mkdtemp(prefix="braidbench.")
+        os.chmod(self.dir, 0o755)
         self.dax = os.path.join(self.dir, "dax")
         os.makedirs(self.dax)
         r = subprocess.run(["mount", "-t", "tmpfs", "-o",
@@ -59,14 +81,15 @@ class Cluster:
                            capture_output=True)
         if r.returncode == 0:
             self.mounted = True
-            self.dax_kind = "tmpfs mount"
+            self.dax_kind = f"tmpfs mount (size={self.tmpfs_size})"
         else:
             # no mount allowed here: a directory in /dev/shm is a tmpfs too
             shutil.rmtree(self.dax)
             self.dax = tempfile.mkdtemp(prefix="braidbench-dax.", dir="/dev/shm")
-            self.dax_kind = "/dev/shm directory"
+            self.dax_kind = "directory on /dev/shm (mounting a tmpfs was not permitted)"
         subprocess.run(["chown", "-R", "postgres:", self.dir, self.dax], check=True)
-        initdb = [f"{PGBIN}/initdb", "-D", self.data, "-E", "UTF8", "-A", "trust"]
+        initdb = [f"{PGBIN}/initdb", "-D", self.data, "-E", "UTF8", "-A", "trust",
+                  "-U", "postgres"]
         initdb += ["--no-locale"] if self.locale in (None, "C") else [f"--locale={self.locale}"]
         run_as_postgres(initdb, stdout=subprocess.DEVNULL)
         conf = {
@@ -77,29 +100,50 @@ class Cluster:
             "logging_collector": "off",
         }
         conf.update(self.settings)
+        self.conf = conf
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write("\n# ---- bench/braidbench ----\n")
             for k, v in conf.items():
                 f.write(f"{k} = {v}\n")
         self.start()
         with self.session() as conn:
-            with conn.cursor() as cur:
-                cur.execute(f"CREATE TABLESPACE dax LOCATION '{self.dax}'")
-                cur.execute("CREATE EXTENSION braidsort")
+            conn.execute(f"CREATE TABLESPACE dax LOCATION {quote(self.dax)}")
+            conn.execute("CREATE EXTENSION braidsort")
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+            if self.spill_to_dax:
+                # PostgreSQL's temporary files and braidsort's spill files
+                # on the same (emulated DAX) medium
+                conn.execute("ALTER SYSTEM SET temp_tablespaces = 'dax'")
+                conn.execute("ALTER SYSTEM SET braidsort.spill_tablespace = 'dax'")
+                conn.execute("SELECT pg_reload_conf()")
+        if self.spill_to_dax:
+            self.wait_setting("temp_tablespaces", "dax")
+            self.wait_setting("braidsort.spill_tablespace", "dax")
 
     @property
     def data(self):
         return os.path.join(self.dir, "data")
 
+    @property
+    def log_path(self):
+        return os.path.join(self.dir, "server.log")
+
     def start(self):
-        run_as_postgres([f"{PGBIN}/pg_ctl", "-D", self.data, "-l",
-                         os.path.join(self.dir, "server.log"), "-w", "start"],
-                        stdout=subprocess.DEVNULL)
+        try:
+            run_as_postgres([f"{PGBIN}/pg_ctl", "-D", self.data, "-l", self.log_path,
+                             "-w", "-t", "120", "start"], stdout=subprocess.DEVNULL)
+        except subprocess.CalledProcessError:
+            raise RuntimeError("the server did not start:\n" + self.log_tail(30))
         self.running = True
 
     def stop(self):
         if self.running:
-            run_as_postgres([f"{PGBIN}/pg_ctl", "-D", self.data, "-m", "fast",
-                             "-w", "stop"], stdout=subprocess.DEVNULL)
+            try:
+                run_as_postgres([f"{PGBIN}/pg_ctl", "-D", self.data, "-m", "fast",
+                                 "-w", "-t", "120", "stop"], stdout=subprocess.DEVNULL)
+            except subprocess.CalledProcessError:
+                run_as_postgres([f"{PGBIN}/pg_ctl", "-D", self.data, "-m", "immediate",
+                                 "-w", "-t", "60", "stop"], stdout=subprocess.DEVNULL)
             self.running = False
 
     def restart(self):
@@ -117,7 +161,12 @@ class Cluster:
         with contextlib.suppress(Exception):
             self.stop()
         if self.mounted:
-            subprocess.run(["umount", self.dax])
+            r = subprocess.run(["umount", self.dax], capture_output=True)
+            if r.returncode != 0:
+                time.sleep(1)
+                r = subprocess.run(["umount", self.dax], capture_output=True)
+            if r.returncode != 0:
+                subprocess.run(["umount", "-l", self.dax])
             self.mounted = False
         if self.dax and not self.dax.startswith(self.dir or "\0"):
             shutil.rmtree(self.dax, ignore_errors=True)
@@ -127,23 +176,58 @@ class Cluster:
 
     # -- sessions ---------------------------------------------------------
     def connect(self, dbname="postgres", options=None):
-        return psycopg2.connect(host=self.dir, port=self.port, user="postgres",
-                                dbname=dbname, options=options or "")
+        """An autocommit connection (each statement its own transaction, as
+        in psql)."""
+        import psycopg
+        return psycopg.connect(host=self.dir, port=self.port, user="postgres",
+                               dbname=dbname, options=options or "", autocommit=True)
 
     @contextlib.contextmanager
     def session(self, dbname="postgres", options=None):
-        """An autocommit connection, closed afterwards.  (psycopg2's own
-        "with conn" opens a transaction block even in autocommit mode.)"""
+        """An autocommit connection, closed afterwards."""
         conn = self.connect(dbname, options)
-        conn.autocommit = True
         try:
             yield conn
         finally:
             conn.close()
 
+    def show(self, name):
+        """A setting as a new session sees it."""
+        with self.session() as conn:
+            return conn.execute(f"SHOW {name}").fetchone()[0]
+
+    def wait_setting(self, name, value, timeout=10.0):
+        """Wait until a new session sees name = value (the postmaster
+        rereads its configuration asynchronously after pg_reload_conf())."""
+        deadline = time.time() + timeout
+        while True:
+            cur = self.show(name)
+            if cur == str(value):
+                return
+            if time.time() > deadline:
+                raise RuntimeError(f"{name}: a new session's SHOW says {cur!r}, "
+                                   f"{timeout:.0f}s after setting it to {value!r}")
+            time.sleep(0.1)
+
+    def set_sighup(self, name, value):
+        """A server-wide (PGC_SIGHUP) parameter: ALTER SYSTEM SET and
+        pg_reload_conf(), then wait until new sessions see it."""
+        with self.session() as conn:
+            conn.execute(f"ALTER SYSTEM SET {name} = {quote(value)}")
+            conn.execute("SELECT pg_reload_conf()")
+        self.wait_setting(name, value)
+
+    def reset_sighup(self, name):
+        with self.session() as conn:
+            conn.execute(f"ALTER SYSTEM RESET {name}")
+            conn.execute("SELECT pg_reload_conf()")
+
     def log_tail(self, n=50):
-        with open(os.path.join(self.dir, "server.log")) as f:
-            return "".join(f.readlines()[-n:])
+        try:
+            with open(self.log_path) as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
 
 
 def wait_quiet(max_load=1.0, timeout=60):

@@ -1,12 +1,109 @@
-"""Markdown summaries of benchmark results."""
-import math
+"""Markdown summaries of benchmark results (and, through plots.py, PNGs).
 
-from braidbench.measure import median
+    python3 bench/bench.py report [--out DIR] [--plots DIR] [--history] FILES...
+
+Reads result files: those of this driver (any workload), those of its first
+version (realistic, sortbench), and the converted results of the bash
+driver (bench/results/legacy/, used for the history plots only).
+"""
+import json
+import math
+import os
+
+from braidbench.measure import PHASES, median
+
+COMPARE = ("realistic", "onepass", "spill", "sweep", "sortbench")
+
+
+# ---- loading --------------------------------------------------------------
+def load(path):
+    with open(path) as f:
+        result = json.load(f)
+    result["_path"] = path
+    return result
+
+
+def kind(result):
+    """onepass, spill, sweep, threads, concurrency, realistic; or legacy."""
+    if result.get("format", "").startswith("braidbench-legacy"):
+        return "legacy"
+    w = result["workload"]
+    return result.get("mode", "onepass") if w == "sortbench" else w
+
+
+# ---- formatting -----------------------------------------------------------
+def _nan(x):
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _fmt(x, f="{:.0f}"):
+    return "-" if _nan(x) else f.format(x)
+
+
+def _mb(b):
+    return "-" if _nan(b) else (f"{b / 1e6:.1f} MB" if b < 1e8 else f"{b / 1e6:.0f} MB")
+
+
+def _x(r):
+    return "-" if _nan(r) else f"{r:.2f}x"
 
 
 def geomean(xs):
     xs = [x for x in xs if x and x > 0]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def _table(head, rows, align=None):
+    align = align or ["---"] * len(head)
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def machine_line(result):
+    m = result["machine"]
+    load = m.get("loadavg_at_start", [float("nan")])
+    return (f"Machine: {m['cpus']} CPUs ({m['cpu_model']}), {m['memory_gb']} GB, kernel "
+            f"{m['kernel']}, {m['postgres']}; braidsort at {m['commit']}"
+            f"{' (with uncommitted changes)' if m.get('dirty') else ''}; load average at the "
+            f"start {load[0]:.2f}" + (f", run took {result['seconds']:.0f} s" if "seconds" in result
+                                      else "") + ".")
+
+
+def _settings_line(result, skip=()):
+    settings = result.get("settings", {})
+    if settings and all(isinstance(v, dict) for v in settings.values()):
+        settings = next(iter(settings.values()))
+    if not settings:
+        return []
+    return ["Server settings: " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())
+                                            if k not in skip) + ".", ""]
+
+
+def _warnings(result):
+    ws = result.get("warnings", [])
+    return (["**Warnings:**", ""] + [f"- {w}" for w in ws] + [""]) if ws else []
+
+
+# ---- comparisons (realistic, onepass, spill, sweep) ------------------------
+def _capture(result, group, query, variant):
+    caps = [c for c in result.get("captures", []) if c["group"] == group
+            and c["query"] == query and c["variant"] == variant]
+    return caps[-1] if caps else None
+
+
+def phases_of(capture):
+    """Phase times (ms) of the BraidSort nodes of a capture, summed over the
+    nodes (a plan rarely has more than one), and the capture's total."""
+    from braidbench.measure import plan_summary
+    if capture is None:
+        return None
+    summary = capture.get("plan") or plan_summary(capture["explain"]["Plan"])
+    if not summary["braid"]:
+        return None
+    out = {ph: sum(b.get(ph, 0.0) for b in summary["braid"]) for ph in PHASES}
+    out["Execution Time"] = capture["explain"]["Execution Time"]
+    return out
 
 
 def comparison_rows(result):
@@ -23,10 +120,12 @@ def comparison_rows(result):
                 if vr:
                     med[v] = median([r["ms"] for r in vr])
                     plans[v] = vr[-1]["plan"]
-                cap = [c for c in result.get("captures", [])
-                       if c["query"] == q["name"] and c["group"] == group and c["variant"] == v]
-                if cap:
-                    written[v] = cap[-1]["temp_written_bytes"]
+                if vr and "written" in vr[0]:
+                    written[v] = median([r["written"] for r in vr])
+                else:
+                    cap = _capture(result, group, q["name"], v)
+                    if cap:
+                        written[v] = cap["temp_written_bytes"]
             msgs = next((d["messages"] for d in result["decisions"]
                          if d["query"] == q["name"] and d["group"] == group), [])
             rows.append({
@@ -34,18 +133,17 @@ def comparison_rows(result):
                 "ran": bool(plans.get("braid", {}).get("braid")),
                 "eligible": bool(plans.get("forced", {}).get("braid")),
                 "pg_has_sort": bool(plans.get("pg", {}).get("sorts")),
-                "ratio": med["pg"] / med["braid"] if "pg" in med and "braid" in med else None,
-                "forced_ratio": med["pg"] / med["forced"] if "pg" in med and "forced" in med else None,
+                "ratio": med["pg"] / med["braid"] if med.get("pg") and med.get("braid") else None,
+                "forced_ratio": (med["pg"] / med["forced"] if med.get("pg") and med.get("forced")
+                                 else None),
                 "braid_plan": plans.get("braid", {}).get("braid", []),
                 "forced_plan": plans.get("forced", {}).get("braid", []),
+                "pg_plan": plans.get("pg", {}),
                 "workers": plans.get("pg", {}).get("workers_planned", 0),
                 "messages": msgs,
+                "runs": runs,
             })
     return rows
-
-
-def _fmt(x, f="{:.0f}"):
-    return f.format(x) if x is not None and not (isinstance(x, float) and math.isnan(x)) else "-"
 
 
 def _what_ran(r):
@@ -59,57 +157,157 @@ def _what_ran(r):
     return "declined"
 
 
-def comparison_markdown(result, title):
-    m = result["machine"]
-    rows = comparison_rows(result)
-    out = [f"# {title}\n"]
-    out.append(f"Machine: {m['cpus']} CPUs ({m['cpu_model']}), {m['memory_gb']} GB, "
-               f"kernel {m['kernel']}, {m['postgres']}, braidsort at {m['commit']}"
-               f"{' (with uncommitted changes)' if m['dirty'] else ''}, load at start "
-               f"{m['loadavg_at_start'][0]:.2f}.\n")
-    if result.get("note"):
-        out.append(f"Note: {result['note']}.\n")
-    settings = result.get("settings", {})
-    if settings and all(isinstance(v, dict) for v in settings.values()):
-        settings = next(iter(settings.values()))
-    # what each row sets itself is in its label, not the server's default
-    per_row = ("work_mem", "max_parallel_workers_per_gather") if result["workload"] == "sortbench" \
-        else ("work_mem",)
-    if settings:
-        out.append("Settings: " + ", ".join(f"{k}={v}" for k, v in sorted(settings.items())
-                                           if k not in per_row) + "\n")
-    out.append("Times are medians of alternating runs (the server's Execution Time under "
-               "EXPLAIN (ANALYZE, TIMING OFF), rows discarded in the server; COPY: the "
-               "client's time). Ratio = PostgreSQL / braidsort, above 1 when braidsort is "
-               "faster. `braid` is what braidsort's cost model chose, `forced` braidsort "
-               "wherever eligible. Written = temporary-file bytes of one EXPLAIN (ANALYZE, "
-               "BUFFERS) run (braidsort's spill files count as temporary files).\n")
+def _braid_written(r):
+    """What braidsort wrote: as it ran (its cost model), else forced."""
+    w = r["written"]
+    return w.get("braid") if r["ran"] else w.get("forced")
+
+
+def comparison_table(result, rows):
     variants = result["variants"]
-    head = "| setting | query | " + " | ".join(f"{v} ms" for v in variants)
-    head += " | ratio | braidsort ran | forced ratio | written PG / braid |"
-    out.append(head)
-    out.append("|" + "---|" * (2 + len(variants)) + "---:|---|---:|---|")
+    head = ["setting", "query"] + [f"{v} ms" for v in variants]
+    head += ["pg/braid", "braidsort ran", "pg/forced", "written: PostgreSQL", "braidsort",
+             "PostgreSQL/braidsort"]
+    body = []
     for r in rows:
-        med = r["median"]
-        cells = [r["group"], r["query"]] + [_fmt(med.get(v)) for v in variants]
-        wr = r["written"]
-        wtxt = "-"
-        if "pg" in wr and ("braid" in wr or "forced" in wr):
-            b = wr.get("braid") if r["ran"] else wr.get("forced")
-            wtxt = f"{wr['pg'] / 1e6:.0f} MB / {b / 1e6:.1f} MB" if b is not None else "-"
-        cells += [_fmt(r["ratio"], "{:.2f}"), _what_ran(r), _fmt(r["forced_ratio"], "{:.2f}"), wtxt]
-        out.append("| " + " | ".join(cells) + " |")
-    out.append("")
+        med, wr = r["median"], r["written"]
+        bw = _braid_written(r)
+        wratio = (f"{wr['pg'] / bw:.1f}x" if wr.get("pg") and bw else
+                  ("all" if wr.get("pg") and bw == 0 else "-"))
+        body.append([r["group"], r["query"]] + [_fmt(med.get(v)) for v in variants] +
+                    [_x(r["ratio"]), _what_ran(r), _x(r["forced_ratio"]), _mb(wr.get("pg")),
+                     _mb(bw), wratio])
+    return _table(head, body, ["---", "---"] + ["---:"] * len(variants) +
+                  ["---:", "---", "---:", "---:", "---:", "---:"])
+
+
+def phase_table(result, rows):
+    body = []
+    for r in rows:
+        pg = _capture(result, r["group"], r["query"], "pg")
+        for v in ("forced", "braid"):
+            if v not in result["variants"]:
+                continue
+            ph = phases_of(_capture(result, r["group"], r["query"], v))
+            if not ph:
+                continue
+            rest = ph["Execution Time"] - sum(ph[p] for p in PHASES)
+            body.append([r["group"], r["query"], v,
+                         _fmt(pg["explain"]["Execution Time"] if pg else None)] +
+                        [_fmt(ph[p]) for p in PHASES] + [_fmt(rest), _fmt(ph["Execution Time"])])
+    if not body:
+        return []
+    head = ["setting", "query", "braidsort", "PostgreSQL total", "Build", "Sort", "Merge",
+            "Gather", "rest of the plan", "braidsort total"]
+    return (["## Where the time goes", "",
+             "One EXPLAIN (ANALYZE, BUFFERS) of each, TIMING on (which costs a little per row, "
+             "so the totals run above the medians); braidsort's phases are those of the "
+             "process whose phases took longest. ms.", ""] +
+            _table(head, body, ["---", "---", "---"] + ["---:"] * 7) + [""])
+
+
+def runs_table(result, rows):
+    body = []
+    for r in rows:
+        for v in [v for v in result["variants"] if any(x["variant"] == v for x in r["runs"])]:
+            vr = [x for x in r["runs"] if x["variant"] == v]
+            ms = " ".join(f"{x['ms']:.0f}" for x in vr)
+            wr = " ".join(f"{x['written'] / 1e6:.1f}" for x in vr) if "written" in vr[0] else "-"
+            body.append([r["group"], r["query"], v, ms, wr])
+    return (["## Individual runs", "", "In execution order (the variants alternate).", ""] +
+            _table(["setting", "query", "variant", "ms", "MB written"], body) + [""])
+
+
+def comparison_summary_lines(result, rows):
+    out = []
     for group in result["groups"]:
         ran = [r["ratio"] for r in rows if r["group"] == group and r["ran"]]
         allr = [r["ratio"] for r in rows if r["group"] == group and r["ratio"]]
         forced = [r["forced_ratio"] for r in rows if r["group"] == group and r["eligible"]]
+        if len(allr) < 2:
+            continue
         out.append(f"- {group}: braidsort ran in {len(ran)} of {len(allr)} queries, "
                    f"geometric mean {_fmt(geomean(ran), '{:.2f}')}x where it ran "
                    f"(worst {_fmt(min(ran) if ran else None, '{:.2f}')}x), "
                    f"{_fmt(geomean(allr), '{:.2f}')}x over all; forced: "
                    f"{_fmt(geomean(forced), '{:.2f}')}x.")
-    out.append("")
+    return out + ([""] if out else [])
+
+
+EXPLAIN_NOTE = ("Times are medians of alternating runs: the server's Execution Time under "
+                "EXPLAIN (ANALYZE, TIMING OFF), rows discarded in the server (COPY: the "
+                "client's time). pg/braid = PostgreSQL's time / braidsort's, above 1 when "
+                "braidsort is faster; `braid` is braidsort as its cost model decides, `forced` "
+                "braidsort wherever eligible. Written: median bytes of temporary and spill "
+                "files per run (pg_stat_database.temp_bytes delta, which counts braidsort's "
+                "spill files too, equal to its Device Bytes Written); braidsort's column is "
+                "that of `braid` where it ran, else of `forced`.")
+
+
+def sweep_table(result, rows):
+    body = []
+    for r in rows:
+        p = r["group"].split("=")[1]
+        data = result.get("data", {}).get(r["group"], {})
+        med, wr = r["median"], r["written"]
+        fp = r["forced_plan"][0] if r["forced_plan"] else {}
+        if r["ran"]:
+            choice = "BraidSort (" + ", ".join(b.get("Sort Method", "?") for b in r["braid_plan"]) + ")"
+        else:
+            why = "; ".join(m.split("left to PostgreSQL: ")[-1] for m in r["messages"]) or "declined"
+            choice = f"PostgreSQL's Sort ({why})"
+        body.append([p, _mb(data.get("bytes")), _fmt(med.get("pg")), _fmt(med.get("forced")),
+                     _x(r["forced_ratio"]), _mb(wr.get("pg")), _mb(wr.get("forced")),
+                     _x(wr["pg"] / wr["forced"]) if wr.get("pg") and wr.get("forced") else "-",
+                     f"{fp.get('Runs', '-')} / {fp.get('Merge Passes', '-')}", choice,
+                     _fmt(med.get("braid")), _x(r["ratio"])])
+    head = ["payload", "table", "PostgreSQL ms", "braidsort forced ms", "speed-up",
+            "written: PostgreSQL", "braidsort", "write reduction", "runs / merge passes",
+            "cost model's choice (force = off)", "its ms", "pg/braid"]
+    return _table(head, body, ["---:"] * 9 + ["---", "---:", "---:"])
+
+
+def title(result):
+    k = kind(result)
+    if k == "realistic":
+        return (f"realistic workload: {result['rows']} orders "
+                f"({result['orders_bytes'] / 1e6:.0f} MB), {result['reps']} reps, "
+                f"DAX stand-in {result.get('dax', '?')}")
+    if k == "sweep":
+        return (f"value-size sweep: {result['rows']} rows, payloads "
+                f"{', '.join(str(p) for p in result['payloads'])} bytes, work_mem "
+                f"{result['work_mem']}, shared_buffers {result['shared_buffers']}, "
+                f"{result['reps']} reps")
+    if k in ("onepass", "spill"):
+        return (f"sortbench {k}: {result['rows']} rows, {result['payload']}-byte payloads "
+                f"({result['table_bytes'] / 1e6:.0f} MB), work_mem {result['work_mem']}, "
+                f"{result['reps']} reps")
+    if k == "threads":
+        return (f"thread scaling: {result['rows']} rows, {result['payload']}-byte payloads, "
+                f"{result['reps']} reps")
+    if k == "concurrency":
+        return (f"concurrency: pgbench, {result['clients']} clients, {result['pgbench_seconds']} s "
+                f"a run, {result['reps']} runs per io_policy")
+    return result.get("title", k)
+
+
+def comparison_markdown(result):
+    rows = comparison_rows(result)
+    k = kind(result)
+    quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+    out = [f"# {title(result)}{quick}", "", machine_line(result), ""]
+    if result.get("note"):
+        out += [f"Note: {result['note']}.", ""]
+    per_row = ("work_mem", "max_parallel_workers_per_gather") if k != "realistic" else ("work_mem",)
+    out += _settings_line(result, per_row)
+    if result.get("sizing"):
+        out += [f"Sizing: {result['sizing']}.", ""]
+    out += [EXPLAIN_NOTE, ""]
+    if k == "sweep":
+        out += sweep_table(result, rows) + [""]
+    else:
+        out += comparison_table(result, rows) + [""]
+    out += comparison_summary_lines(result, rows)
     declined = [r for r in rows if r["messages"] and not r["ran"]]
     if declined:
         out.append("Why braidsort declined (DEBUG1):\n")
@@ -117,16 +315,226 @@ def comparison_markdown(result, title):
             out.append(f"- {r['group']} {r['query']}: " + "; ".join(
                 msg.replace("DEBUG:  ", "") for msg in r["messages"]))
         out.append("")
+    out += _warnings(result)
+    out += phase_table(result, rows)
+    out += runs_table(result, rows)
+    return "\n".join(out)
+
+
+# ---- threads --------------------------------------------------------------
+def threads_medians(result):
+    """{(phase, write_ns, threads): {field: median}} over the timed and total runs."""
+    out = {}
+    keys = {(r["phase"], r.get("write_ns"), r["threads"]) for r in result["runs"]}
+    for key in keys:
+        rs = [r for r in result["runs"] if (r["phase"], r.get("write_ns"), r["threads"]) == key]
+        timed = [r for r in rs if r["kind"] == "timed"]
+        total = [r for r in rs if r["kind"] == "total"]
+        m = {p: median([r.get(p) for r in timed]) for p in PHASES}
+        m["exec"] = median([r["ms"] for r in timed])
+        m["total"] = median([r["ms"] for r in total])
+        for f in ("Device Bytes Written", "Runs", "Merge Passes", "Sort Threads"):
+            m[f] = median([r.get(f) for r in timed])
+        out[key] = m
+    return out
+
+
+def _ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def threads_markdown(result):
+    med = threads_medians(result)
+    quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+    out = [f"# {title(result)}{quick}", "", machine_line(result), ""]
+    out += _settings_line(result)
+    out += ["braidsort forced, parallel query off, one server whose shared_buffers "
+            f"({result['shared_buffers']}) hold the table. Phase times are braidsort's EXPLAIN "
+            "ANALYZE figures (TIMING on; its Execution Time includes the per-row timing "
+            "overhead); \"TIMING OFF\" is the Execution Time of a run without it. Medians; "
+            "ratio = time with 1 thread / time with 2. "
+            f"Defaults: {', '.join(f'{k} = {v}' for k, v in result.get('defaults', {}).items())}.", ""]
+    out += [f"## Sort phase: OnePass, work_mem {result['sort_work_mem']}, "
+            "braidsort.sort_threads = 1 vs 2", ""]
+    body = []
+    for n in result["thread_counts"]:
+        m = med.get(("sort", None, n), {})
+        body.append([n, _fmt(m.get("Sort Threads"))] +
+                    [_fmt(m.get(p)) for p in ("Build Time", "Sort Time", "Gather Time")] +
+                    [_fmt(m.get("exec")), _fmt(m.get("total"))])
+    a, b = med.get(("sort", None, 1), {}), med.get(("sort", None, 2), {})
+    body.append(["**ratio 1/2**", ""] + [_x(_ratio(a.get(p), b.get(p))) for p in
+                                         ("Build Time", "Sort Time", "Gather Time", "exec", "total")])
+    out += _table(["sort_threads", "Sort Threads", "Build ms", "Sort ms", "Gather ms",
+                   "Execution ms", "TIMING OFF ms"], body, ["---:"] * 7) + [""]
+    sr = _ratio(a.get("Sort Time"), b.get("Sort Time"))
+    if sr:
+        out += [f"Sort phase with 2 threads: {sr:.2f}x faster than with 1 (target: 1.6x, "
+                f"{'met' if sr >= 1.6 else 'not met'}).", ""]
+    for ns in result["write_ns"]:
+        out += [f"## Write phase: MergePass, work_mem {result['spill_work_mem']}, "
+                f"braidsort.emulate_write_ns = {ns}, braidsort.write_threads = 1 vs 2", ""]
+        body = []
+        for n in result["thread_counts"]:
+            m = med.get(("write", ns, n), {})
+            body.append([n] + [_fmt(m.get(p)) for p in ("Sort Time", "Merge Time", "Build Time",
+                                                         "Gather Time", "exec", "total")] +
+                        [_mb(m.get("Device Bytes Written")), _fmt(m.get("Runs")),
+                         _fmt(m.get("Merge Passes"))])
+        a, b = med.get(("write", ns, 1), {}), med.get(("write", ns, 2), {})
+        body.append(["**ratio 1/2**"] + [_x(_ratio(a.get(p), b.get(p))) for p in
+                                         ("Sort Time", "Merge Time", "Build Time", "Gather Time",
+                                          "exec", "total")] + ["", "", ""])
+        out += _table(["write_threads", "Sort ms (sort + write runs)", "Merge ms", "Build ms",
+                       "Gather ms", "Execution ms", "TIMING OFF ms", "written", "Runs",
+                       "Merge Passes"], body, ["---:"] * 10) + [""]
+    out += _warnings(result)
+    body = []
+    for r in result["runs"]:
+        body.append([r["phase"], _fmt(r.get("write_ns"), "{}"), r["threads"], r["rep"] + 1,
+                     r["kind"], _fmt(r["ms"])] + [_fmt(r.get(p)) for p in PHASES] +
+                    [_fmt(r.get("write_thread_cap"), "{}")])
+    out += ["## Individual runs", ""] + _table(
+        ["phase", "emulate_write_ns", "threads", "rep", "run", "Execution ms", "Build",
+         "Sort", "Merge", "Gather", "write_thread_cap"], body) + [""]
+    return "\n".join(out)
+
+
+# ---- concurrency ----------------------------------------------------------
+CONC_FIELDS = ("tps", "latency_ms", "transactions", "read_grants", "write_grants", "waits",
+               "phase_switches", "overlaps", "bytes_written", "bytes_read")
+
+
+def concurrency_medians(result):
+    out = {}
+    for pol in result["policies"]:
+        rs = [r for r in result["runs"] if r["policy"] == pol]
+        m = {f: median([r.get(f) for r in rs]) for f in CONC_FIELDS}
+        m["overlaps_max"] = max((r["overlaps"] for r in rs), default=None)
+        m["failed"] = sum(r["failed"] for r in rs)
+        m["aborted"] = sum(r["aborted_clients"] for r in rs)
+        m["exits"] = "/".join(sorted({str(r["exit"]) for r in rs}))
+        m["txn_total"] = sum(r["transactions"] for r in rs)
+        n = max((len(r["statement_latency_ms"]) for r in rs), default=0)
+        m["stmt"] = [median([r["statement_latency_ms"][i] for r in rs
+                             if i < len(r["statement_latency_ms"])]) for i in range(n)]
+        out[pol] = m
+    return out
+
+
+def concurrency_markdown(result):
+    med = concurrency_medians(result)
+    quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+    out = [f"# {title(result)}{quick}", "", machine_line(result), ""]
+    out += _settings_line(result)
+    out += [f"sortbench {result['rows']} rows, sortbench2 {result['rows2']} rows "
+            f"({result['payload']}-byte payloads) on the tmpfs; client sessions: "
+            f"`PGOPTIONS='{result['pgoptions']}'`; braidsort.io_policy alternates, set "
+            "server-wide before each run. Medians over the runs; failed / aborted: totals.", ""]
+    out += ["## Each statement alone", ""]
+    body = [[i + 1, f"`{s['statement']}`", s["Sort Method"], s["Gather Source"],
+             s["Rows Sorted"], _mb(s["Device Bytes Written"]), _fmt(s["ms"])]
+            for i, s in enumerate(result.get("statements", []))]
+    out += _table(["#", "statement", "Sort Method", "Gather Source", "Rows Sorted", "written",
+                   "ms"], body, ["---:", "---", "---", "---", "---:", "---:", "---:"]) + [""]
+    out += ["## Results", ""]
+    body = []
+    for pol in result["policies"]:
+        m = med[pol]
+        body.append([pol, _fmt(m["tps"], "{:.3f}"), _fmt(m["latency_ms"]), _fmt(m["transactions"]),
+                     m["failed"], m["aborted"], m["exits"], _fmt(m["read_grants"]),
+                     _fmt(m["write_grants"]), _fmt(m["waits"]), _fmt(m["phase_switches"]),
+                     f"{_fmt(m['overlaps'])} / {_fmt(m['overlaps_max'])}", _mb(m["bytes_written"]),
+                     _mb(m["bytes_read"])])
+    out += _table(["io_policy", "tps", "latency ms", "transactions", "failed", "aborted clients",
+                   "pgbench exit", "read grants", "write grants", "waits", "phase switches",
+                   "overlaps (median / max)", "device written", "device read"], body,
+                  ["---"] + ["---:"] * 13) + [""]
+    ia, ov = med.get("interference_aware"), med.get("overlap")
+    if ia and ov and ov["tps"]:
+        out += [f"tps(interference_aware) / tps(overlap) = **{ia['tps'] / ov['tps']:.2f}x**.", ""]
+    nchecks = sum(1 for s in result.get("statements", []) if "bench_check(" in s["statement"])
+    for pol in result["policies"]:
+        m = med[pol]
+        out.append(f"Correctness under {pol}: {m['txn_total']} transactions completed, each "
+                   f"with {nchecks} checked sorts that matched (a mismatch aborts the client); "
+                   f"aborted clients: {m['aborted']}; failed transactions: {m['failed']}.")
+    out.append("")
+    n = max((len(m["stmt"]) for m in med.values()), default=0)
+    if n:
+        out += ["Per-statement average latency (ms; pgbench -r; medians over the runs):", ""]
+        out += _table(["io_policy"] + [f"stmt {i + 1}" for i in range(n)],
+                      [[pol] + [_fmt(x) for x in med[pol]["stmt"]] for pol in result["policies"]],
+                      ["---"] + ["---:"] * n) + [""]
+    out += _warnings(result)
+    body = [[r["rep"] + 1, r["policy"], _fmt(r["tps"], "{:.3f}"), _fmt(r["latency_ms"]),
+             r["transactions"], r["failed"], r["aborted_clients"], r["exit"], r["waits"],
+             r["phase_switches"], r["overlaps"], _mb(r["bytes_written"])] for r in result["runs"]]
+    out += ["## Individual runs", ""] + _table(
+        ["run", "io_policy", "tps", "latency ms", "transactions", "failed", "aborted", "exit",
+         "waits", "phase switches", "overlaps", "device written"], body) + [""]
+    return "\n".join(out)
+
+
+# ---- legacy ---------------------------------------------------------------
+def legacy_markdown(doc):
+    from braidbench import legacy
+    m = doc.get("machine", {})
+    out = [f"# {doc.get('title')} (bench/run.sh) — {doc.get('date')}", "",
+           f"Converted from {doc['source']}; braidsort at {m.get('commit')}; command "
+           f"`{doc.get('command')}`.", ""]
+    keep, on = [], False
+    for s in doc["sections"]:
+        if s["level"] == 2:
+            on = s["heading"].startswith("Results")
+        if on:
+            keep.append(s)
+    out.append(legacy.to_markdown({"sections": keep}))
     return "\n".join(out)
 
 
 def markdown(result):
-    if result["workload"] == "realistic":
-        title = (f"realistic workload: {result['rows']} orders "
-                 f"({result['orders_bytes'] / 1e6:.0f} MB), {result['reps']} reps, "
-                 f"DAX stand-in {result.get('dax', '?')}")
-    else:
-        title = (f"sortbench {result['mode']}: {result['rows']} rows, {result['payload']}-byte "
-                 f"payloads ({result['table_bytes'] / 1e6:.0f} MB), work_mem "
-                 f"{result['work_mem']}, {result['reps']} reps")
-    return comparison_markdown(result, title)
+    k = kind(result)
+    if k == "legacy":
+        return legacy_markdown(result)
+    if k == "threads":
+        return threads_markdown(result)
+    if k == "concurrency":
+        return concurrency_markdown(result)
+    return comparison_markdown(result)
+
+
+# ---- files ----------------------------------------------------------------
+def render_files(paths, out=None, plots="same", history=False, stable_names=False,
+                 per_file=True):
+    """For each result file: <stem>.md and (unless plots is None) its PNG
+    plots, linked from the markdown; legacy files only feed --history."""
+    results = [load(p) for p in paths]
+    for r in results:
+        if kind(r) == "legacy" or not per_file:
+            continue
+        src = r["_path"]
+        stem = os.path.splitext(os.path.basename(src))[0]
+        md_dir = out or os.path.dirname(os.path.abspath(src))
+        os.makedirs(md_dir, exist_ok=True)
+        md = markdown(r)
+        if plots is not None:
+            from braidbench import plots as plotmod
+            pdir = md_dir if plots == "same" else plots
+            os.makedirs(pdir, exist_ok=True)
+            pngs = plotmod.plot_result(r, pdir, kind(r) if stable_names else stem)
+            if pngs:
+                md += "\n## Plots\n\n" + "\n".join(
+                    f"![{os.path.basename(p)}]({os.path.relpath(p, md_dir)})" for p in pngs) + "\n"
+            for p in pngs:
+                print(p)
+        path = os.path.join(md_dir, stem + ".md")
+        with open(path, "w") as f:
+            f.write(md)
+        print(path)
+    if history and plots is not None:
+        from braidbench import plots as plotmod
+        pdir = (out or ".") if plots == "same" else plots
+        os.makedirs(pdir, exist_ok=True)
+        for p in plotmod.plot_history(results, pdir):
+            print(p)

@@ -1,4 +1,5 @@
-"""A long-lived sandbox for experiments: python3 -m braidbench.sandbox start|stop.
+"""A long-lived sandbox for experiments (as root, from bench/):
+/usr/bin/python3 -m braidbench.sandbox start [ROWS] | stop.
 
 Creates the realistic workload's cluster and tables and leaves it running
 (state in /tmp/braidbench-sandbox.json); "stop" removes everything.
@@ -19,12 +20,9 @@ def main():
         rows = int(sys.argv[2]) if len(sys.argv) > 2 else 3000000
         cl = clustermod.Cluster(port=5490, locale="en_US.UTF-8")
         cl.__enter__()
-        with cl.session() as conn, conn.cursor() as cur:
-            cur.execute("ALTER SYSTEM SET braidsort.spill_tablespace = 'dax'")
-            cur.execute("ALTER SYSTEM SET temp_tablespaces = 'dax'")
-            cur.execute("SELECT pg_reload_conf()")
+        with cl.session() as conn:
             for stmt in realistic.setup_sql(rows, max(rows // 15, 1000)):
-                cur.execute(stmt)
+                conn.execute(stmt)
         json.dump({"dir": cl.dir, "dax": cl.dax, "mounted": cl.mounted, "port": cl.port},
                   open(STATE, "w"))
         print(f"psql -h {cl.dir} -p {cl.port} -U postgres postgres")

@@ -1,45 +1,79 @@
-"""Running the realistic workload: load, then compare at each work_mem."""
+"""Running the realistic workload: load, then compare at each work_mem.
+
+PostgreSQL's default settings (shared_buffers 128MB, parallel query on), an
+en_US.UTF-8 database; temporary and spill files on the tmpfs.
+"""
 import time
 
-from braidbench import cluster as clustermod
-from braidbench import compare, machine, measure
-from braidbench.workloads import realistic
+from braidbench import compare, measure
+from braidbench.progress import Progress
+from braidbench.workloads import common, realistic
+
+QUICK = {"rows": 100000, "customers": 10000, "reps": 1, "work_mem": "4MB",
+         "queries": "ts,text,multi,copy"}
 
 
-def run(args, repo, log=print):
-    work_mems = [w.strip() for w in args.work_mem.split(",") if w.strip()]
-    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    wanted = {q.strip() for q in args.queries.split(",") if q.strip()}
-    queries = [{"name": q[0], "what": q[1], "sql": q[2], "settings": q[3], "how": q[4]}
-               for q in realistic.QUERIES if not wanted or q[0] in wanted]
-    extra = dict(s.split("=", 1) for s in args.set)
+def add_arguments(p):
+    p.add_argument("--rows", type=int, default=None, help="orders [3000000]")
+    p.add_argument("--customers", type=int, default=None, help="customers [200000]")
+    p.add_argument("--reps", type=int, default=None, help="timed runs per variant [5]")
+    p.add_argument("--work-mem", default=None, help="comma-separated [4MB,64MB]")
+    p.add_argument("--queries", default="", help="comma-separated subset of query names")
+    p.add_argument("--variants", default="pg,braid,forced")
+    p.add_argument("--set", action="append", default=[],
+                   help="extra server setting name=value (recorded)")
 
-    result = {
-        "workload": "realistic", "machine": machine.describe(repo),
-        "rows": args.rows, "customers": args.customers, "reps": args.reps,
-        "groups": [f"work_mem={w}" for w in work_mems], "variants": variants,
-        "queries": queries,
-    }
-    # PostgreSQL's defaults, plus where spill files go: braidsort's and
-    # PostgreSQL's own temporary files on the same (emulated DAX) medium
-    with clustermod.Cluster(locale="en_US.UTF-8", settings=extra) as cl:
-        result["dax"] = cl.dax_kind
-        with cl.session() as conn, conn.cursor() as cur:
-            cur.execute("ALTER SYSTEM SET braidsort.spill_tablespace = 'dax'")
-            cur.execute("ALTER SYSTEM SET temp_tablespaces = 'dax'")
-            cur.execute("SELECT pg_reload_conf()")
-            t0 = time.time()
-            for stmt in realistic.setup_sql(args.rows, args.customers):
-                cur.execute(stmt)
-            cur.execute("SELECT pg_relation_size('orders'), pg_relation_size('customers')")
-            result["orders_bytes"], result["customers_bytes"] = cur.fetchone()
-            cur.execute(measure.SETTINGS_QUERY)
-            result["settings"] = dict(cur.fetchall())
-            result["load_seconds"] = round(time.time() - t0, 1)
-        log(f"loaded {args.rows} orders ({result['orders_bytes'] / 1e6:.0f} MB) "
-            f"in {result['load_seconds']} s")
-        with cl.session() as conn:
-            groups = [(f"work_mem={w}", {"work_mem": w}) for w in work_mems]
-            result["runs"], result["captures"], result["decisions"] = compare.run(
-                conn, groups, queries, variants, args.reps, log)
-    return result
+
+def resolve(args):
+    d = {"rows": 3000000, "customers": 200000, "reps": 5, "work_mem": "4MB,64MB"}
+    if args.quick:
+        d.update(QUICK)
+    for k in ("rows", "customers", "reps", "work_mem"):
+        if getattr(args, k) is None:
+            setattr(args, k, d[k])
+    if args.quick and not args.queries:
+        args.queries = QUICK["queries"]
+    wanted = set(common.split(args.queries))
+    args.query_list = [{"name": q[0], "what": q[1], "sql": q[2], "settings": q[3], "how": q[4]}
+                       for q in realistic.QUERIES if not wanted or q[0] in wanted]
+
+
+def cluster_spec(args):
+    resolve(args)
+    return {"tmpfs": "4G", "locale": "en_US.UTF-8", "defaults": True,
+            "settings": dict(s.split("=", 1) for s in args.set)}
+
+
+def steps(args):
+    return compare.steps(common.split(args.work_mem), args.query_list,
+                         common.split(args.variants), args.reps)
+
+
+def run(args, repo, cl, progress=None):
+    resolve(args)
+    progress = progress or Progress(steps(args))
+    t0 = time.time()
+    work_mems = common.split(args.work_mem)
+    variants = common.split(args.variants)
+    result = common.new_result("realistic", args, repo, cl)
+    result.update({"rows": args.rows, "customers": args.customers, "reps": args.reps,
+                   "groups": [f"work_mem={w}" for w in work_mems], "variants": variants,
+                   "queries": args.query_list, "dax": cl.dax_kind})
+    with cl.session() as conn:
+        t1 = time.time()
+        progress.log(f"loading {args.rows} orders, {args.customers} customers")
+        for stmt in realistic.setup_sql(args.rows, args.customers):
+            conn.execute(stmt)
+        result["orders_bytes"], result["customers_bytes"] = conn.execute(
+            "SELECT pg_relation_size('orders'), pg_relation_size('customers')").fetchone()
+        result["settings"] = common.server_settings(conn)
+        result["load_seconds"] = round(time.time() - t1, 1)
+    progress.log(f"loaded {args.rows} orders ({result['orders_bytes'] / 1e6:.0f} MB) "
+                 f"in {result['load_seconds']} s")
+    with cl.session() as conn:
+        notices = measure.NoticeLog(conn)
+        groups = [(f"work_mem={w}", {"work_mem": w}) for w in work_mems]
+        result["runs"], result["captures"], result["decisions"] = compare.run(
+            conn, notices, groups, args.query_list, variants, args.reps, progress,
+            result["warnings"])
+    return common.finish(result, t0)
