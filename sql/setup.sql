@@ -189,37 +189,27 @@ BEGIN
 		|| CASE WHEN plan_uses_braidsort(q) THEN ', braidsort' ELSE ', postgres only' END;
 END $$;
 
--- the loops of each sort node of q's plan run by EXPLAIN ANALYZE, in plan
--- order ('3', '1,1', 'never' for a node never executed): PostgreSQL's Sorts
--- with braidsort off, BraidSorts with braidsort forced on
-CREATE FUNCTION sort_loops(q text, braid boolean) RETURNS text LANGUAGE plpgsql AS $$
+-- check_sort (ordered) or check_rows of q, then q run once more by EXPLAIN
+-- ANALYZE with braidsort forced on: the loops of its BraidSort nodes, in
+-- plan order ('never' for one never executed), against those expected
+-- ('3', '1,1'); and that plan
+CREATE FUNCTION check_loops(q text, loops text, ordered boolean, OUT result text, OUT plan text)
+LANGUAGE plpgsql AS $$
 DECLARE
 	line text;
-	loops text[] := '{}';
-	node text := CASE WHEN braid THEN 'Custom Scan \(BraidSort\)' ELSE '(->  |^)Sort ' END;
+	got text;
 BEGIN
-	PERFORM set_config('braidsort.enable', CASE WHEN braid THEN 'on' ELSE 'off' END, true);
-	PERFORM set_config('braidsort.force', CASE WHEN braid THEN 'on' ELSE 'off' END, true);
+	result := CASE WHEN ordered THEN check_sort(q) ELSE check_rows(q) END;
+	plan := '';
+	PERFORM set_config('braidsort.enable', 'on', true);
+	PERFORM set_config('braidsort.force', 'on', true);
 	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		IF line ~ node THEN
-			loops := loops || substring(line FROM 'loops=(\d+)');
-		END IF;
+		plan := plan || line || E'\n';
 	END LOOP;
-	RETURN array_to_string(loops, ',', 'never');
-END $$;
-
--- check_sort (ordered) or check_rows of q, and whether its sorts ran the
--- expected loops ('3', '1,1') both ways
-CREATE FUNCTION check_loops(q text, loops text, ordered boolean) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	res text := CASE WHEN ordered THEN check_sort(q) ELSE check_rows(q) END;
-	pg text := sort_loops(q, false);
-	braid text := sort_loops(q, true);
-BEGIN
-	RETURN res || CASE
-		WHEN pg = braid AND braid = loops THEN ', loops ' || loops
-		ELSE ', loops ' || coalesce(nullif(pg, ''), 'none') || ' vs '
-			|| coalesce(nullif(braid, ''), 'none') || ', expected ' || loops END;
+	SELECT string_agg(coalesce(m[2], 'never'), ',') INTO got
+	FROM regexp_matches(plan, 'Custom Scan \(BraidSort\)[^\n]*(loops=(\d+)|never executed)', 'g') m;
+	result := result || ', loops ' || coalesce(got, 'none')
+		|| CASE WHEN got = loops THEN '' ELSE ', expected ' || loops END;
 END $$;
 
 --
@@ -239,10 +229,12 @@ END $$;
 --				run rescans times, each time on another subset of rel;
 --	mark/restore: the inner sort of a merge self-join of rel on join_key
 --				(EXEC_FLAG_MARK), compared as a multiset.
--- The rescans and the merge join run without parallel workers, so that the
--- sort node itself is rescanned or marked.  The sorts must run the expected
--- loops both ways (shown), and the self-join must be a merge join over two
--- sorts.  The settings each check changes are put back after it.
+-- The rows of the rewinds and of the merge join are compared by their
+-- 64-bit hashes (a wide row's text costs more than the sorts).  The rescans
+-- and the merge join run without parallel workers, so that the sort node
+-- itself is rescanned or marked.  The BraidSorts must run the expected
+-- loops (shown), and the self-join must be a merge join over two of them.
+-- The settings each check changes are put back after it.
 --
 CREATE FUNCTION check_contract(rel text, ord text, join_key text, cols text DEFAULT '*',
 							   rescans int DEFAULT 3)
@@ -251,8 +243,7 @@ DECLARE
 	q text := 'SELECT ' || cols || ' FROM ' || rel || ' braid_r ORDER BY ' || ord;
 	n bigint;
 	jq text;
-	plan text := '';
-	line text;
+	plan text;
 	saved text[];
 	knobs text[] := ARRAY['enable_material', 'enable_hashjoin', 'enable_mergejoin',
 						  'enable_nestloop', 'max_parallel_workers_per_gather',
@@ -283,18 +274,19 @@ BEGIN
 	PERFORM set_config('enable_hashjoin', 'off', true);
 	PERFORM set_config('enable_mergejoin', 'off', true);
 	contract := 'rewind';
-	result := check_loops('SELECT braid_x.i, md5(braid_s::text) FROM generate_series(1, 3) braid_x(i) '
-						  || 'LEFT JOIN (' || q || ' OFFSET 0) braid_s ON true', '3', true);
+	result := (check_loops('SELECT braid_x.i, hash_record_extended(braid_s, 0) '
+						   || 'FROM generate_series(1, 3) braid_x(i) '
+						   || 'LEFT JOIN (' || q || ' OFFSET 0) braid_s ON true', '3', true)).result;
 	RETURN NEXT;
 	PERFORM set_config(knobs[i], saved[i], true) FROM generate_subscripts(knobs, 1) i;
 
 	PERFORM set_config('max_parallel_workers_per_gather', '0', true);
 	contract := 'rescan';
-	result := check_loops(format('SELECT braid_x.i, (SELECT md5(string_agg(braid_s::text, E''\n'')) FROM '
-								 '(SELECT %s FROM %s braid_r WHERE abs(hashtext(braid_r::text)) %% %s = braid_x.i '
-								 'ORDER BY %s) braid_s) FROM generate_series(1, %s) braid_x(i)',
-								 cols, rel, rescans + 1, ord, rescans),
-						  rescans::text, true);
+	result := (check_loops(format('SELECT braid_x.i, (SELECT md5(string_agg(braid_s::text, E''\n'')) FROM '
+								  '(SELECT %s FROM %s braid_r WHERE abs(hashtext(braid_r::text)) %% %s = braid_x.i '
+								  'ORDER BY %s) braid_s) FROM generate_series(1, %s) braid_x(i)',
+								  cols, rel, rescans + 1, ord, rescans),
+						   rescans::text, true)).result;
 	RETURN NEXT;
 	PERFORM set_config(knobs[i], saved[i], true) FROM generate_subscripts(knobs, 1) i;
 
@@ -304,17 +296,14 @@ BEGIN
 	PERFORM set_config('enable_material', 'off', true);
 	PERFORM set_config('enable_hashjoin', 'off', true);
 	PERFORM set_config('enable_nestloop', 'off', true);
-	jq := format('SELECT md5(braid_a::text), md5(braid_b::text) '
+	jq := format('SELECT hash_record_extended(braid_a, 0), hash_record_extended(braid_b, 0) '
 				 'FROM (SELECT %1$s, %3$s AS braid_jk FROM %2$s braid_r) braid_a '
 				 'JOIN (SELECT %1$s, %3$s AS braid_jk FROM %2$s braid_r) braid_b '
 				 'ON braid_a.braid_jk = braid_b.braid_jk', cols, rel, join_key);
 	contract := 'mark/restore';
 	-- over an empty input the merge join never starts its inner side
-	result := check_loops(jq, CASE WHEN n = 0 THEN '1,never' ELSE '1,1' END, false);
-	PERFORM set_config('braidsort.force', 'on', true);
-	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || jq LOOP
-		plan := plan || line || E'\n';
-	END LOOP;
+	SELECT * INTO result, plan
+	FROM check_loops(jq, CASE WHEN n = 0 THEN '1,never' ELSE '1,1' END, false);
 	IF plan !~ 'Merge (\w+ )?Join' OR plan ~ 'Materialize' THEN
 		result := result || ', not a merge join of two sorts';
 	END IF;
