@@ -61,11 +61,17 @@ include $(PGXS)
 # changes (a stale object would see another layout of shared structs)
 $(OBJS): $(wildcard $(srcdir)/src/*.h)
 
-UNIT_SRCS = test/unit/unit_tests.c src/indexmap.c src/costmodel.c src/pool.c src/profkernel.c src/emulate.c
+# unit tests: one file per module under test (see test/unit/unit.h);
+# "make unittest UNIT=indexmap" runs only the modules named
+UNIT_SRCS = test/unit/unit_main.c test/unit/unit.c \
+	test/unit/test_keycodec.c test/unit/test_indexmap.c test/unit/test_pool.c \
+	test/unit/test_costmodel.c test/unit/test_profkernel.c test/unit/test_emulate.c \
+	test/unit/test_sync.c \
+	src/indexmap.c src/costmodel.c src/pool.c src/profkernel.c src/emulate.c
 
-test/unit/run_unit_tests: $(UNIT_SRCS) src/keycodec.h src/indexmap.h src/costmodel.h src/pool.h src/profkernel.h src/emulate.h
+test/unit/run_unit_tests: $(UNIT_SRCS) test/unit/unit.h $(wildcard $(srcdir)/src/*.h)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS) -lpmem -lm -pthread
 
 .PHONY: unittest
 unittest: test/unit/run_unit_tests
-	test/unit/run_unit_tests
+	test/unit/run_unit_tests $(UNIT)

@@ -1,60 +1,19 @@
 --
--- exec_contract: cursors, backward scans, rescans, mark/restore, EXPLAIN
--- ANALYZE.  Small gather batches make every test cross batch boundaries.
+-- exec_contract: what a Sort node must do in the executor (cursors and
+-- backward scans, rewinds, rescans, mark/restore: check_contract in
+-- setup.sql), plain SQL cursors, EXPLAIN ANALYZE, rescans that read the
+-- input again, WHERE CURRENT OF, temporary tables, system columns.  Small
+-- gather batches make every test cross batch boundaries.
 --
 SET braidsort.gather_batch = 64;
 
--- run a cursor script with braidsort off and forced on; compare the rows
-CREATE FUNCTION cursor_digest(q text, steps text[]) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	c refcursor;
-	r record;
-	out text := '';
-	step text;
-	n int;
-BEGIN
-	OPEN c SCROLL FOR EXECUTE q;
-	FOREACH step IN ARRAY steps LOOP
-		n := coalesce(nullif(split_part(step, ' ', 2), '')::int, 0);
-		CASE split_part(step, ' ', 1)
-			WHEN 'next' THEN FETCH NEXT FROM c INTO r;
-			WHEN 'prior' THEN FETCH PRIOR FROM c INTO r;
-			WHEN 'first' THEN FETCH FIRST FROM c INTO r;
-			WHEN 'last' THEN FETCH LAST FROM c INTO r;
-			WHEN 'abs' THEN FETCH ABSOLUTE n FROM c INTO r;
-			WHEN 'rel' THEN FETCH RELATIVE n FROM c INTO r;
-			WHEN 'fwd' THEN MOVE FORWARD n FROM c;
-			WHEN 'back' THEN MOVE BACKWARD n FROM c;
-		END CASE;
-		out := out || step || '=' || CASE WHEN FOUND THEN coalesce(r::text, 'null') ELSE 'none' END || ';';
-	END LOOP;
-	CLOSE c;
-	RETURN md5(out);
-END $$;
-
-CREATE FUNCTION check_cursor(q text, steps text[]) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	pg text;
-	braid text;
-BEGIN
-	PERFORM set_config('braidsort.enable', 'off', true);
-	pg := cursor_digest(q, steps);
-	PERFORM set_config('braidsort.enable', 'on', true);
-	PERFORM set_config('braidsort.force', 'on', true);
-	braid := cursor_digest(q, steps);
-	RETURN CASE WHEN pg = braid THEN 'same' ELSE 'DIFFERENT' END
-		|| CASE WHEN plan_uses_braidsort(q) THEN ', braidsort' ELSE ', postgres only' END;
-END $$;
-
-SELECT check_cursor('SELECT id, i4, tx FROM alltypes ORDER BY i4, id',
-	ARRAY['next', 'next', 'prior', 'prior', 'prior', 'next', 'abs 2000', 'prior',
-		  'rel -700', 'rel 1500', 'last', 'next', 'prior', 'prior', 'first', 'prior',
-		  'next', 'fwd 3000', 'back 2999', 'next', 'abs -1', 'abs 1', 'fwd 100000',
-		  'prior', 'back 100000', 'next']);
-SELECT check_cursor('SELECT * FROM longtext ORDER BY t DESC, id',
-	ARRAY['abs 4000', 'prior', 'rel -1000', 'rel -2000', 'next', 'last', 'first']);
-SELECT check_cursor('SELECT * FROM empty_t ORDER BY a',
-	ARRAY['next', 'prior', 'last', 'first', 'abs 3']);
+-- the executor contract (check_contract in setup.sql) over keys of several
+-- types, long keys broken by tie-breaks, an empty input, and a small table
+-- sorted again, a few rows at a time, on each of 300 rescans
+SELECT * FROM check_contract('alltypes', 'i4, id', 'i4', cols => 'id, i4, tx');
+SELECT * FROM check_contract('longtext', 't DESC, id', 't');
+SELECT * FROM check_contract('empty_t', 'a', 'a');
+SELECT * FROM check_contract('dom_t', 'a, b', 'a', rescans => 300);
 
 -- plain SQL cursors, forward only and scrollable
 SET braidsort.force = on;
@@ -73,35 +32,11 @@ FETCH ABSOLUTE 5 FROM scr;
 FETCH RELATIVE -2 FROM scr;
 COMMIT;
 
--- rescans with changing parameters (correlated subplan)
-SELECT check_sort($q$
-	SELECT id, (SELECT string_agg(b, ',') FROM
-				 (SELECT b FROM dom_t WHERE a = alltypes.id % 50 + 1 ORDER BY b) s)
-	FROM alltypes WHERE id <= 300 ORDER BY id
-$q$);
-
--- rescans without parameter changes (inner side of a nested loop)
-SET enable_material = off;
-SET enable_hashjoin = off;
-SET enable_mergejoin = off;
-EXPLAIN (COSTS OFF)
-SELECT x.id, d.a, d.b FROM (SELECT id FROM alltypes WHERE id <= 5) x,
-	(SELECT a, b FROM dom_t ORDER BY a, b OFFSET 0) d
-WHERE d.a = x.id;
-SELECT check_sort($q$
-	SELECT x.id, d.a, d.b FROM (SELECT id FROM alltypes WHERE id <= 5) x,
-		(SELECT a, b FROM dom_t ORDER BY a, b OFFSET 0) d
-	WHERE d.a = x.id
-$q$);
-RESET enable_material;
-RESET enable_hashjoin;
-RESET enable_mergejoin;
-
--- merge joins: the inner sort is marked and restored across duplicates
+-- merge joins of two tables, and a full join: the inner sort is marked and
+-- restored across duplicates
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
 SELECT check_rows('SELECT a.id, d.b FROM alltypes a JOIN dom_t d ON a.i4 % 1000 + 1 = d.a');
-SELECT check_rows('SELECT l.id, r.id FROM longtext l JOIN longtext r ON l.t = r.t');
 SELECT check_rows('SELECT a.id, b.id FROM alltypes a FULL JOIN alltypes b ON a.bp = b.bp');
 RESET enable_hashjoin;
 RESET enable_nestloop;
@@ -155,8 +90,6 @@ SELECT check_sort('SELECT xmin, xmax, cmin, cmax, id, n FROM hdr_t ORDER BY t');
 SELECT check_sort('SELECT h.xmin = (SELECT min(xmin::text::bigint) FROM hdr_t)::text::xid, id FROM hdr_t h ORDER BY t');
 SELECT check_sort('SELECT h FROM hdr_t h ORDER BY t');
 SELECT check_sort('SELECT row_to_json(h), id FROM hdr_t h WHERE n IS NULL ORDER BY pad, id');
-SELECT check_cursor('SELECT id, n, pad FROM hdr_t ORDER BY t',
-	ARRAY['abs 5000', 'prior', 'rel -3000', 'next', 'last', 'back 200', 'first']);
-SELECT check_cursor('SELECT xmin, id FROM hdr_t ORDER BY t',
-	ARRAY['abs 5000', 'prior', 'rel -3000', 'next', 'last', 'back 200', 'first']);
+SELECT * FROM check_contract('hdr_t', 't', 't', cols => 'id, n, pad');
+SELECT * FROM check_contract('hdr_t', 't', 't', cols => 'xmin, id');
 RESET braidsort.work_mem;

@@ -20,35 +20,10 @@ SELECT check_sort('SELECT id, f8 FROM alltypes ORDER BY f8, id');
 SELECT check_sort('SELECT t FROM longtext ORDER BY t');
 SELECT check_sort('SELECT * FROM par_t ORDER BY t DESC');
 
--- backward scans read the merged refs by position
-SELECT check_cursor('SELECT id, t FROM longtext ORDER BY t, id',
-	ARRAY['abs 4000', 'prior', 'rel -1000', 'rel -2000', 'next', 'last', 'first',
-		  'fwd 10000', 'prior', 'back 3000', 'next']);
-
--- rescans: with changing parameters, and rewinds of a nested loop's inner side
-SELECT check_sort($q$
-	SELECT id, (SELECT string_agg(b, ',') FROM
-				 (SELECT b FROM dom_t WHERE a = alltypes.id % 50 + 1 ORDER BY b) s)
-	FROM alltypes WHERE id <= 100 ORDER BY id
-$q$);
-SET enable_material = off;
-SET enable_hashjoin = off;
-SET enable_mergejoin = off;
-SELECT check_sort($q$
-	SELECT x.id, d.a, d.b FROM (SELECT id FROM alltypes WHERE id <= 5) x,
-		(SELECT a, b FROM dom_t ORDER BY a, b OFFSET 0) d
-	WHERE d.a = x.id
-$q$);
-RESET enable_material;
-RESET enable_hashjoin;
-RESET enable_mergejoin;
-
--- merge joins mark and restore positions in merged output
-SET enable_hashjoin = off;
-SET enable_nestloop = off;
-SELECT check_rows('SELECT l.id, r.id FROM longtext l JOIN longtext r ON l.t = r.t');
-RESET enable_hashjoin;
-RESET enable_nestloop;
+-- the executor contract over merged runs: cursors read the merged refs by
+-- position, rewinds and rescans, mark/restore in merged output
+SELECT * FROM check_contract('longtext', 't, id', 't', cols => 'id, t');
+SELECT * FROM check_contract('dom_t', 'a, b', 'a', rescans => 100);
 
 -- the final merge takes any number of runs (a loser tree of any size)
 CREATE FUNCTION runs_and_check(wm int, q text) RETURNS text LANGUAGE plpgsql AS $$

@@ -33,29 +33,11 @@ SELECT check_sort('SELECT id, pad FROM wide_t ORDER BY k DESC, id DESC');
 SELECT check_sort('SELECT id, k FROM wide_t WHERE g < 50 ORDER BY g, k, id');
 SELECT check_sort('SELECT id, left(pad, 3) FROM wide_t ORDER BY pad, id OFFSET 19990');
 
--- backward scans and cursors read refs from the device across batches
-SELECT check_cursor('SELECT id, k, pad FROM wide_t ORDER BY k, id',
-	ARRAY['next', 'prior', 'abs 15000', 'prior', 'rel -9000', 'rel 4000', 'last',
-		  'prior', 'back 19000', 'next', 'first', 'prior', 'fwd 20000', 'prior',
-		  'abs 2000', 'abs 19000', 'abs 1']);
-
--- rescans without parameter changes rewind over the offloaded refs
-SET enable_material = off;
-SET enable_hashjoin = off;
-SET enable_mergejoin = off;
-SELECT check_sort($q$
-	SELECT x.i, w.id FROM generate_series(1, 3) x(i),
-		(SELECT id, k FROM wide_t ORDER BY k, id OFFSET 0) w
-	WHERE w.k = x.i
-$q$);
-RESET enable_material;
-RESET enable_hashjoin;
-RESET enable_mergejoin;
-
--- merge joins mark and restore positions in the offloaded refs
+-- the executor contract: cursors, rewinds, rescans and merge-join
+-- mark/restore read the refs from the device across batches
+SELECT * FROM check_contract('wide_t', 'k, id', 'k', cols => 'id, k, pad');
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
-SELECT check_rows('SELECT a.id, b.id FROM wide_t a JOIN wide_t b ON a.k = b.k');
 SELECT check_rows('SELECT a.id, b.id FROM wide_t a FULL JOIN wide_t b ON a.g = b.k');
 RESET enable_hashjoin;
 RESET enable_nestloop;
@@ -77,8 +59,7 @@ ANALYZE wide_tmp;
 SET braidsort.work_mem = 4096;
 SELECT check_sort('SELECT * FROM wide_tmp ORDER BY k, id');
 SELECT check_sort('SELECT id, k FROM wide_tmp WHERE g % 3 = 0 ORDER BY pad DESC, id');
-SELECT check_cursor('SELECT id, k, pad FROM wide_tmp ORDER BY k, id',
-	ARRAY['abs 15000', 'prior', 'rel -9000', 'last', 'back 19000', 'next', 'first']);
+SELECT * FROM check_contract('wide_tmp', 'k, id', 'k', cols => 'id, k, pad');
 SET braidsort.sort_threads = 1;
 SELECT check_sort('SELECT * FROM wide_tmp ORDER BY k DESC, id');
 RESET braidsort.sort_threads;

@@ -6,10 +6,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
 
-my $node = PostgreSQL::Test::Cluster->new('preload');
-$node->init;
-$node->start;
+# a node without braidsort: the test preloads it later
+my $node = braid_node('preload', preload => 0);
 
 # Not preloaded: CREATE EXTENSION and LOAD both fail with a hint.
 my ($ret, $stdout, $stderr) =

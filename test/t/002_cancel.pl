@@ -7,26 +7,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
 
-my $node = PostgreSQL::Test::Cluster->new('cancel');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'braidsort'
-max_parallel_workers_per_gather = 0
-jit = off
-});
-$node->start;
-
-$node->safe_psql('postgres', q{
-CREATE TABLE t AS
-SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v
-FROM generate_series(1, 600000) g;
-ANALYZE t;
-});
+my $node = braid_node('cancel', extension => 0);
+sort_table($node, 't', 600000, id => 0);
 
 my $query = 'SELECT count(*), sum(length(v)) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
-my $expected = $node->safe_psql('postgres',
-	"SET braidsort.enable = off; $query");
+my $expected = reference_result($node, $query);
 
 # onepass: small gather batches; fallback: runs spilled; offload: the
 # sorted refs go to the device (a budget where that saves a gather pass);

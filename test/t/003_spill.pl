@@ -10,86 +10,59 @@
 #	device test is skipped.
 use strict;
 use warnings;
-use File::Temp qw(tempdir);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
 
-my $node = PostgreSQL::Test::Cluster->new('spill');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'braidsort'
-max_parallel_workers_per_gather = 0
-jit = off
+my $node = braid_node('spill', extension => 0, conf => qq{
 restart_after_crash = on
 remove_temp_files_after_crash = on
 });
-$node->start;
-
-my $dax = $ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1);
-$node->safe_psql('postgres', qq{
-CREATE TABLESPACE dax LOCATION '$dax';
-CREATE TABLE t AS
-SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v, g AS id
-FROM generate_series(1, 300000) g;
-ANALYZE t;
-});
-
-# spill files: the tablespace's temporary-files directory
-sub spill_files
-{
-	my @files = glob("$dax/PG_*/pgsql_tmp/pgsql_tmp*.braid*");
-	return scalar(@files);
-}
+my $dax = dax_tablespace($node, 'spill');
+sort_table($node, 't', 300000);
 
 my $setup = q{SET braidsort.force = on; SET braidsort.work_mem = 1024;
 SET braidsort.spill_tablespace = dax;};
 my $slow = q{SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;};
 my $query = 'SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
-my $expected = $node->safe_psql('postgres', "SET braidsort.enable = off; $query");
+my $expected = reference_result($node, $query);
 
 # a normal run: right result, files gone afterwards
 is($node->safe_psql('postgres', "$setup $query"), $expected, 'mergepass result');
 like($node->safe_psql('postgres', "$setup EXPLAIN (ANALYZE, COSTS OFF) $query"),
 	qr/Sort Method: braid mergepass/, 'plan spills');
-is(spill_files(), 0, 'no spill files after the sort');
+is(count_spill_files($dax), 0, 'no spill files after the sort');
 
 # start a slow sort in the background, wait until its files appear
 sub start_slow_sort
 {
-	my ($stdout, $stderr) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
-		  '-c', "$setup $slow SET application_name = 'slowsort'; $query" ],
-		'>', \$stdout, '2>', \$stderr);
-	my $seen = 0;
-	foreach (1 .. 600)
-	{
-		if (spill_files() > 0) { $seen = 1; last; }
-		usleep(50_000);
-	}
-	return ($h, \$stdout, \$stderr, $seen);
+	my $s = start_psql($node, "$setup $slow SET application_name = 'slowsort'; $query");
+	my $seen = wait_for(sub { count_spill_files($dax) > 0 }, interval => 0.05);
+	return ($s, $seen);
 }
 
 # files exist on the tablespace during the sort, and are removed at its end
 {
-	my ($h, $out, $err, $seen) = start_slow_sort();
+	my ($s, $seen) = start_slow_sort();
 	ok($seen, 'spill files exist on the spill tablespace during the sort');
-	$h->finish;
-	is($$out, "$expected\n", 'slow sort result');
-	is(spill_files(), 0, 'spill files removed when the sort ends');
+	$s->{h}->finish;
+	is($s->{out}, "$expected\n", 'slow sort result');
+	is(count_spill_files($dax), 0, 'spill files removed when the sort ends');
 }
 
 # cancel
 {
-	my ($h, $out, $err, $seen) = start_slow_sort();
+	my ($s, $seen) = start_slow_sort();
 	ok($seen, 'spill files present before the cancel');
 	$node->safe_psql('postgres',
 		"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'slowsort'");
-	$h->finish;
-	like($$err, qr/canceling statement due to user request/, 'sort cancelled');
-	is(spill_files(), 0, 'spill files removed after a cancel');
+	$s->{h}->finish;
+	like($s->{err}, qr/canceling statement due to user request/, 'sort cancelled');
+	is(count_spill_files($dax), 0, 'spill files removed after a cancel');
 }
 
 # an error in the middle of the build, after runs were written
@@ -97,7 +70,7 @@ sub start_slow_sort
 	my ($ret, $stdout, $stderr) = $node->psql('postgres',
 		"$setup SELECT count(*) FROM (SELECT * FROM t ORDER BY k, 1 / (id - 250000) OFFSET 0) s");
 	like($stderr, qr/division by zero/, 'error during the build');
-	is(spill_files(), 0, 'spill files removed after an error');
+	is(count_spill_files($dax), 0, 'spill files removed after an error');
 }
 
 # the error inside a subtransaction: the session goes on
@@ -109,14 +82,14 @@ $query}), "0\n$expected", 'subtransaction abort removes its files; next sort is 
 
 # a crashed backend: the server's restart removes what it left
 {
-	my ($h, $out, $err, $seen) = start_slow_sort();
+	my ($s, $seen) = start_slow_sort();
 	ok($seen, 'spill files present before the crash');
 	my $pid = $node->safe_psql('postgres',
 		"SELECT pid FROM pg_stat_activity WHERE application_name = 'slowsort'");
 	kill 'KILL', $pid;
-	$h->finish;
+	$s->{h}->finish;
 	$node->poll_query_until('postgres', 'SELECT 1', '1');
-	is(spill_files(), 0, 'spill files of a crashed backend removed at restart');
+	is(count_spill_files($dax), 0, 'spill files of a crashed backend removed at restart');
 }
 
 # a full device
@@ -144,43 +117,34 @@ SET braidsort.spill_tablespace = tiny; $query});
 	$node->append_conf('postgresql.conf', 'shared_buffers = 1GB');
 	$node->restart;
 	my $started = $node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()');
-	my $log_from = -s $node->logfile;
+	my $log_from = log_position($node);
 	my $ahead = q{SET braidsort.force = on; SET braidsort.work_mem = 4096;
 SET braidsort.sort_threads = 2; SET braidsort.spill_tablespace = dax;};
 	# a OnePass sort first, whose gather registers its exit callback before
 	# the spill files' (callbacks run in reverse: the files' first); then
 	# a longer MergePass sort, terminated in every phase
-	$node->safe_psql('postgres', q{
-CREATE TABLE big AS
-SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v, g AS id
-FROM generate_series(1, 1200000) g;
-ANALYZE big;
-});
+	sort_table($node, 'big', 1200000);
 	my $onepass = q{SET braidsort.force = on;
 SELECT count(*) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s;};
 	my $bigquery = 'SELECT count(*), sum(id) FROM (SELECT * FROM big ORDER BY k OFFSET 0) s';
-	my $bigexpected = $node->safe_psql('postgres', "SET braidsort.enable = off; $bigquery");
+	my $bigexpected = reference_result($node, $bigquery);
 	like($node->safe_psql('postgres', "$ahead EXPLAIN (ANALYZE, COSTS OFF) $bigquery"),
 		qr/Rows Merged Ahead: [1-9]/, 'the sort merges ahead');
 	foreach my $ms (150, 250, 300, 350, 400, 450, 500, 550, 600, 650)
 	{
-		my ($stdout, $stderr) = ('', '');
-		my $h = IPC::Run::start(
-			[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
-			  '-c', "SET application_name = 'victim'; $onepass $ahead $bigquery" ],
-			'>', \$stdout, '2>', \$stderr);
+		my $s = start_psql($node, "SET application_name = 'victim'; $onepass $ahead $bigquery");
 		usleep($ms * 1000);
 		$node->safe_psql('postgres',
 			"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'victim'");
-		$h->finish;
-		my $how = $stderr =~ /terminating connection/ ? 'terminated'
-		  : $stdout eq "300000\n$bigexpected\n" ? 'finished, right' : "wrong: $stdout $stderr";
+		$s->{h}->finish;
+		my $how = $s->{err} =~ /terminating connection/ ? 'terminated'
+		  : $s->{out} eq "300000\n$bigexpected\n" ? 'finished, right' : "wrong: $s->{out} $s->{err}";
 		like($how, qr/^(terminated|finished, right)$/, "terminate after ${ms}ms: $how");
-		is(spill_files(), 0, "terminated after ${ms}ms: no spill files left");
+		is(count_spill_files($dax), 0, "terminated after ${ms}ms: no spill files left");
 	}
 	is($node->safe_psql('postgres', 'SELECT pg_postmaster_start_time()'), $started,
 		'no terminated backend crashed the server');
-	unlike(substr(slurp_file($node->logfile), $log_from), qr/terminated by signal/,
+	unlike(log_since($node, $log_from), qr/terminated by signal/,
 		'no backend died of a signal');
 }
 

@@ -11,46 +11,32 @@
 use strict;
 use warnings;
 use File::Basename qw(dirname);
-use File::Temp qw(tempdir);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
 
-my $node = PostgreSQL::Test::Cluster->new('sched');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'braidsort'
-max_parallel_workers_per_gather = 0
-jit = off
-restart_after_crash = on
-});
-
-# a directory of its own on the shared tmpfs (other tests use it too)
-my $dax = ($ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1)) . '/sched';
-mkdir $dax or die "could not create $dax: $!";
-$node->start;
-$node->safe_psql('postgres', qq{
-CREATE EXTENSION braidsort;
-CREATE TABLESPACE dax LOCATION '$dax';
-});
+my $node = braid_node('sched', conf => "restart_after_crash = on\n");
+my $dax = dax_tablespace($node, 'sched');
 my $tmpdir = (glob("$dax/PG_*"))[0] . "/pgsql_tmp";
 mkdir $tmpdir;
 
-# the worker's pid, waiting up to 30 s for one different from $old
+# the worker's pid, waiting up to a minute for one different from $old
 sub worker_pid
 {
 	my ($old) = @_;
 	$old //= 0;
-	foreach (1 .. 300)
-	{
-		# psql, not safe_psql: the server may be restarting after a crash
-		my ($ret, $pid) = $node->psql('postgres',
-			"SELECT pid FROM pg_stat_activity WHERE backend_type = 'braidsort scheduler'");
-		return $pid if $ret == 0 && $pid ne '' && $pid != $old;
-		usleep(100_000);
-	}
-	return '';
+	my $pid = wait_for(
+		sub {
+			# psql, not safe_psql: the server may be restarting after a crash
+			my ($ret, $pid) = $node->psql('postgres',
+				"SELECT pid FROM pg_stat_activity WHERE backend_type = 'braidsort scheduler'");
+			return $ret == 0 && $pid ne '' && $pid != $old ? $pid : undef;
+		},
+		interval => 0.1);
+	return $pid // '';
 }
 
 # a pid that no process has: one past the largest pid in use, scanning up
@@ -77,20 +63,11 @@ ok(!-e $orphan, 'an orphan planted before start is removed');
 # files of a live backend are kept
 my $orphan2 = "$tmpdir/pgsql_tmp$dead.braid8";
 open($fh, '>', $orphan2) or die; close $fh;
-my $live = IPC::Run::start(
-	[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
-	  '-c', "SET application_name = 'live'; SELECT pg_sleep(120)" ]);
-my $live_pid = '';
-foreach (1 .. 300)
-{
-	$live_pid = $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE application_name = 'live'");
-	last if $live_pid ne '';
-	usleep(50_000);
-}
+my $live = start_psql($node, "SET application_name = 'live'; SELECT pg_sleep(120)");
+my $live_pid = session_pid($node, 'live');
 my $kept = "$tmpdir/pgsql_tmp$live_pid.braid9";
 open($fh, '>', $kept) or die; close $fh;
-my $log_offset = -s $node->logfile;
+my $log_offset = log_position($node);
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
 my $pid2 = worker_pid($pid);
 isnt($pid2, '', 'the worker comes back after pg_terminate_backend');
@@ -102,7 +79,7 @@ is($node->safe_psql('postgres',
 	"SELECT value >= 1 FROM braidsort.stats WHERE counter = 'orphan_files_removed'"),
 	't', 'braidsort.stats counts removed orphans');
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($live_pid)");
-$live->finish;
+$live->{h}->finish;
 unlink $kept;
 
 # a crash (SIGKILL) restarts the server and the worker
@@ -155,21 +132,16 @@ is($node->safe_psql('postgres',
 $node->safe_psql('postgres', q{
 CREATE TABLE t AS SELECT (g * 7919) % 100003 AS k, g AS id FROM generate_series(1, 200000) g;
 ANALYZE t;});
-my $prof = IPC::Run::start(
-	[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
-	  '-c', "SET braidsort.emulate_read_ns = 20; SELECT count(*) FROM braidsort.profile_device('dax', 64, 2)" ]);
-my $seen = 0;
-foreach (1 .. 300)
-{
-	$seen = $node->safe_psql('postgres',
-		"SELECT coalesce(max(profilers), 0) FROM braidsort.scheduler WHERE tablespace = 'dax'");
-	last if $seen;
-	usleep(20_000);
-}
+my $prof = start_psql($node,
+	"SET braidsort.emulate_read_ns = 20; SELECT count(*) FROM braidsort.profile_device('dax', 64, 2)");
+my $seen = wait_for(sub {
+		$node->safe_psql('postgres',
+			"SELECT coalesce(max(profilers), 0) FROM braidsort.scheduler WHERE tablespace = 'dax'");
+	});
 is($seen, 1, 'the scheduler view shows the running profile');
 my $waits0 = $node->safe_psql('postgres',
 	"SELECT waits FROM braidsort.scheduler WHERE tablespace = 'dax'");
-my $expected = $node->safe_psql('postgres',
+my $expected = reference_result($node,
 	'SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s');
 is($node->safe_psql('postgres', q{
 SET braidsort.force = on; SET braidsort.work_mem = 1024; SET braidsort.spill_tablespace = dax;
@@ -178,36 +150,28 @@ SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s}),
 ok($node->safe_psql('postgres',
 	"SELECT waits FROM braidsort.scheduler WHERE tablespace = 'dax'") > $waits0,
 	'the sort waited for the profile');
-$prof->finish;
+$prof->{h}->finish;
 is($node->safe_psql('postgres',
 	"SELECT profilers + readers + writers FROM braidsort.scheduler WHERE tablespace = 'dax'"),
 	'0', 'nothing holds the gate afterwards');
 
 # a backend terminated while it holds the gate gives it back
-my $victim = IPC::Run::start(
-	[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
-	  '-c', q{SET application_name = 'victim'; SET braidsort.force = on;
+my $victim = start_psql($node, q{SET application_name = 'victim'; SET braidsort.force = on;
 SET braidsort.work_mem = 1024; SET braidsort.spill_tablespace = dax;
 SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;
-SELECT count(*) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s} ],
-	'>', \my $vout, '2>', \my $verr);
-my $held = 0;
-foreach (1 .. 600)
-{
-	$held = $node->safe_psql('postgres',
-		"SELECT coalesce(max(readers + writers), 0) FROM braidsort.scheduler WHERE tablespace = 'dax'");
-	last if $held;
-	usleep(20_000);
-}
+SELECT count(*) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s});
+my $held = wait_for(sub {
+		$node->safe_psql('postgres',
+			"SELECT coalesce(max(readers + writers), 0) FROM braidsort.scheduler WHERE tablespace = 'dax'");
+	});
 is($held, 1, 'the slow sort holds the gate');
 $node->safe_psql('postgres',
 	"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'victim'");
-$victim->finish;
+$victim->{h}->finish;
 ok($node->poll_query_until('postgres', q{
 SELECT readers + writers + writer_threads + waiting_readers + waiting_writers = 0
 FROM braidsort.scheduler WHERE tablespace = 'dax'}), 'the terminated backend gave the gate back');
-is(scalar(glob("$dax/PG_*/pgsql_tmp/pgsql_tmp*.braid*")), undef,
-	'and removed its spill files');
+is(count_spill_files($dax), 0, 'and removed its spill files');
 
 # the automatic writer pool of the device follows its profile
 is($node->safe_psql('postgres', q{
@@ -231,25 +195,19 @@ like($err, qr/permission denied for function profile_device/, 'profiling needs a
 my $cpus = `getconf _NPROCESSORS_ONLN`;
 chomp $cpus;
 $cpus = 32 if $cpus > 32;
-my ($nout, $nerr) = ('', '');
-my $nulls = IPC::Run::start(
-	[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
-	  '-c', q{SET braidsort.spill_tablespace = dax;
+my $nulls = start_psql($node, q{SET braidsort.spill_tablespace = dax;
 SELECT count(*), count(DISTINCT operation), min(threads), max(threads)
-FROM braidsort.profile_device(NULL, NULL, NULL)} ],
-	'>', \$nout, '2>', \$nerr);
-my $scratch_size = 0;
-foreach (1 .. 1500)
-{
-	my ($f) = glob("$tmpdir/pgsql_tmp*.braid*");
-	$scratch_size = -s $f if defined $f;
-	last if $scratch_size;
-	usleep(10_000);
-}
-$nulls->finish;
-is($nout, 9 * $cpus . "|5|1|$cpus\n",
+FROM braidsort.profile_device(NULL, NULL, NULL)});
+my $scratch_size = wait_for(
+	sub {
+		my ($f) = spill_file_paths($dax);
+		return defined $f ? -s $f : 0;
+	},
+	interval => 0.01);
+$nulls->{h}->finish;
+is($nulls->{out}, 9 * $cpus . "|5|1|$cpus\n",
 	'profile_device(NULL, NULL, NULL) profiles one to one thread per CPU')
-  or diag($nerr);
+  or diag($nulls->{err});
 is($scratch_size, 256 * 1024 * 1024, 'a NULL size_mb is 256 MB');
 is($node->safe_psql('postgres', q{
 SET braidsort.spill_tablespace = dax;
@@ -271,7 +229,7 @@ SKIP:
 	like($err, qr/DETAIL:  The device has \d+ MB free\./, 'the detail gives the free space');
 	like($err, qr/HINT:  Choose a smaller size_mb\./, 'the hint says to choose a smaller size_mb');
 	unlike($err, qr/work_mem/, 'the hint is not about braidsort.work_mem');
-	is(scalar(glob("$tmpdir/pgsql_tmp*.braid*")), undef, 'and no scratch file is left');
+	is(count_spill_files($dax), 0, 'and no scratch file is left');
 }
 
 # a granted role still needs CREATE on the tablespace, as for temp_tablespaces

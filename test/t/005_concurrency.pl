@@ -11,22 +11,13 @@ use File::Temp qw(tempdir);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
 
-my $node = PostgreSQL::Test::Cluster->new('concurrency');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'braidsort'
-max_parallel_workers_per_gather = 0
-jit = off
-max_connections = 20
-});
-$node->start;
-
-my $dax = ($ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1)) . '/concurrency';
-mkdir $dax or die "could not create $dax: $!";
+my $node = braid_node('concurrency', conf => "max_connections = 20\n");
+my $dax = dax_tablespace($node, 'concurrency');
 $node->safe_psql('postgres', qq{
-CREATE EXTENSION braidsort;
-CREATE TABLESPACE dax LOCATION '$dax';
 CREATE TABLE t AS
 SELECT decode(md5(g::text), 'hex') AS k, repeat('v', 40) || g AS v, g AS id
 FROM generate_series(1, 60000) g;
@@ -65,8 +56,7 @@ my $q_merge = 'SELECT t.k, t.id FROM t JOIN u USING (k) ORDER BY t.k';
 my %expect;
 for my $q ($q_tid, $q_log, $q_merge)
 {
-	$expect{$q} = $node->safe_psql('postgres',
-		"SET braidsort.enable = off; SELECT count(*), coalesce(sum(id), 0) FROM ($q) s");
+	$expect{$q} = reference_result($node, "SELECT count(*), coalesce(sum(id), 0) FROM ($q) s");
 }
 
 # the pgbench script: each client runs the three kinds of spilling sort
@@ -154,9 +144,7 @@ WHERE scope = 'global' AND counter IN ('sorts_mergepass', 'sorts_value_log')});
 like($stats, qr/sorts_mergepass=[1-9]\d* sorts_value_log=[1-9]/, "stats count the sorts ($stats)");
 
 # no spill file outlives the runs
-my @left = (glob("$dax/PG_*/pgsql_tmp/pgsql_tmp*.braid*"),
-	glob("$disk2/PG_*/pgsql_tmp/pgsql_tmp*.braid*"));
-is(scalar(@left), 0, 'no spill files left');
+is(count_spill_files($dax) + count_spill_files($disk2), 0, 'no spill files left');
 
 $node->stop;
 done_testing();

@@ -17,30 +17,17 @@ use File::Temp qw(tempdir);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
 
-my $node = PostgreSQL::Test::Cluster->new('permissions');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'braidsort'
-max_parallel_workers_per_gather = 0
-jit = off
-log_temp_files = 0
-});
-
-# a directory of its own on the shared tmpfs (other tests use it too)
-my $dax = ($ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1)) . '/permissions';
-mkdir $dax or die "could not create $dax: $!";
+my $node = braid_node('permissions', conf => "log_temp_files = 0\n");
+my $dax = dax_tablespace($node, 'permissions');
 my $other = tempdir(CLEANUP => 1);
-$node->start;
+sort_table($node, 't', 300000);
 $node->safe_psql('postgres', qq{
-CREATE EXTENSION braidsort;
-CREATE TABLESPACE dax LOCATION '$dax';
 CREATE TABLESPACE other LOCATION '$other';
 CREATE ROLE app LOGIN;
-CREATE TABLE t AS
-SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v, g AS id
-FROM generate_series(1, 300000) g;
-ANALYZE t;
 GRANT SELECT ON t TO app;
 });
 my $dax_oid = $node->safe_psql('postgres',
@@ -65,7 +52,7 @@ sub counter
 sub spill_places
 {
 	my ($from) = @_;
-	my $log = slurp_file($node->logfile, $from);
+	my $log = log_since($node, $from);
 	my @places;
 	while ($log =~ /temporary file: path "([^"]*\.braid\d+)", size \d+/g)
 	{
@@ -83,7 +70,7 @@ my $setup = q{\set SHOW_CONTEXT always
 SET braidsort.force = on; SET braidsort.work_mem = 1024;
 SET client_min_messages = debug1;};
 my $query = 'SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
-my $expected = $node->safe_psql('postgres', "SET braidsort.enable = off; $query");
+my $expected = reference_result($node, $query);
 my $fallback = qr/DEBUG:  braidsort.spill_tablespace "dax" is not usable by this role, spilling to tablespace "pg_default" instead\nDETAIL:  Role "app" has no CREATE privilege on tablespace "dax"./;
 
 # app really is an ordinary role, without CREATE on dax
@@ -100,7 +87,7 @@ $node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
 
 # a spilling sort as app: falls back to the database's default, no error
 {
-	my $from = -s $node->logfile;
+	my $from = log_position($node);
 	($ret, $out, $err) = as_app("$setup $query");
 	is($ret, 0, 'app sorts with the server-wide setting: no error');
 	is($out, $expected, 'app: right result');
@@ -117,14 +104,12 @@ $node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
 
 # the same in parallel workers: each falls back on its own
 {
-	my $par = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
-	($ret, $out, $err) = as_app("$setup $par EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query");
+	($ret, $out, $err) = as_app("$setup $parallel_sql EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query");
 	like($out, qr/Gather Merge.*Workers Launched: [12].*Custom Scan \(BraidSort\).*Sort Method: braid mergepass/s,
 		'parallel: workers sort and spill');
 	my $before = counter();
-	my $from = -s $node->logfile;
-	($ret, $out, $err) = as_app("$setup $par $query");
+	my $from = log_position($node);
+	($ret, $out, $err) = as_app("$setup $parallel_sql $query");
 	is($ret, 0, 'parallel: no error');
 	is($out, $expected, 'parallel: right result');
 	like($err, qr/$fallback\nCONTEXT:  parallel worker/, 'parallel: a worker falls back');
@@ -140,7 +125,7 @@ SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
 	$node->safe_psql('postgres', 'GRANT CREATE ON TABLESPACE other TO app');
 	my $other_oid = $node->safe_psql('postgres',
 		"SELECT oid FROM pg_tablespace WHERE spcname = 'other'");
-	my $from = -s $node->logfile;
+	my $from = log_position($node);
 	($ret, $out, $err) = as_app("$setup SET temp_tablespaces = other; $query");
 	is($out, $expected, 'temp_tablespaces: right result');
 	like($err, qr/spilling to tablespace "other" instead/, 'temp_tablespaces: named as the fallback');
@@ -163,7 +148,7 @@ like($err, qr/NOTICE:  tablespace "nope" does not exist/, 'ALTER ROLE ... SET: w
 # a role default naming a tablespace that does not exist: the role connects
 # and falls back
 {
-	my $from = -s $node->logfile;
+	my $from = log_position($node);
 	($ret, $out, $err) = as_app("$setup SHOW braidsort.spill_tablespace; $query");
 	is($out, "nope\n$expected", 'role default to a missing tablespace: right result');
 	like($err, qr/braidsort.spill_tablespace "nope" is not usable by this role, spilling to tablespace "pg_default" instead\nDETAIL:  Tablespace "nope" does not exist./,
@@ -175,7 +160,7 @@ like($err, qr/NOTICE:  tablespace "nope" does not exist/, 'ALTER ROLE ... SET: w
 # a tablespace dropped after it was set
 {
 	my $gone = tempdir(CLEANUP => 1);
-	my $from = -s $node->logfile;
+	my $from = log_position($node);
 	($ret, $out, $err) = $node->psql('postgres', qq{CREATE TABLESPACE gone LOCATION '$gone';
 SET braidsort.spill_tablespace = gone; DROP TABLESPACE gone; $setup $query});
 	is($out, $expected, 'dropped tablespace: right result');
@@ -204,7 +189,7 @@ like($out, qr/BraidSort/, 'plan as app: the guess is the default tablespace, not
 	($ret, $out, $err) = as_app($planq);
 	unlike($out, qr/BraidSort/, 'plan as app with the grant: the guess is dax');
 	my $before = counter();
-	my $from = -s $node->logfile;
+	my $from = log_position($node);
 	($ret, $out, $err) = as_app("$setup $query");
 	is($out, $expected, 'granted: right result');
 	unlike($err, qr/not usable/, 'granted: no fallback');
@@ -218,8 +203,7 @@ like($out, qr/BraidSort/, 'plan as app: the guess is the default tablespace, not
 	  . '" -c "REVOKE CREATE ON TABLESPACE dax FROM app"';
 	($ret, $out, $err) = as_app(qq{SET braidsort.spill_tablespace = dax;
 $setup
-SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+$parallel_sql
 \\! $revoke
 $query});
 	is($ret, 0, 'revoked after SET: no error, in the leader or the workers');

@@ -25,10 +25,11 @@ use strict;
 use warnings;
 use File::Path qw(make_path);
 use FindBin;
-use File::Temp qw(tempdir);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
 
 my $readme_path = ($ENV{TESTDIR} // "$FindBin::Bin/../..") . '/README.md';
 my $arrow = "\x{e2}\x{86}\x{92}";	# "→" in UTF-8: the files are read as bytes
@@ -146,14 +147,8 @@ sub run_block
 	return ($ret == 0 ? undef : $cur // 0, $stderr, \@out);
 }
 
-my $node = PostgreSQL::Test::Cluster->new('readme');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'braidsort'
-max_parallel_workers_per_gather = 0
-jit = off
-});
-$node->start;
+# the README's blocks create the extension themselves
+my $node = braid_node('readme', extension => 0);
 
 # the harness itself: it sees a wrong result, an error and the fences
 {
@@ -188,8 +183,7 @@ foreach my $b (@blocks)
 }
 
 # the DAX recipe's mount point, and the roles it grants to
-my $mount = ($ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1)) . '/readme';
-mkdir $mount or die "could not create $mount: $!";
+my $mount = dax_dir('readme');
 my %roles;
 foreach my $s (@stmts)
 {

@@ -10,27 +10,16 @@
 #	regression test sql/monitor.sql.)
 use strict;
 use warnings;
-use File::Temp qw(tempdir);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
 
-my $node = PostgreSQL::Test::Cluster->new('progress');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'braidsort'
-max_parallel_workers_per_gather = 0
-jit = off
-});
-$node->start;
-
-# a directory of its own on the shared tmpfs (other tests use it too)
-my $dax = ($ENV{BRAID_TEST_DAX} || tempdir(CLEANUP => 1)) . '/progress';
-mkdir $dax or die "could not create $dax: $!";
+my $node = braid_node('progress');
+dax_tablespace($node, 'progress');
 $node->safe_psql('postgres', qq{
-CREATE EXTENSION braidsort;
-CREATE TABLESPACE dax LOCATION '$dax';
 CREATE TABLE t AS SELECT (g::int8 * 7919) % 300007 AS k, g AS id FROM generate_series(1, 300000) g;
 ANALYZE t;
 CREATE ROLE joe LOGIN;
@@ -39,13 +28,11 @@ GRANT SELECT ON t TO joe;
 });
 
 my $query = 'SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
-my $expected = $node->safe_psql('postgres', "SET braidsort.enable = off; $query");
+my $expected = reference_result($node, $query);
 my $spill = q{SET braidsort.force = on; SET braidsort.work_mem = 1024;
 SET braidsort.spill_tablespace = dax;};
 # a slow emulated device (superuser settings), so that the sort lasts
 my $slow = q{SET braidsort.emulate_write_ns = 100000; SET braidsort.emulate_read_ns = 10000;};
-my $parallel = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
 
 # the planner's row estimate for the sort
 my $plan = $node->safe_psql('postgres', "SET braidsort.force = on; EXPLAIN $query");
@@ -53,41 +40,21 @@ my ($estimate) = $plan =~ /BraidSort\) on t\s+\(cost=\S+ rows=(\d+)/;
 ok($estimate, "the planner estimates $estimate rows");
 
 # start a session running these commands, one after the other (an error
-# does not stop it); returns it and its pid
+# does not stop it); returns it, with its pid
 sub start_session
 {
 	my ($name, @commands) = @_;
-	my %s = (out => '', err => '');
-	$s{h} = IPC::Run::start(
-		[ 'psql', '-X', '-q', '-At', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr('postgres'),
-		  map { ('-c', $_) } ("SET application_name = '$name'", @commands) ],
-		'>', \$s{out}, '2>', \$s{err});
-	$s{pid} = '';
-	# (parallel workers inherit application_name: only the client backend)
-	foreach (1 .. 1000)
-	{
-		$s{pid} = $node->safe_psql('postgres',
-			"SELECT pid FROM pg_stat_activity WHERE application_name = '$name' "
-			  . "AND backend_type = 'client backend'");
-		last if $s{pid} ne '';
-		usleep(10_000);
-	}
-	die "session $name did not start" if $s{pid} eq '';
-	return \%s;
+	my $s = start_psql($node, "SET application_name = '$name'", @commands);
+	$s->{pid} = session_pid($node, $name);
+	die "session $name did not start" if $s->{pid} eq '';
+	return $s;
 }
 
-# poll a query as $role until it returns something; returns that
+# poll a query until it returns something; returns that
 sub poll
 {
-	my ($sql, $role) = @_;
-	my $connstr = $node->connstr('postgres') . ($role ? " user=$role" : '');
-	foreach (1 .. 2000)
-	{
-		my $r = $node->safe_psql('postgres', $sql, connstr => $connstr);
-		return $r if $r ne '';
-		usleep(10_000);
-	}
-	return '';
+	my ($sql) = @_;
+	return poll_query($node, $sql, interval => 0.01);
 }
 
 # wait until the session's backend sleeps in pg_sleep (its sort is over)
@@ -153,7 +120,7 @@ $s->{h}->finish;
 like($s->{err}, qr/canceling statement due to user request/, 'it was the sort that was cancelled');
 
 # a parallel sort: the leader's row and its workers', with leader_pid
-$s = start_session('parallel', "$spill $slow $parallel", $query, 'SELECT pg_sleep(300)');
+$s = start_session('parallel', "$spill $slow $parallel_sql", $query, 'SELECT pg_sleep(300)');
 my $workers = poll("SELECT count(*) FROM braidsort.progress WHERE leader_pid = $s->{pid} "
 	  . "AND rows_estimated < $estimate HAVING count(*) > 0");
 ok($workers >= 1, "parallel workers show with their leader's pid ($workers)");

@@ -8,39 +8,27 @@
 #	pg_stat_statements' temp_blks_* include it, parallel workers' too.
 use strict;
 use warnings;
-use File::Temp qw(tempdir);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
 
-my $node = PostgreSQL::Test::Cluster->new('tempfiles');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'braidsort, pg_stat_statements'
-max_parallel_workers_per_gather = 0
-jit = off
-log_temp_files = 0
-});
-$node->start;
-$node->safe_psql('postgres', q{
-CREATE EXTENSION braidsort;
-CREATE EXTENSION pg_stat_statements;
-CREATE TABLE t AS
-SELECT decode(md5(g::text), 'hex') AS k, repeat('x', 60) || g AS v, g AS id
-FROM generate_series(1, 300000) g;
-ANALYZE t;
-});
+my $node = braid_node('tempfiles', preload => 'braidsort, pg_stat_statements',
+	conf => "log_temp_files = 0\n");
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements');
+sort_table($node, 't', 300000);
 
 my $setup = q{SET braidsort.force = on; SET braidsort.work_mem = 1024;};
 my $query = 'SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
-my $expected = $node->safe_psql('postgres', "SET braidsort.enable = off; $query");
+my $expected = reference_result($node, $query);
 
 # the spill files logged since log offset $from: (count, total bytes)
 sub logged
 {
 	my ($from) = @_;
-	my $log = slurp_file($node->logfile, $from);
+	my $log = log_since($node, $from);
 	my ($n, $bytes) = (0, 0);
 	while ($log =~ /LOG:  temporary file: path "[^"]*pgsql_tmp\d+\.braid\d+", size (\d+)/g)
 	{
@@ -51,12 +39,10 @@ sub logged
 }
 
 # this database's temporary-file statistics, once every other session has
-# gone (a backend flushes its statistics before it leaves pg_stat_activity)
+# gone
 sub db_temp
 {
-	$node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity
-WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()})
-	  or diag('other sessions did not go');
+	wait_for_stats_flush($node);
 	my $row = $node->safe_psql('postgres',
 		q{SELECT temp_files || ',' || temp_bytes FROM pg_stat_database WHERE datname = 'postgres'});
 	return split(/,/, $row);
@@ -81,7 +67,7 @@ WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()})
 	unlike($seq, qr/temp/, 'the scan below shows none of it');
 
 	my ($files0, $bytes0) = db_temp();
-	my $from = -s $node->logfile;
+	my $from = log_position($node);
 	is($node->safe_psql('postgres', "$setup $query"), $expected, 'right result');
 	my ($n, $bytes) = logged($from);
 	cmp_ok($n, '>', 1, "log_temp_files: the spill files are logged ($n)");
@@ -91,7 +77,7 @@ WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()})
 	is($bytes1 - $bytes0, $bytes, 'pg_stat_database: temp_bytes counts their bytes');
 
 	# above the threshold only
-	$from = -s $node->logfile;
+	$from = log_position($node);
 	$node->safe_psql('postgres', "SET log_temp_files = '1GB'; $setup $query");
 	($n) = logged($from);
 	is($n, 0, 'log_temp_files: smaller files are not logged');
@@ -108,10 +94,8 @@ WHERE query LIKE '%ORDER BY k%' AND query NOT LIKE '%pg_stat_statements%'});
 
 	# parallel workers' blocks reach the statement too
 	$node->safe_psql('postgres', 'SELECT pg_stat_statements_reset()');
-	my $par = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
 	my $plan = $node->safe_psql('postgres',
-		"$setup $par EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, VERBOSE) $query");
+		"$setup $parallel_sql EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, VERBOSE) $query");
 	like($plan, qr/Workers Launched: [12].*Custom Scan \(BraidSort\).*Worker 0:.*temp read=\d+ written=[1-9]/s,
 		'parallel EXPLAIN: a worker shows temp blocks')
 	  or diag($plan);
@@ -120,7 +104,7 @@ SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
 	# Buffers line; a line starting with Buffers ends the worker's group)
 	my @workers = $plan =~
 	  /Worker \d+:[^\n]*\n(?:[ ]+(?!Buffers)[^\n]*\n)*?[ ]+Buffers: [^\n]*?temp read=\d+ written=(\d+)/g;
-	$node->safe_psql('postgres', "$setup $par $query");
+	$node->safe_psql('postgres', "$setup $parallel_sql $query");
 	$row = $node->safe_psql('postgres', q{
 SELECT temp_blks_written FROM pg_stat_statements
 WHERE query LIKE '%ORDER BY k%' AND query NOT LIKE '%EXPLAIN%' AND query NOT LIKE '%pg_stat_statements%'});
@@ -133,7 +117,7 @@ WHERE query LIKE '%ORDER BY k%' AND query NOT LIKE '%EXPLAIN%' AND query NOT LIK
 
 # an error after runs were written: the files are still reported
 {
-	my $from = -s $node->logfile;
+	my $from = log_position($node);
 	my ($ret, $out, $err) = $node->psql('postgres',
 		"$setup SELECT count(*) FROM (SELECT * FROM t ORDER BY k, 1 / (id - 250000) OFFSET 0) s");
 	like($err, qr/division by zero/, 'error during the build');
@@ -143,35 +127,28 @@ WHERE query LIKE '%ORDER BY k%' AND query NOT LIKE '%EXPLAIN%' AND query NOT LIK
 
 # a backend terminated during a slow sort: reported at exit
 {
-	my $from = -s $node->logfile;
-	my ($stdout, $stderr) = ('', '');
-	my $h = IPC::Run::start(
-		[ 'psql', '-X', '-q', '-At', '-d', $node->connstr('postgres'),
-		  '-c', "$setup SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;
-SET application_name = 'victim'; $query" ],
-		'>', \$stdout, '2>', \$stderr);
-	my $seen = 0;
-	foreach (1 .. 600)
-	{
-		my $files = $node->safe_psql('postgres',
-			q{SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE '%.braid%'});
-		if ($files > 0) { $seen = 1; last; }
-		usleep(50_000);
-	}
+	my $from = log_position($node);
+	my $s = start_psql($node, "$setup SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;
+SET application_name = 'victim'; $query");
+	my $seen = wait_for(
+		sub {
+			$node->safe_psql('postgres',
+				q{SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE '%.braid%'}) > 0;
+		},
+		interval => 0.05);
 	ok($seen, 'the slow sort has spill files');
 	my $pid = $node->safe_psql('postgres',
 		"SELECT pid FROM pg_stat_activity WHERE application_name = 'victim'");
 	$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
-	$h->finish;
-	like($stderr, qr/terminating connection/, 'terminated');
-	my $logged = 0;
-	foreach (1 .. 100)
-	{
-		$logged = () = slurp_file($node->logfile, $from) =~
-		  /temporary file: path "[^"]*pgsql_tmp$pid\.braid\d+", size \d+/g;
-		last if $logged > 0;
-		usleep(100_000);
-	}
+	$s->{h}->finish;
+	like($s->{err}, qr/terminating connection/, 'terminated');
+	my $logged = wait_for(
+		sub {
+			my $n = () = log_since($node, $from) =~
+			  /temporary file: path "[^"]*pgsql_tmp$pid\.braid\d+", size \d+/g;
+			return $n;
+		},
+		timeout => 10, interval => 0.1);
 	cmp_ok($logged, '>', 0, "exit: the spill files are logged ($logged)");
 	is($node->safe_psql('postgres',
 		q{SELECT count(*) FROM pg_ls_tmpdir() WHERE name LIKE '%.braid%'}), '0',
@@ -180,7 +157,7 @@ SET application_name = 'victim'; $query" ],
 
 # a profile's scratch file: reported at its full size
 {
-	my $from = -s $node->logfile;
+	my $from = log_position($node);
 	$node->safe_psql('postgres',
 		"SELECT count(*) FROM braidsort.profile_device(NULL, size_mb => 16, max_threads => 1)");
 	my ($n, $bytes) = logged($from);

@@ -1,0 +1,584 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_costmodel.c
+ *	  Unit tests of src/costmodel.c, braidsort's cost model.
+ *
+ * The OnePass accept/decline decision and its reasons, a random sweep
+ * against the rule, gather passes and the uncached-table reread rule, the
+ * sorted refs offload, the batch and gather arenas, collated keys,
+ * threads of parallel processes, and the choice between gathering by TID
+ * and from a value log.
+ *
+ * test/unit/test_costmodel.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+
+#include "unit.h"
+
+#include "costmodel.h"
+
+/* accepting_input: a case braidsort should take (PG spills, map fits). */
+static BraidCostInput
+accepting_input(void)
+{
+	BraidCostInput in;
+
+	memset(&in, 0, sizeof(in));
+
+	in.rows = 1e6;
+	in.sort_width = 200;
+	in.tuple_bytes = 220;
+	in.heap_refetch = true;
+	in.entry_bytes = 32;
+	in.budget_bytes = 64.0 * 1024 * 1024;	/* 32 MB needed */
+	in.sort_mem_bytes = 4.0 * 1024 * 1024;	/* PG needs ~248 MB */
+	return in;
+}
+
+/* test_costmodel: accept/decline decisions, boundaries and reasons. */
+static void
+test_costmodel(void)
+{
+	Check		c;
+	BraidCostInput in;
+	const char *why;
+	const char *why_rows = NULL,
+			   *why_budget = NULL,
+			   *why_fits = NULL;
+
+	check_init(&c);
+
+	/* baseline accepts */
+	in = accepting_input();
+	check_that(&c, braid_cost_indexmap_bytes(&in) == in.rows * in.entry_bytes,
+			   "indexmap bytes %g, expected rows*entry_bytes %g",
+			   braid_cost_indexmap_bytes(&in), in.rows * in.entry_bytes);
+	check_that(&c, braid_cost_pg_sort_bytes(&in) >= in.rows * in.sort_width,
+			   "pg sort bytes %g below rows*sort_width %g",
+			   braid_cost_pg_sort_bytes(&in), in.rows * in.sort_width);
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why), "baseline should be accepted (why=%s)",
+			   why ? why : "NULL");
+
+	/* too few rows */
+	in = accepting_input();
+	in.rows = BRAID_MIN_ROWS - 1;
+	in.sort_mem_bytes = 0;		/* PG would still spill */
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why), "rows=%g should decline", in.rows);
+	check_that(&c, why != NULL && why[0] != '\0', "rows=%g: no reason given", in.rows);
+	why_rows = why;
+	in.rows = 0;
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why) && why != NULL,
+			   "rows=0 should decline with a reason");
+	in.rows = BRAID_MIN_ROWS;
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "rows=BRAID_MIN_ROWS with spill and fitting map should accept (why=%s)",
+			   why ? why : "NULL");
+
+	/* IndexMap over budget: MergePass expected, still accepted when cheap */
+	in = accepting_input();
+	in.budget_bytes = in.rows * in.entry_bytes;
+	check_that(&c, braid_cost_is_onepass(&in), "IndexMap exactly at budget is OnePass");
+	in.budget_bytes = in.rows * in.entry_bytes - 1;
+	check_that(&c, !braid_cost_is_onepass(&in), "IndexMap over budget is MergePass");
+	check_that(&c, braid_cost_braid_ns(&in) > in.rows * 280.0,
+			   "MergePass should cost more than OnePass per row");
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "over-budget IndexMap of a cached table should be accepted (why=%s)",
+			   why ? why : "NULL");
+
+	/*
+	 * over budget, uncached table, tiny budget: too many gather rereads
+	 * (gathering by TID; a value log is the way out, see
+	 * test_costmodel_sources)
+	 */
+	in.table_pages = in.rows * in.tuple_bytes / 8192.0;
+	in.table_cached = false;
+	in.budget_bytes = 1024.0 * 1024;
+	in.only_from = BRAID_FROM_HEAP_TID;
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why),
+			   "uncached table with %g gather passes should decline",
+			   braid_cost_gather_passes(&in));
+	check_that(&c, why != NULL && why[0] != '\0', "rereads: no reason given");
+	why_budget = why;
+
+	/* PostgreSQL's sort fits in sort_mem: decline, also at equality */
+	in = accepting_input();
+	in.only_from = BRAID_FROM_ANY;
+	in.sort_mem_bytes = braid_cost_pg_sort_bytes(&in);
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why),
+			   "PG sort bytes == sort_mem (%g) should decline", in.sort_mem_bytes);
+	check_that(&c, why != NULL && why[0] != '\0', "PG sort fits: no reason given");
+	why_fits = why;
+	in.sort_mem_bytes = 1e15;
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why) && why != NULL,
+			   "huge sort_mem should decline with a reason");
+	in.sort_mem_bytes = braid_cost_pg_sort_bytes(&in) - 1;
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "PG sort 1 byte over sort_mem with fitting map should accept (why=%s)",
+			   why ? why : "NULL");
+
+	/* tiny sort width still accounts per-tuple memory, so spill is judged */
+	in = accepting_input();
+	in.sort_width = 0;
+	check_that(&c, braid_cost_pg_sort_bytes(&in) > 0,
+			   "pg sort bytes with width 0 should be positive, got %g",
+			   braid_cost_pg_sort_bytes(&in));
+
+	/* the three reasons are distinguishable */
+	check_that(&c, why_rows && why_budget && why_fits &&
+			   strcmp(why_rows, why_budget) != 0 && strcmp(why_rows, why_fits) != 0 &&
+			   strcmp(why_budget, why_fits) != 0,
+			   "decline reasons should differ: '%s' / '%s' / '%s'",
+			   why_rows ? why_rows : "NULL", why_budget ? why_budget : "NULL",
+			   why_fits ? why_fits : "NULL");
+
+	check_report(&c, "costmodel: declines on few rows, costly rereads, PG sort fitting; accepts on spill");
+
+	/* random sweep against the specification */
+	check_init(&c);
+	for (int i = 0; i < 20000; i++)
+	{
+		bool		expect,
+					got;
+
+		in.rows = (double) rng_below(4) == 0 ? (double) rng_below(2000)
+			: (double) rng_below(100000000);
+		in.sort_width = (double) rng_below(500);
+		in.tuple_bytes = in.sort_width + (double) rng_below(100);
+		in.entry_bytes = (double) (16 + rng_below(64));
+		in.budget_bytes = (double) rng_below(UINT64_C(1) << 34);
+		in.sort_mem_bytes = (double) rng_below(UINT64_C(1) << 34);
+		in.table_pages = (double) rng_below(4) == 0 ? 0 : (double) rng_below(1000000);
+		in.table_cached = rng_below(2) == 0;
+		expect = in.rows >= BRAID_MIN_ROWS &&
+			braid_cost_pg_sort_bytes(&in) > in.sort_mem_bytes &&
+			braid_cost_braid_ns(&in) <= braid_cost_pg_ns(&in) * BRAID_COST_MARGIN;
+		why = NULL;
+		got = braid_cost_prefers(&in, &why);
+		check_that(&c, got == expect,
+				   "rows=%g entry=%g budget=%g width=%g sort_mem=%g: got %d, expected %d",
+				   in.rows, in.entry_bytes, in.budget_bytes, in.sort_width,
+				   in.sort_mem_bytes, got, expect);
+		if (!got)
+			check_that(&c, why != NULL && why[0] != '\0',
+					   "declined without a reason (rows=%g)", in.rows);
+	}
+	check_report(&c, "costmodel: random sweep agrees with rows/spill/time rule, reason on every decline");
+}
+
+/*
+ * test_costmodel_reread
+ *		An uncached table is reread once per gather batch: declined when the
+ *		budget leaves too little room for batches, accepted when the table is
+ *		cached or the batches are few.
+ */
+static void
+test_costmodel_reread(void)
+{
+	Check		c;
+	BraidCostInput in;
+	const char *why = NULL;
+
+	check_init(&c);
+
+	/* the benchmark's shape: 5M rows, 128MB, 82k pages */
+	memset(&in, 0, sizeof(in));
+	in.rows = 5e6;
+	in.sort_width = 110;
+	in.tuple_bytes = 136;
+	in.entry_bytes = 24;
+	in.budget_bytes = 128.0 * 1024 * 1024;
+	in.sort_mem_bytes = 128.0 * 1024 * 1024;
+	in.table_pages = 82000;
+	in.table_cached = false;
+	in.heap_refetch = true;
+	in.sort_threads = 2;
+	in.cpus = 2;
+	/* the sorted refs go to the device, leaving the budget to tuples */
+	check_that(&c, braid_cost_gather_passes(&in) == 6.0,
+			   "expected 6 gather passes, got %g", braid_cost_gather_passes(&in));
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "benchmark shape, uncached: declined (%s)", why ? why : "NULL");
+
+	/* a device too slow to be worth it keeps the refs in memory: 8 passes */
+	in.spill_ns_per_byte = 1000.0;
+	check_that(&c, braid_cost_gather_passes(&in) == 8.0,
+			   "slow device: expected 8 gather passes, got %g", braid_cost_gather_passes(&in));
+	in.spill_ns_per_byte = 0;
+
+	/* a budget far below the table: over a hundred batches, each rereading
+	 * about half of an uncached table's pages */
+	in.rows = 1e7;
+	in.sort_width = 100;
+	in.tuple_bytes = 100;
+	in.entry_bytes = 24;
+	in.budget_bytes = 8.0 * 1024 * 1024;
+	in.sort_mem_bytes = 8.0 * 1024 * 1024;
+	in.table_pages = 125000;
+	in.table_cached = false;
+	why = NULL;
+	check_that(&c, !braid_cost_prefers(&in, &why) && why != NULL,
+			   "uncached table with %g passes (%g page visits) was accepted",
+			   braid_cost_gather_passes(&in), braid_cost_page_visits(&in));
+	check_that(&c, braid_cost_page_visits(&in) < braid_cost_gather_passes(&in) * in.table_pages,
+			   "sparse batches should visit fewer than all pages");
+
+	/* the same sort over a cached table only pays cheap page revisits */
+	in.table_cached = true;
+	why = NULL;
+	check_that(&c, braid_cost_prefers(&in, &why),
+			   "cached table declined (%s)", why ? why : "NULL");
+
+	/* one pass at least, even with an enormous budget */
+	in.budget_bytes = 1e15;
+	check_that(&c, braid_cost_gather_passes(&in) == 1.0,
+			   "expected 1 pass, got %g", braid_cost_gather_passes(&in));
+
+	check_report(&c, "costmodel: gather passes and the uncached-table reread rule");
+}
+
+/*
+ * test_costmodel_offload_refs
+ *		The sorted refs go to the device only when that saves gather passes
+ *		worth more than writing them, and the batch arena pays for the
+ *		bookkeeping of its rows.
+ */
+static void
+test_costmodel_offload_refs(void)
+{
+	Check		c;
+	double		passes = 0;
+	double		mb = 1024.0 * 1024;
+
+	check_init(&c);
+
+	/*
+	 * bookkeeping: 12 bytes a row in memory, 20 with refs on the device, 28
+	 * when the next batch's refs are merged meanwhile
+	 */
+	check_that(&c, fabs(braid_cost_batch_arena(140.0 * mb, 128, BRAID_REFS_IN_MEMORY) -
+						128.0 * mb) < 1.0,
+			   "arena for 128-byte rows with refs in memory: %g",
+			   braid_cost_batch_arena(140.0 * mb, 128, BRAID_REFS_IN_MEMORY));
+	check_that(&c, fabs(braid_cost_batch_arena(148.0 * mb, 128, BRAID_REFS_ON_DEVICE) -
+						128.0 * mb) < 1.0,
+			   "arena for 128-byte rows with refs on the device: %g",
+			   braid_cost_batch_arena(148.0 * mb, 128, BRAID_REFS_ON_DEVICE));
+	check_that(&c, fabs(braid_cost_batch_arena(156.0 * mb, 128, BRAID_REFS_MERGED_AHEAD) -
+						128.0 * mb) < 1.0,
+			   "arena for 128-byte rows with the next batch merged ahead: %g",
+			   braid_cost_batch_arena(156.0 * mb, 128, BRAID_REFS_MERGED_AHEAD));
+	check_that(&c, braid_cost_batch_arena(1000, 128, BRAID_REFS_IN_MEMORY) == 32768.0,
+			   "tiny memory still gives the minimum arena");
+
+	/* the benchmark's shape: 8 passes become 6 */
+	check_that(&c, braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 0, 82000, true, 0,
+										   &passes) && passes == 6.0,
+			   "benchmark shape: offload expected with 6 passes (%g)", passes);
+
+	/* everything fits one batch either way: nothing to save */
+	check_that(&c, !braid_cost_offload_refs(1e5, 1e5 * 128, 128.0 * mb, 0, 1700, true, 0,
+											&passes) && passes == 1.0,
+			   "one batch: no offload expected (%g passes)", passes);
+
+	/* the gather_batch cap holds both arenas to the same size */
+	check_that(&c, !braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 16.0 * mb, 82000,
+											true, 0, &passes) && passes == 39.0,
+			   "capped arena: no offload expected (%g passes)", passes);
+
+	/* a write-expensive device: two passes of a small table do not pay */
+	check_that(&c, !braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 0, 2000, true, 50.0,
+											&passes) && passes == 8.0,
+			   "expensive device: no offload expected (%g passes)", passes);
+
+	check_report(&c, "costmodel: sorted refs go to the device only when it saves gather passes");
+}
+
+/*
+ * test_costmodel_gather_arena
+ *		The gather's bookkeeping by page: 8 bytes per page of the table, and
+ *		8 per distinct page of a batch, at most one a row (sparse) and at
+ *		most the table's pages (dense).
+ */
+static void
+test_costmodel_gather_arena(void)
+{
+	Check		c;
+	double		mb = 1024.0 * 1024;
+	double		sparse,
+				dense,
+				tiny;
+
+	check_init(&c);
+
+	/* 20M rows at 16MB: 327k pages, far more than a batch's rows */
+	sparse = braid_cost_gather_arena(16.0 * mb, 327000, 112, BRAID_REFS_ON_DEVICE);
+	check_that(&c, fabs(sparse - (16.0 * mb - 327000 * 8.0) * 112 / (112 + 20 + 8)) < 1.0,
+			   "sparse batch: a distinct page per row (%g)", sparse);
+	check_that(&c, sparse / 112 < 327000, "sparse batch: fewer rows than pages");
+
+	/* a small table under a large budget: every page, once */
+	dense = braid_cost_gather_arena(128.0 * mb, 1000, 112, BRAID_REFS_IN_MEMORY);
+	check_that(&c, fabs(dense - (128.0 * mb - 1000 * 16.0) * 112 / (112 + 12)) < 1.0,
+			   "dense batch: every page of the table (%g)", dense);
+
+	/* the two regimes agree where a batch has as many rows as pages */
+	sparse = braid_cost_gather_arena(1000 * (112 + 20 + 8) + 1000 * 8.0 - 1, 1000, 112, BRAID_REFS_ON_DEVICE);
+	dense = braid_cost_gather_arena(1000 * (112 + 20 + 8) + 1000 * 8.0 + 1, 1000, 112, BRAID_REFS_ON_DEVICE);
+	check_that(&c, fabs(sparse - dense) < 2.0,
+			   "continuous at rows = pages (%g vs %g)", sparse, dense);
+
+	/* a table whose bookkeeping outweighs the budget: the minimum arena */
+	tiny = braid_cost_gather_arena(1.0 * mb, 1e6, 112, BRAID_REFS_ON_DEVICE);
+	check_that(&c, tiny == 32768.0, "minimum arena (%g)", tiny);
+
+	check_report(&c, "costmodel: the gather arena pays for its bookkeeping by page");
+}
+
+/*
+ * test_costmodel_collated: a key ordered by a collation's comparator costs
+ * both sorts its comparisons; braidsort's are split among its threads, so
+ * 1M names are worth taking on two threads and not on one.
+ */
+static void
+test_costmodel_collated(void)
+{
+	Check		c;
+	BraidCostInput in;
+	const char *why = NULL;
+
+	check_init(&c);
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = 40;
+	in.tuple_bytes = 72;
+	in.entry_bytes = 24;
+	in.budget_bytes = 256.0 * 1024 * 1024;
+	in.sort_mem_bytes = 16.0 * 1024 * 1024;
+	in.table_pages = 9000;
+	in.table_cached = true;
+	in.heap_refetch = true;
+	in.collated = true;
+	in.sort_threads = 2;
+	check_that(&c, braid_cost_prefers(&in, &why), "2 threads: should take it (%s)", why ? why : "");
+	in.sort_threads = 1;
+	check_that(&c, !braid_cost_prefers(&in, &why), "1 thread: should leave it to PostgreSQL");
+	in.collated = false;
+	check_that(&c, braid_cost_prefers(&in, &why), "not collated: should take it (%s)", why ? why : "");
+	check_report(&c, "costmodel: collated keys pay their comparisons, braidsort's split among threads");
+}
+
+/*
+ * test_costmodel_parallel
+ *		Under a Gather each process sorts its share on its share of the CPUs:
+ *		threads beyond that share speed nothing up, so the estimate of
+ *		three processes on two CPUs is that of one thread, and a process
+ *		alone on two CPUs gains from its second thread.
+ */
+static void
+test_costmodel_parallel(void)
+{
+	Check		c;
+	BraidCostInput in;
+	double		one,
+				two;
+
+	check_init(&c);
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = 100;
+	in.tuple_bytes = 128;
+	in.heap_refetch = true;
+	in.entry_bytes = 24;
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	in.sort_mem_bytes = 4.0 * 1024 * 1024;
+	in.table_pages = 16000;
+	in.table_cached = true;
+
+	in.cpus = 2;
+	in.processes = 1;
+	in.sort_threads = 2;
+	check_that(&c, braid_cost_thread_speedup(&in) == 2.0,
+			   "one process, two CPUs, two threads: speed-up %g, expected 2",
+			   braid_cost_thread_speedup(&in));
+	in.processes = 3;
+	check_that(&c, braid_cost_thread_speedup(&in) == 1.0,
+			   "three processes on two CPUs, two threads each: speed-up %g, expected 1",
+			   braid_cost_thread_speedup(&in));
+	in.sort_threads = 1;
+	check_that(&c, braid_cost_thread_speedup(&in) == 1.0,
+			   "three processes, one thread each: speed-up %g, expected 1",
+			   braid_cost_thread_speedup(&in));
+	in.cpus = 8;
+	in.processes = 2;
+	in.sort_threads = 4;
+	check_that(&c, braid_cost_thread_speedup(&in) == 4.0,
+			   "two processes on eight CPUs, four threads each: speed-up %g, expected 4",
+			   braid_cost_thread_speedup(&in));
+
+	/* a process's threads shorten its estimate only while they have CPUs */
+	in.cpus = 2;
+	in.processes = 1;
+	in.sort_threads = 1;
+	one = braid_cost_tid_ns(&in);
+	in.sort_threads = 2;
+	two = braid_cost_tid_ns(&in);
+	check_that(&c, two < one, "a second thread on a second CPU should help (%g vs %g)", two, one);
+	in.processes = 3;
+	two = braid_cost_tid_ns(&in);
+	in.sort_threads = 1;
+	one = braid_cost_tid_ns(&in);
+	check_that(&c, two == one,
+			   "two threads in each of three processes on two CPUs cost as one (%g vs %g)",
+			   two, one);
+	in.sort_threads = 2;
+	in.processes = 1;
+	two = braid_cost_tid_ns(&in);
+	/* unset fields mean one process on as many CPUs as threads */
+	in.processes = 0;
+	in.cpus = 0;
+	check_that(&c, braid_cost_tid_ns(&in) == two, "defaults: %g vs %g", braid_cost_tid_ns(&in), two);
+	check_report(&c, "costmodel: threads of parallel processes share the CPUs");
+}
+
+/*
+ * test_costmodel_sources
+ *		Where rows come back from: by TID when the gather's page visits are
+ *		cheap (a cached table, or a sort order that follows the physical
+ *		one), from a value log when a small budget would make the gather
+ *		reread an uncached table over and over; the DBA's choice wins; and
+ *		an input that is not a heap scan has only the value log.
+ */
+static void
+test_costmodel_sources(void)
+{
+	Check		c;
+	BraidCostInput in;
+	BraidCostEstimate est;
+
+	check_init(&c);
+	memset(&in, 0, sizeof(in));
+	in.rows = 1.25e6;
+	in.sort_width = 124;
+	in.tuple_bytes = 148;
+	in.row_bytes = 144;
+	in.heap_refetch = true;
+	in.entry_bytes = 24;
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	in.sort_mem_bytes = 64.0 * 1024 * 1024;
+	in.table_pages = 18700;
+	in.table_cached = false;
+	in.processes = 3;
+	in.cpus = 2;
+	in.sort_threads = 1;
+
+	/* the realistic orders table at 64MB: by TID, and worth it */
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.prefers && est.from == BRAID_FROM_HEAP_TID,
+			   "64MB, uncached: expected braidsort by TID, got prefers=%d from=%d (%s)",
+			   est.prefers, est.from, est.why ? est.why : "");
+	check_that(&c, est.braid_ns == est.tid_ns && est.tid_ns < est.vlog_ns,
+			   "the estimate is the cheaper source's");
+
+	/* at 4MB the gather rereads the table dozens of times: not by TID */
+	in.budget_bytes = in.sort_mem_bytes = 4.0 * 1024 * 1024;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.from == BRAID_FROM_VALUE_LOG && est.vlog_ns < est.tid_ns,
+			   "4MB, uncached, random order: expected a value log (tid %g, vlog %g)",
+			   est.tid_ns, est.vlog_ns);
+	check_that(&c, !est.prefers && est.why != NULL, "4MB wide rows: expected a decline");
+
+	/* ... unless the sort order follows the physical order */
+	in.correlation = -1.0;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.prefers && est.from == BRAID_FROM_HEAP_TID,
+			   "4MB, descending physical order: expected braidsort by TID (%s)",
+			   est.why ? est.why : "");
+	check_that(&c, braid_cost_page_visits(&in) <= braid_cost_gather_passes(&in) * in.table_pages / 2,
+			   "ordered batches should visit few pages each (%g visits)",
+			   braid_cost_page_visits(&in));
+	in.correlation = 0.5;
+	{
+		double		half = braid_cost_page_visits(&in);
+
+		in.correlation = 0;
+		check_that(&c, half < braid_cost_page_visits(&in),
+				   "partial correlation should visit fewer pages than none");
+	}
+
+	/* the DBA's choice of source is the estimate's */
+	in.only_from = BRAID_FROM_HEAP_TID;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.from == BRAID_FROM_HEAP_TID && est.braid_ns == est.tid_ns,
+			   "only_from heap_tid: got from=%d", est.from);
+	in.only_from = BRAID_FROM_VALUE_LOG;
+	in.budget_bytes = in.sort_mem_bytes = 64.0 * 1024 * 1024;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.from == BRAID_FROM_VALUE_LOG && est.braid_ns == est.vlog_ns,
+			   "only_from value_log: got from=%d", est.from);
+	in.only_from = BRAID_FROM_ANY;
+
+	/* no heap scan: a value log whatever it costs */
+	in.heap_refetch = false;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.from == BRAID_FROM_VALUE_LOG && est.tid_ns == HUGE_VAL,
+			   "no heap scan: expected only a value log");
+
+	/* a value log that fits half the budget never touches the device */
+	in.rows = 100000;
+	{
+		double		mem = braid_cost_vlog_ns(&in);
+
+		in.budget_bytes = 1024.0 * 1024;
+		check_that(&c, braid_cost_vlog_ns(&in) > mem,
+				   "a value log over half the budget should cost its device traffic");
+	}
+
+	/* with a value log the IndexMap has half of the budget (exec.c) */
+	in.rows = 1e6;
+	in.entry_bytes = 24;
+	in.budget_bytes = 32e6;
+	check_that(&c, braid_cost_spills(&in, BRAID_FROM_VALUE_LOG) &&
+			   !braid_cost_spills(&in, BRAID_FROM_HEAP_TID),
+			   "24 MB of entries in a 32 MB budget: a value log's IndexMap spills, a TID one not");
+
+	/* the margin: an estimate just below PostgreSQL's is not enough */
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = 100;
+	in.tuple_bytes = 128;
+	in.heap_refetch = true;
+	in.entry_bytes = 24;
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	in.sort_mem_bytes = 4.0 * 1024 * 1024;
+	in.table_pages = 16000;
+	in.table_cached = true;
+	braid_cost_estimate(&in, &est);
+	check_that(&c, est.prefers == (est.braid_ns <= est.pg_ns * BRAID_COST_MARGIN),
+			   "prefers should be braid <= margin * pg");
+	check_report(&c, "costmodel: rows come back by TID or from a value log, whichever is cheaper");
+}
+
+/* unit_costmodel: run the tests of this module, in order. */
+void
+unit_costmodel(void)
+{
+	test_costmodel();
+	test_costmodel_reread();
+	test_costmodel_offload_refs();
+	test_costmodel_gather_arena();
+	test_costmodel_collated();
+	test_costmodel_parallel();
+	test_costmodel_sources();
+}

@@ -1,0 +1,215 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_profkernel.c
+ *	  Unit tests of src/profkernel.c, the device-profile measurement kernel.
+ *
+ * Every op measures something on 1 and 2 threads, writes stay in their
+ * area, bad arguments are refused, emulated delays slow the device down,
+ * and a cancel stops at once.
+ *
+ * test/unit/test_profkernel.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <inttypes.h>
+#include <math.h>
+
+#include "unit.h"
+
+#include "profkernel.h"
+
+#define PROF_REGION (8 * 1024 * 1024)
+
+/*
+ * test_profile_ops
+ *		Every op, on 1 and 2 threads and three access sizes, returns 0 with
+ *		positive bandwidth and consistent counters; sequential writes land at
+ *		the start of the region, and READ_UNDER_WRITE writes only the second
+ *		half.
+ */
+static void
+test_profile_ops(void)
+{
+	Check		c;
+	char	   *region = aligned_alloc(64, PROF_REGION);
+	const size_t sizes[] = {64, 256, 4096};
+	const char *const names[] = {"seq_read", "rand_read", "seq_write",
+	"rand_write", "read_under_write"};
+
+	check_init(&c);
+	for (int op = BRAID_PROF_SEQ_READ; op <= BRAID_PROF_READ_UNDER_WRITE; op++)
+	{
+		const char *name = braid_profile_op_name((BraidProfOp) op);
+
+		check_that(&c, strcmp(name, names[op]) == 0,
+				   "op %d is named \"%s\", expected \"%s\"", op, name, names[op]);
+		for (int threads = 1; threads <= 2; threads++)
+		{
+			for (int s = 0; s < 3; s++)
+			{
+				BraidProfResult r;
+				int			rc;
+
+				memset(region, 0, PROF_REGION);
+				rc = braid_profile_measure(region, PROF_REGION, (BraidProfOp) op,
+										   sizes[s], threads, 0.05, 0, 0, NULL, &r);
+				check_that(&c, rc == 0, "%s/%d/%zu returned %d",
+						   name, threads, sizes[s], rc);
+				check_that(&c, r.mb_per_s > 0 && r.accesses > 0,
+						   "%s/%d/%zu: %g MB/s, %" PRIu64 " accesses",
+						   name, threads, sizes[s], r.mb_per_s, r.accesses);
+				check_that(&c, r.bytes == r.accesses * sizes[s],
+						   "%s/%d/%zu: %" PRIu64 " bytes for %" PRIu64 " accesses",
+						   name, threads, sizes[s], r.bytes, r.accesses);
+				check_that(&c, r.seconds >= 0.05 && r.seconds < 1.0,
+						   "%s/%d/%zu: ran %g s for 0.05 s",
+						   name, threads, sizes[s], r.seconds);
+				check_that(&c, r.accesses == 0 ||
+						   fabs(r.ns_per_access - r.seconds * 1e9 * threads / r.accesses)
+						   <= 1e-6 * r.ns_per_access,
+						   "%s/%d/%zu: ns_per_access %g inconsistent",
+						   name, threads, sizes[s], r.ns_per_access);
+				if (op == BRAID_PROF_SEQ_WRITE)
+					check_that(&c, region[0] != 0,
+							   "seq_write/%d/%zu did not write the region start",
+							   threads, sizes[s]);
+				if (op == BRAID_PROF_READ_UNDER_WRITE)
+				{
+					bool		clean = true;
+
+					for (size_t i = 0; i < PROF_REGION / 2; i++)
+						if (region[i] != 0)
+							clean = false;
+					check_that(&c, clean,
+							   "read_under_write/%d/%zu wrote the readers' half",
+							   threads, sizes[s]);
+					check_that(&c, region[PROF_REGION / 2] != 0,
+							   "read_under_write/%d/%zu: the writer did not write",
+							   threads, sizes[s]);
+				}
+			}
+		}
+	}
+	free(region);
+	check_report(&c, "profkernel: every op measures on 1 and 2 threads, writes stay in their area");
+}
+
+/*
+ * test_profile_bad_args
+ *		Zero access size, thread counts out of range (64 readers plus a
+ *		writer included), regions too small for the access size or for the
+ *		threads, bad seconds, NULL pointers and unknown ops all return -1.
+ */
+static void
+test_profile_bad_args(void)
+{
+	Check		c;
+	char	   *region = aligned_alloc(64, 65536);
+	BraidProfResult r;
+
+	check_init(&c);
+#define BAD(expr) \
+	check_that(&c, (expr) == -1, "accepted at line %d: %s", __LINE__, #expr)
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 0, 1, 0.01, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 0, 0.01, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 65, 0.01, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_READ_UNDER_WRITE, 64, 64, 0.01, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 1024, BRAID_PROF_RAND_READ, 4096, 1, 0.01, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 8192, BRAID_PROF_SEQ_WRITE, 4096, 4, 0.01, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 8192, BRAID_PROF_READ_UNDER_WRITE, 8192, 1, 0.01, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 1, -1.0, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 1, NAN, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(NULL, 65536, BRAID_PROF_SEQ_READ, 64, 1, 0.01, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 1, 0.01, 0, 0, NULL, NULL));
+	BAD(braid_profile_measure(region, 65536, (BraidProfOp) 99, 64, 1, 0.01, 0, 0, NULL, &r));
+#undef BAD
+	check_that(&c, r.accesses == 0 && r.mb_per_s == 0,
+			   "a refused call left a result behind");
+	check_that(&c, strcmp(braid_profile_op_name((BraidProfOp) 99), "unknown") == 0,
+			   "unknown op has a name");
+	/* the smallest accepted region: exactly one access per thread */
+	check_that(&c, braid_profile_measure(region, 8192, BRAID_PROF_SEQ_WRITE, 4096, 2,
+										 0.01, 0, 0, NULL, &r) == 0 && r.accesses > 0,
+			   "two threads of one 4096-byte access each were refused");
+	free(region);
+	check_report(&c, "profkernel: bad arguments are refused");
+}
+
+/*
+ * test_profile_emulation
+ *		An emulated 2000 ns per line makes sequential writes (and reads) at
+ *		least three times slower than the undelayed device.
+ */
+static void
+test_profile_emulation(void)
+{
+	Check		c;
+	char	   *region = aligned_alloc(64, PROF_REGION);
+	BraidProfResult fast,
+				slow;
+	int			rc1,
+				rc2;
+
+	check_init(&c);
+	memset(region, 1, PROF_REGION);
+	rc1 = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_WRITE, 4096, 1,
+								0.05, 0, 0, NULL, &fast);
+	rc2 = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_WRITE, 4096, 1,
+								0.05, 0, 2000, NULL, &slow);
+	check_that(&c, rc1 == 0 && rc2 == 0, "seq_write returned %d, %d", rc1, rc2);
+	check_that(&c, slow.mb_per_s > 0 && slow.mb_per_s * 3 <= fast.mb_per_s,
+			   "seq_write: %g MB/s emulated vs %g MB/s", slow.mb_per_s, fast.mb_per_s);
+	/* 64 lines per access at 2000 ns each: at most 4096 B / 128 us */
+	check_that(&c, slow.mb_per_s <= 4096.0 / 128e-6 / 1e6 * 1.05,
+			   "seq_write: %g MB/s is faster than the emulated device", slow.mb_per_s);
+
+	rc1 = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_READ, 4096, 1,
+								0.05, 0, 0, NULL, &fast);
+	rc2 = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_READ, 4096, 1,
+								0.05, 2000, 0, NULL, &slow);
+	check_that(&c, rc1 == 0 && rc2 == 0, "seq_read returned %d, %d", rc1, rc2);
+	check_that(&c, slow.mb_per_s > 0 && slow.mb_per_s * 3 <= fast.mb_per_s,
+			   "seq_read: %g MB/s emulated vs %g MB/s", slow.mb_per_s, fast.mb_per_s);
+	free(region);
+	check_report(&c, "profkernel: emulated line delays slow the measured device");
+}
+
+/*
+ * test_profile_cancel
+ *		With the cancel flag already set, a 5-second measurement returns at
+ *		once with nothing measured, for plain ops and for READ_UNDER_WRITE.
+ */
+static void
+test_profile_cancel(void)
+{
+	Check		c;
+	char	   *region = aligned_alloc(64, PROF_REGION);
+	volatile int cancel = 1;
+	BraidProfResult r;
+	int			rc;
+
+	check_init(&c);
+	memset(region, 0, PROF_REGION);
+	for (int op = BRAID_PROF_SEQ_READ; op <= BRAID_PROF_READ_UNDER_WRITE; op++)
+	{
+		rc = braid_profile_measure(region, PROF_REGION, (BraidProfOp) op, 4096, 2,
+								   5.0, 0, 0, &cancel, &r);
+		check_that(&c, rc == 0, "cancelled %s returned %d",
+				   braid_profile_op_name((BraidProfOp) op), rc);
+		check_that(&c, r.seconds < 0.5 && r.accesses == 0,
+				   "cancelled %s ran %g s, %" PRIu64 " accesses",
+				   braid_profile_op_name((BraidProfOp) op), r.seconds, r.accesses);
+	}
+	free(region);
+	check_report(&c, "profkernel: a cancel flag set before the start stops at once");
+}
+
+/* unit_profkernel: run the tests of this module, in order. */
+void
+unit_profkernel(void)
+{
+	test_profile_ops();
+	test_profile_bad_args();
+	test_profile_emulation();
+	test_profile_cancel();
+}
