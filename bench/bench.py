@@ -246,8 +246,8 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.workload == "report":
         ensure_python_packages()
-        from braidbench import report
-        report.render_files(args.files, out=args.out, plots=None if args.no_plots
+        from braidbench import render
+        render.render_files(args.files, out=args.out, plots=None if args.no_plots
                             else (args.plots or args.out or "same"),
                             history=args.history or args.history_only,
                             stable_names=args.stable_names, per_file=not args.history_only)

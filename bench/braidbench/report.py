@@ -1,4 +1,4 @@
-"""Markdown summaries of benchmark results (and, through plots.py, PNGs).
+"""Markdown summaries of benchmark results (render.py adds the PNGs of plots.py).
 
     python3 bench/bench.py report [--out DIR] [--plots DIR] [--history] FILES...
 
@@ -502,39 +502,3 @@ def markdown(result):
     if k == "concurrency":
         return concurrency_markdown(result)
     return comparison_markdown(result)
-
-
-# ---- files ----------------------------------------------------------------
-def render_files(paths, out=None, plots="same", history=False, stable_names=False,
-                 per_file=True):
-    """For each result file: <stem>.md and (unless plots is None) its PNG
-    plots, linked from the markdown; legacy files only feed --history."""
-    results = [load(p) for p in paths]
-    for r in results:
-        if kind(r) == "legacy" or not per_file:
-            continue
-        src = r["_path"]
-        stem = os.path.splitext(os.path.basename(src))[0]
-        md_dir = out or os.path.dirname(os.path.abspath(src))
-        os.makedirs(md_dir, exist_ok=True)
-        md = markdown(r)
-        if plots is not None:
-            from braidbench import plots as plotmod
-            pdir = md_dir if plots == "same" else plots
-            os.makedirs(pdir, exist_ok=True)
-            pngs = plotmod.plot_result(r, pdir, kind(r) if stable_names else stem)
-            if pngs:
-                md += "\n## Plots\n\n" + "\n".join(
-                    f"![{os.path.basename(p)}]({os.path.relpath(p, md_dir)})" for p in pngs) + "\n"
-            for p in pngs:
-                print(p)
-        path = os.path.join(md_dir, stem + ".md")
-        with open(path, "w") as f:
-            f.write(md)
-        print(path)
-    if history and plots is not None:
-        from braidbench import plots as plotmod
-        pdir = (out or ".") if plots == "same" else plots
-        os.makedirs(pdir, exist_ok=True)
-        for p in plotmod.plot_history(results, pdir):
-            print(p)
