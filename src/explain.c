@@ -65,22 +65,20 @@ sort_key_text(Node *expr, Oid sortop, Oid collation, bool nullsfirst,
 	return buf.data;
 }
 
-/* explain_sort_keys: the "Sort Key" list, from the plan. */
+/* explain_sort_keys: the "Sort Key" list, from the plan's data. */
 static void
-explain_sort_keys(CustomScanState *node, List *ancestors, ExplainState *es)
+explain_sort_keys(CustomScanState *node, const BraidSortPlanData *data,
+				  List *ancestors, ExplainState *es)
 {
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	BraidSortPlanData data;
 	bool		useprefix = (list_length(es->rtable) > 1 || es->verbose);
 	List	   *context;
 	List	   *keys = NIL;
 
-	braid_plan_unpack(cscan->custom_private, &data);
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	for (int i = 0; i < data.nkeys; i++)
-		keys = lappend(keys, sort_key_text(list_nth(data.keyexprs, i),
-										   data.sortops[i], data.collations[i],
-										   data.nullsfirst[i], context, useprefix));
+	for (int i = 0; i < data->nkeys; i++)
+		keys = lappend(keys, sort_key_text(list_nth(data->keyexprs, i),
+										   data->sortops[i], data->collations[i],
+										   data->nullsfirst[i], context, useprefix));
 	ExplainPropertyList("Sort Key", keys, es);
 }
 
@@ -312,7 +310,7 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	braid_plan_unpack(cscan->custom_private, &data);
 	value_log = data.mode == BRAID_MODE_VALUE_LOG;
 	expect_spill = data.expect_spill;
-	explain_sort_keys(node, ancestors, es);
+	explain_sort_keys(node, &data, ancestors, es);
 
 	if (es->analyze)
 		workers = braid_instr_worker_reports(cscan->scan.plan.plan_node_id, &nworkers);

@@ -53,6 +53,25 @@ braid_plan_value_bytes(Expr *expr, Oid relid)
 }
 
 /*
+ * column_stats
+ *		The pg_statistic row of a key expression of table relid, if it is a
+ *		plain column with statistics (release it with ReleaseSysCache);
+ *		else NULL.
+ */
+static HeapTuple
+column_stats(Oid relid, Expr *expr)
+{
+	Var		   *var = (Var *) expr;
+	HeapTuple	tuple;
+
+	if (!OidIsValid(relid) || !IsA(expr, Var) || var->varattno <= 0)
+		return NULL;
+	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+							Int16GetDatum(var->varattno), BoolGetDatum(false));
+	return HeapTupleIsValid(tuple) ? tuple : NULL;
+}
+
+/*
  * key_correlation
  *		ANALYZE's correlation between table relid's physical order and the
  *		order of a key expression, if it is a plain column with statistics;
@@ -63,16 +82,11 @@ braid_plan_value_bytes(Expr *expr, Oid relid)
 static double
 key_correlation(Oid relid, Expr *expr)
 {
-	Var		   *var = (Var *) expr;
-	HeapTuple	tuple;
+	HeapTuple	tuple = column_stats(relid, expr);
 	AttStatsSlot sslot;
 	double		correlation = 0;
 
-	if (!OidIsValid(relid) || !IsA(expr, Var) || var->varattno <= 0)
-		return 0;
-	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
-							Int16GetDatum(var->varattno), BoolGetDatum(false));
-	if (!HeapTupleIsValid(tuple))
+	if (tuple == NULL)
 		return 0;
 	if (get_attstatsslot(&sslot, tuple, STATISTIC_KIND_CORRELATION, InvalidOid,
 						 ATTSTATSSLOT_NUMBERS))
@@ -144,15 +158,10 @@ sort_row_width(Sort *sort, Plan *child, Oid relid)
 static double
 key_distinct(Oid relid, Expr *expr)
 {
-	Var		   *var = (Var *) expr;
-	HeapTuple	tuple;
-	double		distinct = 0;
+	HeapTuple	tuple = column_stats(relid, expr);
+	double		distinct;
 
-	if (!OidIsValid(relid) || !IsA(expr, Var) || var->varattno <= 0)
-		return 0;
-	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
-							Int16GetDatum(var->varattno), BoolGetDatum(false));
-	if (!HeapTupleIsValid(tuple))
+	if (tuple == NULL)
 		return 0;
 	distinct = ((Form_pg_statistic) GETSTRUCT(tuple))->stadistinct;
 	ReleaseSysCache(tuple);

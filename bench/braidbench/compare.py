@@ -35,6 +35,15 @@ def _describe(r):
     return f"{what}, wrote {written(r) / 1e6:.1f} MB"
 
 
+def run_into(result, conn, notices, groups, queries, variants, reps, progress):
+    """run(), adding its runs, captures and decisions to those of result
+    (and its warnings to result's)."""
+    runs, captures, decisions = run(conn, notices, groups, queries, variants, reps,
+                                    progress, result["warnings"])
+    for key, found in (("runs", runs), ("captures", captures), ("decisions", decisions)):
+        result.setdefault(key, []).extend(found)
+
+
 def run(conn, notices, groups, queries, variants, reps, progress, warnings):
     """groups: list of (label, {setting: value}); queries: list of dicts with
     name, sql, settings, how, and optionally check (verify each plan) and

@@ -73,7 +73,6 @@ def run(args, repo, cl, progress=None):
     with cl.session() as conn:
         notices = measure.NoticeLog(conn)
         groups = [(f"work_mem={w}", {"work_mem": w}) for w in work_mems]
-        result["runs"], result["captures"], result["decisions"] = compare.run(
-            conn, notices, groups, args.query_list, variants, args.reps, progress,
-            result["warnings"])
+        compare.run_into(result, conn, notices, groups, args.query_list, variants,
+                         args.reps, progress)
     return common.finish(result, t0)

@@ -98,12 +98,8 @@ def run(args, mode, repo, cl, progress=None):
                       for p in parallel]
             result["groups"] += [g[0] for g in groups]
             progress.log(f"shared_buffers={sb}: {', '.join(g[0] for g in groups)}")
-            runs, captures, decisions = compare.run(conn, notices, groups, result["queries"],
-                                                    variants, args.reps, progress,
-                                                    result["warnings"])
-            result["runs"] += runs
-            result["captures"] += captures
-            result["decisions"] += decisions
+            compare.run_into(result, conn, notices, groups, result["queries"], variants,
+                             args.reps, progress)
     return common.finish(result, t0)
 
 

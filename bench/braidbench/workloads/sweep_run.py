@@ -72,12 +72,8 @@ def run(args, repo, cl, progress=None):
             sortbench.prewarm(conn)
             groups = [(label, {"work_mem": args.work_mem, "max_parallel_workers_per_gather": "0"})]
             result["groups"].append(label)
-            runs, captures, decisions = compare.run(conn, notices, groups, result["queries"],
-                                                    variants, args.reps, progress,
-                                                    result["warnings"])
-            result["runs"] += runs
-            result["captures"] += captures
-            result["decisions"] += decisions
+            compare.run_into(result, conn, notices, groups, result["queries"], variants,
+                             args.reps, progress)
         # leave no payload's table behind for another workload's reuse check
         conn.execute("DROP TABLE IF EXISTS sortbench")
     return common.finish(result, t0)
