@@ -14,6 +14,7 @@
  *		test_profkernel.c	src/profkernel.c
  *		test_emulate.c		src/emulate.c
  *		test_sync.c			src/sync.h
+ *		test_wlimit.c		src/wlimit.c
  *
  * Each module file has one entry point, unit_<module>(), that runs its
  * tests in a fixed order.  No test framework: a group of related
@@ -128,5 +129,6 @@ extern void unit_costmodel(void);
 extern void unit_profkernel(void);
 extern void unit_emulate(void);
 extern void unit_sync(void);
+extern void unit_wlimit(void);
 
 #endif							/* BRAID_UNIT_H */

@@ -34,6 +34,7 @@ static const UnitModule modules[] = {
 	{"profkernel", "src/profkernel.c", unit_profkernel},
 	{"emulate", "src/emulate.c", unit_emulate},
 	{"sync", "src/sync.h", unit_sync},
+	{"wlimit", "src/wlimit.c", unit_wlimit},
 };
 
 #define NUM_MODULES ((int) (sizeof(modules) / sizeof(modules[0])))

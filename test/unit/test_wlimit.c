@@ -1,0 +1,682 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_wlimit.c
+ *	  Unit tests of src/wlimit.c, the cost model of the write-limited sort
+ *	  modes.
+ *
+ * MergePass's lines and passes, hybrid's fixed share of them, segment's
+ * optimum (a corner when passes re-read the whole input, DESIGN.md's
+ * interior x* when they re-read the segment only) against a brute-force
+ * search, lazy's read-over-write rule, write intensities never exceeded,
+ * which mode wins on a tmpfs and on a slow-writing device, and edge cases.
+ *
+ * test/unit/test_wlimit.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+
+#include "unit.h"
+
+#include "wlimit.h"
+
+/* sortbench_input: the sortbenchmark shape at beta = N/M, re-readable. */
+static BraidWlInput
+sortbench_input(double beta)
+{
+	BraidWlInput in;
+
+	braid_wl_input_defaults(&in);
+	in.budget_entries = 1e6;
+	in.rows = beta * in.budget_entries;
+	in.can_reread = true;
+	return in;
+}
+
+/* close_to: a and b agree within a relative tolerance. */
+static bool
+close_to(double a, double b, double rel)
+{
+	return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)) + 1e-12;
+}
+
+/* sane: every figure of an estimate finite and non-negative. */
+static bool
+sane(const BraidWlEstimate *e)
+{
+	const double v[] = {e->write_intensity, e->segment_share, e->lines_written,
+		e->lines_read, e->input_passes, e->selection_passes, e->materialize_at,
+	e->merge_passes, e->ms};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!isfinite(v[i]) || v[i] < 0)
+			return false;
+	return e->segment_share <= 1.0;
+}
+
+/* random_input: a random shape and device, re-readable or not. */
+static BraidWlInput
+random_input(void)
+{
+	BraidWlInput in;
+
+	braid_wl_input_defaults(&in);
+	in.budget_entries = (double) (1 + rng_below(2000000));
+	in.rows = in.budget_entries * (1.0 + (double) rng_below(20000) / 100.0);
+	in.run_entry_bytes = (double) (4 + rng_below(60));
+	in.mat_entry_bytes = (double) (8 + rng_below(60));
+	in.write_ns = (double) rng_below(10000);
+	in.read_ns = (double) rng_below(1000);
+	in.run_cpu_ns = (double) rng_below(300);
+	in.merge_cpu_ns = (double) rng_below(30);
+	in.pass_row_ns = (double) rng_below(1000);
+	in.select_cpu_ns = (double) rng_below(300);
+	in.mat_read_cpu_ns = (double) rng_below(100);
+	in.fanin = (int) (2 + rng_below(200));
+	in.can_reread = rng_below(4) != 0;
+	in.pass_rereads_all = rng_below(2) == 0;
+	return in;
+}
+
+/*
+ * test_wlimit_basics
+ *		Defaults, names, and MergePass's lines and passes against counts
+ *		done by hand.
+ */
+static void
+test_wlimit_basics(void)
+{
+	Check		c;
+	BraidWlInput in;
+	BraidWlEstimate e;
+	double		l;
+
+	check_init(&c);
+
+	braid_wl_input_defaults(&in);
+	check_that(&c, in.write_ns > 0 && in.write_ns < 20 && in.read_ns > 0 && in.read_ns < 20,
+			   "tmpfs defaults should be a few ns a line: w=%g r=%g", in.write_ns, in.read_ns);
+	check_that(&c, in.run_cpu_ns > 0 && in.merge_cpu_ns > 0 && in.pass_row_ns > 0 &&
+			   in.select_cpu_ns > 0 && in.mat_read_cpu_ns > 0,
+			   "CPU defaults should be positive");
+	check_that(&c, in.run_entry_bytes == 13 && in.fanin >= 2 && !in.can_reread &&
+			   !in.pass_rereads_all && in.rows == 0 && in.budget_entries == 0,
+			   "defaults: entry bytes %g, fanin %d, can_reread %d, rows %g",
+			   in.run_entry_bytes, in.fanin, in.can_reread, in.rows);
+	check_that(&c, strcmp(braid_wl_mode_name(BRAID_WL_MERGEPASS), "mergepass") == 0 &&
+			   strcmp(braid_wl_mode_name(BRAID_WL_HYBRID), "hybrid") == 0 &&
+			   strcmp(braid_wl_mode_name(BRAID_WL_SEGMENT), "segment") == 0 &&
+			   strcmp(braid_wl_mode_name(BRAID_WL_LAZY), "lazy") == 0 &&
+			   strcmp(braid_wl_mode_name(BRAID_WL_NMODES), "invalid") == 0,
+			   "mode names");
+
+	/* beta 4 within the fan-in: one write of every entry, no pass */
+	in = sortbench_input(4);
+	l = in.run_entry_bytes / 64.0;
+	braid_wl_estimate(&in, BRAID_WL_MERGEPASS, -1, &e);
+	check_that(&c, close_to(e.lines_written, in.rows * l, 1e-12) &&
+			   e.lines_read == e.lines_written && e.merge_passes == 0 &&
+			   e.write_intensity == 1.0 && e.feasible && e.input_passes == 1,
+			   "beta 4: lines %g (expected %g), passes %g, intensity %g",
+			   e.lines_written, in.rows * l, e.merge_passes, e.write_intensity);
+	check_that(&c, close_to(e.ms, (in.rows * in.run_cpu_ns + in.rows * in.merge_cpu_ns * 2 +
+								   in.rows * l * (in.write_ns + in.read_ns)) / 1e6, 1e-12),
+			   "beta 4: ms %g", e.ms);
+	check_that(&c, braid_wl_mergepass_lines(&in) == e.lines_written,
+			   "braid_wl_mergepass_lines %g, estimate %g",
+			   braid_wl_mergepass_lines(&in), e.lines_written);
+	check_that(&c, braid_wl_pass_entries(&in) == in.budget_entries / 2,
+			   "a selection pass emits half the budget, got %g", braid_wl_pass_entries(&in));
+
+	/* 100 runs, fan-in 10: one pass (10 runs), everything written twice */
+	in.rows = 100 * in.budget_entries;
+	in.fanin = 10;
+	braid_wl_estimate(&in, BRAID_WL_MERGEPASS, -1, &e);
+	check_that(&c, e.merge_passes == 1 && close_to(e.lines_written, 2 * in.rows * l, 1e-12),
+			   "100 runs, fan-in 10: passes %g, lines %g (expected %g)",
+			   e.merge_passes, e.lines_written, 2 * in.rows * l);
+
+	/* M = 1, fan-in 2, 8 entries: 8 -> 4 -> 2 runs, three writes */
+	in.rows = 8;
+	in.budget_entries = 1;
+	in.fanin = 2;
+	braid_wl_estimate(&in, BRAID_WL_MERGEPASS, -1, &e);
+	check_that(&c, e.merge_passes == 2 && close_to(e.lines_written, 3 * 8 * l, 1e-12),
+			   "8 runs, fan-in 2: passes %g, lines %g (expected %g)",
+			   e.merge_passes, e.lines_written, 3 * 8 * l);
+
+	/*
+	 * 5 runs, fan-in 2: [M M][M M] M -> 2M 2M M (the last run is left
+	 * alone) -> [2M 2M] M -> 4M M: 5M + 4M + 4M entries written
+	 */
+	in.rows = 5e6;
+	in.budget_entries = 1e6;
+	braid_wl_estimate(&in, BRAID_WL_MERGEPASS, -1, &e);
+	check_that(&c, e.merge_passes == 2 && close_to(e.lines_written, 13e6 * l, 1e-12),
+			   "5 runs, fan-in 2: passes %g, lines %g (expected %g)",
+			   e.merge_passes, e.lines_written, 13e6 * l);
+	/* ... and a partial last run left out: 4M + 1 entries, 5 runs */
+	in.rows = 4e6 + 1;
+	braid_wl_estimate(&in, BRAID_WL_MERGEPASS, -1, &e);
+	check_that(&c, close_to(e.lines_written, (in.rows + 2 * 4e6) * l, 1e-12),
+			   "4M+1 entries, fan-in 2: lines %g (expected %g)",
+			   e.lines_written, (in.rows + 2 * 4e6) * l);
+
+	check_report(&c, "wlimit: defaults, names, MergePass's lines and passes");
+}
+
+/*
+ * test_wlimit_hybrid
+ *		Hybrid writes exactly 1 - 1/beta of MergePass's lines at integer
+ *		beta within the fan-in and never costs more there; beyond it, it
+ *		still writes less.
+ */
+static void
+test_wlimit_hybrid(void)
+{
+	Check		c;
+	BraidWlEstimate mp,
+				hy;
+
+	check_init(&c);
+	for (int beta = 2; beta <= 64; beta++)
+	{
+		BraidWlInput in = sortbench_input(beta);
+
+		braid_wl_estimate(&in, BRAID_WL_MERGEPASS, -1, &mp);
+		braid_wl_estimate(&in, BRAID_WL_HYBRID, -1, &hy);
+		check_that(&c, close_to(hy.lines_written, (1.0 - 1.0 / beta) * mp.lines_written, 1e-12) &&
+				   close_to(hy.write_intensity, 1.0 - 1.0 / beta, 1e-12),
+				   "beta %d: hybrid lines %g, MergePass %g, intensity %g",
+				   beta, hy.lines_written, mp.lines_written, hy.write_intensity);
+		check_that(&c, hy.ms <= mp.ms && hy.input_passes == 1 && hy.selection_passes == 0,
+				   "beta %d: hybrid %g ms, MergePass %g ms", beta, hy.ms, mp.ms);
+		/* feasible exactly from its own share on */
+		braid_wl_estimate(&in, BRAID_WL_HYBRID, 1.0 - 1.0 / beta, &hy);
+		check_that(&c, hy.feasible, "beta %d: hybrid infeasible at its own share", beta);
+		braid_wl_estimate(&in, BRAID_WL_HYBRID, 1.0 - 1.0 / beta - 1e-6, &hy);
+		check_that(&c, !hy.feasible, "beta %d: hybrid feasible below its share", beta);
+	}
+	for (int i = 0; i < 20000; i++)
+	{
+		BraidWlInput in = random_input();
+
+		braid_wl_estimate(&in, BRAID_WL_MERGEPASS, -1, &mp);
+		braid_wl_estimate(&in, BRAID_WL_HYBRID, -1, &hy);
+		check_that(&c, hy.lines_written < mp.lines_written && hy.merge_passes <= mp.merge_passes,
+				   "N=%g M=%g F=%d: hybrid lines %g passes %g, MergePass %g %g",
+				   in.rows, in.budget_entries, in.fanin, hy.lines_written,
+				   hy.merge_passes, mp.lines_written, mp.merge_passes);
+		if (in.rows <= in.budget_entries * in.fanin)
+			check_that(&c, hy.ms <= mp.ms,
+					   "N=%g M=%g F=%d: hybrid %g ms, MergePass %g ms",
+					   in.rows, in.budget_entries, in.fanin, hy.ms, mp.ms);
+	}
+	check_report(&c, "wlimit: hybrid writes 1 - 1/beta of MergePass's lines and never costs more within the fan-in");
+}
+
+/* segment_x: segment's cost-optimal share at w (no write limit). */
+static double
+segment_x(BraidWlInput in, double w, BraidWlEstimate *e)
+{
+	in.write_ns = w;
+	braid_wl_estimate(&in, BRAID_WL_SEGMENT, -1, e);
+	return e->segment_share;
+}
+
+/*
+ * test_wlimit_segment_corner
+ *		When every selection pass re-reads the whole input, a pass costs the
+ *		same whatever x: the cost is linear in the pass count and the
+ *		optimum is a corner, x = 1 at low w and x = 0 once an entry's run
+ *		costs more than about 2*beta passes over a row (DESIGN.md §6).  The
+ *		candidates' CPU, growing with the rows a pass keeps, bends that:
+ *		it is left out here (select_cpu_ns = 0), as in DESIGN.md.
+ */
+static void
+test_wlimit_segment_corner(void)
+{
+	Check		c;
+	BraidWlEstimate e;
+
+	check_init(&c);
+	for (int beta = 2; beta <= 16; beta *= 2)
+	{
+		BraidWlInput in = sortbench_input(beta);
+		double		l = in.run_entry_bytes / 64.0;
+		double		flip = -1;
+		double		predicted;
+
+		in.pass_rereads_all = true;
+		in.select_cpu_ns = 0;
+		for (double w = 0; w <= 40000; w += 50)
+		{
+			double		x = segment_x(in, w, &e);
+
+			check_that(&c, x == 0.0 || x == 1.0,
+					   "beta %d, w %g: optimum x = %g is not a corner", beta, w, x);
+			if (x == 0.0 && flip < 0)
+				flip = w;
+			check_that(&c, flip < 0 || x == 0.0,
+					   "beta %d: x back to %g at w %g after flipping to 0 at %g",
+					   beta, x, w, flip);
+		}
+		/*
+		 * x = 0 once N*(l*(w+r) + run_cpu + merge) exceeds the 2*beta
+		 * passes of N rows: w ~ (2*beta*c - run_cpu) / l, give or take
+		 * the merge's levels
+		 */
+		predicted = (2 * beta * in.pass_row_ns - in.run_cpu_ns) / l - in.read_ns;
+		check_that(&c, flip > 0 && close_to(flip, predicted, 0.1),
+				   "beta %d: flips to x = 0 at w = %g, predicted about %g",
+				   beta, flip, predicted);
+		check_that(&c, segment_x(in, 8, &e) == 1.0, "beta %d: tmpfs should give x = 1", beta);
+	}
+
+	/* with the candidates' CPU, still x = 1 on a tmpfs and x = 0 at huge w */
+	{
+		BraidWlInput in = sortbench_input(4);
+
+		in.pass_rereads_all = true;
+		check_that(&c, segment_x(in, 8, &e) == 1.0 && segment_x(in, 1e6, &e) == 0.0,
+				   "with candidates' CPU: x should go from 1 (tmpfs) to 0 (w = 1 ms)");
+	}
+	check_report(&c, "wlimit: segment's optimum is a corner when passes re-read the whole input, flipping to 0 as w grows");
+}
+
+/*
+ * test_wlimit_segment_interior
+ *		Passes re-reading only the segment's rows: the cost is quadratic in
+ *		the pass count and the optimum interior, x* ~ 1 - a/(4*beta*c) with a
+ *		an entry's run cost (DESIGN.md §6's clamp, M' = M/2); the search
+ *		finds the minimum of a brute-force sweep of x, and a write
+ *		intensity caps x and the lines.
+ */
+static void
+test_wlimit_segment_interior(void)
+{
+	Check		c;
+	BraidWlEstimate e,
+				probe;
+
+	check_init(&c);
+
+	/* DESIGN.md's formula, with only the device and the re-reads priced */
+	for (int beta = 2; beta <= 16; beta *= 2)
+		for (double w = 200; w <= 20000; w *= 1.7)
+		{
+			BraidWlInput in = sortbench_input(beta);
+			double		l = in.run_entry_bytes / 64.0;
+			double		a,
+						expect,
+						step = in.budget_entries / 2 / in.rows;
+			double		x;
+
+			in.run_cpu_ns = in.merge_cpu_ns = in.select_cpu_ns = 0;
+			a = l * (w + in.read_ns);
+			expect = fmin(fmax(1.0 - a / (4.0 * beta * in.pass_row_ns), 0.0), 1.0);
+			x = segment_x(in, w, &e);
+			check_that(&c, fabs(x - expect) <= step + 1e-9,
+					   "beta %d, w %g: x = %g, DESIGN.md's x* = %g (one pass = %g)",
+					   beta, w, x, expect, step);
+		}
+
+	/* interior with the default constants at w = 2400, beta 4; x = 1 on a tmpfs */
+	{
+		BraidWlInput in = sortbench_input(4);
+		double		x = segment_x(in, 2400, &e);
+
+		check_that(&c, x > 0.0 && x < 1.0, "w 2400, beta 4: x = %g not interior", x);
+		check_that(&c, segment_x(in, in.write_ns, &e) == 1.0,
+				   "tmpfs: x = %g, expected 1", segment_x(in, in.write_ns, &e));
+	}
+
+	/* the search against a brute-force sweep, random shapes */
+	for (int i = 0; i < 60; i++)
+	{
+		BraidWlInput in = random_input();
+		double		best = HUGE_VAL;
+
+		in.can_reread = true;
+		in.rows = fmin(in.rows, 50 * in.budget_entries);
+		braid_wl_estimate(&in, BRAID_WL_SEGMENT, -1, &e);
+		for (int k = 0; k <= 20000; k++)
+		{
+			braid_wl_estimate_segment(&in, k / 20000.0, &probe);
+			best = fmin(best, probe.ms);
+		}
+		braid_wl_estimate_segment(&in, e.segment_share, &probe);
+		check_that(&c, e.ms <= best * (1 + 1e-9) && close_to(probe.ms, e.ms, 1e-12),
+				   "N=%g M=%g F=%d w=%g: search %g ms at x=%g, sweep %g ms",
+				   in.rows, in.budget_entries, in.fanin, in.write_ns, e.ms,
+				   e.segment_share, best);
+	}
+
+	/* a write intensity caps x and the lines; 0 writes nothing */
+	{
+		const double wis[] = {0, 0.05, 0.3, 0.5, 0.875, 0.9, 1};
+
+		for (size_t i = 0; i < sizeof(wis) / sizeof(wis[0]); i++)
+		{
+			BraidWlInput in = sortbench_input(4);
+
+			in.write_ns = 2400;
+			braid_wl_estimate(&in, BRAID_WL_SEGMENT, wis[i], &e);
+			check_that(&c, e.feasible && e.segment_share <= wis[i] &&
+					   e.write_intensity <= wis[i] + 1e-12,
+					   "intensity %g: x %g, written share %g", wis[i],
+					   e.segment_share, e.write_intensity);
+			if (wis[i] == 0)
+				check_that(&c, e.lines_written == 0 && e.lines_read == 0 &&
+						   e.selection_passes == 8 && e.input_passes == 9,
+						   "intensity 0: %g lines, %g passes", e.lines_written,
+						   e.selection_passes);
+		}
+	}
+	check_report(&c, "wlimit: segment re-reading its own rows has DESIGN.md's interior x*, search matches a sweep, intensity caps x");
+}
+
+/* first_rule_pass: the first pass n >= 2 the run-time rule materializes before. */
+static double
+first_rule_pass(const BraidWlInput *in, double wi)
+{
+	double		h = braid_wl_pass_entries(in);
+
+	for (double n = 2; (n - 1) * h < in->rows; n++)
+		if (braid_wl_lazy_materialize(in, wi, n - 1, in->rows - (n - 1) * h))
+			return n;
+	return 0;
+}
+
+/*
+ * test_wlimit_lazy
+ *		Lazy writes nothing at intensity 0, materializes earlier as w falls,
+ *		where the run-time rule says, once, and within the intensity asked.
+ */
+static void
+test_wlimit_lazy(void)
+{
+	Check		c;
+	BraidWlEstimate e;
+
+	check_init(&c);
+	for (int beta = 2; beta <= 32; beta *= 2)
+	{
+		BraidWlInput in = sortbench_input(beta);
+		double		prev = -1;
+		double		npasses = ceil(in.rows / braid_wl_pass_entries(&in));
+
+		/* intensity 0: nothing written, every pass over the input */
+		in.write_ns = 1;
+		braid_wl_estimate(&in, BRAID_WL_LAZY, 0, &e);
+		check_that(&c, e.feasible && e.lines_written == 0 && e.lines_read == 0 &&
+				   e.materialize_at == 0 && e.selection_passes == npasses &&
+				   e.input_passes == npasses,
+				   "beta %d, intensity 0: %g lines written, materialized at %g, %g passes",
+				   beta, e.lines_written, e.materialize_at, e.selection_passes);
+		check_that(&c, !braid_wl_lazy_materialize(&in, 0, npasses / 2, in.rows / 2),
+				   "beta %d: the rule materializes at intensity 0", beta);
+
+		/* earlier as w falls; where the rule says; within the limit */
+		for (double w = 100000; w >= 1; w /= 1.3)
+		{
+			double		at;
+
+			in.write_ns = w;
+			braid_wl_estimate(&in, BRAID_WL_LAZY, -1, &e);
+			at = e.materialize_at == 0 ? HUGE_VAL : e.materialize_at;
+			check_that(&c, prev < 0 || at <= prev,
+					   "beta %d, w %g: materializes at %g, later than %g at a higher w",
+					   beta, w, e.materialize_at, prev);
+			prev = at;
+			check_that(&c, e.materialize_at == first_rule_pass(&in, -1),
+					   "beta %d, w %g: estimate materializes at %g, the rule at %g",
+					   beta, w, e.materialize_at, first_rule_pass(&in, -1));
+			if (e.materialize_at > 0)
+			{
+				double		rem = in.rows - (e.materialize_at - 1) * braid_wl_pass_entries(&in);
+
+				check_that(&c, close_to(e.lines_written, rem * in.mat_entry_bytes / 64.0, 1e-12) &&
+						   close_to(e.lines_read, (npasses - e.materialize_at) * e.lines_written, 1e-12) &&
+						   e.input_passes == e.materialize_at,
+						   "beta %d, w %g: written %g read %g input passes %g",
+						   beta, w, e.lines_written, e.lines_read, e.input_passes);
+			}
+			for (double wi = 0.1; wi <= 1.0; wi += 0.1)
+			{
+				braid_wl_estimate(&in, BRAID_WL_LAZY, wi, &e);
+				check_that(&c, e.feasible && e.write_intensity <= wi + 1e-12 &&
+						   e.materialize_at == first_rule_pass(&in, wi),
+						   "beta %d, w %g, intensity %g: wrote %g, at %g (rule %g)",
+						   beta, w, wi, e.write_intensity, e.materialize_at,
+						   first_rule_pass(&in, wi));
+			}
+		}
+		check_that(&c, prev < HUGE_VAL, "beta %d: never materializes even at w = 1", beta);
+		in.write_ns = 100000;
+		braid_wl_estimate(&in, BRAID_WL_LAZY, -1, &e);
+		check_that(&c, e.materialize_at == 0 || e.materialize_at > 2,
+				   "beta %d: w = 100 us materializes at once (%g)", beta, e.materialize_at);
+	}
+
+	/* the rule: read-over-write by hand, and never for the last pass */
+	{
+		BraidWlInput in = sortbench_input(8);
+		double		h = braid_wl_pass_entries(&in);
+		double		l = in.mat_entry_bytes / 64.0;
+
+		in.write_ns = 1000;
+		for (double d = 1; d < 15; d++)
+		{
+			double		rem = in.rows - d * h;
+			bool		expect = rem > h && d * in.rows * in.pass_row_ns >= rem * l * in.write_ns;
+
+			check_that(&c, braid_wl_lazy_materialize(&in, -1, d, rem) == expect,
+					   "passes done %g, remaining %g: rule %d, expected %d", d, rem,
+					   braid_wl_lazy_materialize(&in, -1, d, rem), expect);
+		}
+		check_that(&c, !braid_wl_lazy_materialize(&in, -1, 1000, h),
+				   "materializes for the last pass");
+		in.can_reread = false;
+		check_that(&c, !braid_wl_lazy_materialize(&in, -1, 1000, 3 * h),
+				   "materializes an input that cannot be re-read");
+	}
+	check_report(&c, "wlimit: lazy writes nothing at intensity 0, materializes earlier as w falls, as the rule says");
+}
+
+/*
+ * test_wlimit_choose
+ *		The chosen mode is the fastest feasible one and never exceeds a
+ *		fixed write intensity; MergePass or hybrid wins on a tmpfs, lazy or
+ *		segment beats MergePass at w = 2400 ns and beta 4.
+ */
+static void
+test_wlimit_choose(void)
+{
+	Check		c;
+	BraidWlEstimate est[BRAID_WL_NMODES];
+	BraidWlMode m;
+
+	check_init(&c);
+
+	for (int i = 0; i < 3000; i++)
+	{
+		BraidWlInput in = random_input();
+		double		wi = rng_below(3) == 0 ? -1 : (double) rng_below(1001) / 1000.0;
+		BraidWlMode best = BRAID_WL_NMODES;
+
+		in.rows = fmin(in.rows, 200 * in.budget_entries);
+		m = braid_wl_choose(&in, wi, est);
+		for (int k = 0; k < BRAID_WL_NMODES; k++)
+		{
+			check_that(&c, est[k].mode == (BraidWlMode) k && sane(&est[k]),
+					   "mode %d: estimate not sane", k);
+			if (est[k].feasible && (best == BRAID_WL_NMODES || est[k].ms < est[best].ms))
+				best = (BraidWlMode) k;
+		}
+		if (best == BRAID_WL_NMODES)
+			check_that(&c, m == BRAID_WL_MERGEPASS && !in.can_reread,
+					   "nothing feasible (can_reread %d): chose %s", in.can_reread,
+					   braid_wl_mode_name(m));
+		else
+			check_that(&c, m == best && est[m].feasible,
+					   "chose %s (%g ms), fastest feasible is %s (%g ms)",
+					   braid_wl_mode_name(m), est[m].ms, braid_wl_mode_name(best),
+					   est[best].ms);
+		if (in.can_reread && wi >= 0)
+			check_that(&c, est[m].write_intensity <= wi + 1e-12 &&
+					   est[m].lines_written <= wi * braid_wl_mergepass_lines(&in) * (1 + 1e-9),
+					   "intensity %g exceeded by %s: %g", wi, braid_wl_mode_name(m),
+					   est[m].write_intensity);
+		if (!in.can_reread)
+			check_that(&c, !est[BRAID_WL_SEGMENT].feasible && !est[BRAID_WL_LAZY].feasible,
+					   "segment or lazy feasible without re-reads");
+	}
+
+	/* tmpfs: MergePass or hybrid */
+	for (int beta = 2; beta <= 64; beta *= 2)
+	{
+		BraidWlInput in = sortbench_input(beta);
+
+		m = braid_wl_choose(&in, -1, est);
+		check_that(&c, m == BRAID_WL_MERGEPASS || m == BRAID_WL_HYBRID,
+				   "tmpfs, beta %d: chose %s", beta, braid_wl_mode_name(m));
+	}
+
+	/* w = 2400 ns, beta 4: a re-reading mode beats MergePass */
+	{
+		BraidWlInput in = sortbench_input(4);
+
+		in.write_ns = 2400;
+		braid_wl_choose(&in, -1, est);
+		check_that(&c, fmin(est[BRAID_WL_SEGMENT].ms, est[BRAID_WL_LAZY].ms) <
+				   est[BRAID_WL_MERGEPASS].ms,
+				   "w 2400, beta 4: segment %g ms, lazy %g ms, MergePass %g ms",
+				   est[BRAID_WL_SEGMENT].ms, est[BRAID_WL_LAZY].ms,
+				   est[BRAID_WL_MERGEPASS].ms);
+		/* ... at intensity 0.5 only segment and lazy may run */
+		m = braid_wl_choose(&in, 0.5, est);
+		check_that(&c, (m == BRAID_WL_SEGMENT || m == BRAID_WL_LAZY) &&
+				   !est[BRAID_WL_MERGEPASS].feasible && !est[BRAID_WL_HYBRID].feasible,
+				   "w 2400, intensity 0.5: chose %s", braid_wl_mode_name(m));
+	}
+	check_report(&c, "wlimit: choose takes the fastest feasible mode, within the intensity; tmpfs -> MergePass/hybrid, 2.4 us -> segment/lazy beat MergePass");
+}
+
+/*
+ * test_wlimit_edges
+ *		N <= M (every mode the OnePass sort: no lines, feasible), N = 0,
+ *		M = 1, fan-in 2 and below, garbage inputs: finite, non-negative.
+ */
+static void
+test_wlimit_edges(void)
+{
+	Check		c;
+	BraidWlEstimate est[BRAID_WL_NMODES];
+	BraidWlInput in;
+	const double wis[] = {-1, 0, 0.5, 1, 2};
+
+	check_init(&c);
+
+	/* N <= M and N = 0 */
+	for (int k = 0; k < 3; k++)
+	{
+		in = sortbench_input(k == 0 ? 0 : k == 1 ? 0.5 : 1);
+		in.can_reread = k != 1;
+		for (size_t i = 0; i < sizeof(wis) / sizeof(wis[0]); i++)
+		{
+			BraidWlMode m = braid_wl_choose(&in, wis[i], est);
+
+			check_that(&c, m == BRAID_WL_MERGEPASS, "N=%g: chose %s", in.rows,
+					   braid_wl_mode_name(m));
+			for (int j = 0; j < BRAID_WL_NMODES; j++)
+				check_that(&c, sane(&est[j]) && est[j].feasible &&
+						   est[j].lines_written == 0 && est[j].lines_read == 0 &&
+						   est[j].write_intensity == 0 && est[j].input_passes == 1 &&
+						   est[j].selection_passes == 0 &&
+						   close_to(est[j].ms, in.rows * in.run_cpu_ns / 1e6, 1e-12),
+						   "N=%g <= M, %s at %g: lines %g, ms %g",
+						   in.rows, braid_wl_mode_name(j), wis[i],
+						   est[j].lines_written, est[j].ms);
+		}
+	}
+	in = sortbench_input(0);
+	braid_wl_estimate(&in, BRAID_WL_LAZY, -1, &est[0]);
+	check_that(&c, est[0].ms == 0, "N = 0: ms %g", est[0].ms);
+	check_that(&c, braid_wl_mergepass_lines(&in) == 0 &&
+			   !braid_wl_lazy_materialize(&in, -1, 3, 0),
+			   "N = 0: MergePass lines or a materialization");
+
+	/* M = 1, fan-in 2 (and nonsense fan-ins taken as 2) */
+	for (int f = -1; f <= 3; f++)
+	{
+		in = sortbench_input(1);
+		in.budget_entries = 1;
+		in.rows = 1000;
+		in.fanin = f;
+		for (size_t i = 0; i < sizeof(wis) / sizeof(wis[0]); i++)
+		{
+			braid_wl_choose(&in, wis[i], est);
+			for (int j = 0; j < BRAID_WL_NMODES; j++)
+				check_that(&c, sane(&est[j]), "M = 1, fan-in %d, %s at %g: not sane",
+						   f, braid_wl_mode_name(j), wis[i]);
+		}
+		braid_wl_estimate(&in, BRAID_WL_MERGEPASS, -1, &est[0]);
+		check_that(&c, est[0].merge_passes == (f <= 2 ? 9 : 6),
+				   "M = 1, fan-in %d: %g passes", f, est[0].merge_passes);
+		braid_wl_estimate(&in, BRAID_WL_LAZY, 0, &est[0]);
+		check_that(&c, est[0].selection_passes == 1000,
+				   "M = 1: lazy passes %g, expected one a row", est[0].selection_passes);
+	}
+
+	/* garbage: negative, NaN, infinite */
+	in = sortbench_input(4);
+	in.run_entry_bytes = -5;
+	in.write_ns = NAN;
+	in.read_ns = -1;
+	in.pass_row_ns = NAN;
+	in.select_cpu_ns = -3;
+	braid_wl_choose(&in, NAN, est);
+	for (int j = 0; j < BRAID_WL_NMODES; j++)
+		check_that(&c, sane(&est[j]), "garbage inputs: %s not sane", braid_wl_mode_name(j));
+	in = sortbench_input(4);
+	in.budget_entries = -7;
+	in.rows = NAN;
+	braid_wl_choose(&in, -1, est);
+	for (int j = 0; j < BRAID_WL_NMODES; j++)
+		check_that(&c, sane(&est[j]) && est[j].ms == 0,
+				   "NaN rows: %s not sane or not zero", braid_wl_mode_name(j));
+	in = sortbench_input(4);
+	in.rows = INFINITY;
+	in.write_ns = INFINITY;
+	in.select_cpu_ns = INFINITY;
+	for (size_t i = 0; i < sizeof(wis) / sizeof(wis[0]); i++)
+	{
+		braid_wl_choose(&in, wis[i], est);
+		for (int j = 0; j < BRAID_WL_NMODES; j++)
+			check_that(&c, sane(&est[j]), "infinite rows and w: %s at %g not sane",
+					   braid_wl_mode_name(j), wis[i]);
+	}
+	in = sortbench_input(4);
+	in.budget_entries = 0.5;
+	braid_wl_choose(&in, 0.5, est);
+	for (int j = 0; j < BRAID_WL_NMODES; j++)
+		check_that(&c, sane(&est[j]), "M = 0.5: %s not sane", braid_wl_mode_name(j));
+	braid_wl_estimate(&in, BRAID_WL_NMODES, -1, &est[0]);
+	check_that(&c, !est[0].feasible && sane(&est[0]), "an invalid mode is feasible");
+
+	check_report(&c, "wlimit: N <= M is a OnePass with no lines; N = 0, M = 1, fan-in 2 and garbage stay finite");
+}
+
+/* unit_wlimit: the cost model of the write-limited sort modes. */
+void
+unit_wlimit(void)
+{
+	test_wlimit_basics();
+	test_wlimit_hybrid();
+	test_wlimit_segment_corner();
+	test_wlimit_segment_interior();
+	test_wlimit_lazy();
+	test_wlimit_choose();
+	test_wlimit_edges();
+}
