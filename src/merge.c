@@ -474,7 +474,8 @@ braid_run_size(const uint8 *entries, size_t n, uint32 stride,
  *		The second half: code the entries into dst, the mapping of a run's
  *		file taken by braid_spill_fill_begin() for the size braid_run_size()
  *		gave, and flush them (braid_spill_fill_done); unfinished if *stop
- *		is set meanwhile.  Pure memory work.
+ *		is set meanwhile.  With no file, dst is memory (a run kept in
+ *		memory).  Pure memory work.
  */
 void
 braid_run_code(const uint8 *entries, size_t n, uint32 stride,
@@ -501,19 +502,78 @@ braid_run_code(const uint8 *entries, size_t n, uint32 stride,
 		lo[0] = first;
 		lo[1] = Min(n, first + RUN_SEGMENT);
 		bytes = walk_stripe(&w, 0, dst + done);
-		braid_spill_fill_done(file, done, done + bytes);
+		if (file)
+			braid_spill_fill_done(file, done, done + bytes);
 		done += bytes;
 	}
 }
 
-/* braid_run_close: remove a run's file. */
+/*
+ * braid_run_set_memory
+ *		Code n sorted entries as the records of a run kept in memory (in the
+ *		current memory context), replacing whatever records it held: the
+ *		same format as on the device, so the merge reads both alike.
+ */
+void
+braid_run_set_memory(BraidRun *run, const uint8 *entries, size_t n, uint32 stride,
+					 BraidKeyOf key_of, void *arg)
+{
+	size_t		bytes = braid_run_size(entries, n, stride, key_of, arg);
+	bool		stop = false;
+
+	if (run->mem)
+		pfree(run->mem);
+	run->mem = MemoryContextAllocHuge(CurrentMemoryContext, Max(bytes, (size_t) 1));
+	braid_run_code(entries, n, stride, key_of, arg, NULL, run->mem, &stop);
+	run->nrecords = n;
+	run->bytes = bytes;
+}
+
+/*
+ * braid_run_in_memory
+ *		A run of n sorted entries kept in memory: the records a write-limited
+ *		sort never writes (see braid_run_set_memory).
+ */
+BraidRun *
+braid_run_in_memory(const uint8 *entries, size_t n, uint32 stride,
+					BraidKeyOf key_of, void *arg)
+{
+	BraidRun   *run = MemoryContextAllocZero(CurrentMemoryContext, sizeof(BraidRun));
+
+	braid_run_set_memory(run, entries, n, stride, key_of, arg);
+	return run;
+}
+
+/* braid_run_close: remove a run's file, or free its records in memory. */
 void
 braid_run_close(BraidRun *run)
 {
 	if (run == NULL)
 		return;
-	braid_spill_close(run->file);
+	if (run->file)
+		braid_spill_close(run->file);
 	run->file = NULL;
+	if (run->mem)
+		pfree(run->mem);
+	run->mem = NULL;
+	run->nrecords = 0;
+	run->refill = NULL;
+}
+
+/* run_base: where a run's records are, on the device or in memory. */
+static inline const uint8 *
+run_base(const BraidRun *run)
+{
+	return run->file ? (const uint8 *) run->file->base : run->mem;
+}
+
+/* note_read: count a stretch of a run as read (memory runs cost nothing). */
+static inline void
+note_read(BraidRunReader *r, size_t upto)
+{
+	if (r->run->file)
+		braid_spill_note_read(r->run->file, r->accounted, upto);
+	r->accounted = upto;
 }
 
 /*
@@ -523,17 +583,21 @@ braid_run_close(BraidRun *run)
 static bool
 reader_advance(BraidRunReader *r)
 {
-	const uint8 *base = (const uint8 *) r->run->file->base;
+	const uint8 *base;
 
-	if (r->remaining == 0)
+	while (r->remaining == 0)
 	{
 		if (!r->defer_reads)
-		{
-			braid_spill_note_read(r->run->file, r->accounted, r->pos);
-			r->accounted = r->pos;
-		}
-		return false;
+			note_read(r, r->pos);
+		/* a virtual run: its next chunk, coded afresh */
+		if (r->run->refill == NULL || !r->run->refill(r->run, r->run->refill_arg))
+			return false;
+		r->pos = 0;
+		r->accounted = 0;
+		r->prev_low = 0;
+		r->remaining = r->run->nrecords;
 	}
+	base = run_base(r->run);
 	{
 		uint32		shared,
 					suffix,
@@ -588,8 +652,7 @@ reader_advance(BraidRunReader *r)
 	{
 		size_t		upto = r->pos - (r->pos % READ_ACCOUNT_CHUNK);
 
-		braid_spill_note_read(r->run->file, r->accounted, upto);
-		r->accounted = upto;
+		note_read(r, upto);
 	}
 	return true;
 }
@@ -743,7 +806,7 @@ braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen, uint64 *ref
 static uint32
 reader_next_keylen(const BraidRunReader *r)
 {
-	const uint8 *p = (const uint8 *) r->run->file->base + r->pos;
+	const uint8 *p = run_base(r->run) + r->pos;
 	uint32		shared = *p >> 4;
 	uint32		suffix = *p & 0x0F;
 	size_t		n = 1;
@@ -822,10 +885,7 @@ braid_merger_account(BraidMerger *m)
 			r->pos - (r->pos % READ_ACCOUNT_CHUNK);
 
 		if (upto > r->accounted)
-		{
-			braid_spill_note_read(r->run->file, r->accounted, upto);
-			r->accounted = upto;
-		}
+			note_read(r, upto);
 	}
 }
 

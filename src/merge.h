@@ -14,15 +14,31 @@
 
 #include "device.h"
 
+struct BraidRun;
+
+/*
+ * Refill a virtual run whose records are exhausted: set run->mem,
+ * run->nrecords and run->bytes to its next chunk of records (front-coded
+ * afresh, in key order after the last chunk's); false when there are no
+ * more.  Called by the merge on the backend only.
+ */
+typedef bool (*BraidRunRefill) (struct BraidRun *run, void *arg);
+
 /*
  * A run: front-coded records of <key, ref> in key order (see merge.c), in
- * one spill file.  Only keys and refs: values are never written.
+ * one spill file -- or in memory (mem, file NULL): the part of a
+ * write-limited sort that is never written -- or in chunks made on demand
+ * (refill: the write-limited sorts' selection passes).  Only keys and refs:
+ * values are never written.
  */
 typedef struct BraidRun
 {
 	BraidSpillFile *file;
+	uint8	   *mem;			/* the records, when not in a file */
 	uint64		nrecords;
 	size_t		bytes;
+	BraidRunRefill refill;		/* virtual run: makes the next chunk */
+	void	   *refill_arg;
 } BraidRun;
 
 /* Where a run writer finds the full key and the ref of an IndexMap entry. */
@@ -72,6 +88,10 @@ extern void braid_run_code(const uint8 *entries, size_t n, uint32 stride,
 						   BraidKeyOf key_of, void *arg,
 						   const BraidSpillFile *file, uint8 *dst,
 						   const bool *stop);
+extern BraidRun *braid_run_in_memory(const uint8 *entries, size_t n, uint32 stride,
+									 BraidKeyOf key_of, void *arg);
+extern void braid_run_set_memory(BraidRun *run, const uint8 *entries, size_t n,
+								 uint32 stride, BraidKeyOf key_of, void *arg);
 extern void braid_run_close(BraidRun *run);
 extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns,
 										BraidKeyCompare compare, void *compare_arg);
