@@ -32,8 +32,10 @@ OBJS = \
 	src/sort_node.o \
 	src/sort_runs.o \
 	src/sort_vlog.o \
+	src/sort_wlimit.o \
 	src/stats.o \
 	src/valuelog.o \
+	src/wlimit.o \
 	src/worker.o
 
 EXTENSION = braidsort

@@ -23,6 +23,8 @@ extern int	braid_work_mem;
 extern int	braid_gather_batch;
 extern int	braid_sort_threads;
 extern int	braid_gather_source;
+extern int	braid_sort_mode;
+extern double braid_write_intensity;
 extern int	braid_sort_thread_count(int processes);
 extern void braid_define_gucs(void);
 extern size_t braid_budget_bytes(void);
@@ -41,5 +43,12 @@ extern void braid_exec_init(void);
 #define BRAID_GATHER_AUTO		0
 #define BRAID_GATHER_HEAP_TID	1
 #define BRAID_GATHER_VALUE_LOG	2
+
+/* braidsort.sort_mode: auto, or a BraidWlMode + 1 */
+#define BRAID_SORT_MODE_AUTO		0
+#define BRAID_SORT_MODE_MERGEPASS	1
+#define BRAID_SORT_MODE_HYBRID		2
+#define BRAID_SORT_MODE_SEGMENT		3
+#define BRAID_SORT_MODE_LAZY		4
 
 #endif							/* BRAIDSORT_H */

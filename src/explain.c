@@ -28,6 +28,7 @@
 #include "explain.h"
 #include "instr.h"
 #include "plandata.h"
+#include "wlimit.h"
 
 /*
  * sort_key_text
@@ -82,11 +83,34 @@ explain_sort_keys(CustomScanState *node, const BraidSortPlanData *data,
 	ExplainPropertyList("Sort Key", keys, es);
 }
 
-/* method_name: "Sort Method" of a sort that spilled or did not. */
+/*
+ * method_name
+ *		"Sort Method" of a sort that spilled or did not, in a write-limited
+ *		mode (BraidWlMode) or not.
+ */
 static const char *
-method_name(bool spilled)
+method_name(bool spilled, int wl_mode)
 {
-	return spilled ? "braid mergepass" : "braid onepass";
+	if (!spilled)
+		return "braid onepass";
+	switch (wl_mode)
+	{
+		case BRAID_WL_HYBRID:
+			return "braid hybrid";
+		case BRAID_WL_SEGMENT:
+			return "braid segment";
+		case BRAID_WL_LAZY:
+			return "braid lazy";
+		default:
+			return "braid mergepass";
+	}
+}
+
+/* instr_spilled: did the sort these figures are of go beyond OnePass? */
+static bool
+instr_spilled(const BraidSortInstr *instr)
+{
+	return instr->runs > 0 || instr->wl_mode != BRAID_WL_MERGEPASS;
 }
 
 /*
@@ -139,6 +163,13 @@ explain_figures(const BraidSortInstr *instr, int keylen, bool value_log,
 	ExplainPropertyInteger("Device Bytes Read", NULL, (int64) instr->device.bytes_read, es);
 	ExplainPropertyInteger("Device Lines Written", NULL, (int64) instr->device.lines_written, es);
 	ExplainPropertyInteger("Device Lines Read", NULL, (int64) instr->device.lines_read, es);
+	if (instr->wl_mode != BRAID_WL_MERGEPASS)
+	{
+		ExplainPropertyInteger("Selection Passes", NULL, instr->selection_passes, es);
+		ExplainPropertyInteger("Memory Run Entries", NULL, instr->memory_run_entries, es);
+		if (instr->wl_mode == BRAID_WL_LAZY)
+			ExplainPropertyBool("Materialized", instr->materialized, es);
+	}
 	ExplainPropertyInteger("Sort Threads", NULL, instr->sort_threads, es);
 	ExplainPropertyInteger("Gather Batches", NULL, instr->gather_batches, es);
 	ExplainPropertyInteger("Gather Memory", "kB", (int64) (instr->peak_gather_bytes / 1024), es);
@@ -152,6 +183,8 @@ explain_figures(const BraidSortInstr *instr, int keylen, bool value_log,
 		ExplainPropertyFloat("Sort Time", "ms", instr->sort_ms, 3, es);
 		ExplainPropertyFloat("Merge Time", "ms", instr->merge_ms + instr->merge_stream_ms, 3, es);
 		ExplainPropertyFloat("Gather Time", "ms", instr->gather_ms - instr->merge_stream_ms, 3, es);
+		if (instr->wl_mode == BRAID_WL_SEGMENT || instr->wl_mode == BRAID_WL_LAZY)
+			ExplainPropertyFloat("Selection Time", "ms", instr->select_ms, 3, es);
 		/* how much of the final merge a helper did while gathering */
 		if (instr->merge_ahead)
 			ExplainPropertyInteger("Rows Merged Ahead", NULL, instr->rows_merged_ahead, es);
@@ -259,7 +292,7 @@ explain_worker_text(const BraidSortInstr *w, ExplainState *es)
 	indent_text(es);
 	appendStringInfo(es->str, "Sort Method: %s  Rows Sorted: " INT64_FORMAT
 					 "  IndexMap Memory: " INT64_FORMAT " kB",
-					 method_name(w->runs > 0), w->rows_sorted,
+					 method_name(instr_spilled(w), w->wl_mode), w->rows_sorted,
 					 (int64) (w->peak_map_bytes / 1024));
 	if (w->gather_batches > 0)
 		appendStringInfo(es->str, "  Gather Batches: " INT64_FORMAT, w->gather_batches);
@@ -275,6 +308,13 @@ explain_worker_text(const BraidSortInstr *w, ExplainState *es)
 						 "  Device Bytes Read: " UINT64_FORMAT "\n",
 						 w->runs, w->merge_passes,
 						 w->device.bytes_written, w->device.bytes_read);
+	}
+	if (w->wl_mode != BRAID_WL_MERGEPASS)
+	{
+		indent_text(es);
+		appendStringInfo(es->str, "Selection Passes: " INT64_FORMAT
+						 "  Memory Run Entries: " INT64_FORMAT "\n",
+						 w->selection_passes, w->memory_run_entries);
 	}
 	if (es->timing)
 	{
@@ -306,6 +346,8 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	BraidWorkerInstr *workers = NULL;
 	int			nworkers = 0;
 	bool		sorted;
+	bool		spilled;
+	int			wl_mode;
 
 	braid_plan_unpack(cscan->custom_private, &data);
 	value_log = data.mode == BRAID_MODE_VALUE_LOG;
@@ -329,8 +371,16 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 
 	/* with ANALYZE what happened, else what the planner expects */
 	sorted = es->analyze && shown->sorts > 0;
-	ExplainPropertyText("Sort Method",
-						method_name(sorted ? shown->runs > 0 : expect_spill), es);
+	wl_mode = sorted ? shown->wl_mode : data.wl_mode;
+	spilled = sorted ? instr_spilled(shown) : expect_spill;
+	ExplainPropertyText("Sort Method", method_name(spilled, wl_mode), es);
+	if (spilled && wl_mode != BRAID_WL_MERGEPASS)
+	{
+		if (data.write_intensity < 0)
+			ExplainPropertyText("Write Intensity", "cost-optimal", es);
+		else
+			ExplainPropertyFloat("Write Intensity", NULL, data.write_intensity, 2, es);
+	}
 	ExplainPropertyText("Gather Source", source_name(value_log, sorted ? shown : NULL), es);
 	if (sorted)
 		explain_figures(shown, data.keylen, value_log, es);
@@ -347,7 +397,7 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 			explain_worker_text(w, es);
 		else
 		{
-			ExplainPropertyText("Sort Method", method_name(w->runs > 0), es);
+			ExplainPropertyText("Sort Method", method_name(instr_spilled(w), w->wl_mode), es);
 			ExplainPropertyText("Gather Source", source_name(value_log, w), es);
 			explain_figures(w, -1, value_log, es);
 		}

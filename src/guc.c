@@ -31,6 +31,8 @@ int			braid_work_mem = -1;
 int			braid_gather_batch = 1024 * 1024;
 int			braid_sort_threads = 0;
 int			braid_gather_source = BRAID_GATHER_AUTO;
+int			braid_sort_mode = BRAID_SORT_MODE_AUTO;
+double		braid_write_intensity = -1.0;
 
 static const struct config_enum_entry gather_source_options[] = {
 	{"auto", BRAID_GATHER_AUTO, false},
@@ -39,11 +41,33 @@ static const struct config_enum_entry gather_source_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry sort_mode_options[] = {
+	{"auto", BRAID_SORT_MODE_AUTO, false},
+	{"mergepass", BRAID_SORT_MODE_MERGEPASS, false},
+	{"hybrid", BRAID_SORT_MODE_HYBRID, false},
+	{"segment", BRAID_SORT_MODE_SEGMENT, false},
+	{"lazy", BRAID_SORT_MODE_LAZY, false},
+	{NULL, 0, false}
+};
+
 static const struct config_enum_entry io_policy_options[] = {
 	{"interference_aware", BRAID_IO_INTERFERENCE_AWARE, false},
 	{"overlap", BRAID_IO_OVERLAP, false},
 	{NULL, 0, false}
 };
+
+/*
+ * check_write_intensity
+ *		-1 means "cost-optimal"; otherwise a share, 0 to 1.
+ */
+static bool
+check_write_intensity(double *newval, void **extra, GucSource source)
+{
+	if (*newval == -1.0 || (*newval >= 0.0 && *newval <= 1.0))
+		return true;
+	GUC_check_errdetail("braidsort.write_intensity must be -1 (cost-optimal) or between 0 and 1.");
+	return false;
+}
 
 /*
  * check_braid_work_mem
@@ -119,6 +143,30 @@ braid_define_gucs(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("braidsort.sort_mode",
+							 "How a sort whose IndexMap outgrows the budget limits its writes.",
+							 "auto lets the cost model choose from the spill device's profile; "
+							 "mergepass writes every entry once per merge pass; hybrid keeps the "
+							 "last budget-full in memory; segment sorts part of the input by "
+							 "selection passes that write nothing; lazy sorts by selection "
+							 "passes and writes the remainder once when re-reading costs more.",
+							 &braid_sort_mode,
+							 BRAID_SORT_MODE_AUTO,
+							 sort_mode_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("braidsort.write_intensity",
+							 "Share of MergePass's device writes a write-limited sort may spend.",
+							 "-1 lets the cost model choose the fastest; 0 to 1 picks the fastest "
+							 "sort mode that writes at most that share of what MergePass would.",
+							 &braid_write_intensity,
+							 -1.0, -1.0, 1.0,
+							 PGC_USERSET,
+							 0,
+							 check_write_intensity, NULL, NULL);
 
 	DefineCustomEnumVariable("braidsort.gather_source",
 							 "Where a sort over a table scan gets whole rows back from.",

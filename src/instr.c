@@ -145,6 +145,9 @@ accumulate(BraidSortInstr *into, const BraidSortInstr *from)
 	into->merge_ms += from->merge_ms;
 	into->merge_stream_ms += from->merge_stream_ms;
 	into->gather_ms += from->gather_ms;
+	into->selection_passes += from->selection_passes;
+	into->memory_run_entries += from->memory_run_entries;
+	into->select_ms += from->select_ms;
 	into->peak_map_bytes = Max(into->peak_map_bytes, from->peak_map_bytes);
 	into->peak_gather_bytes = Max(into->peak_gather_bytes, from->peak_gather_bytes);
 	into->rows_sorted = from->rows_sorted;
@@ -152,6 +155,8 @@ accumulate(BraidSortInstr *into, const BraidSortInstr *from)
 	into->gather_source = from->gather_source;
 	into->sorted_refs = from->sorted_refs;
 	into->merge_ahead = from->merge_ahead;
+	into->wl_mode = from->wl_mode;
+	into->materialized = from->materialized;
 }
 
 /*

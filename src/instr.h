@@ -52,6 +52,12 @@ typedef struct BraidSortInstr
 	double		merge_stream_ms;	/* the final merge, streamed (inside
 									 * gather_ms) */
 	double		gather_ms;
+	int64		selection_passes;	/* write-limited sorts' passes (a lazy
+									 * sort's build included) */
+	int64		memory_run_entries; /* entries merged from memory, never
+									 * written (hybrid, segment) */
+	double		select_ms;		/* selection passes after the build (inside
+								 * merge_ms or gather_ms) */
 	/* the largest over the sorts */
 	size_t		peak_map_bytes;
 	size_t		peak_gather_bytes;
@@ -61,6 +67,8 @@ typedef struct BraidSortInstr
 	BraidGatherSource gather_source;
 	BraidSortedRefs sorted_refs;
 	bool		merge_ahead;	/* a helper took batches of its final merge */
+	int			wl_mode;		/* BraidWlMode it ran (MergePass: none) */
+	bool		materialized;	/* a lazy sort wrote its remainder once */
 } BraidSortInstr;
 
 /* One parallel worker's figures, as its leader reads them. */

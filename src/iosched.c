@@ -707,3 +707,38 @@ braid_sched_read_thread_count_for(Oid spcoid)
 	n = profile_threads(spcoid, BRAID_PROF_SEQ_READ);
 	return n > 0 ? n : Min(braid_pool_cpus(), 8);
 }
+
+/*
+ * braid_sched_spill_line_ns
+ *		What a 64-byte line written to and read from tablespace spcoid's
+ *		device costs (ns, at the best measured thread count), from its
+ *		stored profile, and the emulation in force when it was taken; false
+ *		without a profile.
+ */
+bool
+braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns,
+						  int *emulate_write_ns, int *emulate_read_ns)
+{
+	const BraidProfile *p;
+	double		rd = 0,
+				wr = 0;
+
+	if (braid_shared == NULL)
+		return false;
+	LWLockAcquire(braid_shared->lock, LW_SHARED);
+	p = find_profile(spcoid);
+	if (p != NULL)
+	{
+		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_READ, &rd);
+		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, &wr);
+		*emulate_write_ns = p->emulate_write_ns;
+		*emulate_read_ns = p->emulate_read_ns;
+	}
+	LWLockRelease(braid_shared->lock);
+	if (rd <= 0 || wr <= 0)
+		return false;
+	/* MB/s is bytes per microsecond: 64 bytes take 64000 / MB/s ns */
+	*write_ns = 64000.0 / wr;
+	*read_ns = 64000.0 / rd;
+	return true;
+}

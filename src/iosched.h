@@ -50,5 +50,7 @@ extern int	braid_sched_write_thread_count_for(Oid spcoid);
 extern int	braid_sched_read_thread_count_for(Oid spcoid);
 extern int	braid_profile_best_threads(const BraidProfile *p, int op, double *mbps);
 extern double braid_sched_spill_ns_per_byte(Oid spcoid);
+extern bool braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns,
+									  int *emulate_write_ns, int *emulate_read_ns);
 
 #endif							/* BRAID_IOSCHED_H */

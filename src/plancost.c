@@ -16,6 +16,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/pg_statistic.h"
@@ -223,4 +225,87 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 	cost->processes = processes;
 	cost->cpus = braid_pool_cpus();
 	cost->sort_threads = braid_sort_thread_count(processes);
+}
+
+/*
+ * braid_plan_wl_input
+ *		The write-limited sorts' cost model input (wlimit.h) for a sort of
+ *		"rows" entries of "stride" bytes (a key prefix of keylen) within
+ *		"budget" bytes: what the device costs per line -- from the stored
+ *		profile of the spill tablespace when it was taken under the
+ *		emulation in force now, else the emulation settings on top of an
+ *		unemulated profile (or the model's defaults) -- and the CPU costs
+ *		of the model's defaults.  Used by the planner and, for lazy's rule,
+ *		at run time.
+ */
+void
+braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
+					size_t budget, int fanin, bool can_reread, bool value_log)
+{
+	double		w = 0,
+				r = 0;
+	int			ew = 0,
+				er = 0;
+	bool		have;
+	double		map_bytes = value_log ? (double) budget / 2 : (double) budget;
+
+	braid_wl_input_defaults(in);
+	in->rows = Max(rows, 0.0);
+	in->budget_entries = Max(floor(map_bytes / stride), 1.0);
+	/* a front-coded record: lengths, the unshared part of the key, the ref */
+	in->run_entry_bytes = 1.0 + 0.75 * keylen + 5.0;
+	in->mat_entry_bytes = 2.0 + sizeof(uint64) + keylen;
+	in->fanin = Max(fanin, 2);
+	in->can_reread = can_reread;
+	have = braid_sched_spill_line_ns(braid_spill_tablespace_guess(), &w, &r, &ew, &er);
+	if (have && ew == braid_emulate_write_ns && er == braid_emulate_read_ns)
+	{
+		in->write_ns = w;
+		in->read_ns = r;
+		return;
+	}
+	if (have && ew == 0 && er == 0)
+	{
+		/* an unemulated profile: the device under the emulation */
+		in->write_ns = w;
+		in->read_ns = r;
+	}
+	in->write_ns += braid_emulate_write_ns;
+	in->read_ns += braid_emulate_read_ns;
+}
+
+/*
+ * braid_plan_sort_mode
+ *		The write-limited mode a sort of "rows" entries (key prefix keylen)
+ *		would run should its IndexMap outgrow the budget: every mode's
+ *		estimate at braidsort.write_intensity (est), and the mode
+ *		braidsort.sort_mode asks for -- the cost model's fastest within the
+ *		write intensity under auto.  A mode that re-reads its input needs
+ *		an input it can read again (can_reread), else hybrid runs.  *share
+ *		is the share of the input a segment sort puts through runs: the
+ *		model's choice, or half when that choice is all of it and the DBA
+ *		asked for segment (all of it would be a hybrid sort).
+ */
+BraidWlMode
+braid_plan_sort_mode(double rows, int keylen, bool value_log, bool can_reread,
+					 BraidWlEstimate est[BRAID_WL_NMODES], double *share)
+{
+	size_t		budget = braid_budget_bytes();
+	int			fanin = (int) Min(Max(budget / (256 * 1024), (size_t) 2), (size_t) 1024);
+	uint32		stride = (uint32) keylen + BRAID_REF_BYTES;
+	BraidWlInput in;
+	BraidWlMode chosen;
+
+	braid_plan_wl_input(&in, rows, stride, (uint32) keylen, budget, fanin, can_reread,
+						value_log);
+	chosen = braid_wl_choose(&in, braid_write_intensity, est);
+	if (braid_sort_mode != BRAID_SORT_MODE_AUTO)
+		chosen = (BraidWlMode) (braid_sort_mode - BRAID_SORT_MODE_MERGEPASS);
+	if ((chosen == BRAID_WL_SEGMENT || chosen == BRAID_WL_LAZY) && !can_reread)
+		chosen = BRAID_WL_HYBRID;
+	*share = est[BRAID_WL_SEGMENT].segment_share;
+	if (chosen == BRAID_WL_SEGMENT && braid_sort_mode == BRAID_SORT_MODE_SEGMENT &&
+		braid_write_intensity < 0 && *share >= 0.99)
+		*share = 0.5;
+	return chosen;
 }

@@ -15,6 +15,7 @@
 #include "nodes/plannodes.h"
 
 #include "costmodel.h"
+#include "wlimit.h"
 
 /*
  * The sort keys of a Sort, as braidsort will encode them.
@@ -32,5 +33,10 @@ extern double braid_plan_value_bytes(Expr *expr, Oid relid);
 extern void braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 								  bool table_cached, const BraidKeys *keys, int processes,
 								  BraidCostInput *cost);
+extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
+								size_t budget, int fanin, bool can_reread, bool value_log);
+extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, bool value_log,
+										bool can_reread, BraidWlEstimate est[BRAID_WL_NMODES],
+										double *share);
 
 #endif							/* BRAID_PLANCOST_H */

@@ -16,6 +16,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "plandata.h"
 
 /* positions in custom_private */
@@ -34,6 +36,10 @@
 #define PARAM_EXPECT_SPILL	3
 #define PARAM_MODE			4
 #define PARAM_PROCESSES		5
+#define PARAM_WL_MODE		6
+#define PARAM_WL_INTENSITY	7	/* millionths, or -1000000 */
+#define PARAM_WL_SHARE		8	/* millionths */
+#define PARAM_CAN_REREAD	9
 
 /* attnos_to_list: an int list of n column numbers. */
 static List *
@@ -83,6 +89,10 @@ braid_plan_pack(const BraidSortPlanData *data)
 							data->tuple_width, data->expect_spill ? 1 : 0,
 							data->mode);
 	params = lappend_int(params, data->processes);
+	params = lappend_int(params, data->wl_mode);
+	params = lappend_int(params, (int) rint(data->write_intensity * 1e6));
+	params = lappend_int(params, (int) rint(data->segment_share * 1e6));
+	params = lappend_int(params, data->can_reread ? 1 : 0);
 
 	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
 	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
@@ -125,4 +135,8 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->expect_spill = list_nth_int(params, PARAM_EXPECT_SPILL) != 0;
 	data->mode = list_nth_int(params, PARAM_MODE);
 	data->processes = list_nth_int(params, PARAM_PROCESSES);
+	data->wl_mode = list_nth_int(params, PARAM_WL_MODE);
+	data->write_intensity = list_nth_int(params, PARAM_WL_INTENSITY) / 1e6;
+	data->segment_share = list_nth_int(params, PARAM_WL_SHARE) / 1e6;
+	data->can_reread = list_nth_int(params, PARAM_CAN_REREAD) != 0;
 }

@@ -43,6 +43,13 @@ typedef struct BraidSortPlanData
 	int			mode;			/* BRAID_MODE_* */
 	int			processes;		/* processes running the node at once: a
 								 * Gather's workers + 1 above it, else 1 */
+	int			wl_mode;		/* BraidWlMode (wlimit.h) should the IndexMap
+								 * outgrow the budget */
+	double		write_intensity;	/* as braidsort.write_intensity said: -1
+									 * cost-optimal, else 0..1 */
+	double		segment_share;	/* segment: share of the input through runs */
+	bool		can_reread;		/* the input can be read again: a plain heap
+								 * scan to rescan, or a value log */
 } BraidSortPlanData;
 
 extern List *braid_plan_pack(const BraidSortPlanData *data);

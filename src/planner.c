@@ -384,6 +384,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	double		own_cost;
 	CustomScan *cscan;
 	BraidSortPlanData data;
+	bool		can_reread;
+	BraidWlMode wl_mode;
+	BraidWlEstimate wl_est[BRAID_WL_NMODES];
 
 	*kind = BRAID_DECLINE_SHAPE;
 	if (child == NULL)
@@ -419,6 +422,22 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	if (!node_tlists(sort, child, by_tid, &output_tlist, &keyexprs, &child_tlist, why))
 		return NULL;
 
+	/*
+	 * Should the IndexMap outgrow the budget: the write-limited mode.  A
+	 * heap scan is read again by rescanning it, which gives the same rows
+	 * only for a plain, serial scan without volatile functions; a value log
+	 * can always be read again.
+	 */
+	can_reread = !by_tid ||
+		(IsA(child, SeqScan) && !child->parallel_aware &&
+		 !contain_volatile_functions((Node *) child->qual) &&
+		 !contain_volatile_functions((Node *) child->targetlist));
+	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, !by_tid, can_reread, wl_est,
+								   &data.segment_share);
+	if (braid_cost_spills(&cost, est.from))
+		est.braid_ns = Max(est.braid_ns + (wl_est[wl_mode].ms - wl_est[BRAID_WL_MERGEPASS].ms) * 1e6,
+						   0.0);
+
 	elog(DEBUG1, "braidsort: Sort replaced%s: braidsort %.0f ms (%s), PostgreSQL %.0f ms estimated for %.0f rows%s",
 		 braid_force && !est.prefers ? " (forced)" : "",
 		 ns_to_ms(est.braid_ns), by_tid ? "heap tid" : "value log", ns_to_ms(est.pg_ns),
@@ -445,6 +464,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	data.expect_spill = braid_cost_spills(&cost, est.from);
 	data.mode = by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG;
 	data.processes = processes;
+	data.wl_mode = (int) wl_mode;
+	data.write_intensity = braid_write_intensity;
+	data.can_reread = can_reread;
 	if (by_tid)
 	{
 		List	   *physical = physical_scan_tlist(child_tlist,

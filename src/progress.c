@@ -112,6 +112,7 @@ static const char *const phase_names[] = {
 	"merging",
 	"gathering",
 	"done",
+	"selecting",
 };
 
 /* progress_size: bytes of the shared slots. */

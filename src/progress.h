@@ -29,7 +29,9 @@ typedef enum BraidProgressPhase
 	BRAID_PROGRESS_SORTING,		/* sorting the whole IndexMap in memory */
 	BRAID_PROGRESS_MERGING,		/* merge passes before the first row */
 	BRAID_PROGRESS_GATHERING,	/* returning rows (a final merge streams) */
-	BRAID_PROGRESS_DONE			/* returned its last row */
+	BRAID_PROGRESS_DONE,		/* returned its last row */
+	BRAID_PROGRESS_SELECTING	/* a write-limited sort's selection pass
+								 * re-reads its input */
 } BraidProgressPhase;
 
 /*

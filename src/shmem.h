@@ -106,6 +106,9 @@ typedef enum BraidMethod
 {
 	BRAID_METHOD_ONEPASS,
 	BRAID_METHOD_MERGEPASS,
+	BRAID_METHOD_HYBRID,		/* the write-limited modes */
+	BRAID_METHOD_SEGMENT,
+	BRAID_METHOD_LAZY,
 	BRAID_NUM_METHODS
 } BraidMethod;
 

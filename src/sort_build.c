@@ -78,36 +78,25 @@ grow_entries(BraidSortState *st)
 }
 
 /*
- * add_entry
- *		Append one row's entry to the IndexMap, spilling a run first if the
- *		IndexMap is full.
+ * braid_build_place_entry
+ *		Put one entry <key prefix, ref> at the end of the IndexMap, which has
+ *		room for it, keeping the full key aside when the prefix is not all
+ *		of it; returns the entry.  "sortable" is the key's memcmp-ordered
+ *		head (BraidKeyBuffer.sortable), used with a collated key.
  */
-static void
-add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
+uint8 *
+braid_build_place_entry(BraidSortState *st, const uint8 *key, size_t len,
+						size_t sortable, uint64 ref)
 {
-	uint8	   *entry;
+	uint8	   *entry = st->build.entries + st->build.nentries * st->cfg.stride;
 
-	if (st->build.nentries == st->build.capacity)
-	{
-		if (st->runset.pipe.on)
-			braid_pipe_swap(st);
-		else if (!grow_entries(st))
-		{
-			if (st->build.nentries == 0)
-				elog(ERROR, "braidsort: budget too small for a single IndexMap entry");
-			braid_spill_run(st);
-			braid_pipe_begin(st);
-		}
-	}
-
-	entry = st->build.entries + st->build.nentries * st->cfg.stride;
 	if (st->cfg.collated)
 	{
 		/*
 		 * Only the memcmp-ordered part goes in the prefix (equal parts tie,
 		 * and the tie-break compares strings); the full key is kept aside.
 		 */
-		size_t		head = Min(st->build.keybuf.sortable, (size_t) st->cfg.radix_keylen);
+		size_t		head = Min(sortable, (size_t) st->cfg.radix_keylen);
 		uint64		loc = braid_ovf_append(&st->build.ovf, key, len);
 
 		memcpy(entry, key + BRAID_COLLATED_HEADER, head);
@@ -131,6 +120,37 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	}
 	braid_entry_set_ref(entry, st->cfg.keylen, ref);
 	st->build.nentries++;
+	return entry;
+}
+
+/*
+ * add_entry
+ *		Append one row's entry to the IndexMap, spilling a run first if the
+ *		IndexMap is full (or, in the write-limited modes that keep the last
+ *		budget-full in memory, when the rows left are expected to fill it).
+ */
+static void
+add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
+{
+	if (st->wl.flush_at >= 0 && st->wl.entries_added++ == st->wl.flush_at &&
+		st->build.nentries > 0)
+		braid_wl_flush_for_memory_run(st);
+
+	if (st->build.nentries == st->build.capacity)
+	{
+		if (st->runset.pipe.on)
+			braid_pipe_swap(st);
+		else if (!grow_entries(st))
+		{
+			if (st->build.nentries == 0)
+				elog(ERROR, "braidsort: budget too small for a single IndexMap entry");
+			braid_spill_run(st);
+			braid_pipe_begin(st);
+		}
+	}
+
+	ref = braid_entry_ref(braid_build_place_entry(st, key, len, st->build.keybuf.sortable, ref),
+						  st->cfg.keylen);
 
 	/* full keys kept aside: the whole IndexMap again, made serially */
 	if (ref & BRAID_REF_TRUNCATED && st->runset.pipe.on)
@@ -177,10 +197,94 @@ braid_build_fast_seqscan(BraidSortState *st)
 }
 
 /*
+ * braid_build_next_slot
+ *		The child's next row, or NULL at its end.  After the first row since
+ *		the scan began ("started"), which ExecProcNode fetches (beginning the
+ *		scan or rescanning it for changed parameters), a plain table scan's
+ *		own next tuple (braid_build_fast_seqscan), counted in *fast_rows.
+ */
+TupleTableSlot *
+braid_build_next_slot(BraidSortState *st, SeqScanState *fast, bool started,
+					  int64 *fast_rows)
+{
+	TupleTableSlot *slot;
+
+	if (fast != NULL && started && fast->ss.ss_currentScanDesc != NULL)
+	{
+		slot = fast->ss.ss_ScanTupleSlot;
+		if (!table_scan_getnextslot(fast->ss.ss_currentScanDesc,
+									ForwardScanDirection, slot))
+			return NULL;
+		(*fast_rows)++;
+		return slot;
+	}
+	slot = ExecProcNode(st->child);
+	return TupIsNull(slot) ? NULL : slot;
+}
+
+/*
+ * braid_build_heap_row
+ *		Heap TID mode: the ref of the heap tuple the child just returned
+ *		(slot is the child's output) and, with want_key, its key encoded into
+ *		the key buffer; returns the key's length (0 without want_key) and
+ *		the tuple's length in *tuple_len.
+ */
+size_t
+braid_build_heap_row(BraidSortState *st, TupleTableSlot *slot, bool want_key,
+					 uint64 *ref, uint32 *tuple_len)
+{
+	TupleTableSlot *scanslot = ((ScanState *) st->child)->ss_ScanTupleSlot;
+	HeapTuple	htup;
+
+	/* TID and length of the heap tuple the child just returned */
+	if (!TTS_IS_BUFFERTUPLE(scanslot) && !TTS_IS_HEAPTUPLE(scanslot))
+		elog(ERROR, "braidsort: scan did not produce a heap tuple");
+	htup = ((HeapTupleTableSlot *) scanslot)->tuple;
+	if (htup == NULL || htup->t_len > BRAID_REF_LEN_MASK ||
+		!ItemPointerIsValid(&scanslot->tts_tid))
+		elog(ERROR, "braidsort: scan produced a tuple without a valid TID or length");
+	*tuple_len = htup->t_len;
+	*ref = braid_make_ref(ItemPointerGetBlockNumber(&scanslot->tts_tid),
+						  ItemPointerGetOffsetNumber(&scanslot->tts_tid),
+						  htup->t_len);
+	if (!want_key)
+		return 0;
+	if (st->cfg.keycols)
+	{
+		/* the scan hands over its tuple: read the key columns */
+		for (int i = 0; i < st->cfg.nkeys; i++)
+			st->build.keyvals[i] = slot_getattr(scanslot, st->cfg.keycols[i], &st->build.keynulls[i]);
+		return braid_encode_key(st->cfg.keys, st->cfg.nkeys, st->build.keyvals,
+								st->build.keynulls, &st->build.keybuf);
+	}
+	/* the narrowed scan outputs exactly the keys */
+	slot_getallattrs(slot);
+	return braid_encode_key(st->cfg.keys, st->cfg.nkeys, slot->tts_values,
+							slot->tts_isnull, &st->build.keybuf);
+}
+
+/*
+ * braid_build_slot_key
+ *		Value log mode: encode the key columns of a whole input row into the
+ *		key buffer; returns the key's length.
+ */
+size_t
+braid_build_slot_key(BraidSortState *st, TupleTableSlot *slot)
+{
+	for (int i = 0; i < st->cfg.nkeys; i++)
+		st->build.keyvals[i] = slot_getattr(slot, st->cfg.keycols[i], &st->build.keynulls[i]);
+	return braid_encode_key(st->cfg.keys, st->cfg.nkeys, st->build.keyvals,
+							st->build.keynulls, &st->build.keybuf);
+}
+
+/*
  * braid_build_rows
  *		Take every row of the child into the IndexMap (spilling runs as it
  *		fills); returns the rows taken straight from the table scan
  *		(braid_build_fast_seqscan), which its instrumentation has not counted.
+ *		In the write-limited modes, rows at the head of the input left to
+ *		selection passes (segment) make no entry, and a lazy sort's build is
+ *		its first selection pass (sort_wlimit.c).
  */
 int64
 braid_build_rows(BraidSortState *st, SeqScanState *fast)
@@ -191,31 +295,13 @@ braid_build_rows(BraidSortState *st, SeqScanState *fast)
 	for (;;)
 	{
 		TupleTableSlot *slot;
-		TupleTableSlot *scanslot;
-		HeapTuple	htup;
 		MemoryContext old;
-		size_t		len;
+		size_t		len = 0;
 		uint64		ref;
+		bool		want_key = st->build.rows_built >= st->wl.head_rows;
 
-		/*
-		 * After the first row, which ExecProcNode fetches (beginning the scan
-		 * or rescanning it for changed parameters), the scan's own next tuple
-		 * (braid_build_fast_seqscan).
-		 */
-		if (fast != NULL && st->build.rows_built > 0 &&
-			fast->ss.ss_currentScanDesc != NULL)
-		{
-			slot = fast->ss.ss_ScanTupleSlot;
-			if (!table_scan_getnextslot(fast->ss.ss_currentScanDesc,
-										ForwardScanDirection, slot))
-				slot = NULL;
-			else
-				fast_rows++;
-		}
-		else
-			slot = ExecProcNode(st->child);
-
-		if (TupIsNull(slot))
+		slot = braid_build_next_slot(st, fast, st->build.rows_built > 0, &fast_rows);
+		if (slot == NULL)
 			break;
 
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
@@ -227,43 +313,22 @@ braid_build_rows(BraidSortState *st, SeqScanState *fast)
 			/* keep the whole row in the value log, its keys in the IndexMap */
 			ref = braid_vlog_append(&st->vlog, mtup);
 			st->build.tuple_bytes += mtup->t_len;
-			for (int i = 0; i < st->cfg.nkeys; i++)
-				st->build.keyvals[i] = slot_getattr(slot, st->cfg.keycols[i], &st->build.keynulls[i]);
-			len = braid_encode_key(st->cfg.keys, st->cfg.nkeys, st->build.keyvals,
-								   st->build.keynulls, &st->build.keybuf);
+			if (want_key)
+				len = braid_build_slot_key(st, slot);
 		}
 		else
 		{
-			/* TID and length of the heap tuple the child just returned */
-			scanslot = ((ScanState *) st->child)->ss_ScanTupleSlot;
-			if (!TTS_IS_BUFFERTUPLE(scanslot) && !TTS_IS_HEAPTUPLE(scanslot))
-				elog(ERROR, "braidsort: scan did not produce a heap tuple");
-			htup = ((HeapTupleTableSlot *) scanslot)->tuple;
-			if (htup == NULL || htup->t_len > BRAID_REF_LEN_MASK ||
-				!ItemPointerIsValid(&scanslot->tts_tid))
-				elog(ERROR, "braidsort: scan produced a tuple without a valid TID or length");
-			st->build.tuple_bytes += htup->t_len;
-			ref = braid_make_ref(ItemPointerGetBlockNumber(&scanslot->tts_tid),
-								 ItemPointerGetOffsetNumber(&scanslot->tts_tid),
-								 htup->t_len);
+			uint32		tuple_len;
 
-			if (st->cfg.keycols)
-			{
-				/* the scan hands over its tuple: read the key columns */
-				for (int i = 0; i < st->cfg.nkeys; i++)
-					st->build.keyvals[i] = slot_getattr(scanslot, st->cfg.keycols[i], &st->build.keynulls[i]);
-				len = braid_encode_key(st->cfg.keys, st->cfg.nkeys, st->build.keyvals,
-									   st->build.keynulls, &st->build.keybuf);
-			}
-			else
-			{
-				/* the narrowed scan outputs exactly the keys */
-				slot_getallattrs(slot);
-				len = braid_encode_key(st->cfg.keys, st->cfg.nkeys, slot->tts_values,
-									   slot->tts_isnull, &st->build.keybuf);
-			}
+			len = braid_build_heap_row(st, slot, want_key, &ref, &tuple_len);
+			st->build.tuple_bytes += tuple_len;
 		}
-		add_entry(st, st->build.keybuf.data, len, ref);
+		if (!want_key)
+			;					/* left to the selection passes */
+		else if (st->wl.selecting)
+			braid_wl_offer(st, st->build.keybuf.data, len, st->build.keybuf.sortable, ref);
+		else
+			add_entry(st, st->build.keybuf.data, len, ref);
 		MemoryContextSwitchTo(old);
 		st->build.rows_built++;
 		ResetExprContext(econtext);

@@ -158,8 +158,9 @@ braid_batches_compact_refs(BraidSortState *st)
 
 /*
  * braid_batches_mergepass_arena
- *		After a MergePass the budget is the gather's: its batches of tuples
- *		and their bookkeeping (each row's place, copy instruction and ref,
+ *		After a MergePass the budget is the gather's, less what a
+ *		write-limited sort holds (its memory run, its candidates' room): its
+ *		batches of tuples and their bookkeeping (each row's place, copy instruction and ref,
  *		and per page of the table its block lists), as the cost model
  *		reckons (braid_cost_gather_passes).
  */
@@ -167,15 +168,18 @@ void
 braid_batches_mergepass_arena(BraidSortState *st)
 {
 	double		row_bytes;
+	double		mem;
 
 	if (st->cfg.value_log || st->build.rows_built == 0 || st->out.gather.rel == NULL)
 		return;
 	/* the average tuple, with half an alignment's padding */
 	row_bytes = (double) st->build.tuple_bytes / st->build.rows_built - st->out.gather.strip +
 		MAXIMUM_ALIGNOF / 2.0;
-	st->out.batch_bytes = gather_arena(st, (double) st->cfg.budget, row_bytes,
-								   st->merge.ahead_on ? BRAID_REFS_MERGED_AHEAD :
-								   BRAID_REFS_ON_DEVICE) -
+	mem = Max((double) st->cfg.budget - (double) st->wl.held_bytes,
+			  (double) st->cfg.budget / 4);
+	st->out.batch_bytes = gather_arena(st, mem, row_bytes,
+									   st->merge.ahead_on ? BRAID_REFS_MERGED_AHEAD :
+									   BRAID_REFS_ON_DEVICE) -
 		BRAID_GATHER_HEADROOM;
 }
 

@@ -232,6 +232,17 @@ entry_full_key(const BraidSortState *st, const uint8 *entry, uint32 *len)
 }
 
 /*
+ * braid_sort_full_key
+ *		An IndexMap entry's full key (see entry_full_key): what a selection
+ *		pass compares and copies.
+ */
+const uint8 *
+braid_sort_full_key(const BraidSortState *st, const uint8 *entry, uint32 *len)
+{
+	return entry_full_key(st, entry, len);
+}
+
+/*
  * braid_sort_tiebreak
  *		IndexMap tie-break for entries with equal prefixes: compare full
  *		keys, memcmp then length.  Pure lookups, no PostgreSQL calls on the

@@ -42,7 +42,8 @@ braid_sort_read_scope(BraidSortState *st, BraidReadScope *scope)
 {
 	scope->nslots = 0;
 	for (int i = 0; i < st->merge.nruns; i++)
-		braid_read_scope_add(scope, st->merge.runs[i]->file);
+		if (st->merge.runs[i]->file)	/* (not a run in memory) */
+			braid_read_scope_add(scope, st->merge.runs[i]->file);
 	if (st->out.refs_run)
 		braid_read_scope_add(scope, st->out.refs_run->file);
 	if (st->cfg.value_log)
@@ -67,6 +68,8 @@ braid_merge_all_runs(BraidSortState *st)
 	BraidRun  **runs;
 	int64		n = 0;
 	BraidReadScope scope;
+	BraidRun   *memrun;
+	BraidRun   *vrun;
 
 	/*
 	 * Runs made from half the IndexMap during the scan stand for half a run
@@ -112,12 +115,29 @@ braid_merge_all_runs(BraidSortState *st)
 	st->instr.merge_passes++;	/* the final merge */
 	braid_progress_add_merge_pass(&st->mon.progress);
 
+	/*
+	 * A write-limited sort adds the runs it never wrote: the last IndexMap in
+	 * memory, the virtual run its selection passes make during the merge.
+	 * They only ever join the final merge (an intermediate pass would write
+	 * them), which takes them beyond the fan-in: they cost no stream.
+	 */
+	braid_wl_merge_runs(st, &memrun, &vrun);
 	nruns = list_length(st->runset.runs);
-	runs = palloc(sizeof(BraidRun *) * nruns);
+	runs = palloc(sizeof(BraidRun *) * (nruns + 2));
 	for (int i = 0; i < nruns; i++)
 	{
 		runs[i] = list_nth(st->runset.runs, i);
 		n += runs[i]->nrecords;
+	}
+	if (memrun)
+	{
+		runs[nruns++] = memrun;
+		n += memrun->nrecords;
+	}
+	if (vrun)
+	{
+		runs[nruns++] = vrun;
+		n += st->wl.seg_rows;
 	}
 	list_free(st->runset.runs);
 	st->runset.runs = NIL;
@@ -159,11 +179,12 @@ braid_merge_all_runs(BraidSortState *st)
 		/*
 		 * The merge streams into the gather, batch by batch.  A helper can
 		 * take the next batch while this one is gathered, when the keys
-		 * compare by memcmp (a collation's comparator calls the server) and
-		 * the rows are gathered from the table with helpers, chunk by chunk
-		 * (not streamed through a window, see gather_copy.c).
+		 * compare by memcmp (a collation's comparator calls the server),
+		 * no selection pass runs inside the merge, and the rows are
+		 * gathered from the table with helpers, chunk by chunk (not
+		 * streamed through a window, see gather_copy.c).
 		 */
-		st->merge.ahead_on = !st->cfg.collated && !st->cfg.value_log &&
+		st->merge.ahead_on = !st->cfg.collated && !st->cfg.value_log && vrun == NULL &&
 			st->out.gather.rel != NULL && st->out.gather.threads > 1 &&
 			st->out.gather.win_size == 0;
 		if (st->merge.ahead_on)

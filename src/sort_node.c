@@ -97,6 +97,7 @@ count_sort(BraidSortState *st)
 	double		mem = (double) Max(st->cfg.budget, (size_t) 65536);
 	double		carried = 0;
 	double		own = st->cfg.value_log && st->vlog.on_device ? (double) st->vlog.bytes : 0;
+	BraidMethod method;
 
 	if (total > mem)
 	{
@@ -106,10 +107,13 @@ count_sort(BraidSortState *st)
 
 		carried = total * passes;
 	}
-	braid_stats_count_sort((st->merge.merger != NULL || st->out.refs_run != NULL) &&
-						   !st->out.refs_offloaded ?
-						   BRAID_METHOD_MERGEPASS : BRAID_METHOD_ONEPASS,
-						   st->cfg.value_log, (uint64) st->build.rows_built,
+	if (st->instr.wl_mode != BRAID_WL_MERGEPASS)
+		method = BRAID_METHOD_HYBRID + (st->instr.wl_mode - BRAID_WL_HYBRID);
+	else if ((st->merge.merger != NULL || st->out.refs_run != NULL) && !st->out.refs_offloaded)
+		method = BRAID_METHOD_MERGEPASS;
+	else
+		method = BRAID_METHOD_ONEPASS;
+	braid_stats_count_sort(method, st->cfg.value_log, (uint64) st->build.rows_built,
 						   (uint64) Max(carried - own, 0.0));
 }
 
@@ -124,6 +128,7 @@ build_and_sort(BraidSortState *st)
 	ScanDirection dir = st->css.ss.ps.state->es_direction;
 	SeqScanState *fast = braid_build_fast_seqscan(st);
 	volatile int64 fast_rows = 0;
+	bool		wlimited;
 
 	/* the input is read forward, whatever direction we are asked for */
 	st->css.ss.ps.state->es_direction = ForwardScanDirection;
@@ -143,7 +148,9 @@ build_and_sort(BraidSortState *st)
 	 */
 	memset(&st->runset.pipe, 0, sizeof(st->runset.pipe));
 	st->runset.half_runs = 0;
-	st->runset.pipe_allowed = fast != NULL && !st->cfg.collated && st->cfg.threads > 1;
+	braid_wl_start_build(st);
+	st->runset.pipe_allowed = fast != NULL && !st->cfg.collated && st->cfg.threads > 1 &&
+		!st->wl.selecting;
 	PG_TRY();
 	{
 		fast_rows = braid_build_rows(st, fast);
@@ -160,14 +167,21 @@ build_and_sort(BraidSortState *st)
 	braid_gather_reset(&st->out.gather);
 	if (st->cfg.value_log)
 		braid_vlog_finish(&st->vlog);
-	if (st->runset.runs != NIL)
+	wlimited = braid_wl_after_build(st);
+	st->instr.wl_mode = wlimited ? st->wl.mode : BRAID_WL_MERGEPASS;
+	if (wlimited || st->runset.runs != NIL)
 	{
-		/* MergePass: the rest becomes the last run, then merge */
-		if (st->build.nentries > 0)
+		/*
+		 * MergePass: the rest becomes the last run, then merge.  A
+		 * write-limited sort has kept the rest in memory, or left rows to
+		 * selection passes, instead (braid_wl_after_build).
+		 */
+		if (!wlimited && st->build.nentries > 0)
 			braid_spill_run(st);
 		st->instr.build_ms += braid_elapsed_ms(start) - st->runset.spill_ms;
 		st->instr.sort_ms += st->runset.spill_ms;
-		pfree(st->build.entries);
+		if (st->build.entries)
+			pfree(st->build.entries);
 		st->build.entries = NULL;
 		st->build.capacity = 0;
 		INSTR_TIME_SET_CURRENT(start);
@@ -210,6 +224,7 @@ static void
 release_spill(BraidSortState *st)
 {
 	braid_merge_release(st);
+	braid_wl_release(st);
 	braid_runs_release(st);
 	braid_batches_release(st);
 }
@@ -345,6 +360,7 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
 	cfg->budget = braid_budget_bytes();
 	cfg->value_log = data->mode == BRAID_MODE_VALUE_LOG;
+	cfg->segment_share = Min(Max(data->segment_share, 0.0), 1.0);
 }
 
 /*
@@ -452,6 +468,7 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		begin_value_log(st, &data, estate, eflags);
 	else
 		begin_heap(st, &data, estate, eflags);
+	braid_wl_begin(st, &data);
 	if (st->cfg.keycols != NULL)
 	{
 		st->build.keyvals = palloc(sizeof(Datum) * st->cfg.nkeys);

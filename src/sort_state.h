@@ -17,6 +17,10 @@
  *					a helper while the build goes on (the pipe); owns "runset"
  *	sort_merge.c	MERGE: fan-in, intermediate passes, the final merge
  *					(streamed batch by batch, or written as refs); owns "merge"
+ *	sort_wlimit.c	WRITE-LIMITED: the last budget-full kept in memory
+ *					(hybrid, segment) and the selection passes (segment,
+ *					lazy) that feed the final merge a run never written;
+ *					owns "wl"
  *	sort_gather.c	GATHER: the refs after a OnePass sort (compacted or
  *					offloaded), gather batches, merge-ahead; owns "out"
  *	sort_vlog.c		VALUE LOG: rows read back from the value log, a window
@@ -27,9 +31,9 @@
  * read by every stage.  Instrumentation ("instr") and progress ("mon") are
  * shared counters every stage adds to.
  *
- * A new sort strategy (the write-limited sorts) is a new stage between RUNS
- * and GATHER that consumes "build" and produces refs in "out" (see
- * docs/design.md).
+ * The write-limited sorts (sort_wlimit.c) sit between RUNS and MERGE: they
+ * decide what the build writes, and hand the final merge runs that live in
+ * memory or are made on demand (see docs/design.md).
  *
  * src/sort_state.h
  *
@@ -51,6 +55,7 @@
 #include "plandata.h"
 #include "progress.h"
 #include "valuelog.h"
+#include "wlimit.h"
 
 /* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
 #define BRAID_MAX_BATCH_ROWS (1 << 22)
@@ -159,6 +164,7 @@ typedef struct BraidSortConfig
 								 * the CPUs (braid_sort_thread_count) */
 	bool		random_access;
 	size_t		budget;
+	double		segment_share;	/* segment: share of the input through runs */
 } BraidSortConfig;
 
 /* BUILD: the IndexMap being filled (sort_build.c, sort_keys.c). */
@@ -239,6 +245,59 @@ typedef struct BraidPosition
 	bool		scan_slot_full; /* heap mode: a refetched tuple is in the slot */
 } BraidPosition;
 
+/* A file of entries written once by a lazy sort: one of its segments. */
+typedef struct BraidEntryLog
+{
+	List	   *segs;			/* BraidSpillFile * */
+	int64		entries;
+} BraidEntryLog;
+
+/*
+ * WRITE-LIMITED: the state of a hybrid, segment or lazy sort
+ * (sort_wlimit.c).  The candidates of a selection pass live in "build"
+ * (its IndexMap and overflow store), which the pass reuses.
+ */
+typedef struct BraidWlimit
+{
+	BraidWlMode mode;			/* running (MERGEPASS: none of these) */
+	double		intensity;		/* braidsort.write_intensity as planned */
+	BraidWlInput model;			/* the cost model's input, for lazy's rule */
+	uint8	   *scratch;		/* a candidate's prefix (stride bytes) */
+
+	/* hybrid, segment: the last budget-full stays in memory */
+	int64		flush_at;		/* entries added before the flush, or -1 */
+	int64		entries_added;
+	BraidRun   *memrun;			/* the last IndexMap, coded in memory */
+	size_t		held_bytes;		/* memory the mode holds while gathering */
+
+	/* segment, lazy: selection passes */
+	int64		head_rows;		/* rows at the input's head left to passes */
+	bool		selecting;		/* entries offered go to a selection */
+	bool		reread_heap;	/* passes rescan the child (else value log) */
+	BraidRun   *vrun;			/* the virtual run the passes feed */
+	size_t		cap;			/* candidates a pass keeps at most */
+	int64		seg_rows;		/* rows in the selection segment */
+	int64		emitted;		/* of those, emitted so far */
+	int			passes;			/* selection passes made */
+	bool		has_bound;		/* entries up to bound were emitted */
+	uint8	   *bound;			/* last emitted entry: prefix and ref */
+	uint8	   *bound_key;		/* ... its full key, or NULL */
+	uint32		bound_len;
+	size_t		bound_cap;
+	bool		has_cutoff;		/* candidates from cutoff on are not kept */
+	uint8	   *cutoff;
+	uint8	   *cutoff_key;
+	uint32		cutoff_len;
+	size_t		cutoff_cap;
+	int64		pass_rows;		/* rows the current pass has seen */
+
+	/* lazy: the remainder written once */
+	bool		materializing;	/* the current pass writes the entry log */
+	bool		materialized;	/* later passes read it */
+	BraidEntryLog elog;
+	BraidSpillFile *elog_cur;	/* segment being written */
+} BraidWlimit;
+
 /* braidsort.progress, as every stage updates it. */
 typedef struct BraidSortMonitor
 {
@@ -258,6 +317,7 @@ typedef struct BraidSortState
 	BraidBuild	build;
 	BraidRunSet runset;
 	BraidMergeStage merge;
+	BraidWlimit wl;
 	BraidOutput out;
 	BraidValueLog vlog;
 	BraidLogWindow win;
@@ -298,6 +358,8 @@ extern size_t braid_ovf_bytes(const BraidOverflow *ovf);
 extern void braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size_t len);
 extern uint64 braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len);
 extern void braid_ovf_free(BraidOverflow *ovf);
+extern const uint8 *braid_sort_full_key(const BraidSortState *st, const uint8 *entry,
+										 uint32 *len);
 extern int	braid_sort_tiebreak(const uint8 *a, const uint8 *b, void *arg);
 extern int	braid_sort_collated_compare(const uint8 *a, uint32 la,
 										const uint8 *b, uint32 lb, void *arg);
@@ -307,6 +369,13 @@ extern const uint8 *braid_sort_entry_key_of(const uint8 *entry, uint32 *len,
 /* sort_build.c */
 extern SeqScanState *braid_build_fast_seqscan(BraidSortState *st);
 extern int64 braid_build_rows(BraidSortState *st, SeqScanState *fast);
+extern uint8 *braid_build_place_entry(BraidSortState *st, const uint8 *key, size_t len,
+									  size_t sortable, uint64 ref);
+extern TupleTableSlot *braid_build_next_slot(BraidSortState *st, SeqScanState *fast,
+											 bool started, int64 *fast_rows);
+extern size_t braid_build_heap_row(BraidSortState *st, TupleTableSlot *slot, bool want_key,
+								   uint64 *ref, uint32 *tuple_len);
+extern size_t braid_build_slot_key(BraidSortState *st, TupleTableSlot *slot);
 
 /* sort_runs.c */
 extern void braid_sort_entries(BraidSortState *st);
@@ -323,6 +392,16 @@ extern int	braid_merge_fanin(const BraidSortState *st);
 extern void braid_sort_read_scope(BraidSortState *st, BraidReadScope *scope);
 extern void braid_merge_all_runs(BraidSortState *st);
 extern void braid_merge_release(BraidSortState *st);
+
+/* sort_wlimit.c */
+extern void braid_wl_begin(BraidSortState *st, const BraidSortPlanData *data);
+extern void braid_wl_start_build(BraidSortState *st);
+extern void braid_wl_flush_for_memory_run(BraidSortState *st);
+extern void braid_wl_offer(BraidSortState *st, const uint8 *key, size_t len,
+						   size_t sortable, uint64 ref);
+extern bool braid_wl_after_build(BraidSortState *st);
+extern void braid_wl_merge_runs(BraidSortState *st, BraidRun **memrun, BraidRun **vrun);
+extern void braid_wl_release(BraidSortState *st);
 
 /* sort_gather.c */
 extern void braid_batches_compact_refs(BraidSortState *st);

@@ -42,6 +42,9 @@ static const char *const decline_names[BRAID_NUM_DECLINES] = {
 static const char *const method_names[BRAID_NUM_METHODS] = {
 	"sorts_onepass",
 	"sorts_mergepass",
+	"sorts_hybrid",
+	"sorts_segment",
+	"sorts_lazy",
 };
 
 /* braid_stats_count_decline: one Sort left to PostgreSQL, for this reason. */

@@ -201,3 +201,85 @@ braid_vlog_reset(BraidValueLog *log)
 		pfree(log->mem);
 	braid_vlog_init(log, log->cxt, log->mem_limit, log->stats);
 }
+
+/* Reads of a scan are counted (and their emulated delay paid) this much at a time. */
+#define BRAID_VLOG_SCAN_CHUNK ((size_t) 65536)
+
+/*
+ * braid_vlog_scan_begin
+ *		Start reading the log from its first row (a write-limited sort's
+ *		selection pass).  The caller holds a read grant of its device.
+ */
+void
+braid_vlog_scan_begin(BraidValueLog *log, BraidVlogScan *scan)
+{
+	scan->seg = 0;
+	scan->pos = 0;
+	scan->accounted = 0;
+}
+
+/*
+ * braid_vlog_scan_next
+ *		The next row in the order rows were appended, in place, and its ref
+ *		(the one braid_vlog_append returned); NULL after the last.
+ */
+MinimalTuple
+braid_vlog_scan_next(BraidValueLog *log, BraidVlogScan *scan, uint64 *ref)
+{
+	MinimalTuple tuple;
+
+	if (!log->on_device)
+	{
+		if (scan->pos >= log->mem_used)
+			return NULL;
+		tuple = (MinimalTuple) (log->mem + scan->pos);
+		*ref = braid_make_vlog_ref(0, scan->pos, tuple->t_len);
+		scan->pos += MAXALIGN(tuple->t_len);
+		return tuple;
+	}
+	for (;;)
+	{
+		BraidSpillFile *f;
+
+		if (scan->seg >= log->nsegs)
+			return NULL;
+		f = log->segs[scan->seg];
+		if (scan->pos < f->written)
+		{
+			tuple = (MinimalTuple) (f->base + scan->pos);
+			*ref = braid_make_vlog_ref(scan->seg, scan->pos, tuple->t_len);
+			scan->pos += MAXALIGN(tuple->t_len);
+			if (scan->pos - scan->accounted >= BRAID_VLOG_SCAN_CHUNK)
+			{
+				size_t		upto = Min(scan->pos, f->written);
+
+				braid_spill_note_read(f, scan->accounted, upto);
+				scan->accounted = upto;
+			}
+			return tuple;
+		}
+		braid_vlog_scan_end(log, scan);
+		scan->seg++;
+		scan->pos = 0;
+		scan->accounted = 0;
+	}
+}
+
+/*
+ * braid_vlog_scan_end
+ *		Count what the scan read of its current segment and has not counted.
+ */
+void
+braid_vlog_scan_end(BraidValueLog *log, BraidVlogScan *scan)
+{
+	BraidSpillFile *f;
+	size_t		upto;
+
+	if (!log->on_device || scan->seg >= log->nsegs)
+		return;
+	f = log->segs[scan->seg];
+	upto = Min(scan->pos, f->written);
+	if (upto > scan->accounted)
+		braid_spill_note_read(f, scan->accounted, upto);
+	scan->accounted = upto;
+}

@@ -33,6 +33,14 @@ typedef struct BraidValueLog
 	BraidDeviceStats *stats;
 } BraidValueLog;
 
+/* A read of the log from its start, in the order rows were appended. */
+typedef struct BraidVlogScan
+{
+	int			seg;
+	size_t		pos;
+	size_t		accounted;		/* bytes of the segment counted as read */
+} BraidVlogScan;
+
 extern void braid_vlog_init(BraidValueLog *log, MemoryContext cxt, size_t mem_limit,
 							BraidDeviceStats *stats);
 extern uint64 braid_vlog_append(BraidValueLog *log, MinimalTuple tuple);
@@ -41,5 +49,9 @@ extern MinimalTuple braid_vlog_get(BraidValueLog *log, uint64 ref);
 extern MinimalTuple braid_vlog_locate(BraidValueLog *log, uint64 ref,
 									  BraidSpillFile **file, size_t *pos);
 extern void braid_vlog_reset(BraidValueLog *log);
+extern void braid_vlog_scan_begin(BraidValueLog *log, BraidVlogScan *scan);
+extern MinimalTuple braid_vlog_scan_next(BraidValueLog *log, BraidVlogScan *scan,
+										 uint64 *ref);
+extern void braid_vlog_scan_end(BraidValueLog *log, BraidVlogScan *scan);
 
 #endif							/* BRAID_VALUELOG_H */
