@@ -66,6 +66,23 @@ sort_key_text(Node *expr, Oid sortop, Oid collation, bool nullsfirst,
 	return buf.data;
 }
 
+/*
+ * braid_explain_key_list
+ *		The node's sort keys as EXPLAIN lists them (context: a deparse
+ *		context set to the node), one string each.
+ */
+List *
+braid_explain_key_list(const BraidSortPlanData *data, List *context, bool useprefix)
+{
+	List	   *keys = NIL;
+
+	for (int i = 0; i < data->nkeys; i++)
+		keys = lappend(keys, sort_key_text(list_nth(data->keyexprs, i),
+										   data->sortops[i], data->collations[i],
+										   data->nullsfirst[i], context, useprefix));
+	return keys;
+}
+
 /* explain_sort_keys: the "Sort Key" list, from the plan's data. */
 static void
 explain_sort_keys(CustomScanState *node, const BraidSortPlanData *data,
@@ -76,10 +93,7 @@ explain_sort_keys(CustomScanState *node, const BraidSortPlanData *data,
 	List	   *keys = NIL;
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	for (int i = 0; i < data->nkeys; i++)
-		keys = lappend(keys, sort_key_text(list_nth(data->keyexprs, i),
-										   data->sortops[i], data->collations[i],
-										   data->nullsfirst[i], context, useprefix));
+	keys = braid_explain_key_list(data, context, useprefix);
 	ExplainPropertyList("Sort Key", keys, es);
 }
 

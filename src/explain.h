@@ -16,7 +16,10 @@
 #include "nodes/execnodes.h"
 
 #include "instr.h"
+#include "plandata.h"
 
+extern List *braid_explain_key_list(const BraidSortPlanData *data, List *context,
+									 bool useprefix);
 extern void braid_explain(CustomScanState *node, List *ancestors,
 						  const BraidSortInstr *instr, ExplainState *es);
 

@@ -1,0 +1,21 @@
+/* braidsort--0.3.1--0.4.sql */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION braidsort UPDATE TO '0.4'" to load this file. \quit
+
+-- What each write-limited sort mode would cost for every sort braidsort
+-- would take in a query (sort_modes.c): the query is planned, not run.
+CREATE FUNCTION sort_modes(query text,
+						   OUT node int, OUT sort_key text, OUT mode text,
+						   OUT write_intensity float8, OUT lines_written float8,
+						   OUT lines_read float8, OUT input_passes float8,
+						   OUT selection_passes float8, OUT est_ms float8,
+						   OUT feasible boolean, OUT chosen boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'braidsort_sort_modes'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION sort_modes(text) IS
+'plans a query and estimates, for every sort braidsort would take, each write-limited mode (mergepass, hybrid, segment, lazy) at braidsort.write_intensity: lines written and read, input passes, ms, and which one would run';
+
+COMMENT ON VIEW progress IS
+'running BraidSort nodes: phase (building, writing run, sorting, merging, selecting, gathering, done), rows read of the estimate, runs written, merge passes, gather batches, and a wait for the spill device''s I/O gate';

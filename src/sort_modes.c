@@ -1,0 +1,191 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_modes.c
+ *	  SQL: braidsort.sort_modes(query), what each write-limited mode would
+ *	  cost for every sort braidsort would take in a query.
+ *
+ * The query is planned, not run: braidsort's planner hook replaces the
+ * Sorts it takes, and for each BraidSort node of the plan (its subplans
+ * included) the cost model (wlimit.c) estimates every mode at the current
+ * braidsort.write_intensity, from the node's planned rows and keys and the
+ * spill device's profile -- exactly what the planner weighed -- and says
+ * which one the node would run should its IndexMap outgrow the budget.
+ *
+ * src/sort_modes.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "nodes/extensible.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/ruleutils.h"
+
+#include "braidsort.h"
+#include "explain.h"
+#include "plancost.h"
+#include "plandata.h"
+#include "wlimit.h"
+
+PG_FUNCTION_INFO_V1(braidsort_sort_modes);
+
+/* What the walk over a plan needs. */
+typedef struct ModesWalk
+{
+	ReturnSetInfo *rsinfo;
+	PlannedStmt *stmt;
+	List	   *deparse_cxt;
+	bool		useprefix;
+} ModesWalk;
+
+/*
+ * node_rows
+ *		One row per mode for a BraidSort node (ancestors: its parents,
+ *		innermost first, for deparsing its keys).
+ */
+static void
+node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
+{
+	BraidSortPlanData data;
+	BraidWlEstimate est[BRAID_WL_NMODES];
+	double		share;
+	List	   *context;
+	List	   *keys;
+	StringInfoData key;
+	ListCell   *lc;
+
+	braid_plan_unpack(cscan->custom_private, &data);
+	(void) braid_plan_sort_mode(cscan->scan.plan.plan_rows, data.keylen,
+								data.mode == BRAID_MODE_VALUE_LOG, data.can_reread,
+								est, &share);
+	context = set_deparse_context_plan(w->deparse_cxt, (Plan *) cscan, ancestors);
+	keys = braid_explain_key_list(&data, context, w->useprefix);
+	initStringInfo(&key);
+	foreach(lc, keys)
+	{
+		if (key.len > 0)
+			appendStringInfoString(&key, ", ");
+		appendStringInfoString(&key, (char *) lfirst(lc));
+	}
+
+	for (int m = 0; m < BRAID_WL_NMODES; m++)
+	{
+		Datum		values[11];
+		bool		nulls[11] = {0};
+
+		values[0] = Int32GetDatum(cscan->scan.plan.plan_node_id);
+		values[1] = CStringGetTextDatum(key.data);
+		values[2] = CStringGetTextDatum(braid_wl_mode_name((BraidWlMode) m));
+		values[3] = Float8GetDatum(est[m].write_intensity);
+		values[4] = Float8GetDatum(est[m].lines_written);
+		values[5] = Float8GetDatum(est[m].lines_read);
+		values[6] = Float8GetDatum(est[m].input_passes);
+		values[7] = Float8GetDatum(est[m].selection_passes);
+		values[8] = Float8GetDatum(est[m].ms);
+		values[9] = BoolGetDatum(est[m].feasible);
+		values[10] = BoolGetDatum(m == data.wl_mode);
+		tuplestore_putvalues(w->rsinfo->setResult, w->rsinfo->setDesc, values, nulls);
+	}
+}
+
+static void walk_plan(ModesWalk *w, Plan *plan, List *ancestors);
+
+/* walk_list: walk_plan over every plan of a list. */
+static void
+walk_list(ModesWalk *w, List *plans, List *ancestors)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		walk_plan(w, (Plan *) lfirst(lc), ancestors);
+}
+
+/*
+ * walk_plan
+ *		Find the BraidSort nodes of a plan tree, in EXPLAIN's order.
+ */
+static void
+walk_plan(ModesWalk *w, Plan *plan, List *ancestors)
+{
+	List	   *below;
+
+	/* (lcons and list_delete_first reuse the list, as in EXPLAIN) */
+	if (plan == NULL)
+		return;
+	if (IsA(plan, CustomScan) &&
+		((CustomScan *) plan)->methods == &braid_sort_scan_methods)
+		node_rows(w, (CustomScan *) plan, ancestors);
+
+	below = lcons(plan, ancestors);
+	walk_plan(w, outerPlan(plan), below);
+	walk_plan(w, innerPlan(plan), below);
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			walk_list(w, ((Append *) plan)->appendplans, below);
+			break;
+		case T_MergeAppend:
+			walk_list(w, ((MergeAppend *) plan)->mergeplans, below);
+			break;
+		case T_SubqueryScan:
+			walk_plan(w, ((SubqueryScan *) plan)->subplan, below);
+			break;
+		case T_CustomScan:
+			walk_list(w, ((CustomScan *) plan)->custom_plans, below);
+			break;
+		default:
+			break;
+	}
+	below = list_delete_first(below);
+}
+
+/*
+ * braidsort_sort_modes
+ *		SQL: braidsort.sort_modes(query text) returns setof (node, sort_key,
+ *		mode, write_intensity, lines_written, lines_read, input_passes,
+ *		selection_passes, est_ms, feasible, chosen).
+ */
+Datum
+braidsort_sort_modes(PG_FUNCTION_ARGS)
+{
+	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *raw;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	raw = pg_parse_query(query);
+	if (list_length(raw) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("braidsort.sort_modes() takes exactly one statement"),
+				 errdetail("The query string holds %d statements.", list_length(raw))));
+
+	foreach(lc, pg_analyze_and_rewrite_fixedparams(linitial_node(RawStmt, raw), query,
+												   NULL, 0, NULL))
+	{
+		Query	   *q = lfirst_node(Query, lc);
+		PlannedStmt *stmt;
+		ModesWalk	w;
+		ListCell   *sp;
+
+		if (q->commandType == CMD_UTILITY)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("braidsort.sort_modes() cannot plan a utility statement"),
+					 errhint("Pass the query itself, e.g. the SELECT of an EXPLAIN.")));
+		stmt = pg_plan_query(q, query, CURSOR_OPT_PARALLEL_OK, NULL);
+		w.rsinfo = rsinfo;
+		w.stmt = stmt;
+		w.deparse_cxt = deparse_context_for_plan_tree(stmt,
+													  select_rtable_names_for_explain(stmt->rtable,
+																					  NULL));
+		w.useprefix = list_length(stmt->rtable) > 1;
+		walk_plan(&w, stmt->planTree, NIL);
+		foreach(sp, stmt->subplans)
+			walk_plan(&w, (Plan *) lfirst(sp), NIL);
+	}
+	return (Datum) 0;
+}
