@@ -4,6 +4,8 @@
 -- unchanged and only keys and refs are ever written.
 --
 SET braidsort.force = on;
+-- MergePass itself (the write-limited modes are tested in wlimit)
+SET braidsort.sort_mode = mergepass;
 SET braidsort.work_mem = 64;
 SET braidsort.gather_batch = 64;
 -- two threads whatever the machine: a helper merges ahead, which takes

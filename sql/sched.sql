@@ -4,6 +4,7 @@
 -- tested by TAP: test/t/004_scheduler.pl and 005_concurrency.pl.)
 --
 SET max_parallel_workers_per_gather = 0;
+SET braidsort.sort_mode = mergepass;
 
 -- every spill read of the tests before this one (merges, cursors, mark and
 -- restore, value logs, parallel workers...) was made under a read grant

@@ -5,6 +5,8 @@
 -- off.
 --
 SET braidsort.force = on;
+-- MergePass itself (the write-limited modes are tested in wlimit)
+SET braidsort.sort_mode = mergepass;
 
 -- ORDER BY over joins, aggregates, function scans, subqueries, CTEs
 EXPLAIN (COSTS OFF)

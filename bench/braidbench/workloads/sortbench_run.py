@@ -23,7 +23,10 @@ QUICK = {
     "onepass": {"rows": 300000, "work_mem": "12MB", "shared_buffers": "256MB", "reps": 1},
     "spill": {"rows": 300000, "work_mem": "4MB", "shared_buffers": "256MB", "reps": 1},
 }
-EXPECT = {"onepass": "braid onepass", "spill": "braid mergepass"}
+# a spilling sort runs in whichever write-limited mode braidsort.sort_mode =
+# auto picks (MergePass or one that writes less)
+SPILLED = ("braid mergepass", "braid hybrid", "braid segment", "braid lazy")
+EXPECT = {"onepass": "braid onepass", "spill": SPILLED}
 
 
 def add_arguments(p, mode):

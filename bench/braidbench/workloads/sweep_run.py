@@ -59,7 +59,8 @@ def run(args, repo, cl, progress=None):
                    "payloads": args.payload_list, "reps": args.reps, "work_mem": args.work_mem,
                    "shared_buffers": args.sb, "variants": variants, "groups": [], "runs": [],
                    "captures": [], "decisions": [], "data": {}, "sizing": args.size["note"],
-                   "queries": [sortbench.query(expect={"forced": "braid mergepass"})]})
+                   "queries": [sortbench.query(expect={"forced": ("braid mergepass", "braid hybrid",
+                                                                        "braid segment", "braid lazy")})]})
     cl.set_conf(shared_buffers=args.sb)
     cl.restart()
     with cl.session() as conn:

@@ -62,8 +62,9 @@ def _settings(args, phase, n, ns):
     if phase == "sort":
         s.update({"work_mem": args.sort_work_mem, "braidsort.sort_threads": str(n)})
     else:
+        # MergePass's runs: every entry written (hybrid would keep some back)
         s.update({"work_mem": args.spill_work_mem, "braidsort.spill_tablespace": "dax",
-                  "braidsort.emulate_write_ns": str(ns)})
+                  "braidsort.emulate_write_ns": str(ns), "braidsort.sort_mode": "mergepass"})
     return s
 
 
