@@ -742,3 +742,36 @@ braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns,
 	*read_ns = 64000.0 / rd;
 	return true;
 }
+
+/*
+ * braid_sched_read_suspend
+ *		Give back every read grant this backend holds, keeping its read
+ *		scopes open, before it runs the executor (a write-limited sort's
+ *		selection pass rescans its input from inside the final merge):
+ *		grants never span a call into the executor or user code.
+ */
+void
+braid_sched_read_suspend(void)
+{
+	int			held[BRAID_MAX_DEVICES];
+	int			nheld = 0;
+
+	if (braid_shared == NULL)
+		return;
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+		if (read_granted[i])
+		{
+			read_granted[i] = false;
+			held[nheld++] = i;
+		}
+	release(held, nheld, BRAID_PHASE_READ, 0);
+}
+
+/* braid_sched_read_resume: wait for the suspended read grants again. */
+void
+braid_sched_read_resume(void)
+{
+	if (braid_shared == NULL)
+		return;
+	take_read_grants();
+}

@@ -425,13 +425,16 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	/*
 	 * Should the IndexMap outgrow the budget: the write-limited mode.  A
 	 * heap scan is read again by rescanning it, which gives the same rows
-	 * only for a plain, serial scan without volatile functions; a value log
+	 * only for a plain, serial scan without volatile functions or subplans
+	 * (whose volatility this cannot see); a value log
 	 * can always be read again.
 	 */
 	can_reread = !by_tid ||
 		(IsA(child, SeqScan) && !child->parallel_aware &&
 		 !contain_volatile_functions((Node *) child->qual) &&
-		 !contain_volatile_functions((Node *) child->targetlist));
+		 !contain_volatile_functions((Node *) child->targetlist) &&
+		 !contain_subplans((Node *) child->qual) &&
+		 !contain_subplans((Node *) child->targetlist));
 	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, !by_tid, can_reread, wl_est,
 								   &data.segment_share);
 	if (braid_cost_spills(&cost, est.from))

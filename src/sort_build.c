@@ -324,9 +324,12 @@ braid_build_rows(BraidSortState *st, SeqScanState *fast)
 			st->build.tuple_bytes += tuple_len;
 		}
 		if (!want_key)
-			;					/* left to the selection passes */
+			st->wl.seg_hash += braid_wl_ref_hash(ref);	/* left to selection passes */
 		else if (st->wl.selecting)
+		{
+			st->wl.seg_hash += braid_wl_ref_hash(ref);
 			braid_wl_offer(st, st->build.keybuf.data, len, st->build.keybuf.sortable, ref);
+		}
 		else
 			add_entry(st, st->build.keybuf.data, len, ref);
 		MemoryContextSwitchTo(old);

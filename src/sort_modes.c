@@ -17,6 +17,7 @@
  */
 #include "postgres.h"
 
+#include "executor/executor.h"
 #include "funcapi.h"
 #include "nodes/extensible.h"
 #include "tcop/tcopprot.h"
@@ -177,6 +178,8 @@ braidsort_sort_modes(PG_FUNCTION_ARGS)
 					 errmsg("braidsort.sort_modes() cannot plan a utility statement"),
 					 errhint("Pass the query itself, e.g. the SELECT of an EXPLAIN.")));
 		stmt = pg_plan_query(q, query, CURSOR_OPT_PARALLEL_OK, NULL);
+		/* as EXPLAIN (ExecutorStart): the caller must be allowed to read them */
+		(void) ExecCheckRTPerms(stmt->rtable, true);
 		w.rsinfo = rsinfo;
 		w.stmt = stmt;
 		w.deparse_cxt = deparse_context_for_plan_tree(stmt,

@@ -277,6 +277,8 @@ typedef struct BraidWlimit
 	BraidRun   *vrun;			/* the virtual run the passes feed */
 	size_t		cap;			/* candidates a pass keeps at most */
 	int64		seg_rows;		/* rows in the selection segment */
+	uint64		seg_hash;		/* their refs, summed (braid_wl_ref_hash): a
+								 * pass must see the same rows */
 	int64		emitted;		/* of those, emitted so far */
 	int			passes;			/* selection passes made */
 	bool		has_bound;		/* entries up to bound were emitted */
@@ -392,6 +394,14 @@ extern int	braid_merge_fanin(const BraidSortState *st);
 extern void braid_sort_read_scope(BraidSortState *st, BraidReadScope *scope);
 extern void braid_merge_all_runs(BraidSortState *st);
 extern void braid_merge_release(BraidSortState *st);
+
+/* braid_wl_ref_hash: a ref mixed, for an order-independent sum of refs. */
+static inline uint64
+braid_wl_ref_hash(uint64 ref)
+{
+	ref = (ref & ~BRAID_REF_TRUNCATED) * UINT64CONST(0x9E3779B97F4A7C15);
+	return ref ^ (ref >> 29);
+}
 
 /* sort_wlimit.c */
 extern void braid_wl_begin(BraidSortState *st, const BraidSortPlanData *data);

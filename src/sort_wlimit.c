@@ -54,6 +54,7 @@
 #include "utils/memutils.h"
 
 #include "device.h"
+#include "iosched.h"
 #include "plancost.h"
 #include "sort_state.h"
 
@@ -118,6 +119,7 @@ braid_wl_start_build(BraidSortState *st)
 	wl->head_rows = 0;
 	wl->selecting = false;
 	wl->seg_rows = 0;
+	wl->seg_hash = 0;
 	wl->emitted = 0;
 	wl->passes = 0;
 	wl->has_bound = false;
@@ -142,6 +144,13 @@ braid_wl_start_build(BraidSortState *st)
 		case BRAID_WL_LAZY:
 			wl->selecting = true;
 			wl->head_rows = 0;
+
+			/*
+			 * The build, the first pass, has the IndexMap's room (as the
+			 * build's first allocation, from the estimate): a sort that fits
+			 * is the OnePass sort it would have been.
+			 */
+			wl->cap = (size_t) Max(Min(est * 1.05, full), Min(1024.0, full));
 			break;
 		default:
 			break;
@@ -475,8 +484,8 @@ braid_wl_offer(BraidSortState *st, const uint8 *key, size_t len, size_t sortable
 	candidate_room(st);
 	if (st->build.nentries >= st->build.capacity ||
 		(st->build.any_truncated && st->build.nentries >= 2 &&
-		 st->build.nentries * st->cfg.stride + braid_ovf_bytes(&st->build.ovf) >
-		 st->cfg.budget / 2 + st->build.capacity * st->cfg.stride / 2))
+		 st->build.capacity * st->cfg.stride + braid_ovf_bytes(&st->build.ovf) >
+		 Max(st->cfg.budget, st->build.capacity * st->cfg.stride * 2)))
 	{
 		compact(st);
 		if (copy_compare(st, prefix, full, (uint32) len, ref,
@@ -503,6 +512,7 @@ end_pass(BraidSortState *st, BraidRun *run)
 	st->instr.selection_passes++;
 	if (n == 0)
 	{
+		run->nrecords = 0;
 		if (wl->emitted < wl->seg_rows)
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
@@ -533,13 +543,14 @@ end_pass(BraidSortState *st, BraidRun *run)
  *		a wrong order.
  */
 static void
-check_pass_rows(BraidSortState *st, int64 seen)
+check_pass_rows(BraidSortState *st, int64 seen, uint64 hash)
 {
-	if (seen != st->wl.seg_rows)
+	if (seen != st->wl.seg_rows || hash != st->wl.seg_hash)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("braidsort selection pass read %lld rows where the sort read %lld",
-						(long long) seen, (long long) st->wl.seg_rows),
+				 errmsg("braidsort selection pass read %lld rows where the sort read %lld%s",
+						(long long) seen, (long long) st->wl.seg_rows,
+						seen == st->wl.seg_rows ? ", but not the same rows" : ""),
 				 errdetail("The input read again differs from the input first read.")));
 }
 
@@ -553,6 +564,7 @@ pass_heap(BraidSortState *st, MemoryContext rowcxt)
 {
 	SeqScanState *fast;
 	int64		seen = 0;
+	uint64		hash = 0;
 	int64		fast_rows = 0;
 	ScanDirection dir = st->css.ss.ps.state->es_direction;
 
@@ -571,6 +583,7 @@ pass_heap(BraidSortState *st, MemoryContext rowcxt)
 			break;
 		old = MemoryContextSwitchTo(rowcxt);
 		len = braid_build_heap_row(st, slot, true, &ref, &tuple_len);
+		hash += braid_wl_ref_hash(ref);
 		braid_wl_offer(st, st->build.keybuf.data, len, st->build.keybuf.sortable, ref);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(rowcxt);
@@ -580,7 +593,7 @@ pass_heap(BraidSortState *st, MemoryContext rowcxt)
 	if (fast_rows > 0 && st->child->instrument)
 		st->child->instrument->tuplecount += fast_rows;
 	st->css.ss.ps.state->es_direction = dir;
-	check_pass_rows(st, seen);
+	check_pass_rows(st, seen, hash);
 }
 
 /*
@@ -593,6 +606,7 @@ pass_value_log(BraidSortState *st, MemoryContext rowcxt)
 	BraidVlogScan scan;
 	BraidReadScope scope = {0};
 	int64		seen = 0;
+	uint64		hash = 0;
 	TupleTableSlot *slot = st->win.slot;
 
 	for (int i = 0; i < st->vlog.nsegs; i++)
@@ -611,6 +625,7 @@ pass_value_log(BraidSortState *st, MemoryContext rowcxt)
 		old = MemoryContextSwitchTo(rowcxt);
 		ExecStoreMinimalTuple(tuple, slot, false);
 		len = braid_build_slot_key(st, slot);
+		hash += braid_wl_ref_hash(ref);
 		braid_wl_offer(st, st->build.keybuf.data, len, st->build.keybuf.sortable, ref);
 		ExecClearTuple(slot);
 		MemoryContextSwitchTo(old);
@@ -620,7 +635,7 @@ pass_value_log(BraidSortState *st, MemoryContext rowcxt)
 	}
 	braid_vlog_scan_end(&st->vlog, &scan);
 	braid_read_scope_end(&scope);
-	check_pass_rows(st, seen);
+	check_pass_rows(st, seen, hash);
 }
 
 /* varint_read: a LEB128 value of the entry log. */
@@ -725,12 +740,20 @@ wl_refill(BraidRun *run, void *arg)
 	candidate_room(st);
 	rowcxt = AllocSetContextCreate(st->sortcxt, "BraidSort selection row",
 								   ALLOCSET_SMALL_SIZES);
+
+	/*
+	 * The merge that asked for the chunk holds read grants; the pass may run
+	 * the executor (a rescan, user functions in its quals), which no grant
+	 * may span.  The pass takes its own grants for what it reads.
+	 */
+	braid_sched_read_suspend();
 	if (wl->materialized)
 		pass_entry_log(st);
 	else if (wl->reread_heap)
 		pass_heap(st, rowcxt);
 	else
 		pass_value_log(st, rowcxt);
+	braid_sched_read_resume();
 	MemoryContextDelete(rowcxt);
 	if (wl->materializing)
 	{
@@ -826,9 +849,10 @@ braid_wl_after_build(BraidSortState *st)
 			/* every row fitted the first pass: an ordinary OnePass sort */
 			if (!wl->has_cutoff)
 				return false;
-			/* the build was the first pass */
+			/* the build was the first pass; later ones have half the budget */
 			wl->vrun = new_virtual_run(st);
 			end_pass(st, wl->vrun);
+			wl->cap = Max(st->cfg.budget / 2 / st->cfg.stride, (size_t) 2);
 			wl->held_bytes += wl->cap * st->cfg.stride;
 			return true;
 		default:

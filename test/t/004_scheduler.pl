@@ -158,6 +158,7 @@ is($node->safe_psql('postgres',
 # a backend terminated while it holds the gate gives it back
 my $victim = start_psql($node, q{SET application_name = 'victim'; SET braidsort.force = on;
 SET braidsort.work_mem = 1024; SET braidsort.spill_tablespace = dax;
+SET braidsort.sort_mode = mergepass;
 SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;
 SELECT count(*) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s});
 my $held = wait_for(sub {
