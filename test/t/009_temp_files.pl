@@ -128,7 +128,8 @@ WHERE query LIKE '%ORDER BY k%' AND query NOT LIKE '%EXPLAIN%' AND query NOT LIK
 # a backend terminated during a slow sort: reported at exit
 {
 	my $from = log_position($node);
-	my $s = start_psql($node, "$setup SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;
+	my $s = start_psql($node, "$setup SET braidsort.sort_mode = mergepass;
+SET braidsort.emulate_write_ns = 20000; SET braidsort.emulate_read_ns = 20000;
 SET application_name = 'victim'; $query");
 	my $seen = wait_for(
 		sub {
