@@ -453,19 +453,10 @@ braid_sched_read_end(const int *slots, int nslots)
 void
 braid_sched_write_begin(int slot, int threads)
 {
-	int			held[BRAID_MAX_DEVICES];
-	int			nheld = 0;
-
 	if (slot < 0 || braid_shared == NULL)
 		return;
 	Assert(write_slot < 0);
-	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
-		if (read_granted[i])
-		{
-			read_granted[i] = false;
-			held[nheld++] = i;
-		}
-	release(held, nheld, BRAID_PHASE_READ, 0);
+	braid_sched_read_suspend();
 
 	threads = Max(threads, 1);
 	threads = Min(threads, write_cap(&braid_shared->devices[slot]));
@@ -611,24 +602,15 @@ find_profile(Oid spcoid)
 double
 braid_sched_spill_ns_per_byte(Oid spcoid)
 {
-	const BraidProfile *p;
-	double		ns = 0,
-				rd = 0,
-				wr = 0;
+	double		w,
+				r;
+	int			ew,
+				er;
 
-	if (braid_shared == NULL)
+	/* a line is 64 bytes */
+	if (!braid_sched_spill_line_ns(spcoid, &w, &r, &ew, &er))
 		return 0;
-	LWLockAcquire(braid_shared->lock, LW_SHARED);
-	p = find_profile(spcoid);
-	if (p != NULL)
-	{
-		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_READ, &rd);
-		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, &wr);
-	}
-	LWLockRelease(braid_shared->lock);
-	if (rd > 0 && wr > 0)
-		ns = 1000.0 / rd + 1000.0 / wr;
-	return ns;
+	return (w + r) / 64.0;
 }
 
 /*

@@ -40,45 +40,10 @@
 #include "merge.h"
 #include "pool.h"
 #include "sync.h"
+#include "varint.h"
 
 /* Account reads in chunks of this many bytes (and at the end of a run). */
 #define READ_ACCOUNT_CHUNK 4096
-
-/* varint_put: write v as LEB128; returns bytes written. */
-static inline size_t
-varint_put(uint8 *p, uint32 v)
-{
-	size_t		n = 0;
-
-	while (v >= 0x80)
-	{
-		p[n++] = (uint8) (v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8) v;
-	return n;
-}
-
-/* varint_get: read a LEB128 value; returns bytes read. */
-static inline size_t
-varint_get(const uint8 *p, uint32 *v)
-{
-	uint32		result = 0;
-	int			shift = 0;
-	size_t		n = 0;
-
-	for (;;)
-	{
-		uint8		b = p[n++];
-
-		result |= (uint32) (b & 0x7F) << shift;
-		if ((b & 0x80) == 0)
-			break;
-		shift += 7;
-	}
-	*v = result;
-	return n;
-}
 
 /* zigzag: a small signed difference as a small unsigned number. */
 static inline uint32
@@ -140,14 +105,6 @@ grow(MemoryContext cxt, uint8 **buf, size_t *cap, size_t need)
 /* The most a record adds to its key suffix: lengths, two varints, a ref. */
 #define RECORD_OVERHEAD_MAX (1 + 5 + 5 + 3 * 5)
 
-/* varint_size: bytes varint_put would write for v. */
-static inline size_t
-varint_size(uint32 v)
-{
-	return v < (1U << 7) ? 1 : v < (1U << 14) ? 2 : v < (1U << 21) ? 3 :
-		v < (1U << 28) ? 4 : 5;
-}
-
 /* shared_prefix: how many leading bytes key has in common with prev. */
 static inline uint32
 shared_prefix(const uint8 *prev, uint32 prev_len, const uint8 *key, uint32 keylen)
@@ -191,13 +148,13 @@ record_size(const uint8 *prev, uint32 prev_len, uint32 prev_low,
 	size_t		n = 1 + suffix;
 
 	if (shared >= 15)
-		n += varint_size(shared - 15);
+		n += braid_varint_size(shared - 15);
 	if (suffix >= 15)
-		n += varint_size(suffix - 15);
-	n += varint_size((uint32) (ref >> 32));
-	n += varint_size((uint32) ((ref >> 16) & 0xFFFF) << 1);
+		n += braid_varint_size(suffix - 15);
+	n += braid_varint_size((uint32) (ref >> 32));
+	n += braid_varint_size((uint32) ((ref >> 16) & 0xFFFF) << 1);
 	if ((ref & 0xFFFF) != prev_low)
-		n += varint_size(zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
+		n += braid_varint_size(zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
 	return n;
 }
 
@@ -216,18 +173,18 @@ record_put(uint8 *out, const uint8 *prev, uint32 prev_len, uint32 prev_low,
 
 	out[n++] = (uint8) (Min(shared, 15) << 4 | Min(suffix, 15));
 	if (shared >= 15)
-		n += varint_put(out + n, shared - 15);
+		n += braid_varint_put(out + n, shared - 15);
 	if (suffix >= 15)
-		n += varint_put(out + n, suffix - 15);
+		n += braid_varint_put(out + n, suffix - 15);
 	memcpy(out + n, key + shared, suffix);
 	n += suffix;
-	n += varint_put(out + n, (uint32) (ref >> 32));
+	n += braid_varint_put(out + n, (uint32) (ref >> 32));
 	if ((ref & 0xFFFF) == prev_low)
-		n += varint_put(out + n, ((uint32) ((ref >> 16) & 0xFFFF) << 1) | 1);
+		n += braid_varint_put(out + n, ((uint32) ((ref >> 16) & 0xFFFF) << 1) | 1);
 	else
 	{
-		n += varint_put(out + n, (uint32) ((ref >> 16) & 0xFFFF) << 1);
-		n += varint_put(out + n, zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
+		n += braid_varint_put(out + n, (uint32) ((ref >> 16) & 0xFFFF) << 1);
+		n += braid_varint_put(out + n, zigzag((int32) (ref & 0xFFFF) - (int32) prev_low));
 	}
 	return n;
 }
@@ -610,12 +567,12 @@ reader_advance(BraidRunReader *r)
 		suffix = lengths & 0x0F;
 		if (shared == 15)
 		{
-			r->pos += varint_get(base + r->pos, &shared);
+			r->pos += braid_varint_get(base + r->pos, &shared);
 			shared += 15;
 		}
 		if (suffix == 15)
 		{
-			r->pos += varint_get(base + r->pos, &suffix);
+			r->pos += braid_varint_get(base + r->pos, &suffix);
 			suffix += 15;
 		}
 		grow(r->cxt, &r->keybuf, &r->keybuf_cap, (size_t) shared + suffix);
@@ -633,13 +590,13 @@ reader_advance(BraidRunReader *r)
 				memcpy(&prefix, r->key, r->keylen);
 			r->prefix = pg_bswap64(prefix);
 		}
-		r->pos += varint_get(base + r->pos, &hi);
-		r->pos += varint_get(base + r->pos, &mid);
+		r->pos += braid_varint_get(base + r->pos, &hi);
+		r->pos += braid_varint_get(base + r->pos, &mid);
 		if (mid & 1)
 			lo = r->prev_low;	/* the same length as the previous record */
 		else
 		{
-			r->pos += varint_get(base + r->pos, &lo);
+			r->pos += braid_varint_get(base + r->pos, &lo);
 			lo = (uint32) ((int32) r->prev_low + unzigzag(lo)) & 0xFFFF;
 		}
 		mid >>= 1;
@@ -813,12 +770,12 @@ reader_next_keylen(const BraidRunReader *r)
 
 	if (shared == 15)
 	{
-		n += varint_get(p + n, &shared);
+		n += braid_varint_get(p + n, &shared);
 		shared += 15;
 	}
 	if (suffix == 15)
 	{
-		(void) varint_get(p + n, &suffix);
+		(void) braid_varint_get(p + n, &suffix);
 		suffix += 15;
 	}
 	return shared + suffix;

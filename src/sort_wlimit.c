@@ -57,6 +57,7 @@
 #include "iosched.h"
 #include "plancost.h"
 #include "sort_state.h"
+#include "varint.h"
 
 /* Entry log segments: at least this size (the last may be larger). */
 #define ENTRY_LOG_SEGMENT ((size_t) 16 * 1024 * 1024)
@@ -408,14 +409,10 @@ entry_log_append(BraidSortState *st, const uint8 *key, size_t len, size_t sortab
 	BraidWlimit *wl = &st->wl;
 	uint8		head[32];
 	size_t		h = 0;
-	uint64		v;
 
-	for (v = len; v >= 0x80; v >>= 7)
-		head[h++] = (uint8) (v | 0x80);
-	head[h++] = (uint8) v;
-	for (v = sortable; v >= 0x80; v >>= 7)
-		head[h++] = (uint8) (v | 0x80);
-	head[h++] = (uint8) v;
+	/* (keys are varlena-sized: far below 4 GB) */
+	h += braid_varint_put(head + h, (uint32) len);
+	h += braid_varint_put(head + h, (uint32) sortable);
 	memcpy(head + h, &ref, sizeof(ref));
 	h += sizeof(ref);
 
@@ -638,27 +635,6 @@ pass_value_log(BraidSortState *st, MemoryContext rowcxt)
 	check_pass_rows(st, seen, hash);
 }
 
-/* varint_read: a LEB128 value of the entry log. */
-static inline size_t
-varint_read(const uint8 *p, uint64 *v)
-{
-	uint64		result = 0;
-	int			shift = 0;
-	size_t		n = 0;
-
-	for (;;)
-	{
-		uint8		b = p[n++];
-
-		result |= (uint64) (b & 0x7F) << shift;
-		if ((b & 0x80) == 0)
-			break;
-		shift += 7;
-	}
-	*v = result;
-	return n;
-}
-
 /*
  * pass_entry_log
  *		A lazy sort's selection pass after it materialized: read the entry
@@ -683,12 +659,12 @@ pass_entry_log(BraidSortState *st)
 
 		while (pos < f->written)
 		{
-			uint64		len,
-						sortable,
-						ref;
+			uint32		len,
+						sortable;
+			uint64		ref;
 
-			pos += varint_read(base + pos, &len);
-			pos += varint_read(base + pos, &sortable);
+			pos += braid_varint_get(base + pos, &len);
+			pos += braid_varint_get(base + pos, &sortable);
 			memcpy(&ref, base + pos, sizeof(ref));
 			pos += sizeof(ref);
 			braid_wl_offer(st, base + pos, (size_t) len, (size_t) sortable, ref);
