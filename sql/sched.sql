@@ -45,6 +45,23 @@ SELECT io_policy, phase, readers, writers, waiting_readers, waiting_writers,
        read_grants > 0 AS read, write_grants > 0 AS wrote, "overlaps", ungated_reads
 FROM braidsort.scheduler;
 
+-- the emulated device's clock: nothing reserved without emulation; a sort
+-- under emulated delays reserves device time on its device's clock
+SET braidsort.emulate_parallelism = 0;
+SET braidsort.emulate_parallelism = 65;
+SELECT sum(emulated_busy_ms) AS busy_ms, sum(emulated_queued_ms) AS queued_ms,
+       sum(interfered_lines) AS interfered_lines
+FROM braidsort.scheduler;
+SET braidsort.emulate_parallelism = 2;
+SET braidsort.emulate_write_ns = 200;
+SET braidsort.emulate_read_ns = 100;
+SELECT count(*), sum(id) FROM (SELECT * FROM sched_t ORDER BY k OFFSET 0) s;
+SELECT sum(emulated_busy_ms) > 0 AS clock_busy, sum(interfered_lines) AS interfered_lines
+FROM braidsort.scheduler;
+RESET braidsort.emulate_parallelism;
+RESET braidsort.emulate_write_ns;
+RESET braidsort.emulate_read_ns;
+
 -- declines, by reason
 SELECT braidsort.stats_reset();
 EXPLAIN (COSTS OFF) SELECT * FROM sched_t ORDER BY k LIMIT 10;         -- bounded

@@ -24,11 +24,14 @@
  * the device is byte-addressable.
  *
  * Every byte and every 64-byte line moved is counted per sort, and
- * braidsort.emulate_read_ns / braidsort.emulate_write_ns add a delay per
- * line, to emulate slower or asymmetric devices on a tmpfs;
- * braidsort.emulate_interference_ns adds a delay per line read while some
- * backend writes to the same device (BRAID's read/write interference, which
- * a tmpfs does not have).
+ * braidsort.emulate_read_ns / braidsort.emulate_write_ns charge time per
+ * line, to emulate slower or asymmetric devices on a tmpfs: an access
+ * reserves its time on the device's clock in shared memory, which has
+ * braidsort.emulate_parallelism lanes and is shared by every backend and
+ * thread, and sleeps until its reservation ends (emulate.c).
+ * braidsort.emulate_interference_ns adds a delay per line read that starts
+ * while a write to the same device is reserved or granted (BRAID's
+ * read/write interference, which a tmpfs does not have).
  *
  * Every flush of staged bytes happens under a write grant of the device's
  * phase gate, and readers take read grants (braid_read_scope_begin), so
@@ -87,6 +90,7 @@ char	   *braid_spill_tablespace = NULL;
 int			braid_emulate_read_ns = 0;
 int			braid_emulate_write_ns = 0;
 int			braid_emulate_interference_ns = 0;
+int			braid_emulate_parallelism = 4;
 
 static BraidSpillFile *live_files = NULL;
 static uint64 live_bytes = 0;
@@ -474,7 +478,7 @@ typedef struct FlushTask
 	size_t		len;
 	size_t		slice;			/* bytes per thread, 4 kB-aligned */
 	size_t		file_off;		/* offset of dst in the file (line counts) */
-	int			write_ns;
+	BraidEmulation em;			/* how the writes are charged */
 } FlushTask;
 
 /*
@@ -495,7 +499,10 @@ flush_task(void *arg, int worker)
 	pmem_memcpy(t->dst + from, t->src + from, to - from,
 				PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
 	pmem_drain();
-	braid_emulate_lines(braid_lines_spanned(t->file_off + from, t->file_off + to), t->write_ns);
+	if (braid_emulation_active(&t->em))
+		(void) braid_emulate_access(&t->em,
+									braid_lines_spanned(t->file_off + from, t->file_off + to),
+									true);
 }
 
 /*
@@ -564,7 +571,7 @@ flush_stage(BraidSpillFile *f)
 	task.src = f->stage;
 	task.len = f->staged;
 	task.file_off = f->written;
-	task.write_ns = braid_emulate_write_ns;
+	braid_device_emulation(f, &task.em);
 	threads = (int) Min((size_t) braid_sched_write_thread_count_for(f->spcoid),
 						Max(f->staged / SPILL_THREAD_MIN, (size_t) 1));
 
@@ -628,6 +635,7 @@ braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads)
 	if (f->devslot >= 0)
 		want = Min(want, braid_sched_write_threads_granted());
 	*threads = Max(want, 1);
+	braid_device_emulation(f, &f->fill_em);
 	return (uint8 *) f->base + f->written;
 }
 
@@ -647,7 +655,10 @@ braid_spill_fill_done(const BraidSpillFile *f, size_t from, size_t to)
 		pmem_flush(f->base + f->written + from, to - from);
 		pmem_drain();
 	}
-	braid_emulate_lines(braid_lines_spanned(f->written + from, f->written + to), braid_emulate_write_ns);
+	if (braid_emulation_active(&f->fill_em))
+		(void) braid_emulate_access(&f->fill_em,
+									braid_lines_spanned(f->written + from, f->written + to),
+									true);
 }
 
 /*
@@ -690,7 +701,7 @@ braid_spill_finish(BraidSpillFile *f)
 /*
  * braid_spill_count_read
  *		Count reading bytes [from, to) of a file, for reads whose emulated
- *		delay the reader threads pay themselves (braid_emulate_lines).
+ *		delay the reader threads pay themselves (braid_emulate_access).
  */
 void
 braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
@@ -714,20 +725,25 @@ braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
 }
 
 /*
- * braid_device_read_line_ns
- *		Emulated cost of reading a line of f now: the read delay, plus the
- *		interference delay if a writer holds a write grant on its device
- *		(read without the lock: a stale answer only shifts one delay).
+ * braid_device_emulation
+ *		How accesses to f are charged now, for braid_emulate_access: its
+ *		device's clock (none if the device has no slot in shared memory),
+ *		the emulate_* settings, and whether a writer holds a write grant on
+ *		the device (read without the lock: a stale answer only shifts one
+ *		delay).  Called by the backend, which hands the result to its
+ *		threads: they read no GUC.
  */
-int
-braid_device_read_line_ns(const BraidSpillFile *f)
+void
+braid_device_emulation(const BraidSpillFile *f, BraidEmulation *em)
 {
-	int			ns = braid_emulate_read_ns;
+	BraidDeviceSlot *d = f->devslot >= 0 ? braid_sched_slot(f->devslot) : NULL;
 
-	if (braid_emulate_interference_ns > 0 && f->devslot >= 0 &&
-		braid_sched_slot(f->devslot)->writers > 0)
-		ns += braid_emulate_interference_ns;
-	return ns;
+	em->clock = d ? &d->clock : NULL;
+	em->lanes = braid_emulate_parallelism;
+	em->read_ns = braid_emulate_read_ns;
+	em->write_ns = braid_emulate_write_ns;
+	em->interference_ns = braid_emulate_interference_ns;
+	em->writing = braid_emulate_interference_ns > 0 && d != NULL && d->writers > 0;
 }
 
 /*
@@ -744,12 +760,16 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 	if (to <= from)
 		return;
 	braid_spill_count_read(f, from, to);
+	if (braid_emulate_read_ns <= 0 && braid_emulate_interference_ns <= 0)
+		return;
 	/* long emulated delays are paid in slices, so a cancel gets through */
 	while (lines > 0)
 	{
 		uint64		slice = Min(lines, (uint64) 16384);
+		BraidEmulation em;
 
-		braid_emulate_lines(slice, braid_device_read_line_ns(f));
+		braid_device_emulation(f, &em);
+		(void) braid_emulate_access(&em, slice, false);
 		lines -= slice;
 		if (lines > 0)
 			CHECK_FOR_INTERRUPTS();

@@ -15,6 +15,8 @@
 #include "utils/guc.h"
 #include "utils/resowner.h"
 
+#include "emulate.h"
+
 /* Bytes and 64-byte lines moved to and from the spill device by one sort. */
 typedef struct BraidDeviceStats
 {
@@ -45,6 +47,8 @@ typedef struct BraidSpillFile
 	/* staging buffer while writing: bytes gather here, then are flushed */
 	char	   *stage;
 	size_t		staged;
+	/* how the writer threads of the current fill are charged */
+	BraidEmulation fill_em;
 } BraidSpillFile;
 
 /* The devices a stretch of reads touches (see braid_read_scope_begin). */
@@ -58,6 +62,7 @@ extern char *braid_spill_tablespace;
 extern int	braid_emulate_read_ns;
 extern int	braid_emulate_write_ns;
 extern int	braid_emulate_interference_ns;
+extern int	braid_emulate_parallelism;
 
 extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_try_create(size_t size, BraidDeviceStats *stats);
@@ -71,7 +76,7 @@ extern void braid_spill_fill_end(BraidSpillFile *f, size_t len);
 extern void braid_spill_finish(BraidSpillFile *f);
 extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
 extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);
-extern int	braid_device_read_line_ns(const BraidSpillFile *f);
+extern void braid_device_emulation(const BraidSpillFile *f, BraidEmulation *em);
 extern void braid_spill_close(BraidSpillFile *f);
 extern void braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f);
 extern void braid_read_scope_begin(BraidReadScope *scope);

@@ -229,6 +229,18 @@ braid_define_gucs(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("braidsort.emulate_parallelism",
+							"Accesses an emulated spill device serves at once.",
+							"Emulated delays are reserved on a clock per device, shared by "
+							"all sessions: this many accesses overlap, further ones queue.",
+							&braid_emulate_parallelism,
+							4,
+							1,
+							BRAID_CLOCK_MAX_LANES,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
 	DefineCustomEnumVariable("braidsort.io_policy",
 							 "How spill reads and writes of all sessions share a device.",
 							 "interference_aware never lets reads and writes to one device "

@@ -359,14 +359,14 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 			Datum		values[5];
 			bool		nulls[5] = {0};
 			BraidProfileRow *row;
+			BraidEmulation em;
 
 			CHECK_FOR_INTERRUPTS();
+			/* the device's own clock: the profile sees the emulated device */
+			braid_device_emulation(file, &em);
 			if (braid_profile_measure(file->base, file->size, profile_plan[i].op,
 									  profile_plan[i].size, threads, PROFILE_SECONDS,
-									  braid_emulate_read_ns +
-									  (profile_plan[i].op == BRAID_PROF_READ_UNDER_WRITE ?
-									   braid_emulate_interference_ns : 0),
-									  braid_emulate_write_ns, NULL, &r) != 0)
+									  &em, NULL, &r) != 0)
 				continue;		/* too many threads for the size: skip */
 			if (profile->nrows == BRAID_MAX_PROFILE_ROWS)
 				break;

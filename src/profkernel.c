@@ -6,9 +6,10 @@
  *
  * Each thread repeats one kind of access (a read that sums the bytes, or a
  * non-temporal pmem_memcpy) in batches of at most 256 accesses or 64 KiB,
- * whichever comes first.  After each batch it pays the emulated device
- * delay owed for the lines it touched, in a single spin, then reads the
- * clock and stops once the deadline has passed or the caller cancelled.
+ * whichever comes first.  After each batch it reserves the emulated delay
+ * of the lines it touched on the device's clock and sleeps until the
+ * reservation ends (emulate.c: threads beyond the device's lanes queue),
+ * then stops once the deadline has passed or the caller cancelled.
  * Sequential threads each walk their own slice of the region, wrapping
  * around; random threads pick aligned offsets anywhere in it with a private
  * xorshift64 generator.
@@ -59,8 +60,7 @@ typedef struct ProfRun
 	int			threads;		/* measured threads (readers for RUW) */
 	size_t		batch;			/* accesses per batch */
 	int64_t		deadline_ns;	/* CLOCK_MONOTONIC time to stop at */
-	int			read_ns;		/* emulated delay per line read */
-	int			write_ns;		/* emulated delay per line written */
+	BraidEmulation em;			/* how accesses are charged */
 	volatile int *cancel;
 	int			readers_left;	/* RUW: readers still running (atomic) */
 	ProfThread	th[PROF_MAX_THREADS];
@@ -148,7 +148,7 @@ prof_worker(void *arg, int worker)
 		run->op == BRAID_PROF_RAND_WRITE;
 	bool		seq = run->op != BRAID_PROF_RAND_READ &&
 		run->op != BRAID_PROF_RAND_WRITE;
-	int			line_ns = writes ? run->write_ns : run->read_ns;
+	BraidEmulation em = run->em;
 	char	   *area = run->base;
 	size_t		len = run->size;
 	size_t		slots;
@@ -178,6 +178,9 @@ prof_worker(void *arg, int worker)
 	slots = len / as;
 	if (rng == 0)
 		rng = 1;
+	/* the readers of READ_UNDER_WRITE always read under the writer */
+	if (ruw && !ruw_writer)
+		em.writing = true;
 
 	for (;;)
 	{
@@ -210,7 +213,7 @@ prof_worker(void *arg, int worker)
 		me->sink = acc;
 
 		/* pay the emulated delay owed for this batch, then check the clock */
-		now = braid_emulate_wait_ns(line_ns > 0 ? lines * (uint64_t) line_ns : 0);
+		now = braid_emulate_access(&em, lines, writes);
 		lines = 0;
 		if (ruw_writer)
 		{
@@ -236,7 +239,7 @@ prof_worker(void *arg, int worker)
 int
 braid_profile_measure(char *base, size_t size, BraidProfOp op,
 					  size_t access_size, int threads, double seconds,
-					  int emulate_read_ns, int emulate_write_ns,
+					  const BraidEmulation *em,
 					  volatile int *cancel, BraidProfResult *out)
 {
 	ProfRun    *run;
@@ -273,8 +276,10 @@ braid_profile_measure(char *base, size_t size, BraidProfOp op,
 		run->batch = PROF_BATCH_ACCESSES;
 	if (run->batch < 1)
 		run->batch = 1;
-	run->read_ns = emulate_read_ns > 0 ? emulate_read_ns : 0;
-	run->write_ns = emulate_write_ns > 0 ? emulate_write_ns : 0;
+	if (em != NULL)
+		run->em = *em;			/* else all zero: nothing emulated */
+	if (run->em.lanes < 1)
+		run->em.lanes = 1;
 	run->cancel = cancel;
 	run->readers_left = threads;
 

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "emulate.h"
+
 typedef enum BraidProfOp
 {
 	BRAID_PROF_SEQ_READ,		/* sequential reads, access_size chunks */
@@ -53,10 +55,12 @@ typedef struct BraidProfResult
  * `seconds` seconds of wall time (each thread checks the clock every few
  * hundred accesses and stops when the deadline passes or *cancel becomes
  * non-zero; cancel may be NULL).
- * emulate_read_ns / emulate_write_ns: spin-delay per 64-byte line read /
- * written (busy wait on clock_gettime(CLOCK_MONOTONIC)), exactly as
- * braidsort's device layer emulates slower devices, so that a profile taken
- * with emulation on shows the emulated device.
+ * em: how accesses are charged (emulate.h), exactly as braidsort's device
+ * layer emulates slower devices, so that a profile taken with emulation on
+ * shows the emulated device: each batch of accesses reserves its lines'
+ * time on em->clock and the thread sleeps until the reservation ends; the
+ * readers of READ_UNDER_WRITE pay em->interference_ns per line as well, as
+ * reads under a writer.  NULL: nothing emulated.
  * Returns 0 on success, -1 on bad arguments (size too small for the access
  * size/threads, access_size 0, threads out of range, seconds not in
  * [0, 1e6], NULL base or out, unknown op) or if a buffer cannot be
@@ -64,7 +68,7 @@ typedef struct BraidProfResult
  */
 extern int	braid_profile_measure(char *base, size_t size, BraidProfOp op,
 								  size_t access_size, int threads, double seconds,
-								  int emulate_read_ns, int emulate_write_ns,
+								  const BraidEmulation *em,
 								  volatile int *cancel, BraidProfResult *out);
 
 /* "seq_read", "rand_read", "seq_write", "rand_write", "read_under_write" */

@@ -23,6 +23,8 @@
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 
+#include "emulate.h"
+
 #define BRAID_MAX_DEVICES		16
 #define BRAID_MAX_PROFILE_ROWS	256
 
@@ -88,6 +90,8 @@ typedef struct BraidDeviceSlot
 	pg_atomic_uint64 ungated_reads; /* reads counted without a read grant
 									 * (a bug if ever non-zero) */
 	BraidDeviceTraffic traffic;
+	/* the emulated device's clock (emulate.c), updated without the lock */
+	BraidDeviceClock clock;
 } BraidDeviceSlot;
 
 /* Decline reasons counted in braidsort.stats. */

@@ -36,7 +36,7 @@ typedef struct LogCopyTask
 	char	   *arena;
 	int			n;
 	int			nthreads;
-	int			read_ns;		/* emulated delay per line read */
+	BraidEmulation em;			/* how the reads are charged */
 } LogCopyTask;
 
 /*
@@ -66,7 +66,8 @@ log_copy_task(void *arg, int worker)
 		memcpy(t->arena + t->off[i], t->src[i], len);
 		lines += braid_lines_spanned(a, a + len);
 	}
-	braid_emulate_lines(lines, t->read_ns);
+	if (braid_emulation_active(&t->em))
+		(void) braid_emulate_access(&t->em, lines, false);
 }
 
 /*
@@ -167,10 +168,10 @@ load_log_window(BraidSortState *st, int64 pos)
 		task.off = st->win.off;
 		task.arena = st->win.arena;
 		task.n = n;
-		task.read_ns = braid_device_read_line_ns(st->vlog.segs[0]);
+		braid_device_emulation(st->vlog.segs[0], &task.em);
 		threads = braid_sched_read_thread_count_for(st->vlog.segs[0]->spcoid);
 		/* threads pay for themselves on large windows, or a slow device */
-		if (task.read_ns > 0)
+		if (task.em.read_ns > 0 || task.em.interference_ns > 0)
 			threads = Min(threads, n / 64);
 		else
 			threads = Min(threads, (int) (used / (256 * 1024)));

@@ -182,6 +182,7 @@ braidsort_stats_reset(PG_FUNCTION_ARGS)
 		pg_atomic_write_u64(&t->lines_written, 0);
 		pg_atomic_write_u64(&t->lines_read, 0);
 		pg_atomic_write_u64(&braid_shared->devices[i].ungated_reads, 0);
+		braid_clock_reset_counters(&braid_shared->devices[i].clock);
 	}
 	LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
@@ -222,8 +223,9 @@ braidsort_scheduler(PG_FUNCTION_ARGS)
 	for (int i = 0; i < ndev; i++)
 	{
 		BraidDeviceSlot *d = &copy[i];
-		Datum		values[17];
-		bool		nulls[17] = {0};
+		BraidDeviceClock *clock = &braid_shared->devices[i].clock;
+		Datum		values[20];
+		bool		nulls[20] = {0};
 		char	   *spc = get_tablespace_name(d->spcoid);
 		bool		idle = d->readers == 0 && d->writers == 0 && d->profilers == 0;
 		int			c = 0;
@@ -250,6 +252,10 @@ braidsort_scheduler(PG_FUNCTION_ARGS)
 		values[c++] = Int64GetDatum((int64) d->overlaps);
 		values[c++] = Int32GetDatum(d->profilers);
 		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&braid_shared->devices[i].ungated_reads));
+		/* the emulated device's clock (absent before 0.4: not returned) */
+		values[c++] = Float8GetDatum((double) braid_clock_counter(&clock->reserved_ns) / 1e6);
+		values[c++] = Float8GetDatum((double) braid_clock_counter(&clock->queued_ns) / 1e6);
+		values[c++] = Int64GetDatum((int64) braid_clock_counter(&clock->interfered_lines));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -52,7 +52,7 @@ test_profile_ops(void)
 
 				memset(region, 0, PROF_REGION);
 				rc = braid_profile_measure(region, PROF_REGION, (BraidProfOp) op,
-										   sizes[s], threads, 0.05, 0, 0, NULL, &r);
+										   sizes[s], threads, 0.05, NULL, NULL, &r);
 				check_that(&c, rc == 0, "%s/%d/%zu returned %d",
 						   name, threads, sizes[s], rc);
 				check_that(&c, r.mb_per_s > 0 && r.accesses > 0,
@@ -110,18 +110,18 @@ test_profile_bad_args(void)
 	check_init(&c);
 #define BAD(expr) \
 	check_that(&c, (expr) == -1, "accepted at line %d: %s", __LINE__, #expr)
-	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 0, 1, 0.01, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 0, 0.01, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 65, 0.01, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(region, 65536, BRAID_PROF_READ_UNDER_WRITE, 64, 64, 0.01, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(region, 1024, BRAID_PROF_RAND_READ, 4096, 1, 0.01, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(region, 8192, BRAID_PROF_SEQ_WRITE, 4096, 4, 0.01, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(region, 8192, BRAID_PROF_READ_UNDER_WRITE, 8192, 1, 0.01, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 1, -1.0, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 1, NAN, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(NULL, 65536, BRAID_PROF_SEQ_READ, 64, 1, 0.01, 0, 0, NULL, &r));
-	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 1, 0.01, 0, 0, NULL, NULL));
-	BAD(braid_profile_measure(region, 65536, (BraidProfOp) 99, 64, 1, 0.01, 0, 0, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 0, 1, 0.01, NULL, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 0, 0.01, NULL, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 65, 0.01, NULL, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_READ_UNDER_WRITE, 64, 64, 0.01, NULL, NULL, &r));
+	BAD(braid_profile_measure(region, 1024, BRAID_PROF_RAND_READ, 4096, 1, 0.01, NULL, NULL, &r));
+	BAD(braid_profile_measure(region, 8192, BRAID_PROF_SEQ_WRITE, 4096, 4, 0.01, NULL, NULL, &r));
+	BAD(braid_profile_measure(region, 8192, BRAID_PROF_READ_UNDER_WRITE, 8192, 1, 0.01, NULL, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 1, -1.0, NULL, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 1, NAN, NULL, NULL, &r));
+	BAD(braid_profile_measure(NULL, 65536, BRAID_PROF_SEQ_READ, 64, 1, 0.01, NULL, NULL, &r));
+	BAD(braid_profile_measure(region, 65536, BRAID_PROF_SEQ_READ, 64, 1, 0.01, NULL, NULL, NULL));
+	BAD(braid_profile_measure(region, 65536, (BraidProfOp) 99, 64, 1, 0.01, NULL, NULL, &r));
 #undef BAD
 	check_that(&c, r.accesses == 0 && r.mb_per_s == 0,
 			   "a refused call left a result behind");
@@ -129,7 +129,7 @@ test_profile_bad_args(void)
 			   "unknown op has a name");
 	/* the smallest accepted region: exactly one access per thread */
 	check_that(&c, braid_profile_measure(region, 8192, BRAID_PROF_SEQ_WRITE, 4096, 2,
-										 0.01, 0, 0, NULL, &r) == 0 && r.accesses > 0,
+										 0.01, NULL, NULL, &r) == 0 && r.accesses > 0,
 			   "two threads of one 4096-byte access each were refused");
 	free(region);
 	check_report(&c, "profkernel: bad arguments are refused");
@@ -149,13 +149,15 @@ test_profile_emulation(void)
 				slow;
 	int			rc1,
 				rc2;
+	BraidEmulation slow_writes = {.lanes = 1, .write_ns = 2000};
+	BraidEmulation slow_reads = {.lanes = 1, .read_ns = 2000};
 
 	check_init(&c);
 	memset(region, 1, PROF_REGION);
 	rc1 = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_WRITE, 4096, 1,
-								0.05, 0, 0, NULL, &fast);
+								0.05, NULL, NULL, &fast);
 	rc2 = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_WRITE, 4096, 1,
-								0.05, 0, 2000, NULL, &slow);
+								0.05, &slow_writes, NULL, &slow);
 	check_that(&c, rc1 == 0 && rc2 == 0, "seq_write returned %d, %d", rc1, rc2);
 	check_that(&c, slow.mb_per_s > 0 && slow.mb_per_s * 3 <= fast.mb_per_s,
 			   "seq_write: %g MB/s emulated vs %g MB/s", slow.mb_per_s, fast.mb_per_s);
@@ -164,14 +166,67 @@ test_profile_emulation(void)
 			   "seq_write: %g MB/s is faster than the emulated device", slow.mb_per_s);
 
 	rc1 = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_READ, 4096, 1,
-								0.05, 0, 0, NULL, &fast);
+								0.05, NULL, NULL, &fast);
 	rc2 = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_READ, 4096, 1,
-								0.05, 2000, 0, NULL, &slow);
+								0.05, &slow_reads, NULL, &slow);
 	check_that(&c, rc1 == 0 && rc2 == 0, "seq_read returned %d, %d", rc1, rc2);
 	check_that(&c, slow.mb_per_s > 0 && slow.mb_per_s * 3 <= fast.mb_per_s,
 			   "seq_read: %g MB/s emulated vs %g MB/s", slow.mb_per_s, fast.mb_per_s);
 	free(region);
 	check_report(&c, "profkernel: emulated line delays slow the measured device");
+}
+
+/*
+ * test_profile_shared_clock
+ *		On a shared clock, threads beyond the device's lanes queue: two
+ *		writer threads get about one lane's bandwidth from a one-lane device
+ *		and about twice that from a two-lane one.  Readers under a writer
+ *		pay the interference delay.
+ */
+static void
+test_profile_shared_clock(void)
+{
+	Check		c;
+	char	   *region = aligned_alloc(64, PROF_REGION);
+	BraidDeviceClock *clock = calloc(1, sizeof(BraidDeviceClock));
+	BraidEmulation em = {.clock = clock, .lanes = 1, .write_ns = 1000};
+	BraidProfResult one,
+				two;
+	double		lane_mb_per_s = 64.0 / 1000e-9 / 1e6;	/* 64 B per us */
+
+	check_init(&c);
+	memset(region, 1, PROF_REGION);
+	memset(clock, 0, sizeof(*clock));
+	check_that(&c, braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_WRITE, 4096, 2,
+										 0.1, &em, NULL, &one) == 0, "one lane refused");
+	check_that(&c, one.mb_per_s <= lane_mb_per_s * 1.1 && one.mb_per_s >= lane_mb_per_s * 0.5,
+			   "two threads on one lane: %g MB/s, one lane serves %g", one.mb_per_s,
+			   lane_mb_per_s);
+	check_that(&c, clock->queued_ns > 0, "two threads on one lane never queued");
+
+	memset(clock, 0, sizeof(*clock));
+	em.lanes = 2;
+	check_that(&c, braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_WRITE, 4096, 2,
+										 0.1, &em, NULL, &two) == 0, "two lanes refused");
+	check_that(&c, two.mb_per_s >= one.mb_per_s * 1.5,
+			   "two threads on two lanes: %g MB/s, on one: %g", two.mb_per_s, one.mb_per_s);
+
+	/* reads under a writer: 2000 ns more per line than reads alone */
+	memset(clock, 0, sizeof(*clock));
+	em.lanes = 4;
+	em.write_ns = 0;
+	em.read_ns = 100;
+	em.interference_ns = 2000;
+	check_that(&c, braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_READ, 4096, 1,
+										 0.05, &em, NULL, &one) == 0 &&
+			   braid_profile_measure(region, PROF_REGION, BRAID_PROF_READ_UNDER_WRITE, 4096, 1,
+									 0.05, &em, NULL, &two) == 0, "reads refused");
+	check_that(&c, two.mb_per_s * 5 <= one.mb_per_s,
+			   "reads under a writer: %g MB/s, alone: %g MB/s", two.mb_per_s, one.mb_per_s);
+	check_that(&c, clock->interfered_lines > 0, "no line read paid interference");
+	free(clock);
+	free(region);
+	check_report(&c, "profkernel: threads share the device clock's lanes; reads under a writer interfere");
 }
 
 /*
@@ -193,7 +248,7 @@ test_profile_cancel(void)
 	for (int op = BRAID_PROF_SEQ_READ; op <= BRAID_PROF_READ_UNDER_WRITE; op++)
 	{
 		rc = braid_profile_measure(region, PROF_REGION, (BraidProfOp) op, 4096, 2,
-								   5.0, 0, 0, &cancel, &r);
+								   5.0, NULL, &cancel, &r);
 		check_that(&c, rc == 0, "cancelled %s returned %d",
 				   braid_profile_op_name((BraidProfOp) op), rc);
 		check_that(&c, r.seconds < 0.5 && r.accesses == 0,
@@ -211,5 +266,6 @@ unit_profkernel(void)
 	test_profile_ops();
 	test_profile_bad_args();
 	test_profile_emulation();
+	test_profile_shared_clock();
 	test_profile_cancel();
 }
