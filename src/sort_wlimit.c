@@ -135,7 +135,9 @@ braid_wl_start_build(BraidSortState *st)
 		case BRAID_WL_MERGEPASS:
 			return;
 		case BRAID_WL_SEGMENT:
-			wl->head_rows = (int64) rint((1.0 - st->cfg.segment_share) * est);
+			/* an input expected to fit is the OnePass sort it would be */
+			if (est > full)
+				wl->head_rows = (int64) rint((1.0 - st->cfg.segment_share) * est);
 			tail = est - (double) wl->head_rows;
 			/* FALLTHROUGH */
 		case BRAID_WL_HYBRID:
