@@ -48,7 +48,7 @@ PGFILEDESC = "braidsort - key/TID sorts with late gather"
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -lpmem -pthread
 
-REGRESS = setup types plans exec_contract mergepass offload valuelog threads keys_property collations sched monitor
+REGRESS = setup types plans exec_contract mergepass wlimit offload valuelog threads keys_property collations sched monitor
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 

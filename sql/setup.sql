@@ -304,7 +304,7 @@ BEGIN
 	-- over an empty input the merge join never starts its inner side
 	SELECT * INTO result, plan
 	FROM check_loops(jq, CASE WHEN n = 0 THEN '1,never' ELSE '1,1' END, false);
-	IF plan !~ 'Merge (\w+ )?Join' OR plan ~ 'Materialize' THEN
+	IF plan !~ 'Merge (\w+ )?Join' OR plan ~ '->\s+Materialize' THEN
 		result := result || ', not a merge join of two sorts';
 	END IF;
 	RETURN NEXT;

@@ -1,0 +1,147 @@
+--
+-- wlimit: the write-limited sort modes (hybrid, segment, lazy) forced, each
+-- at several write intensities, against PostgreSQL's own sort: types,
+-- NULLs, DESC, several keys, duplicates, expressions, a collation, value-log
+-- children, cursors walked backward, rescans with changing parameters,
+-- mark/restore, parallel workers.  wl_check() shows the mode that really
+-- ran (from EXPLAIN ANALYZE), whether selection passes happened and whether
+-- lazy materialized, beside check_sort's verdict.
+--
+SET braidsort.force = on;
+SET braidsort.work_mem = 64;
+SET braidsort.gather_batch = 64;
+SET max_parallel_workers_per_gather = 0;
+
+-- bad values are refused
+SET braidsort.sort_mode = quick;
+SET braidsort.write_intensity = 1.5;
+SET braidsort.write_intensity = -0.5;
+
+CREATE TABLE wl_t AS
+SELECT g AS id,
+	   (g * 7919) % 211 AS k,
+	   CASE WHEN g % 97 = 0 THEN NULL ELSE substr(md5((g % 1500)::text), 1, 3 + g % 9) END
+		   COLLATE "C" AS t,
+	   CASE g % 50 WHEN 0 THEN 'NaN'::float8 WHEN 1 THEN '-0'::float8
+		   WHEN 2 THEN 'Infinity'::float8 WHEN 3 THEN '-Infinity'::float8
+		   WHEN 4 THEN NULL ELSE ((g * 37) % 1003 - 501) / 3.0 END AS f,
+	   ((g * 104729) % 100003 - 50000)::numeric / 100 AS n,
+	   g % 3 = 0 AS b,
+	   repeat('w', g % 40) AS pad
+FROM generate_series(1, 12000) g;
+ANALYZE wl_t;
+
+-- the mode that ran (first BraidSort of the plan), whether it made
+-- selection passes, lazy's materialization, then check_sort(q)
+CREATE FUNCTION wl_check(mode text, intensity float8, q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	ran text := 'no braidsort';
+	passes bigint := 0;
+	mat text := '';
+BEGIN
+	PERFORM set_config('braidsort.sort_mode', mode, true);
+	PERFORM set_config('braidsort.write_intensity', intensity::text, true);
+	PERFORM set_config('braidsort.force', 'on', true);
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF ran = 'no braidsort' AND line ~ 'Sort Method: braid ' THEN
+			ran := substring(line FROM 'Sort Method: braid (\w+)');
+		ELSIF line ~ 'Selection Passes: ' THEN
+			passes := passes + substring(line FROM 'Selection Passes: (\d+)')::bigint;
+		ELSIF line ~ 'Materialized: ' AND mat = '' THEN
+			mat := ', materialized ' || substring(line FROM 'Materialized: (\w+)');
+		END IF;
+	END LOOP;
+	RETURN ran || CASE WHEN passes > 0 THEN ', selection passes' ELSE '' END || mat
+		|| ': ' || check_sort(q);
+END $$;
+
+CREATE TABLE wl_modes (mode text, intensity float8);
+INSERT INTO wl_modes VALUES
+	('mergepass', -1), ('hybrid', -1), ('hybrid', 0),
+	('segment', -1), ('segment', 0), ('segment', 0.5),
+	('lazy', -1), ('lazy', 0), ('lazy', 0.8);
+
+-- every mode on a heap scan (selection passes rescan it)
+SELECT mode, intensity, wl_check(mode, intensity, 'SELECT id, k FROM wl_t ORDER BY k, id')
+FROM wl_modes ORDER BY mode, intensity;
+SELECT mode, intensity, wl_check(mode, intensity, 'SELECT * FROM wl_t ORDER BY t DESC NULLS LAST, id')
+FROM wl_modes ORDER BY mode, intensity;
+SELECT mode, intensity, wl_check(mode, intensity, 'SELECT id, f, n FROM wl_t ORDER BY f NULLS FIRST, n DESC, id')
+FROM wl_modes ORDER BY mode, intensity;
+
+-- more key shapes, each mode at one intensity that makes selection passes
+CREATE TABLE wl_queries (q text);
+INSERT INTO wl_queries VALUES
+	('SELECT id, n FROM wl_t ORDER BY n DESC, id'),
+	('SELECT id, b, k, t FROM wl_t ORDER BY b, k DESC, t NULLS FIRST, id'),
+	('SELECT id, k, t FROM wl_t ORDER BY (k * 7) % 13, lower(t), id DESC'),
+	('SELECT k, t FROM wl_t ORDER BY k, t'),
+	('SELECT id, t FROM wl_t ORDER BY t COLLATE libc_c_utf8, id'),
+	('SELECT * FROM alltypes ORDER BY bp DESC NULLS LAST, by, i8 DESC, id'),
+	('SELECT id, u, tz FROM alltypes ORDER BY u NULLS FIRST, tz, id');
+SELECT m.mode, left(q.q, 50) AS query, wl_check(m.mode, 0, q.q)
+FROM (VALUES ('hybrid'), ('segment'), ('lazy')) m(mode), wl_queries q
+ORDER BY m.mode, q.q;
+
+-- children that cannot be rescanned: selection passes re-read the value log
+SELECT mode, intensity, wl_check(mode, intensity,
+	'SELECT * FROM (SELECT k, t FROM wl_t UNION ALL SELECT k, t FROM wl_t WHERE id % 3 = 0) u ORDER BY k, t')
+FROM wl_modes ORDER BY mode, intensity;
+SELECT mode, intensity, wl_check(mode, intensity,
+	'SELECT a.id, b.k, b.pad FROM wl_t a JOIN wl_t b ON a.id = b.id + 1 ORDER BY b.k DESC, a.id')
+FROM wl_modes ORDER BY mode, intensity;
+SELECT mode, intensity, wl_check(mode, intensity,
+	'SELECT k, count(*), max(t) FROM wl_t GROUP BY k, id % 5 ORDER BY 2, 1, 3')
+FROM wl_modes ORDER BY mode, intensity;
+-- a correlated subquery: the sort is rescanned with a changing parameter,
+-- and each run makes its own selection passes over the new rows
+SELECT mode, intensity, wl_check(mode, intensity,
+	'SELECT x.i, (SELECT md5(string_agg(s::text, E''\n'')) FROM (SELECT id, k, t FROM wl_t WHERE id > x.i * 1500 ORDER BY k, t, id) s) FROM generate_series(0, 3) x(i)')
+FROM wl_modes ORDER BY mode, intensity;
+-- an empty input, and a filtered one that fits the budget (OnePass)
+SELECT mode, wl_check(mode, 0, 'SELECT * FROM wl_t WHERE id < 0 ORDER BY k')
+FROM (VALUES ('segment'), ('lazy')) m(mode);
+SELECT mode, wl_check(mode, 0, 'SELECT id, k FROM wl_t WHERE id < 100 ORDER BY k, id')
+FROM (VALUES ('segment'), ('lazy')) m(mode);
+
+-- the executor contract in each mode: scrollable cursors walked backward,
+-- rewinds, rescans with changing parameters, mark/restore
+SET braidsort.write_intensity = 0;
+SET braidsort.sort_mode = hybrid;
+SELECT * FROM check_contract('wl_t', 'k, id', 'k', cols => 'id, k, t', rescans => 10);
+SET braidsort.sort_mode = segment;
+SELECT * FROM check_contract('wl_t', 'k, id', 'k', cols => 'id, k, t', rescans => 10);
+SELECT * FROM check_contract('(SELECT k, t, id FROM wl_t UNION ALL SELECT k, t, -id FROM wl_t WHERE id % 4 = 0)',
+							 't DESC, id', 't', cols => 'id, t');
+SET braidsort.sort_mode = lazy;
+SELECT * FROM check_contract('wl_t', 'k, id', 'k', cols => 'id, k, t', rescans => 10);
+SET braidsort.write_intensity = -1;
+SELECT * FROM check_contract('wl_t', 't, id', 't', cols => 'id, t, pad', rescans => 10);
+SELECT * FROM check_contract('(SELECT k, t, id FROM wl_t UNION ALL SELECT k, t, -id FROM wl_t WHERE id % 4 = 0)',
+							 't DESC, id', 't', cols => 'id, t');
+
+-- parallel workers: a parallel scan cannot be re-read, each worker's sort
+-- runs as hybrid; the results are PostgreSQL's
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT mode, wl_check(mode, 0, 'SELECT id, k, t FROM wl_t ORDER BY k DESC, id')
+FROM (VALUES ('segment'), ('lazy')) m(mode);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+
+-- nothing is left in the spill tablespace
+SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();
+
+RESET braidsort.sort_mode;
+RESET braidsort.write_intensity;
+RESET braidsort.work_mem;
+RESET braidsort.gather_batch;
+RESET braidsort.force;
+DROP TABLE wl_t, wl_modes, wl_queries;
+DROP FUNCTION wl_check(text, float8, text);
