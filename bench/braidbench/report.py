@@ -402,7 +402,8 @@ def threads_markdown(result):
 
 # ---- concurrency ----------------------------------------------------------
 CONC_FIELDS = ("tps", "latency_ms", "transactions", "read_grants", "write_grants", "waits",
-               "phase_switches", "overlaps", "bytes_written", "bytes_read")
+               "phase_switches", "overlaps", "bytes_written", "bytes_read", "interfered_lines",
+               "emulated_queued_ms")
 
 
 def concurrency_medians(result):
@@ -445,11 +446,13 @@ def concurrency_markdown(result):
                      m["failed"], m["aborted"], m["exits"], _fmt(m["read_grants"]),
                      _fmt(m["write_grants"]), _fmt(m["waits"]), _fmt(m["phase_switches"]),
                      f"{_fmt(m['overlaps'])} / {_fmt(m['overlaps_max'])}", _mb(m["bytes_written"]),
-                     _mb(m["bytes_read"])])
+                     _mb(m["bytes_read"]), _fmt(m["interfered_lines"]),
+                     _fmt(m["emulated_queued_ms"])])
     out += _table(["io_policy", "tps", "latency ms", "transactions", "failed", "aborted clients",
                    "pgbench exit", "read grants", "write grants", "waits", "phase switches",
-                   "overlaps (median / max)", "device written", "device read"], body,
-                  ["---"] + ["---:"] * 13) + [""]
+                   "overlaps (median / max)", "device written", "device read",
+                   "lines read under interference", "emulated queueing ms"], body,
+                  ["---"] + ["---:"] * 15) + [""]
     ia, ov = med.get("interference_aware"), med.get("overlap")
     if ia and ov and ov["tps"]:
         out += [f"tps(interference_aware) / tps(overlap) = **{ia['tps'] / ov['tps']:.2f}x**.", ""]

@@ -5,15 +5,20 @@ device emulation on.
 
 Every client session is set by PGOPTIONS: braidsort forced, a small
 braidsort.work_mem so that each sort spills to tablespace dax, parallel
-query off, braidsort.emulate_write_ns / emulate_read_ns (a delay per 64-byte
-line written / read, emulating a slower device).  Two of the script's
+query off, braidsort.sort_mode = mergepass (the sorts 0.3 ran: every entry
+written once per pass), braidsort.emulate_write_ns / emulate_read_ns (a
+delay per 64-byte line written / read, reserved on the device's emulated
+clock, which all sessions share) and emulate_interference_ns (a delay per
+line read while the device is being written: without it a tmpfs has no
+interference for the policies to differ on).  Two of the script's
 statements are checked in the server: bench_check(NAME) runs NAME's query
 and compares its row count, the sum of its row hashes and the sum of its
 row hashes weighted by position with those computed with braidsort off
 before the runs; a mismatch raises, and pgbench counts the client as
 aborted.  Before each run braidsort.stats_reset(); after it, pgbench's tps,
 latency and failures, braidsort.scheduler's grants, waits, phase switches
-and overlaps for dax, and dax's device traffic from braidsort.stats.
+and overlaps for dax, its emulated clock's busy and queued time and lines
+read under interference, and dax's device traffic from braidsort.stats.
 """
 import os
 import re
@@ -82,9 +87,11 @@ def add_arguments(p):
     p.add_argument("--braid-work-mem", default="4096", help="braidsort.work_mem of the clients (kB)")
     p.add_argument("--emulate-write-ns", type=int, default=300)
     p.add_argument("--emulate-read-ns", type=int, default=100)
+    p.add_argument("--emulate-interference-ns", type=int, default=200)
+    p.add_argument("--sort-mode", default="mergepass", help="braidsort.sort_mode of the clients")
     p.add_argument("--extra-options", default="",
                    help='more "-c name=value" for the clients\' PGOPTIONS, e.g. '
-                        '"-c braidsort.emulate_interference_ns=200"')
+                        '"-c braidsort.emulate_parallelism=2"')
     p.add_argument("--script", default=None, help="the pgbench script [bench/concurrency.sql]")
     p.add_argument("--table-tablespace", default="dax")
 
@@ -104,7 +111,9 @@ def resolve(args):
         "-c braidsort.force=on", f"-c braidsort.work_mem={args.braid_work_mem}",
         "-c braidsort.spill_tablespace=dax", "-c max_parallel_workers_per_gather=0",
         f"-c braidsort.emulate_write_ns={args.emulate_write_ns}",
-        f"-c braidsort.emulate_read_ns={args.emulate_read_ns}"] +
+        f"-c braidsort.emulate_read_ns={args.emulate_read_ns}",
+        f"-c braidsort.emulate_interference_ns={args.emulate_interference_ns}",
+        f"-c braidsort.sort_mode={args.sort_mode}"] +
         ([args.extra_options] if args.extra_options else []))
     h = (sortbench.est_heap_bytes(args.rows, args.payload) +
          sortbench.est_heap_bytes(args.rows2, args.payload))
@@ -261,7 +270,8 @@ def one_run(cl, args, pol, rep, script_copy, nstmts, result, progress):
     with cl.session() as conn:
         row = conn.execute(
             "SELECT io_policy, read_grants, write_grants, waits, phase_switches, \"overlaps\", "
-            "write_thread_cap, readers + writers + waiting_readers + waiting_writers + writer_threads "
+            "write_thread_cap, readers + writers + waiting_readers + waiting_writers + writer_threads, "
+            "emulated_busy_ms, emulated_queued_ms, interfered_lines "
             "FROM braidsort.scheduler WHERE tablespace = 'dax'").fetchone()
         stats = conn.execute(
             "SELECT coalesce(sum(value) FILTER (WHERE scope LIKE 'dax%' AND counter = 'bytes_written'), 0), "
@@ -274,9 +284,10 @@ def one_run(cl, args, pol, rep, script_copy, nstmts, result, progress):
     if row is None:
         w.append(f"{pol} run {rep + 1}: braidsort.scheduler has no row for dax: nothing "
                  "went through its gate")
-        row = (pol, 0, 0, 0, 0, 0, None, 0)
+        row = (pol, 0, 0, 0, 0, 0, None, 0, 0.0, 0.0, 0)
     keys = ("io_policy_seen", "read_grants", "write_grants", "waits", "phase_switches",
-            "overlaps", "write_thread_cap", "gate_busy")
+            "overlaps", "write_thread_cap", "gate_busy", "emulated_busy_ms",
+            "emulated_queued_ms", "interfered_lines")
     rec.update(dict(zip(keys, row)))
     rec.update(dict(zip(("bytes_written", "bytes_read", "sorts_mergepass", "sorts_onepass",
                          "sorts_value_log"), (int(x) for x in stats))))
@@ -297,6 +308,7 @@ def one_run(cl, args, pol, rep, script_copy, nstmts, result, progress):
     progress.step(f"{pol} run {rep + 1}/{args.reps}: tps {rec['tps']:.3f}, latency "
                   f"{rec['latency_ms'] or 0:.0f} ms, {rec['transactions']} transactions, "
                   f"waits {rec['waits']}, overlaps {rec['overlaps']}, "
+                  f"interfered lines {rec['interfered_lines']}, "
                   f"written {rec['bytes_written'] / 1e6:.0f} MB")
     return rec
 
