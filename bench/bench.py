@@ -5,7 +5,7 @@ The usual entry is bench/run.sh, which installs this driver's Debian packages
 (python3-psycopg, python3-matplotlib) and runs it with the system Python:
 
     sudo bash bench/run.sh                  # onepass (the default)
-    sudo bash bench/run.sh --spill          # or --sweep, --threads, --concurrency, --realistic
+    sudo bash bench/run.sh --spill          # or --sweep, --threads, --concurrency, --realistic, --wlimit
     sudo bash bench/run.sh --quick          # every mode on small tables, one repetition (~1.5 min)
     sudo bash bench/run.sh --spill --quick  # one mode, small
     bash bench/run.sh --report bench/results/spill-*.json   # markdown and PNG plots
@@ -32,7 +32,7 @@ sys.path.insert(0, HERE)
 
 PG_CONFIG = "/usr/lib/postgresql/15/bin/pg_config"
 PY_PACKAGES = {"psycopg": "python3-psycopg", "matplotlib": "python3-matplotlib"}
-MODES = ("onepass", "spill", "sweep", "threads", "concurrency")
+MODES = ("onepass", "spill", "sweep", "threads", "concurrency", "wlimit")
 
 
 def ensure_python_packages():
@@ -65,10 +65,10 @@ def build_and_install():
 
 def workload_module(name):
     from braidbench.workloads import (concurrency_run, realistic_run, sortbench_run,
-                                      sweep_run, threads_run)
+                                      sweep_run, threads_run, wlimit_run)
     return {"onepass": sortbench_run, "spill": sortbench_run, "sweep": sweep_run,
             "threads": threads_run, "concurrency": concurrency_run,
-            "realistic": realistic_run}[name]
+            "realistic": realistic_run, "wlimit": wlimit_run}[name]
 
 
 def _call(name, fn, args, *rest, **kw):
@@ -109,7 +109,7 @@ def parse_args(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="workload", required=True)
     from braidbench.workloads import (concurrency_run, realistic_run, sortbench_run,
-                                      sweep_run, threads_run)
+                                      sweep_run, threads_run, wlimit_run)
     helps = {
         "onepass": "SELECT * ORDER BY k, work_mem braidsort's IndexMap fits (OnePass)",
         "spill": "the same with a work_mem neither fits (MergePass): time and bytes written",
@@ -117,13 +117,16 @@ def parse_args(argv):
         "threads": "1 vs 2 sort threads (OnePass) and write threads (MergePass)",
         "concurrency": "pgbench clients, braidsort.io_policy interference_aware vs overlap",
         "realistic": "DBA queries on an orders table, PostgreSQL's defaults",
+        "wlimit": "write-limited sort modes against emulated write latency (--spillcheck: "
+                  "auto vs PostgreSQL's temporary files)",
     }
     for name in ("onepass", "spill"):
         p = sub.add_parser(name, help=helps[name])
         sortbench_run.add_arguments(p, name)
         add_common(p)
     for name, mod in (("sweep", sweep_run), ("threads", threads_run),
-                      ("concurrency", concurrency_run), ("realistic", realistic_run)):
+                      ("concurrency", concurrency_run), ("realistic", realistic_run),
+                      ("wlimit", wlimit_run)):
         p = sub.add_parser(name, help=helps[name])
         mod.add_arguments(p)
         add_common(p)

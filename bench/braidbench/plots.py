@@ -7,6 +7,8 @@ plot_result(result, dir, stem) draws what fits the workload:
   <stem>-sweep.png       speed-up and bytes written against payload size
   <stem>-threads.png     phase times with 1 and 2 threads
   <stem>-concurrency.png tps, latency and the gate's counters per io_policy
+  <stem>-time.png        write-limited sorts: time against write latency per mode
+  <stem>-written.png     write-limited sorts: lines written against write intensity
 plot_history(results, dir) draws history.png: the headline speed-ups and
 write reductions of every run given (legacy ones included) over time.
 """
@@ -253,6 +255,9 @@ def plot_result(result, out_dir, stem):
         add(threads_plot, "threads")
     elif k == "concurrency":
         add(concurrency_plot, "concurrency")
+    elif k == "wlimit":
+        from braidbench import wlimit_report
+        made += wlimit_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "sweep":
         add(sweep_plot, "sweep")
         add(phases_plot, "phases")

@@ -504,4 +504,8 @@ def markdown(result):
         return threads_markdown(result)
     if k == "concurrency":
         return concurrency_markdown(result)
+    if k == "wlimit":
+        from braidbench import wlimit_report
+        quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+        return wlimit_report.markdown(result, machine_line(result), quick)
     return comparison_markdown(result)
