@@ -762,13 +762,20 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 	braid_spill_count_read(f, from, to);
 	if (braid_emulate_read_ns <= 0 && braid_emulate_interference_ns <= 0)
 		return;
-	/* long emulated delays are paid in slices, so a cancel gets through */
+
+	/*
+	 * long emulated delays are paid in slices of at most about 50 ms, so
+	 * that a cancel gets through
+	 */
 	while (lines > 0)
 	{
-		uint64		slice = Min(lines, (uint64) 16384);
 		BraidEmulation em;
+		uint64		per_line;
+		uint64		slice;
 
 		braid_device_emulation(f, &em);
+		per_line = (uint64) Max(em.read_ns, 0) + (uint64) Max(em.interference_ns, 0);
+		slice = Min(lines, Max((uint64) 50000000 / Max(per_line, 1), (uint64) 1));
 		(void) braid_emulate_access(&em, slice, false);
 		lines -= slice;
 		if (lines > 0)
