@@ -353,6 +353,24 @@ braid_cost_page_visits(const BraidCostInput *in)
 	return passes * (c2 * ordered + (1.0 - c2) * random);
 }
 
+/*
+ * braid_cost_gather_pass_ns
+ *		One pass of the gather over the table, at the budget's batches: its
+ *		page visits (braid_cost_page_visits over the passes) at what a
+ *		visit costs.  What a write-limited sort's held memory costs per
+ *		pass it adds (wlimit.c).
+ */
+double
+braid_cost_gather_pass_ns(const BraidCostInput *in)
+{
+	double		passes = braid_cost_gather_passes(in);
+
+	if (passes <= 0)
+		return 0;
+	return braid_cost_page_visits(in) / passes *
+		(in->table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
+}
+
 /* compares: comparisons a comparison sort makes per row. */
 static double
 compares(const BraidCostInput *in)

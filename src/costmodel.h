@@ -108,6 +108,7 @@ extern bool braid_cost_offload_refs(double rows, double total_bytes, double budg
 extern bool braid_cost_merges_ahead(const BraidCostInput *in);
 extern double braid_cost_gather_passes(const BraidCostInput *in);
 extern double braid_cost_page_visits(const BraidCostInput *in);
+extern double braid_cost_gather_pass_ns(const BraidCostInput *in);
 extern double braid_cost_thread_speedup(const BraidCostInput *in);
 extern double braid_cost_pg_ns(const BraidCostInput *in);
 extern double braid_cost_tid_ns(const BraidCostInput *in);

@@ -284,10 +284,13 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
  *		an input it can read again (can_reread), else hybrid runs.  *share
  *		is the share of the input a segment sort puts through runs: the
  *		model's choice, or half when that choice is all of it and the DBA
- *		asked for segment (all of it would be a hybrid sort).
+ *		asked for segment (all of it would be a hybrid sort).  gather_bytes
+ *		and gather_pass_ms describe the late gather by TID (0: none), whose
+ *		batches lose the memory a mode holds during it.
  */
 BraidWlMode
 braid_plan_sort_mode(double rows, int keylen, bool value_log, bool can_reread,
+					 double gather_bytes, double gather_pass_ms,
 					 BraidWlEstimate est[BRAID_WL_NMODES], double *share)
 {
 	size_t		budget = braid_budget_bytes();
@@ -298,6 +301,9 @@ braid_plan_sort_mode(double rows, int keylen, bool value_log, bool can_reread,
 
 	braid_plan_wl_input(&in, rows, stride, (uint32) keylen, budget, fanin, can_reread,
 						value_log);
+	in.gather_bytes = gather_bytes;
+	in.budget_bytes = (double) budget;
+	in.gather_pass_ms = gather_pass_ms;
 	chosen = braid_wl_choose(&in, braid_write_intensity, est);
 	if (braid_sort_mode != BRAID_SORT_MODE_AUTO)
 		chosen = (BraidWlMode) (braid_sort_mode - BRAID_SORT_MODE_MERGEPASS);

@@ -36,7 +36,9 @@ extern void braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double tab
 extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 								size_t budget, int fanin, bool can_reread, bool value_log);
 extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, bool value_log,
-										bool can_reread, BraidWlEstimate est[BRAID_WL_NMODES],
+										bool can_reread, double gather_bytes,
+										double gather_pass_ms,
+										BraidWlEstimate est[BRAID_WL_NMODES],
 										double *share);
 
 #endif							/* BRAID_PLANCOST_H */

@@ -40,6 +40,8 @@
 #define PARAM_WL_INTENSITY	7	/* millionths, or -1000000 */
 #define PARAM_WL_SHARE		8	/* millionths */
 #define PARAM_CAN_REREAD	9
+#define PARAM_GATHER_KB		10
+#define PARAM_GATHER_PASS_US 11
 
 /* attnos_to_list: an int list of n column numbers. */
 static List *
@@ -93,6 +95,8 @@ braid_plan_pack(const BraidSortPlanData *data)
 	params = lappend_int(params, (int) rint(data->write_intensity * 1e6));
 	params = lappend_int(params, (int) rint(data->segment_share * 1e6));
 	params = lappend_int(params, data->can_reread ? 1 : 0);
+	params = lappend_int(params, data->gather_kb);
+	params = lappend_int(params, data->gather_pass_us);
 
 	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
 	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
@@ -139,4 +143,6 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->write_intensity = list_nth_int(params, PARAM_WL_INTENSITY) / 1e6;
 	data->segment_share = list_nth_int(params, PARAM_WL_SHARE) / 1e6;
 	data->can_reread = list_nth_int(params, PARAM_CAN_REREAD) != 0;
+	data->gather_kb = list_nth_int(params, PARAM_GATHER_KB);
+	data->gather_pass_us = list_nth_int(params, PARAM_GATHER_PASS_US);
 }

@@ -48,6 +48,9 @@ typedef struct BraidSortPlanData
 	double		write_intensity;	/* as braidsort.write_intensity said: -1
 									 * cost-optimal, else 0..1 */
 	double		segment_share;	/* segment: share of the input through runs */
+	int			gather_kb;		/* the late gather's rows by TID, in kB (0:
+								 * a value log) */
+	int			gather_pass_us; /* one gather pass over the table, in us */
 	bool		can_reread;		/* the input can be read again: a plain heap
 								 * scan to rescan, or a value log */
 } BraidSortPlanData;

@@ -385,6 +385,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	CustomScan *cscan;
 	BraidSortPlanData data;
 	bool		can_reread;
+	double		gather_bytes;
+	double		gather_pass_ms;
 	BraidWlMode wl_mode;
 	BraidWlEstimate wl_est[BRAID_WL_NMODES];
 
@@ -435,8 +437,14 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		 !contain_volatile_functions((Node *) child->targetlist) &&
 		 !contain_subplans((Node *) child->qual) &&
 		 !contain_subplans((Node *) child->targetlist));
-	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, !by_tid, can_reread, wl_est,
-								   &data.segment_share);
+	/* the late gather by TID, whose batches a mode's held memory shrinks */
+	gather_bytes = by_tid ? cost.rows * cost.tuple_bytes : 0;
+	gather_pass_ms = by_tid ? braid_cost_gather_pass_ns(&cost) / 1e6 : 0;
+	data.gather_kb = (int) Min(gather_bytes / 1024, (double) INT_MAX);
+	data.gather_pass_us = (int) Min(gather_pass_ms * 1000, (double) INT_MAX);
+	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, !by_tid, can_reread,
+								   data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
+								   wl_est, &data.segment_share);
 	if (braid_cost_spills(&cost, est.from))
 		est.braid_ns = Max(est.braid_ns + (wl_est[wl_mode].ms - wl_est[BRAID_WL_MERGEPASS].ms) * 1e6,
 						   0.0);

@@ -55,6 +55,15 @@
  * so it keeps kept(S) = M + (M/2)*log2(S/M) candidates, each at
  * select_cpu_ns (appending it and its share of sorting the buffer).
  *
+ * GATHER: the modes other than MergePass keep memory during the late
+ * gather (hybrid its memory run, about M*run_entry_bytes; segment that and
+ * the virtual run's room, half the budget; lazy the room, half the
+ * budget), which the gather's batches then lack: with G bytes of rows to
+ * bring back by TID, B the budget and H held, the gather makes
+ * ceil(G / max(B - H, B/4)) passes over the table instead of ceil(G / B)
+ * (as sort_gather.c sizes its arena), each gather_pass_ms.  On a device
+ * whose writes cost little this is what decides against hybrid.
+ *
  * N <= M: every mode is the OnePass sort: feasible, no line written or
  * read, ms = N*run_cpu_ns, write intensity 0.
  *
@@ -137,7 +146,12 @@ typedef struct WlParams
 	double		fanin;
 	bool		can_reread;
 	bool		rereads_all;
+	double		gather_bytes;
+	double		budget_bytes;
+	double		gather_pass_ms;
 } WlParams;
+
+static void gather_term(const WlParams *p, BraidWlEstimate *out);
 
 /* A MergePass over some entries: its passes and what they cost. */
 typedef struct WlMerges
@@ -194,6 +208,9 @@ params(const BraidWlInput *in, WlParams *p)
 	p->fanin = in->fanin < 2 ? 2.0 : (double) in->fanin;
 	p->can_reread = in->can_reread;
 	p->rereads_all = in->pass_rereads_all;
+	p->gather_bytes = nonneg(in->gather_bytes);
+	p->budget_bytes = nonneg(in->budget_bytes);
+	p->gather_pass_ms = nonneg(in->gather_pass_ms);
 }
 
 /*
@@ -343,6 +360,8 @@ clear(BraidWlMode mode, BraidWlEstimate *out)
 	out->selection_passes = 0;
 	out->materialize_at = 0;
 	out->merge_passes = 0;
+	out->held_bytes = 0;
+	out->gather_ms = 0;
 	out->ms = 0;
 }
 
@@ -456,6 +475,7 @@ segment_consider(const WlParams *p, double x, BraidWlEstimate *best,
 
 	clear(BRAID_WL_SEGMENT, &e);
 	est_segment_at(p, x, &e);
+	gather_term(p, &e);
 	if (!fits(e.lines_written, ss->mp_lines, ss->wi))
 		return;
 	if (!ss->have ||
@@ -591,6 +611,44 @@ est_lazy(const WlParams *p, double wi, BraidWlEstimate *out)
 }
 
 /*
+ * gather_term
+ *		What the mode holds during the late gather, and the gather passes
+ *		that costs (see GATHER above), added to out->ms.
+ */
+static void
+gather_term(const WlParams *p, BraidWlEstimate *out)
+{
+	double		b = p->budget_bytes;
+	double		memrun = fmin(p->m, out->segment_share * p->n) * p->l_run * WL_LINE_BYTES;
+	double		held = 0;
+	double		full,
+				less;
+
+	switch (out->mode)
+	{
+		case BRAID_WL_HYBRID:
+			held = p->m * p->l_run * WL_LINE_BYTES;
+			break;
+		case BRAID_WL_SEGMENT:
+			held = (out->selection_passes > 0 ? b / 2 : 0) +
+				(out->segment_share * p->n > p->m ? memrun : 0);
+			break;
+		case BRAID_WL_LAZY:
+			held = out->selection_passes > 1 ? b / 2 : 0;
+			break;
+		default:
+			break;
+	}
+	out->held_bytes = held;
+	if (held <= 0 || b <= 0 || p->gather_bytes <= 0 || p->gather_pass_ms <= 0)
+		return;
+	full = ceil_div(p->gather_bytes, b);
+	less = ceil_div(p->gather_bytes, fmax(b - held, b / 4));
+	out->gather_ms = (less - full) * p->gather_pass_ms;
+	out->ms += out->gather_ms;
+}
+
+/*
  * braid_wl_input_defaults
  *		Every field at its default: the constants above, no rows, no budget,
  *		no re-reads.
@@ -612,6 +670,9 @@ braid_wl_input_defaults(BraidWlInput *in)
 	in->fanin = WL_DEFAULT_FANIN;
 	in->can_reread = false;
 	in->pass_rereads_all = false;
+	in->gather_bytes = 0;
+	in->budget_bytes = 0;
+	in->gather_pass_ms = 0;
 }
 
 /*
@@ -658,6 +719,8 @@ braid_wl_estimate(const BraidWlInput *in, BraidWlMode mode,
 			out->feasible = false;
 			return;
 	}
+	if (mode != BRAID_WL_SEGMENT)	/* (segment's search counts it) */
+		gather_term(&p, out);
 	finish(&p, write_intensity, out);
 }
 
@@ -679,6 +742,7 @@ braid_wl_estimate_segment(const BraidWlInput *in, double x, BraidWlEstimate *out
 	}
 	clear(BRAID_WL_SEGMENT, out);
 	est_segment_at(&p, x, out);
+	gather_term(&p, out);
 	finish(&p, BRAID_WL_NO_LIMIT, out);
 }
 

@@ -59,6 +59,12 @@ typedef struct BraidWlInput
 									 * segment's first (1-x)N rows; false (the
 									 * executor's way) unless the scan cannot
 									 * stop early */
+	/* the late gather, whose memory a mode holding some during it shrinks */
+	double		gather_bytes;	/* bytes of the rows the gather brings back
+								 * by TID (0: no gather term) */
+	double		budget_bytes;	/* the budget: the gather's memory after a
+								 * MergePass */
+	double		gather_pass_ms; /* one gather pass over the table */
 } BraidWlInput;
 
 typedef struct BraidWlEstimate
@@ -82,10 +88,14 @@ typedef struct BraidWlEstimate
 								 * is written (0: never) */
 	double		merge_passes;	/* intermediate merge passes (the final merge
 								 * not counted) */
+	double		held_bytes;		/* memory the mode holds during the gather
+								 * (its memory run, its candidates' room) */
+	double		gather_ms;		/* the gather's extra time for having that
+								 * much less memory than after a MergePass */
 	double		ms;				/* estimated time of the sorting part
 								 * (everything after building the entries of
-								 * the first read and before the late gather:
-								 * runs, merges, passes) */
+								 * the first read: runs, merges, passes) and
+								 * gather_ms */
 } BraidWlEstimate;
 
 /*

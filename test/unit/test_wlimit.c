@@ -46,7 +46,7 @@ sane(const BraidWlEstimate *e)
 {
 	const double v[] = {e->write_intensity, e->segment_share, e->lines_written,
 		e->lines_read, e->input_passes, e->selection_passes, e->materialize_at,
-	e->merge_passes, e->ms};
+	e->merge_passes, e->held_bytes, e->gather_ms, e->ms};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		if (!isfinite(v[i]) || v[i] < 0)
@@ -75,6 +75,12 @@ random_input(void)
 	in.fanin = (int) (2 + rng_below(200));
 	in.can_reread = rng_below(4) != 0;
 	in.pass_rereads_all = rng_below(2) == 0;
+	if (rng_below(2) == 0)
+	{
+		in.budget_bytes = in.budget_entries * (double) (8 + rng_below(40));
+		in.gather_bytes = in.rows * (double) rng_below(500);
+		in.gather_pass_ms = (double) rng_below(1000) / 10.0;
+	}
 	return in;
 }
 
@@ -207,8 +213,9 @@ test_wlimit_hybrid(void)
 				   "N=%g M=%g F=%d: hybrid lines %g passes %g, MergePass %g %g",
 				   in.rows, in.budget_entries, in.fanin, hy.lines_written,
 				   hy.merge_passes, mp.lines_written, mp.merge_passes);
+		/* (its sorting part: the gather's term is test_wlimit_gather's) */
 		if (in.rows <= in.budget_entries * in.fanin)
-			check_that(&c, hy.ms <= mp.ms,
+			check_that(&c, hy.ms - hy.gather_ms <= mp.ms,
 					   "N=%g M=%g F=%d: hybrid %g ms, MergePass %g ms",
 					   in.rows, in.budget_entries, in.fanin, hy.ms, mp.ms);
 	}
@@ -564,6 +571,63 @@ test_wlimit_choose(void)
 }
 
 /*
+ * test_wlimit_gather
+ *		The late gather's term: a mode holding memory during the gather pays
+ *		the gather passes that memory costs (hybrid its memory run, segment
+ *		and lazy half the budget and more), so on a tmpfs MergePass wins,
+ *		while at 2.4 us a line and beta 2 or 4 hybrid's saved writes still
+ *		pay for them; no term without a gather by TID.
+ */
+static void
+test_wlimit_gather(void)
+{
+	Check		c;
+	BraidWlEstimate est[BRAID_WL_NMODES],
+				bare[BRAID_WL_NMODES];
+	BraidWlMode m;
+
+	check_init(&c);
+	for (int beta = 2; beta <= 4; beta *= 2)
+	{
+		BraidWlInput in = sortbench_input(beta);
+		BraidWlInput none = in;
+		double		memrun;
+
+		in.budget_bytes = in.budget_entries * 24.0;
+		in.gather_bytes = in.rows * 130.0;
+		in.gather_pass_ms = 10.0;
+		m = braid_wl_choose(&in, -1, est);
+		braid_wl_choose(&none, -1, bare);
+		check_that(&c, m == BRAID_WL_MERGEPASS, "tmpfs, beta %d, with the gather: chose %s",
+				   beta, braid_wl_mode_name(m));
+		memrun = in.budget_entries * in.run_entry_bytes;
+		check_that(&c, close_to(est[BRAID_WL_HYBRID].held_bytes, memrun, 1e-9) &&
+				   est[BRAID_WL_HYBRID].gather_ms > 0 &&
+				   close_to(est[BRAID_WL_HYBRID].ms,
+							bare[BRAID_WL_HYBRID].ms + est[BRAID_WL_HYBRID].gather_ms, 1e-9),
+				   "beta %d: hybrid holds %g bytes (expected %g), gather +%g ms", beta,
+				   est[BRAID_WL_HYBRID].held_bytes, memrun, est[BRAID_WL_HYBRID].gather_ms);
+		check_that(&c, est[BRAID_WL_MERGEPASS].gather_ms == 0 &&
+				   est[BRAID_WL_MERGEPASS].held_bytes == 0 &&
+				   est[BRAID_WL_LAZY].held_bytes >= in.budget_bytes / 2,
+				   "beta %d: MergePass holds %g, lazy %g", beta,
+				   est[BRAID_WL_MERGEPASS].held_bytes, est[BRAID_WL_LAZY].held_bytes);
+		for (int k = 0; k < BRAID_WL_NMODES; k++)
+			check_that(&c, bare[k].gather_ms == 0, "no gather, %s: +%g ms",
+					   braid_wl_mode_name((BraidWlMode) k), bare[k].gather_ms);
+
+		/* at 2.4 us a line the writes hybrid saves outweigh its passes */
+		in.write_ns = 2400;
+		m = braid_wl_choose(&in, -1, est);
+		check_that(&c, m != BRAID_WL_MERGEPASS &&
+				   est[BRAID_WL_HYBRID].ms < est[BRAID_WL_MERGEPASS].ms,
+				   "w 2400, beta %d: chose %s; hybrid %g ms, MergePass %g ms", beta,
+				   braid_wl_mode_name(m), est[BRAID_WL_HYBRID].ms, est[BRAID_WL_MERGEPASS].ms);
+	}
+	check_report(&c, "wlimit: memory held during the gather costs gather passes: MergePass on a tmpfs, hybrid still pays at 2.4 us");
+}
+
+/*
  * test_wlimit_edges
  *		N <= M (every mode the OnePass sort: no lines, feasible), N = 0,
  *		M = 1, fan-in 2 and below, garbage inputs: finite, non-negative.
@@ -678,5 +742,6 @@ unit_wlimit(void)
 	test_wlimit_segment_interior();
 	test_wlimit_lazy();
 	test_wlimit_choose();
+	test_wlimit_gather();
 	test_wlimit_edges();
 }
