@@ -570,6 +570,52 @@ test_costmodel_sources(void)
 	check_report(&c, "costmodel: rows come back by TID or from a value log, whichever is cheaper");
 }
 
+/*
+ * test_costmodel_gather_pass
+ *		One gather pass's cost: its page visits (about every page, for rows
+ *		in random order) at a visit's cost, less for a page in shared
+ *		buffers than for one read from the table; nothing without a table.
+ */
+static void
+test_costmodel_gather_pass(void)
+{
+	Check		c;
+	BraidCostInput in;
+	double		cached,
+				uncached,
+				per_visit;
+
+	check_init(&c);
+	memset(&in, 0, sizeof(in));
+	in.rows = 5e6;
+	in.sort_width = 110;
+	in.tuple_bytes = 136;
+	in.entry_bytes = 24;
+	in.budget_bytes = 16.0 * 1024 * 1024;
+	in.sort_mem_bytes = 16.0 * 1024 * 1024;
+	in.table_pages = 82000;
+	in.heap_refetch = true;
+	in.sort_threads = 2;
+	in.cpus = 2;
+	in.table_cached = true;
+	cached = braid_cost_gather_pass_ns(&in);
+	/* a visit to a cached page: tens to hundreds of ns */
+	per_visit = cached * braid_cost_gather_passes(&in) / braid_cost_page_visits(&in);
+	check_that(&c, per_visit >= 10 && per_visit <= 1000,
+			   "cached: %g ns a pass, %g ns a visit", cached, per_visit);
+	/* rows in random order: a pass visits about every page */
+	check_that(&c, braid_cost_page_visits(&in) / braid_cost_gather_passes(&in) > 0.5 * in.table_pages,
+			   "a pass visits %g of %g pages",
+			   braid_cost_page_visits(&in) / braid_cost_gather_passes(&in), in.table_pages);
+	in.table_cached = false;
+	uncached = braid_cost_gather_pass_ns(&in);
+	check_that(&c, uncached > cached, "uncached %g ns, cached %g ns a pass", uncached, cached);
+	in.table_pages = 0;
+	check_that(&c, braid_cost_gather_pass_ns(&in) == 0, "no table: %g ns",
+			   braid_cost_gather_pass_ns(&in));
+	check_report(&c, "costmodel: a gather pass costs its page visits");
+}
+
 /* unit_costmodel: run the tests of this module, in order. */
 void
 unit_costmodel(void)
@@ -581,4 +627,5 @@ unit_costmodel(void)
 	test_costmodel_collated();
 	test_costmodel_parallel();
 	test_costmodel_sources();
+	test_costmodel_gather_pass();
 }
