@@ -15,8 +15,12 @@ OBJS = \
 	src/indexmap.o \
 	src/instr.o \
 	src/iosched.o \
+	src/join_node.o \
+	src/join_plan.o \
+	src/joinmodel.o \
 	src/keys.o \
 	src/merge.o \
+	src/partlog.o \
 	src/plancost.o \
 	src/plandata.o \
 	src/planner.o \
@@ -48,7 +52,7 @@ PGFILEDESC = "braidsort - key/TID sorts with late gather"
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -lpmem -pthread
 
-REGRESS = setup types plans exec_contract mergepass wlimit offload valuelog threads keys_property collations sched monitor
+REGRESS = setup types plans exec_contract mergepass wlimit join offload valuelog threads keys_property collations sched monitor
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 

@@ -48,5 +48,6 @@ _PG_init(void)
 	braid_shmem_add(braid_instr_shmem_request, braid_instr_shmem_init, NULL);
 	braid_worker_register();
 	braid_exec_init();
+	braid_join_exec_init();
 	braid_planner_init();
 }

@@ -25,6 +25,7 @@ extern int	braid_sort_threads;
 extern int	braid_gather_source;
 extern int	braid_sort_mode;
 extern double braid_write_intensity;
+extern int	braid_join_mode;
 extern int	braid_sort_thread_count(int processes);
 extern void braid_define_gucs(void);
 extern size_t braid_budget_bytes(void);
@@ -34,10 +35,20 @@ extern void braid_worker_register(void);
 
 /* planner.c */
 extern void braid_planner_init(void);
+extern bool braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid,
+								 double *table_pages, bool *table_cached, char **why);
 
 /* sort_node.c */
 extern CustomScanMethods braid_sort_scan_methods;
 extern void braid_exec_init(void);
+
+/* Name of the join provider, as EXPLAIN shows it. */
+#define BRAID_JOIN_NAME "BraidJoin"
+
+/* join_plan.c, join_node.c */
+extern Plan *braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why);
+extern CustomScanMethods braid_join_scan_methods;
+extern void braid_join_exec_init(void);
 
 /* braidsort.gather_source */
 #define BRAID_GATHER_AUTO		0
@@ -50,5 +61,13 @@ extern void braid_exec_init(void);
 #define BRAID_SORT_MODE_HYBRID		2
 #define BRAID_SORT_MODE_SEGMENT		3
 #define BRAID_SORT_MODE_LAZY		4
+
+/* braidsort.join_mode: off, auto, or a BraidJoinMode + 2 */
+#define BRAID_JOIN_MODE_OFF			0
+#define BRAID_JOIN_MODE_AUTO		1
+#define BRAID_JOIN_MODE_GRACE		2
+#define BRAID_JOIN_MODE_HYBRID		3
+#define BRAID_JOIN_MODE_SEGMENTED	4
+#define BRAID_JOIN_MODE_LAZY		5
 
 #endif							/* BRAIDSORT_H */

@@ -551,29 +551,29 @@ count_written(BraidSpillFile *f, size_t len)
 }
 
 /*
- * flush_stage
- *		Copy the staged bytes to the file with non-temporal stores, under a
- *		write grant of the device, on as many writer threads as the grant
- *		allows and the size is worth.
+ * write_span
+ *		Copy len bytes from src to the file's end with non-temporal stores,
+ *		under a write grant of the device, on as many writer threads as the
+ *		grant allows and the size is worth.
  */
 static void
-flush_stage(BraidSpillFile *f)
+write_span(BraidSpillFile *f, const char *src, size_t len)
 {
 	FlushTask	task;
 	int			threads;
 
-	if (f->staged == 0)
+	if (len == 0)
 		return;
-	if (f->written + f->staged > f->size)
+	if (f->written + len > f->size)
 		elog(ERROR, "braidsort: spill file \"%s\" overflow", f->path);
 
 	task.dst = f->base + f->written;
-	task.src = f->stage;
-	task.len = f->staged;
+	task.src = src;
+	task.len = len;
 	task.file_off = f->written;
 	braid_device_emulation(f, &task.em);
 	threads = (int) Min((size_t) braid_sched_write_thread_count_for(f->spcoid),
-						Max(f->staged / SPILL_THREAD_MIN, (size_t) 1));
+						Max(len / SPILL_THREAD_MIN, (size_t) 1));
 
 	braid_sched_write_begin(f->devslot, threads);
 	if (f->devslot >= 0)
@@ -583,8 +583,33 @@ flush_stage(BraidSpillFile *f)
 	braid_pool_run(threads, flush_task, &task);
 	braid_sched_write_end(f->devslot);
 
-	count_written(f, f->staged);
+	count_written(f, len);
+}
+
+/*
+ * flush_stage
+ *		Write the staged bytes to the file (write_span).
+ */
+static void
+flush_stage(BraidSpillFile *f)
+{
+	if (f->staged == 0)
+		return;
+	write_span(f, f->stage, f->staged);
 	f->staged = 0;
+}
+
+/*
+ * braid_spill_write_direct
+ *		Append bytes the caller has staged itself (a block of a join
+ *		partition's entries), without the file's own staging buffer: many
+ *		files written at once then hold only their callers' small buffers.
+ */
+void
+braid_spill_write_direct(BraidSpillFile *f, const void *data, size_t len)
+{
+	flush_stage(f);
+	write_span(f, data, len);
 }
 
 /*

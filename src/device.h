@@ -70,6 +70,7 @@ extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceSt
 											 const char *full_hint);
 extern Oid	braid_spill_tablespace_guess(void);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
+extern void braid_spill_write_direct(BraidSpillFile *f, const void *data, size_t len);
 extern uint8 *braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads);
 extern void braid_spill_fill_done(const BraidSpillFile *f, size_t from, size_t to);
 extern void braid_spill_fill_end(BraidSpillFile *f, size_t len);

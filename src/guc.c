@@ -33,6 +33,7 @@ int			braid_sort_threads = 0;
 int			braid_gather_source = BRAID_GATHER_AUTO;
 int			braid_sort_mode = BRAID_SORT_MODE_AUTO;
 double		braid_write_intensity = -1.0;
+int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
 
 static const struct config_enum_entry gather_source_options[] = {
 	{"auto", BRAID_GATHER_AUTO, false},
@@ -47,6 +48,16 @@ static const struct config_enum_entry sort_mode_options[] = {
 	{"hybrid", BRAID_SORT_MODE_HYBRID, false},
 	{"segment", BRAID_SORT_MODE_SEGMENT, false},
 	{"lazy", BRAID_SORT_MODE_LAZY, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry join_mode_options[] = {
+	{"off", BRAID_JOIN_MODE_OFF, false},
+	{"auto", BRAID_JOIN_MODE_AUTO, false},
+	{"grace", BRAID_JOIN_MODE_GRACE, false},
+	{"hybrid", BRAID_JOIN_MODE_HYBRID, false},
+	{"segmented", BRAID_JOIN_MODE_SEGMENTED, false},
+	{"lazy", BRAID_JOIN_MODE_LAZY, false},
 	{NULL, 0, false}
 };
 
@@ -154,6 +165,21 @@ braid_define_gucs(void)
 							 &braid_sort_mode,
 							 BRAID_SORT_MODE_AUTO,
 							 sort_mode_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("braidsort.join_mode",
+							 "Whether and how BraidJoin replaces hash joins that spill.",
+							 "off leaves every hash join to PostgreSQL; auto lets the cost model "
+							 "choose among the modes from the spill device's profile; grace writes "
+							 "every partition's entries of both inputs; hybrid writes a share of "
+							 "each input's partitions, the inner input's first; segmented writes "
+							 "some whole partitions and rebuilds the rest by rescanning; lazy "
+							 "writes nothing until rescanning costs more than writing the rest.",
+							 &braid_join_mode,
+							 BRAID_JOIN_MODE_AUTO,
+							 join_mode_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

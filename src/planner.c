@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * planner.c
- *	  planner_hook post-pass: replace eligible Sort nodes by BraidSort.
+ *	  planner_hook post-pass: replace eligible Sort nodes by BraidSort (and
+ *	  Hash Joins by BraidJoin, join_plan.c).
  *
  * PostgreSQL has no tuplesort hook, and create_upper_paths_hook only sees
  * the top-level ORDER BY, so braidsort lets the standard planner finish and
@@ -80,15 +81,15 @@ static planner_hook_type prev_planner_hook = NULL;
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
 
 /*
- * heap_tid_input
+ * braid_heap_tid_input
  *		Can the Sort's input be refetched by heap TID?  True for a sequential,
  *		index or bitmap heap scan of a heap table whose output has no volatile
  *		functions or subplans (it is evaluated again at gather time).  Sets
  *		*relid, *table_pages and *table_cached; otherwise *why says why not.
  */
-static bool
-heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
-			   bool *table_cached, char **why)
+bool
+braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
+					 bool *table_cached, char **why)
 {
 	RangeTblEntry *rte;
 	Relation	rel;
@@ -348,7 +349,7 @@ ns_to_ms(double ns)
  *		is how many processes run this Sort at once (a parallel plan's
  *		workers and leader), each with its own copy.
  *
- * Two forms.  Over a heap scan (heap_tid_input) whose rows are cheaper to
+ * Two forms.  Over a heap scan (braid_heap_tid_input) whose rows are cheaper to
  * refetch than to keep (the cost model weighs the gather's visits of the
  * table against a value log's copies), the scan only has to give the sort
  * keys -- the table's own tuples unprojected when every key is a plain
@@ -396,7 +397,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		*why = "no input plan";
 		return NULL;
 	}
-	heap_ok = heap_tid_input(stmt, child, &relid, &table_pages, &table_cached, &tid_why);
+	heap_ok = braid_heap_tid_input(stmt, child, &relid, &table_pages, &table_cached, &tid_why);
 	if (!sort_keys(sort, child, relid, &keys, why, kind))
 		return NULL;
 
@@ -662,6 +663,20 @@ replace_sorts(BraidWalk w, Plan *plan)
 	outerPlan(plan) = replace_sorts(outer, outerPlan(plan));
 	innerPlan(plan) = replace_sorts(inner, innerPlan(plan));
 
+	if (IsA(plan, HashJoin))
+	{
+		char	   *why = NULL;
+		Plan	   *replacement;
+
+		replacement = braid_try_join(w.stmt, (HashJoin *) plan, w.processes, &why);
+		if (replacement == NULL)
+		{
+			elog(DEBUG1, "braidsort: Hash Join left to PostgreSQL: %s", why);
+			return plan;
+		}
+		return replacement;
+	}
+
 	if (IsA(plan, Sort))
 	{
 		char	   *why = NULL;
@@ -688,28 +703,29 @@ replace_sorts(BraidWalk w, Plan *plan)
 }
 
 /*
- * count_sorts
- *		Sort nodes in a plan tree (for statements braidsort declines whole).
+ * count_nodes
+ *		Nodes of a type in a plan tree (for statements braidsort declines
+ *		whole).
  */
 static int
-count_sorts(Plan *plan)
+count_nodes(Plan *plan, NodeTag tag)
 {
 	int			n = 0;
 	ListCell   *lc;
 
 	if (plan == NULL)
 		return 0;
-	if (IsA(plan, Sort))
+	if (nodeTag(plan) == tag)
 		n++;
 	if (IsA(plan, Append))
 		foreach(lc, ((Append *) plan)->appendplans)
-			n += count_sorts((Plan *) lfirst(lc));
+			n += count_nodes((Plan *) lfirst(lc), tag);
 	if (IsA(plan, MergeAppend))
 		foreach(lc, ((MergeAppend *) plan)->mergeplans)
-			n += count_sorts((Plan *) lfirst(lc));
+			n += count_nodes((Plan *) lfirst(lc), tag);
 	if (IsA(plan, SubqueryScan))
-		n += count_sorts(((SubqueryScan *) plan)->subplan);
-	return n + count_sorts(outerPlan(plan)) + count_sorts(innerPlan(plan));
+		n += count_nodes(((SubqueryScan *) plan)->subplan, tag);
+	return n + count_nodes(outerPlan(plan), tag) + count_nodes(innerPlan(plan), tag);
 }
 
 /*
@@ -789,13 +805,20 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 	else
 	{
 		ListCell   *lc;
-		int			n = count_sorts(stmt->planTree);
+		int			n = count_nodes(stmt->planTree, T_Sort);
+		int			joins = count_nodes(stmt->planTree, T_HashJoin);
 
 		foreach(lc, stmt->subplans)
-			n += count_sorts((Plan *) lfirst(lc));
+		{
+			n += count_nodes((Plan *) lfirst(lc), T_Sort);
+			joins += count_nodes((Plan *) lfirst(lc), T_HashJoin);
+		}
 		if (n > 0)
 			elog(DEBUG1, "braidsort: %d Sort%s left to PostgreSQL: %s",
 				 n, n == 1 ? "" : "s", why);
+		if (joins > 0)
+			elog(DEBUG1, "braidsort: %d Hash Join%s left to PostgreSQL: %s",
+				 joins, joins == 1 ? "" : "s", why);
 		while (n-- > 0)
 			braid_stats_count_decline(BRAID_DECLINE_STATEMENT);
 	}

@@ -1,0 +1,224 @@
+--
+-- join: BraidJoin against PostgreSQL's own hash join.  join_check(q) runs q
+-- with braidsort.join_mode = off and then forced into every mode (grace,
+-- hybrid, segmented, lazy), compares the rows (order is not defined for a
+-- hash join: they are compared sorted), and says per mode whether the plan
+-- really used BraidJoin.  Cases: NULL keys, duplicates, skew, empty sides,
+-- cross-type keys, several keys, collations (C, libc, ICU deterministic and
+-- not), LEFT/SEMI/ANTI with extra join quals, value-log inputs, rescans
+-- with changing parameters, cursors, a BraidSort above, write intensities,
+-- EXPLAIN, declines, and no spill file left behind.
+--
+SET braidsort.force = on;
+SET work_mem = '64kB';
+SET max_parallel_workers_per_gather = 0;
+SET enable_mergejoin = off;
+SET enable_nestloop = off;
+
+-- bad values are refused
+SET braidsort.join_mode = quick;
+
+CREATE TABLE jo AS
+SELECT g AS id,
+	   CASE WHEN g % 53 = 0 THEN NULL ELSE (g * 7) % 3001 END AS k,
+	   CASE WHEN g % 3 = 0 THEN 42 ELSE g % 2500 END AS skew,
+	   (g % 700)::int8 AS k8,
+	   ((g % 400) / 4.0)::numeric AS n,
+	   CASE g % 9 WHEN 0 THEN '-0'::float8 WHEN 1 THEN 'NaN'::float8 ELSE (g % 300)::float8 END AS f,
+	   substr(md5((g % 900)::text), 1, 2 + g % 5) AS t,
+	   g % 11 AS a, g % 13 AS b,
+	   repeat('o', g % 30) AS pad
+FROM generate_series(1, 9000) g;
+CREATE TABLE ji AS
+SELECT g AS id,
+	   CASE WHEN g % 41 = 0 THEN NULL ELSE (g * 3) % 3001 END AS k,
+	   CASE WHEN g % 3 = 0 THEN 42 ELSE g % 2000 END AS skew,
+	   (g % 800)::int4 AS k4,
+	   ((g % 500) / 5.00)::numeric(10,2) AS n,
+	   CASE g % 7 WHEN 0 THEN '0'::float8 WHEN 1 THEN 'NaN'::float8 ELSE (g % 250)::float8 END AS f,
+	   upper(substr(md5((g % 700)::text), 1, 2 + g % 4)) AS t,
+	   g % 11 AS a, g % 17 AS b,
+	   repeat('i', g % 40) AS pad
+FROM generate_series(1, 6000) g;
+ANALYZE jo;
+ANALYZE ji;
+
+CREATE FUNCTION join_digest(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+	d text;
+BEGIN
+	EXECUTE 'SELECT count(*), md5(coalesce(string_agg(r::text, E''\n'' ORDER BY r::text), '''')) FROM ('
+		|| q || ') r' INTO n, d;
+	RETURN n || ' rows ' || d;
+END $$;
+
+CREATE FUNCTION join_check(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	expected text;
+	got text;
+	result text;
+	mode text;
+	used boolean;
+	line text;
+BEGIN
+	PERFORM set_config('braidsort.join_mode', 'off', true);
+	expected := join_digest(q);
+	result := split_part(expected, ' ', 1) || ' rows:';
+	FOREACH mode IN ARRAY ARRAY['grace', 'hybrid', 'segmented', 'lazy'] LOOP
+		PERFORM set_config('braidsort.join_mode', mode, true);
+		used := false;
+		FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+			IF line LIKE '%Custom Scan (BraidJoin)%' THEN
+				used := true;
+			END IF;
+		END LOOP;
+		got := join_digest(q);
+		result := result || ' ' || mode || CASE WHEN got = expected THEN ' same' ELSE ' DIFFERENT' END
+			|| CASE WHEN used THEN '' ELSE ' (not used)' END;
+	END LOOP;
+	PERFORM set_config('braidsort.join_mode', 'auto', true);
+	RETURN result;
+END $$;
+
+-- what ran: mode, partitions, materialized partitions and rescans per side
+CREATE FUNCTION join_ran(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line ~ '(Join Mode|Partitions|Rounds|Rescans|Gather Source|Lazy|Partition 0):' THEN
+			RETURN NEXT btrim(line);
+		END IF;
+	END LOOP;
+END $$;
+
+-- one key, duplicates on both sides, NULL keys
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k');
+SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k)');
+SELECT join_check('SELECT jo.id, jo.k FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k)');
+-- extra join quals on LEFT, SEMI and ANTI, and a filter above
+SELECT join_check('SELECT jo.id, ji.id FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.pad < jo.pad');
+SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.a <> jo.a)');
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.b > jo.b)');
+SELECT join_check('SELECT jo.id, ji.id FROM jo LEFT JOIN ji ON jo.k = ji.k WHERE ji.id IS NULL OR jo.id % 5 = 0');
+-- heavy skew: one key holds a third of each side
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.skew = ji.skew WHERE jo.id % 4 = 0');
+-- cross-type keys: int8 = int4, numeric of other scales, float -0 = 0 and NaN = NaN
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k8 = ji.k4');
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.n = ji.n WHERE jo.id % 3 = 0');
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.f = ji.f WHERE jo.id % 7 = 0');
+-- several keys
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.a = ji.a AND jo.b = ji.b AND jo.k8 = ji.k4');
+-- text: C, a libc collation, ICU, and a nondeterministic (case-insensitive) ICU collation
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.t = upper(ji.t) COLLATE "C"');
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON upper(jo.t) = ji.t COLLATE libc_c_utf8');
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON upper(jo.t) = ji.t COLLATE "und-x-icu"');
+CREATE COLLATION join_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.t = ji.t COLLATE join_ci');
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.t = jo.t COLLATE join_ci)');
+-- inputs that are not table scans: both go to value logs
+SELECT join_check('SELECT a.k, a.c, b.m FROM (SELECT k, count(*) AS c FROM jo GROUP BY k) a
+	JOIN (SELECT k, max(pad) AS m FROM ji GROUP BY k) b ON a.k = b.k');
+SELECT join_check('SELECT jo.id, b.m FROM jo
+	LEFT JOIN (SELECT k, max(pad) AS m FROM ji GROUP BY k) b ON jo.k = b.k');
+-- empty sides (the planner expects rows; none come)
+CREATE TABLE ji_gone AS SELECT * FROM ji;
+CREATE TABLE jo_gone AS SELECT * FROM jo;
+ANALYZE ji_gone;
+ANALYZE jo_gone;
+DELETE FROM ji_gone;
+DELETE FROM jo_gone;
+SELECT join_check('SELECT jo.id, ji_gone.id FROM jo JOIN ji_gone ON jo.k = ji_gone.k');
+SELECT join_check('SELECT jo.id, ji_gone.id FROM jo LEFT JOIN ji_gone ON jo.k = ji_gone.k');
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji_gone WHERE ji_gone.k = jo.k)');
+SELECT join_check('SELECT jo_gone.id, ji.id FROM jo_gone JOIN ji ON jo_gone.k = ji.k');
+SELECT join_check('SELECT jo_gone.id, ji.id FROM jo_gone LEFT JOIN ji ON jo_gone.k = ji.k');
+
+-- write intensities: hybrid and segmented write less, results stay the same
+SET braidsort.write_intensity = 0;
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+SET braidsort.write_intensity = 0.5;
+SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k');
+RESET braidsort.write_intensity;
+
+-- what each mode did, with more partitions
+CREATE TABLE jr AS
+SELECT g AS id, (g * 7) % 30011 AS k, repeat('r', g % 20) AS pad FROM generate_series(1, 30000) g;
+ANALYZE jr;
+CREATE TABLE jr2 AS SELECT * FROM jr;
+ANALYZE jr2;
+SET braidsort.join_mode = grace;
+SELECT join_ran('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id');
+SET braidsort.join_mode = hybrid;
+SET braidsort.write_intensity = 0.2;
+SELECT join_ran('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id');
+SELECT join_check('SELECT jo.id, jr.pad FROM jr2 jo JOIN jr ON jo.k = jr.id');
+SET braidsort.join_mode = segmented;
+SET braidsort.write_intensity = 0.5;
+SELECT join_ran('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id');
+SELECT join_check('SELECT jr2.id, jo.pad FROM jr2 LEFT JOIN jo ON jr2.k = jo.k AND jo.id < jr2.id');
+SET braidsort.join_mode = lazy;
+RESET braidsort.write_intensity;
+SELECT join_ran('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id');
+SELECT join_check('SELECT jo.id FROM jr2 jo WHERE NOT EXISTS (SELECT 1 FROM jr WHERE jr.id = jo.k AND jr.k < jo.id)');
+-- the memory shrinks after planning (a prepared statement): partition 0
+-- outgrows it and is written out, and later partitions are joined in pieces
+SET braidsort.join_mode = grace;
+SET work_mem = '256kB';
+PREPARE jp AS SELECT count(*), sum(jo.id), sum(length(jr.pad)) FROM jr2 jo JOIN jr ON jo.k = jr.id;
+EXECUTE jp;
+SET work_mem = '64kB';
+SELECT join_ran('EXECUTE jp');
+EXECUTE jp;
+SET braidsort.join_mode = off;
+SELECT count(*), sum(jo.id), sum(length(jr.pad)) FROM jr2 jo JOIN jr ON jo.k = jr.id;
+SET braidsort.join_mode = lazy;
+PREPARE jp2 AS SELECT count(*), sum(jo.id), sum(length(jr.pad)) FROM jr2 jo JOIN jr ON jo.k = jr.id;
+SELECT join_ran('EXECUTE jp2');
+EXECUTE jp2;
+DEALLOCATE jp;
+DEALLOCATE jp2;
+-- a value-log input that the planner underestimates
+CREATE FUNCTION jgen(n int) RETURNS TABLE (id int, k int) LANGUAGE plpgsql ROWS 4000 AS $$
+BEGIN
+	RETURN QUERY SELECT g, (g * 3) % 3001 FROM generate_series(1, n) g;
+END $$;
+SELECT join_check('SELECT jo.id, g.id FROM jo JOIN jgen(20000) g ON jo.k = g.k');
+
+-- EXPLAIN shows both inputs and decodes their columns
+SET braidsort.join_mode = auto;
+EXPLAIN (COSTS OFF) SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.a < jo.a WHERE jo.b <> 3;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT jo.id, ji.pad FROM jo JOIN ji ON jo.k = ji.k AND jo.a = ji.a;
+
+-- rescans with changing parameters: the join under a correlated subplan
+SELECT join_check('SELECT x, (SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k WHERE ji.a <> x)
+	FROM generate_series(0, 3) x');
+-- a join feeding a BraidSort, and under a cursor
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k ORDER BY ji.pad, jo.id, ji.id');
+BEGIN;
+SET LOCAL braidsort.join_mode = grace;
+DECLARE c SCROLL CURSOR FOR SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k ORDER BY 1, 2;
+FETCH 3 FROM c;
+FETCH BACKWARD 2 FROM c;
+FETCH ABSOLUTE 20000 FROM c;
+COMMIT;
+BEGIN;
+SET LOCAL braidsort.join_mode = lazy;
+DECLARE c2 NO SCROLL CURSOR FOR SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
+FETCH ALL FROM c2;
+COMMIT;
+
+-- declined: right and full joins, join_mode off, statements that lock rows
+SET client_min_messages = debug1;
+SET braidsort.join_mode = auto;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM jo FULL JOIN ji ON jo.k = ji.k;
+EXPLAIN (COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k FOR UPDATE OF jo;
+SET braidsort.join_mode = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
+RESET client_min_messages;
+RESET braidsort.join_mode;
+
+-- nothing left behind
+SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();

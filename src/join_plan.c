@@ -1,0 +1,378 @@
+/*-------------------------------------------------------------------------
+ *
+ * join_plan.c
+ *	  Planner post-pass for joins: replace a Hash Join that PostgreSQL
+ *	  expects to split into batches by a CustomScan "BraidJoin".
+ *
+ * PostgreSQL has already chosen the hash join (so no plan regresses, and
+ * join-method hints keep working); braidsort only swaps the node, after
+ * set_plan_references, building it in executable form (DESIGN.md §7):
+ *
+ *	- lefttree is the Hash Join's outer input, righttree the Hash node's
+ *	  input (the Hash node goes: its target list is its input's, so INNER_VAR
+ *	  column i stays column i).  EXPLAIN VERBOSE decodes OUTER_VAR and
+ *	  INNER_VAR through exactly these two, and ExecReScan hands changed
+ *	  parameters to them;
+ *	- the target list and the other quals are the Hash Join's;
+ *	- custom_exprs holds the outer hash keys, the inner hash keys
+ *	  (rewritten from the Hash node's OUTER_VAR to INNER_VAR), the join qual
+ *	  and the hash clauses; custom_private the plan data (plandata-style
+ *	  pack/unpack below).
+ *
+ * Eligible: INNER, LEFT, SEMI and ANTI joins whose hash functions are
+ * strict, of a plain SELECT (planner.c declines the others whole), neither
+ * the Hash Join nor its Hash parallel-aware, and PostgreSQL's own sizing
+ * (ExecChooseHashTableSize) expecting more than one batch.  Then, unless
+ * braidsort.force is on, the cost model must expect a win.  RIGHT and FULL
+ * joins need a match flag per inner row and are left to PostgreSQL.
+ *
+ * src/join_plan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "executor/nodeHash.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "utils/lsyscache.h"
+
+#include "braidsort.h"
+#include "device.h"
+#include "iosched.h"
+#include "join_plan.h"
+
+/* positions in the parameter list of custom_private */
+#define JP_JOINTYPE		0
+#define JP_SINGLE		1
+#define JP_MODE			2
+#define JP_INTENSITY	3		/* millionths, or -1000000 */
+#define JP_PARTITIONS	4
+#define JP_INNER_WIDTH	5
+#define JP_OUTER_WIDTH	6
+#define JP_PG_BATCHES	7
+#define JP_FLAGS		8		/* bits: inner_by_tid, outer_by_tid,
+								 * inner_rescan, outer_rescan */
+
+/*
+ * braid_join_pack
+ *		The custom_private list of a BraidJoin: the parameters, the three
+ *		row estimates (as Float nodes: they may exceed an int), the hash
+ *		operators and their collations.
+ */
+List *
+braid_join_pack(const BraidJoinPlanData *data)
+{
+	List	   *params = NIL;
+	List	   *rows;
+	int			flags = (data->inner_by_tid ? 1 : 0) | (data->outer_by_tid ? 2 : 0) |
+		(data->inner_rescan ? 4 : 0) | (data->outer_rescan ? 8 : 0);
+
+	params = lappend_int(params, data->jointype);
+	params = lappend_int(params, data->single_match ? 1 : 0);
+	params = lappend_int(params, data->mode);
+	params = lappend_int(params, (int) rint(data->write_intensity * 1e6));
+	params = lappend_int(params, data->partitions);
+	params = lappend_int(params, data->inner_width);
+	params = lappend_int(params, data->outer_width);
+	params = lappend_int(params, data->pg_batches);
+	params = lappend_int(params, flags);
+	rows = list_make3(makeFloat(psprintf("%.0f", data->inner_rows)),
+					  makeFloat(psprintf("%.0f", data->outer_rows)),
+					  makeFloat(psprintf("%.0f", data->join_rows)));
+	return list_make4(params, rows, data->hashops, data->hashcolls);
+}
+
+/*
+ * braid_join_unpack
+ *		The plan data of a BraidJoin from its custom_private list.
+ */
+void
+braid_join_unpack(List *private, BraidJoinPlanData *data)
+{
+	List	   *params;
+	List	   *rows;
+	int			flags;
+
+	if (list_length(private) != 4)
+		elog(ERROR, "braidsort: BraidJoin plan data has %d parts, expected 4",
+			 list_length(private));
+	params = (List *) linitial(private);
+	rows = (List *) lsecond(private);
+	if (list_length(params) != JP_FLAGS + 1 || list_length(rows) != 3)
+		elog(ERROR, "braidsort: malformed BraidJoin plan data");
+	data->jointype = list_nth_int(params, JP_JOINTYPE);
+	data->single_match = list_nth_int(params, JP_SINGLE) != 0;
+	data->mode = list_nth_int(params, JP_MODE);
+	data->write_intensity = list_nth_int(params, JP_INTENSITY) / 1e6;
+	data->partitions = list_nth_int(params, JP_PARTITIONS);
+	data->inner_width = list_nth_int(params, JP_INNER_WIDTH);
+	data->outer_width = list_nth_int(params, JP_OUTER_WIDTH);
+	data->pg_batches = list_nth_int(params, JP_PG_BATCHES);
+	flags = list_nth_int(params, JP_FLAGS);
+	data->inner_by_tid = (flags & 1) != 0;
+	data->outer_by_tid = (flags & 2) != 0;
+	data->inner_rescan = (flags & 4) != 0;
+	data->outer_rescan = (flags & 8) != 0;
+	data->inner_rows = floatVal(linitial(rows));
+	data->outer_rows = floatVal(lsecond(rows));
+	data->join_rows = floatVal(lthird(rows));
+	data->hashops = (List *) lthird(private);
+	data->hashcolls = (List *) lfourth(private);
+}
+
+/*
+ * braid_join_model_input
+ *		The cost model's input for a join: the plan's estimates, the budget
+ *		(bytes for the in-memory table), and the spill device's costs per
+ *		line as the sorts get them (its profile, or the emulation's
+ *		settings over the defaults).
+ */
+void
+braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInput *in)
+{
+	double		w = 0,
+				r = 0;
+	int			ew = 0,
+				er = 0;
+	bool		have;
+
+	braid_jm_input_defaults(in);
+	in->inner_rows = data->inner_rows;
+	in->outer_rows = data->outer_rows;
+	in->match_rows = data->jointype == JOIN_INNER || data->jointype == JOIN_LEFT ?
+		data->join_rows : 0;
+	in->budget_bytes = (double) budget;
+	in->inner_rescan = data->inner_rescan;
+	in->outer_rescan = data->outer_rescan;
+	have = braid_sched_spill_line_ns(braid_spill_tablespace_guess(), &w, &r, &ew, &er);
+	if (have && ew == braid_emulate_write_ns && er == braid_emulate_read_ns)
+	{
+		in->write_ns = w;
+		in->read_ns = r;
+		return;
+	}
+	if (have && ew == 0 && er == 0)
+	{
+		in->write_ns = w;
+		in->read_ns = r;
+	}
+	in->write_ns += braid_emulate_write_ns;
+	in->read_ns += braid_emulate_read_ns;
+}
+
+/*
+ * braid_join_choose
+ *		Every mode's estimate, and the mode braidsort.join_mode asks for
+ *		(auto: the cost model's fastest within braidsort.write_intensity).
+ */
+BraidJoinMode
+braid_join_choose(const BraidJoinPlanData *data, const BraidJmInput *in,
+				  BraidJmEstimate est[BRAID_JM_NMODES])
+{
+	BraidJoinMode best = braid_jm_choose(in, braid_write_intensity, est);
+
+	if (braid_join_mode >= BRAID_JOIN_MODE_GRACE)
+		return (BraidJoinMode) (braid_join_mode - BRAID_JOIN_MODE_GRACE);
+	return best;
+}
+
+/* to_inner_var: the Hash node's keys, OUTER_VAR made INNER_VAR. */
+static Node *
+to_inner_var(Node *node, void *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
+	{
+		Var		   *var = (Var *) copyObject(node);
+
+		var->varno = INNER_VAR;
+		return (Node *) var;
+	}
+	return expression_tree_mutator(node, to_inner_var, context);
+}
+
+/*
+ * side_can_rescan
+ *		Can this input be read again within one execution of the join?  A
+ *		value log always can; a heap scan only when it is a plain, serial
+ *		sequential scan without volatile functions or subplans, outside a
+ *		parallel plan (the same rows again: same snapshot, same start block).
+ */
+static bool
+side_can_rescan(Plan *child, bool by_tid, int processes)
+{
+	if (!by_tid)
+		return true;
+	return IsA(child, SeqScan) && !child->parallel_aware && processes == 1 &&
+		!contain_volatile_functions((Node *) child->qual) &&
+		!contain_volatile_functions((Node *) child->targetlist) &&
+		!contain_subplans((Node *) child->qual) &&
+		!contain_subplans((Node *) child->targetlist);
+}
+
+/*
+ * braid_try_join
+ *		A BraidJoin replacing the Hash Join, or NULL (with *why) to leave it.
+ *		"processes" is how many processes run it at once (under a Gather).
+ */
+Plan *
+braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
+{
+	Plan	   *outer = outerPlan(hj);
+	Hash	   *hash = (Hash *) innerPlan(hj);
+	Plan	   *inner;
+	ListCell   *lc;
+	size_t		space_allowed;
+	int			nbuckets,
+				nbatch,
+				nskew;
+	BraidJoinPlanData data;
+	BraidJmInput in;
+	BraidJmEstimate est[BRAID_JM_NMODES];
+	BraidJoinMode mode;
+	double		pg_ms,
+				own_ms;
+	Oid			relid;
+	double		pages;
+	bool		cached;
+	char	   *tid_why;
+	CustomScan *cscan;
+	List	   *inner_keys;
+
+	if (braid_join_mode == BRAID_JOIN_MODE_OFF)
+	{
+		*why = "braidsort.join_mode is off";
+		return NULL;
+	}
+	switch (hj->join.jointype)
+	{
+		case JOIN_INNER:
+		case JOIN_LEFT:
+		case JOIN_SEMI:
+		case JOIN_ANTI:
+			break;
+		case JOIN_RIGHT:
+			*why = "a right join needs a match flag per inner row";
+			return NULL;
+		case JOIN_FULL:
+			*why = "a full join needs a match flag per inner row";
+			return NULL;
+		default:
+			*why = "join type not supported";
+			return NULL;
+	}
+	if (outer == NULL || hash == NULL || !IsA(hash, Hash) || outerPlan(hash) == NULL)
+	{
+		*why = "unexpected plan shape";
+		return NULL;
+	}
+	inner = outerPlan(hash);
+	if (hj->join.plan.parallel_aware || hash->plan.parallel_aware)
+	{
+		*why = "the hash table is shared by parallel workers (Parallel Hash)";
+		return NULL;
+	}
+	if (hash->plan.initPlan != NIL)
+	{
+		*why = "the Hash node has init plans";
+		return NULL;
+	}
+	foreach(lc, hj->hashoperators)
+	{
+		RegProcedure left,
+					right;
+
+		if (!get_op_hash_functions(lfirst_oid(lc), &left, &right))
+		{
+			*why = psprintf("no hash functions for operator %u", lfirst_oid(lc));
+			return NULL;
+		}
+		if (!func_strict(left) || !func_strict(right))
+		{
+			*why = "a hash function is not strict";
+			return NULL;
+		}
+	}
+
+	/* PostgreSQL's own sizing: does its hash table split into batches? */
+	ExecChooseHashTableSize(inner->plan_rows, inner->plan_width,
+							OidIsValid(hash->skewTable), false, 0,
+							&space_allowed, &nbuckets, &nbatch, &nskew);
+	if (nbatch <= 1)
+	{
+		*why = psprintf("PostgreSQL's hash table fits in memory (%.0f inner rows, one batch)",
+						inner->plan_rows);
+		return NULL;
+	}
+
+	memset(&data, 0, sizeof(data));
+	data.jointype = hj->join.jointype;
+	data.single_match = hj->join.inner_unique || hj->join.jointype == JOIN_SEMI;
+	data.inner_rows = Max(inner->plan_rows, 1.0);
+	data.outer_rows = Max(outer->plan_rows, 1.0);
+	data.join_rows = Max(hj->join.plan.plan_rows, 0.0);
+	data.inner_width = inner->plan_width;
+	data.outer_width = outer->plan_width;
+	data.pg_batches = nbatch;
+	data.inner_by_tid = braid_heap_tid_input(stmt, inner, &relid, &pages, &cached, &tid_why);
+	data.outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &pages, &cached, &tid_why);
+	data.inner_rescan = side_can_rescan(inner, data.inner_by_tid, processes);
+	data.outer_rescan = side_can_rescan(outer, data.outer_by_tid, processes);
+	data.write_intensity = braid_write_intensity;
+	data.hashops = list_copy(hj->hashoperators);
+	data.hashcolls = list_copy(hj->hashcollations);
+
+	braid_join_model_input(&data, get_hash_memory_limit(), &in);
+	mode = braid_join_choose(&data, &in, est);
+	data.mode = (int) mode;
+	data.partitions = est[mode].partitions;
+	pg_ms = braid_jm_pg_ms(&in, nbatch, data.inner_width, data.outer_width);
+	own_ms = est[mode].ms;
+	if (!braid_force && own_ms >= pg_ms)
+	{
+		*why = psprintf("the cost model expects no gain (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f x %.0f rows in %d batches)",
+						own_ms, pg_ms, data.inner_rows, data.outer_rows, nbatch);
+		return NULL;
+	}
+	elog(DEBUG1, "braidsort: Hash Join replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated",
+		 braid_force && own_ms >= pg_ms ? " (forced)" : "",
+		 braid_jm_mode_name(mode), data.partitions, own_ms, pg_ms, nbatch);
+
+	inner_keys = (List *) to_inner_var((Node *) hash->hashkeys, NULL);
+
+	cscan = makeNode(CustomScan);
+	cscan->scan.plan.startup_cost = hj->join.plan.startup_cost;
+	cscan->scan.plan.total_cost = hj->join.plan.startup_cost +
+		(hj->join.plan.total_cost - hj->join.plan.startup_cost) *
+		(pg_ms > 0 ? Min(own_ms / pg_ms, 1.0) : 1.0);
+	cscan->scan.plan.plan_rows = hj->join.plan.plan_rows;
+	cscan->scan.plan.plan_width = hj->join.plan.plan_width;
+	cscan->scan.plan.parallel_aware = false;
+	cscan->scan.plan.parallel_safe = hj->join.plan.parallel_safe;
+	cscan->scan.plan.async_capable = false;
+	cscan->scan.plan.plan_node_id = hj->join.plan.plan_node_id;
+	cscan->scan.plan.targetlist = hj->join.plan.targetlist;
+	cscan->scan.plan.qual = hj->join.plan.qual;
+	cscan->scan.plan.initPlan = hj->join.plan.initPlan;
+	cscan->scan.plan.extParam = bms_copy(hj->join.plan.extParam);
+	cscan->scan.plan.allParam = bms_copy(hj->join.plan.allParam);
+	outerPlan(cscan) = outer;
+	innerPlan(cscan) = inner;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = 0;
+	cscan->custom_plans = NIL;
+	cscan->custom_scan_tlist = NIL;
+	cscan->custom_relids = NULL;
+	cscan->custom_exprs = list_make4(hj->hashkeys, inner_keys, hj->join.joinqual,
+									 hj->hashclauses);
+	cscan->custom_private = braid_join_pack(&data);
+	cscan->methods = &braid_join_scan_methods;
+	return (Plan *) cscan;
+}

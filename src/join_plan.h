@@ -1,0 +1,53 @@
+/*-------------------------------------------------------------------------
+ *
+ * join_plan.h
+ *	  BraidJoin's plan data, and the cost model's input for a join.
+ *
+ * src/join_plan.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_JOIN_PLAN_H
+#define BRAID_JOIN_PLAN_H
+
+#include "postgres.h"
+
+#include "nodes/pg_list.h"
+
+#include "joinmodel.h"
+
+/*
+ * What the planner leaves a BraidJoin in CustomScan.custom_private.  Its
+ * expressions are in custom_exprs: the outer hash keys (OUTER_VAR), the
+ * inner hash keys (INNER_VAR), the join qual and the hash clauses (both).
+ */
+typedef struct BraidJoinPlanData
+{
+	int			jointype;		/* JOIN_INNER, JOIN_LEFT, JOIN_SEMI, JOIN_ANTI */
+	bool		single_match;	/* an outer row matches one inner row at most
+								 * (SEMI, or a unique inner side) */
+	int			mode;			/* BraidJoinMode to run */
+	double		write_intensity;	/* as braidsort.write_intensity said */
+	int			partitions;		/* planned k */
+	double		inner_rows;		/* planner's estimates */
+	double		outer_rows;
+	double		join_rows;
+	int			inner_width;
+	int			outer_width;
+	int			pg_batches;		/* PostgreSQL's planned batches */
+	bool		inner_by_tid;	/* the input is a heap scan: refs are TIDs */
+	bool		outer_by_tid;	/* (else its rows go to a value log) */
+	bool		inner_rescan;	/* the input can be read again */
+	bool		outer_rescan;
+	List	   *hashops;		/* hash operator of each key (Oids) */
+	List	   *hashcolls;		/* its collation */
+} BraidJoinPlanData;
+
+extern List *braid_join_pack(const BraidJoinPlanData *data);
+extern void braid_join_unpack(List *private, BraidJoinPlanData *data);
+extern void braid_join_model_input(const BraidJoinPlanData *data, size_t budget,
+								   BraidJmInput *in);
+extern BraidJoinMode braid_join_choose(const BraidJoinPlanData *data, const BraidJmInput *in,
+									   BraidJmEstimate est[BRAID_JM_NMODES]);
+
+#endif							/* BRAID_JOIN_PLAN_H */

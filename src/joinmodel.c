@@ -1,0 +1,468 @@
+/*-------------------------------------------------------------------------
+ *
+ * joinmodel.c
+ *	  Cost model of BraidJoin's write-limited hash join modes.
+ *
+ * Viglas (VLDB 2014, §2.2) on entries, as DESIGN.md §7 works it out for
+ * braidsort.  Both inputs become entries <hash, ref> of entry_bytes on the
+ * device; the inner input's entries are split by hash into k partitions,
+ * k = ceil(|T| x table_entry_bytes / M), so that one partition's entries
+ * fit the in-memory table.  Partition 0 stays in memory during the first
+ * pass over both inputs (its outer rows probe it with the row in hand).
+ * Each later partition p needs its inner entries (to build the table) and
+ * its outer entries (to probe), and for each input either
+ *
+ *	 - was *written* during an earlier pass: its rows/k entries cost
+ *	   L = rows/k x entry_bytes / 64 lines written and read again, the CPU
+ *	   to write and read them, and, for the outer input, the fetch of each
+ *	   probing row by its ref (it is no longer in hand); or
+ *	 - is *rebuilt* by a rescan of that input in p's round: rows x row_ns,
+ *	   the outer rows in hand again.
+ *
+ * The cost is a sum over (input, partition) of one of the two, so a mode is
+ * a rule for which of them are written:
+ *
+ *	 grace		all of them (Viglas's Grace join; writes (k-1)/k of both
+ *				inputs' entries);
+ *	 hybrid		Grace-nested-loops: a share of each input's partitions, the
+ *				smaller input (the inner) first, as the write intensity allows;
+ *				the rest are joined by passes that rescan the other input;
+ *	 segmented	x whole partitions (both inputs), the rest rebuilt by
+ *				rescanning both: J(x) is linear in x, so x is 0 or k-1
+ *				unless the write intensity caps it (Viglas's rule: write all
+ *				when k > lambda + 1, in braidsort's costs);
+ *	 lazy		nothing is written at first; before round i the remainder
+ *				(partitions i+1..k-1 of both inputs) is written during round
+ *				i's rescans once writing it costs no more than the rescans
+ *				done so far (the read-over-write rule, Eq. 11's spirit).
+ *
+ * An input that cannot be rescanned has every partition written in every
+ * mode; its writes count against the write intensity first, and a mode
+ * that then exceeds it is infeasible.
+ *
+ * The write intensity is a share of grace's lines.  -1 asks for each
+ * mode's cost-optimal choice (hybrid and segmented then write exactly the
+ * partitions whose writing costs less than their rescan).
+ *
+ * src/joinmodel.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include "joinmodel.h"
+
+#define JM_LINE_BYTES			64.0
+#define JM_DEFAULT_ENTRY_BYTES	16.0
+#define JM_DEFAULT_TABLE_BYTES	28.0
+#define JM_DEFAULT_WRITE_NS		8.0
+#define JM_DEFAULT_READ_NS		4.0
+#define JM_DEFAULT_ROW_NS		150.0
+#define JM_DEFAULT_ENTRY_CPU_NS 6.0
+#define JM_DEFAULT_FETCH_NS		150.0
+#define JM_DEFAULT_PROBE_NS		40.0
+#define JM_PG_TUPLE_NS			250.0
+#define JM_PG_BYTE_NS			1.0
+#define JM_MAX_ROWS				1e15
+
+/* clamp_rows: a row count made finite and non-negative. */
+static double
+clamp_rows(double rows)
+{
+	if (!(rows > 0))
+		return 0;
+	return fmin(rows, JM_MAX_ROWS);
+}
+
+/* nonneg: a cost made finite and non-negative. */
+static double
+nonneg(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return fmin(v, 1e18);
+}
+
+/*
+ * braid_jm_input_defaults
+ *		Defaults of the per-row and per-line costs (a tmpfs on this class of
+ *		machine); rows, budget and the rescan flags are the caller's.
+ */
+void
+braid_jm_input_defaults(BraidJmInput *in)
+{
+	in->inner_rows = 0;
+	in->outer_rows = 0;
+	in->entry_bytes = JM_DEFAULT_ENTRY_BYTES;
+	in->table_entry_bytes = JM_DEFAULT_TABLE_BYTES;
+	in->budget_bytes = 0;
+	in->write_ns = JM_DEFAULT_WRITE_NS;
+	in->read_ns = JM_DEFAULT_READ_NS;
+	in->inner_row_ns = JM_DEFAULT_ROW_NS;
+	in->outer_row_ns = JM_DEFAULT_ROW_NS;
+	in->entry_cpu_ns = JM_DEFAULT_ENTRY_CPU_NS;
+	in->fetch_ns = JM_DEFAULT_FETCH_NS;
+	in->probe_ns = JM_DEFAULT_PROBE_NS;
+	in->match_rows = 0;
+	in->inner_rescan = false;
+	in->outer_rescan = false;
+}
+
+/*
+ * braid_jm_partitions
+ *		k: partitions of the inner input's entries, each about the in-memory
+ *		table's budget, 1 when they all fit.
+ */
+int
+braid_jm_partitions(const BraidJmInput *in)
+{
+	double		bytes = clamp_rows(in->inner_rows) * nonneg(in->table_entry_bytes);
+	double		budget = fmax(nonneg(in->budget_bytes), 1.0);
+	double		k = ceil(bytes / budget);
+
+	if (!(k >= 1))
+		return 1;
+	if (k > BRAID_JM_MAX_PARTITIONS)
+		return BRAID_JM_MAX_PARTITIONS;
+	return (int) k;
+}
+
+/* The cost of one (input, partition) either way, and its lines. */
+typedef struct JmSide
+{
+	double		rows;			/* the input's rows */
+	double		lines;			/* lines one partition's entries take */
+	double		write_cost;		/* ns to write, read back (and fetch) them */
+	double		rescan_cost;	/* ns to rebuild them by a rescan */
+	bool		can_rescan;
+} JmSide;
+
+/* side_costs: the two inputs' per-partition costs at k partitions. */
+static void
+side_costs(const BraidJmInput *in, int k, JmSide *inner, JmSide *outer)
+{
+	double		w = nonneg(in->write_ns),
+				r = nonneg(in->read_ns),
+				e = nonneg(in->entry_bytes),
+				cpu = nonneg(in->entry_cpu_ns);
+
+	inner->rows = clamp_rows(in->inner_rows);
+	outer->rows = clamp_rows(in->outer_rows);
+	inner->lines = inner->rows / k * e / JM_LINE_BYTES;
+	outer->lines = outer->rows / k * e / JM_LINE_BYTES;
+	inner->write_cost = inner->lines * (w + r) + 2 * cpu * inner->rows / k;
+	outer->write_cost = outer->lines * (w + r) + 2 * cpu * outer->rows / k +
+		nonneg(in->fetch_ns) * outer->rows / k;
+	inner->rescan_cost = inner->rows * nonneg(in->inner_row_ns);
+	outer->rescan_cost = outer->rows * nonneg(in->outer_row_ns);
+	inner->can_rescan = in->inner_rescan;
+	outer->can_rescan = in->outer_rescan;
+}
+
+/*
+ * lazy_fires
+ *		The read-over-write rule before round i (1-based) of k-1: write the
+ *		remainder (partitions i+1..k-1 of each rescannable input) during this
+ *		round's rescans when that costs no more than the rescans of the
+ *		rounds before, and fits the write budget (lines, < 0: unlimited)
+ *		beside the forced lines already spent.
+ */
+static bool
+lazy_fires(const JmSide *inner, const JmSide *outer, int k, int i,
+		   double budget_lines, double forced_lines)
+{
+	double		remain = (double) (k - 1 - i);
+	double		write_cost = 0,
+				lines = 0,
+				reread = 0;
+
+	if (remain <= 0)
+		return false;
+	if (inner->can_rescan)
+	{
+		write_cost += remain * inner->write_cost;
+		lines += remain * inner->lines;
+		reread += (i - 1) * inner->rescan_cost;
+	}
+	if (outer->can_rescan)
+	{
+		write_cost += remain * outer->write_cost;
+		lines += remain * outer->lines;
+		reread += (i - 1) * outer->rescan_cost;
+	}
+	if (lines <= 0)
+		return false;
+	if (budget_lines >= 0 && forced_lines + lines > budget_lines * (1 + 1e-9))
+		return false;
+	return write_cost <= reread;
+}
+
+/*
+ * plan_sides
+ *		How many of partitions 1..k-1 of each input the mode writes, at
+ *		write intensity wi; *lazy_round is the round before which lazy
+ *		writes its remainder (k when never).
+ */
+static void
+plan_sides(const BraidJmInput *in, BraidJoinMode mode, double wi, int k,
+		   int *mi, int *mo, int *lazy_round)
+{
+	JmSide		inner,
+				outer;
+	int			n = k - 1;
+	double		grace_lines;
+	double		budget;
+	double		forced = 0;
+
+	side_costs(in, k, &inner, &outer);
+	grace_lines = n * (inner.lines + outer.lines);
+	budget = wi < 0 ? -1 : wi * grace_lines;
+	*mi = inner.can_rescan ? 0 : n;
+	*mo = outer.can_rescan ? 0 : n;
+	forced = *mi * inner.lines + *mo * outer.lines;
+	*lazy_round = k;
+	if (n <= 0)
+	{
+		*mi = *mo = 0;
+		return;
+	}
+
+	switch (mode)
+	{
+		case BRAID_JM_GRACE:
+			*mi = *mo = n;
+			break;
+		case BRAID_JM_HYBRID:
+			{
+				/* the smaller input first: the inner one, then the outer */
+				JmSide	   *sides[2] = {&inner, &outer};
+				int		   *counts[2] = {mi, mo};
+				double		spent = forced;
+
+				for (int s = 0; s < 2; s++)
+				{
+					int			c;
+
+					if (!sides[s]->can_rescan)
+						continue;
+					if (wi < 0)
+						c = sides[s]->write_cost < sides[s]->rescan_cost ? n : 0;
+					else if (sides[s]->lines <= 0)
+						c = n;
+					else
+						c = (int) fmin((double) n,
+									   floor(fmax(budget - spent, 0) / sides[s]->lines * (1 + 1e-12)));
+					*counts[s] = c;
+					spent += c * sides[s]->lines;
+				}
+				break;
+			}
+		case BRAID_JM_SEGMENTED:
+			{
+				double		wcost = 0,
+							rcost = 0,
+							lines = 0;
+				int			x;
+
+				if (inner.can_rescan)
+				{
+					wcost += inner.write_cost;
+					rcost += inner.rescan_cost;
+					lines += inner.lines;
+				}
+				if (outer.can_rescan)
+				{
+					wcost += outer.write_cost;
+					rcost += outer.rescan_cost;
+					lines += outer.lines;
+				}
+				/* linear in x: all or nothing, then the write budget */
+				x = (lines <= 0 || wcost < rcost) ? n : 0;
+				if (wi >= 0 && lines > 0)
+					x = (int) fmin((double) x,
+								   floor(fmax(budget - forced, 0) / lines * (1 + 1e-12)));
+				if (inner.can_rescan)
+					*mi = x;
+				if (outer.can_rescan)
+					*mo = x;
+				break;
+			}
+		case BRAID_JM_LAZY:
+			for (int i = 1; i <= n; i++)
+			{
+				if (lazy_fires(&inner, &outer, k, i, budget, forced))
+				{
+					*lazy_round = i;
+					if (inner.can_rescan)
+						*mi = n - i;
+					if (outer.can_rescan)
+						*mo = n - i;
+					break;
+				}
+			}
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * braid_jm_plan_sides
+ *		For the executor: how many of partitions 1..k-1 of each input the
+ *		mode writes at the actual partition count (lazy: none up front;
+ *		its rule decides at run time).
+ */
+void
+braid_jm_plan_sides(const BraidJmInput *in, BraidJoinMode mode, double write_intensity,
+					int partitions, int *mat_inner, int *mat_outer)
+{
+	int			lazy_round;
+	int			k = partitions < 1 ? 1 : partitions;
+
+	plan_sides(in, mode, write_intensity, k, mat_inner, mat_outer, &lazy_round);
+	if (mode == BRAID_JM_LAZY)
+	{
+		*mat_inner = in->inner_rescan ? 0 : k - 1;
+		*mat_outer = in->outer_rescan ? 0 : k - 1;
+	}
+}
+
+/*
+ * braid_jm_lazy_materialize
+ *		Lazy's rule at run time: before round "round" (1-based, of k-1),
+ *		should this round's rescans write the remainder?
+ */
+bool
+braid_jm_lazy_materialize(const BraidJmInput *in, int partitions, int round,
+						  double write_intensity)
+{
+	JmSide		inner,
+				outer;
+	int			k = partitions < 1 ? 1 : partitions;
+	double		forced,
+				budget;
+
+	side_costs(in, k, &inner, &outer);
+	forced = (inner.can_rescan ? 0 : (k - 1) * inner.lines) +
+		(outer.can_rescan ? 0 : (k - 1) * outer.lines);
+	budget = write_intensity < 0 ? -1 :
+		write_intensity * (k - 1) * (inner.lines + outer.lines);
+	return lazy_fires(&inner, &outer, k, round, budget, forced);
+}
+
+/*
+ * braid_jm_estimate
+ *		One mode at write intensity wi (< 0: cost-optimal).
+ */
+void
+braid_jm_estimate(const BraidJmInput *in, BraidJoinMode mode, double wi,
+				  BraidJmEstimate *est)
+{
+	JmSide		inner,
+				outer;
+	int			k = braid_jm_partitions(in);
+	int			n = k - 1;
+	int			mi = 0,
+				mo = 0,
+				lazy_round = k;
+	double		ns,
+				grace_lines;
+
+	est->mode = mode;
+	est->partitions = k;
+	if (mode < 0 || mode >= BRAID_JM_NMODES)
+	{
+		est->feasible = false;
+		est->mat_inner = est->mat_outer = 0;
+		est->write_intensity = est->lines_written = est->lines_read = 0;
+		est->rescans = est->ms = 0;
+		return;
+	}
+	side_costs(in, k, &inner, &outer);
+	plan_sides(in, mode, wi, k, &mi, &mo, &lazy_round);
+	grace_lines = n * (inner.lines + outer.lines);
+
+	/* the first pass over both inputs, and every outer row's probe */
+	ns = inner.rows * nonneg(in->inner_row_ns) + outer.rows * nonneg(in->outer_row_ns) +
+		outer.rows * nonneg(in->probe_ns) + clamp_rows(in->match_rows) * nonneg(in->fetch_ns);
+	ns += mi * inner.write_cost + (n - mi) * inner.rescan_cost;
+	ns += mo * outer.write_cost + (n - mo) * outer.rescan_cost;
+
+	est->mat_inner = mi;
+	est->mat_outer = mo;
+	est->lines_written = mi * inner.lines + mo * outer.lines;
+	est->lines_read = est->lines_written;
+	est->rescans = (double) ((n - mi) + (n - mo));
+	est->write_intensity = grace_lines > 0 ? est->lines_written / grace_lines : 0;
+	est->ms = nonneg(ns) / 1e6;
+	est->feasible = wi < 0 || est->lines_written <= wi * grace_lines * (1 + 1e-9) + 1e-9;
+}
+
+/*
+ * braid_jm_choose
+ *		Every mode's estimate at write intensity wi, and the fastest
+ *		feasible one (the one writing least when none is).
+ */
+BraidJoinMode
+braid_jm_choose(const BraidJmInput *in, double wi, BraidJmEstimate est[BRAID_JM_NMODES])
+{
+	int			best = -1;
+
+	for (int m = 0; m < BRAID_JM_NMODES; m++)
+	{
+		braid_jm_estimate(in, (BraidJoinMode) m, wi, &est[m]);
+		if (est[m].feasible && (best < 0 || est[m].ms < est[best].ms))
+			best = m;
+	}
+	if (best < 0)
+	{
+		best = 0;
+		for (int m = 1; m < BRAID_JM_NMODES; m++)
+			if (est[m].lines_written < est[best].lines_written)
+				best = m;
+	}
+	return (BraidJoinMode) best;
+}
+
+/*
+ * braid_jm_pg_ms
+ *		PostgreSQL's hash join of the same inputs in "batches" batches: the
+ *		same first pass and probes, and (1 - 1/batches) of both inputs'
+ *		tuples written to temporary files and read back (a tuple costs
+ *		JM_PG_TUPLE_NS plus JM_PG_BYTE_NS per byte), without braidsort's
+ *		late fetches.
+ */
+double
+braid_jm_pg_ms(const BraidJmInput *in, double batches, double inner_width,
+			   double outer_width)
+{
+	double		t = clamp_rows(in->inner_rows),
+				v = clamp_rows(in->outer_rows);
+	double		spilled = batches > 1 ? 1.0 - 1.0 / batches : 0;
+	double		ns;
+
+	ns = t * nonneg(in->inner_row_ns) + v * nonneg(in->outer_row_ns) + v * nonneg(in->probe_ns);
+	ns += spilled * ((t + v) * JM_PG_TUPLE_NS +
+					 (t * nonneg(inner_width) + v * nonneg(outer_width)) * JM_PG_BYTE_NS);
+	return nonneg(ns) / 1e6;
+}
+
+/* braid_jm_mode_name: a mode's name, as braidsort.join_mode spells it. */
+const char *
+braid_jm_mode_name(BraidJoinMode mode)
+{
+	switch (mode)
+	{
+		case BRAID_JM_GRACE:
+			return "grace";
+		case BRAID_JM_HYBRID:
+			return "hybrid";
+		case BRAID_JM_SEGMENTED:
+			return "segmented";
+		case BRAID_JM_LAZY:
+			return "lazy";
+		default:
+			return "?";
+	}
+}

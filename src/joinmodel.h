@@ -1,0 +1,93 @@
+/*-------------------------------------------------------------------------
+ *
+ * joinmodel.h
+ *	  Cost model of BraidJoin's write-limited hash join modes (Viglas, VLDB
+ *	  2014, §2.2, on entries as worked out in DESIGN.md §7): grace, hybrid
+ *	  (Grace-nested-loops), segmented and lazy; which partitions of each
+ *	  input are written, the lines written and read, the rescans and the
+ *	  time; and lazy's run-time read-over-write rule.
+ *
+ * Pure C (no PostgreSQL calls, no globals written: callable from any
+ * thread).  See joinmodel.c for the formulas and the default constants.
+ *
+ * src/joinmodel.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_JOINMODEL_H
+#define BRAID_JOINMODEL_H
+
+#include <stdbool.h>
+
+typedef enum BraidJoinMode
+{
+	BRAID_JM_GRACE = 0,			/* every partition of both inputs written */
+	BRAID_JM_HYBRID,			/* a share of each input's partitions written,
+								 * the smaller input first; the rest joined
+								 * by passes that rescan */
+	BRAID_JM_SEGMENTED,			/* x of the partitions written (both inputs),
+								 * the rest rebuilt by rescanning */
+	BRAID_JM_LAZY,				/* nothing written while rescanning costs
+								 * less; then the remainder, once */
+	BRAID_JM_NMODES
+} BraidJoinMode;
+
+/* The largest partition count the model and the executor use. */
+#define BRAID_JM_MAX_PARTITIONS 1024
+
+typedef struct BraidJmInput
+{
+	double		inner_rows;		/* |T|: rows of the inner input (hashed) */
+	double		outer_rows;		/* |V|: rows of the outer input (probing) */
+	double		entry_bytes;	/* bytes of an entry on the device */
+	double		table_entry_bytes;	/* bytes an inner entry takes in the
+									 * in-memory table (entry, chain, bucket) */
+	double		budget_bytes;	/* M: memory for the in-memory table */
+	double		write_ns;		/* w: ns per 64-byte line written */
+	double		read_ns;		/* r: ns per line read */
+	double		inner_row_ns;	/* ns per inner row to read it (scan or
+								 * value log) and hash it */
+	double		outer_row_ns;	/* ns per outer row to read it and hash it */
+	double		entry_cpu_ns;	/* CPU ns per entry to write it or read it
+								 * back (beside the device's lines) */
+	double		fetch_ns;		/* ns to fetch an outer row by its ref when
+								 * its entry comes from a written partition
+								 * (it is in hand when its input is scanned) */
+	double		probe_ns;		/* ns per outer row to probe the table */
+	double		match_rows;		/* inner rows fetched by ref for the join's
+								 * output (about its rows) */
+	bool		inner_rescan;	/* the inner input can be read again */
+	bool		outer_rescan;	/* the outer input can be read again */
+} BraidJmInput;
+
+typedef struct BraidJmEstimate
+{
+	BraidJoinMode mode;
+	bool		feasible;		/* possible at the asked write intensity */
+	int			partitions;		/* k: partition 0 stays in memory */
+	int			mat_inner;		/* partitions 1..k-1 of the inner input
+								 * written (lazy: expected) */
+	int			mat_outer;		/* and of the outer input */
+	double		write_intensity;	/* lines written / grace's */
+	double		lines_written;
+	double		lines_read;
+	double		rescans;		/* passes over an input beyond the first */
+	double		ms;				/* estimated time */
+} BraidJmEstimate;
+
+extern void braid_jm_input_defaults(BraidJmInput *in);
+extern int	braid_jm_partitions(const BraidJmInput *in);
+extern void braid_jm_estimate(const BraidJmInput *in, BraidJoinMode mode,
+							  double write_intensity, BraidJmEstimate *est);
+extern BraidJoinMode braid_jm_choose(const BraidJmInput *in, double write_intensity,
+									 BraidJmEstimate est[BRAID_JM_NMODES]);
+extern bool braid_jm_lazy_materialize(const BraidJmInput *in, int partitions,
+									  int round, double write_intensity);
+extern void braid_jm_plan_sides(const BraidJmInput *in, BraidJoinMode mode,
+								double write_intensity, int partitions,
+								int *mat_inner, int *mat_outer);
+extern double braid_jm_pg_ms(const BraidJmInput *in, double batches,
+							 double inner_width, double outer_width);
+extern const char *braid_jm_mode_name(BraidJoinMode mode);
+
+#endif							/* BRAID_JOINMODEL_H */
