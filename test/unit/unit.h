@@ -15,6 +15,7 @@
  *		test_emulate.c		src/emulate.c
  *		test_sync.c			src/sync.h
  *		test_wlimit.c		src/wlimit.c
+ *		test_joinmodel.c	src/joinmodel.c
  *
  * Each module file has one entry point, unit_<module>(), that runs its
  * tests in a fixed order.  No test framework: a group of related
@@ -130,5 +131,6 @@ extern void unit_profkernel(void);
 extern void unit_emulate(void);
 extern void unit_sync(void);
 extern void unit_wlimit(void);
+extern void unit_joinmodel(void);
 
 #endif							/* BRAID_UNIT_H */

@@ -35,6 +35,7 @@ static const UnitModule modules[] = {
 	{"emulate", "src/emulate.c", unit_emulate},
 	{"sync", "src/sync.h", unit_sync},
 	{"wlimit", "src/wlimit.c", unit_wlimit},
+	{"joinmodel", "src/joinmodel.c", unit_joinmodel},
 };
 
 #define NUM_MODULES ((int) (sizeof(modules) / sizeof(modules[0])))

@@ -1,0 +1,279 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_joinmodel.c
+ *	  Unit tests of src/joinmodel.c, the cost model of BraidJoin's modes.
+ *
+ * Partition counts, grace writing (k-1)/k of both inputs' entries, hybrid
+ * spending a write budget on the inner input first, segmented's all-or-
+ * nothing optimum, lazy's read-over-write rule (never on a free device's
+ * first round, never when writes are dear), write intensities never
+ * exceeded, inputs that cannot be rescanned, which mode wins on a tmpfs and
+ * on a slow-writing device, PostgreSQL's estimate, and garbage inputs.
+ *
+ * test/unit/test_joinmodel.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+
+#include "unit.h"
+
+#include "joinmodel.h"
+
+/* paper_input: |T| inner rows joined to 10|T| outer rows, k partitions. */
+static BraidJmInput
+paper_input(double inner, int k)
+{
+	BraidJmInput in;
+
+	braid_jm_input_defaults(&in);
+	in.inner_rows = inner;
+	in.outer_rows = 10 * inner;
+	in.budget_bytes = inner * in.table_entry_bytes / k;
+	in.inner_rescan = true;
+	in.outer_rescan = true;
+	return in;
+}
+
+/* sane: every figure of an estimate finite and non-negative. */
+static bool
+sane(const BraidJmEstimate *e)
+{
+	const double v[] = {e->write_intensity, e->lines_written, e->lines_read, e->rescans, e->ms};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!isfinite(v[i]) || v[i] < 0)
+			return false;
+	return e->partitions >= 1 && e->partitions <= BRAID_JM_MAX_PARTITIONS &&
+		e->mat_inner >= 0 && e->mat_inner < e->partitions &&
+		e->mat_outer >= 0 && e->mat_outer < e->partitions;
+}
+
+/* test_joinmodel_basics: partitions and grace's lines. */
+static void
+test_joinmodel_basics(void)
+{
+	Check		c;
+	BraidJmInput in = paper_input(1e6, 8);
+	BraidJmEstimate e;
+	double		lines;
+
+	check_init(&c);
+	check_that(&c, braid_jm_partitions(&in) == 8, "k = %d, expected 8", braid_jm_partitions(&in));
+	in.budget_bytes = 1e12;
+	check_that(&c, braid_jm_partitions(&in) == 1, "everything fits: k = %d", braid_jm_partitions(&in));
+	in.budget_bytes = 1;
+	check_that(&c, braid_jm_partitions(&in) == BRAID_JM_MAX_PARTITIONS, "k capped: %d",
+			   braid_jm_partitions(&in));
+
+	in = paper_input(1e6, 8);
+	braid_jm_estimate(&in, BRAID_JM_GRACE, -1, &e);
+	lines = 7.0 / 8 * 11e6 * in.entry_bytes / 64;
+	check_that(&c, fabs(e.lines_written - lines) < 1e-6 * lines,
+			   "grace lines %g, expected %g", e.lines_written, lines);
+	check_that(&c, e.lines_read == e.lines_written, "grace reads what it writes");
+	check_that(&c, e.mat_inner == 7 && e.mat_outer == 7 && e.rescans == 0,
+			   "grace writes every partition but 0 and never rescans");
+	check_that(&c, fabs(e.write_intensity - 1) < 1e-9, "grace intensity %g", e.write_intensity);
+	check_that(&c, e.feasible && sane(&e), "grace feasible and sane");
+
+	in.budget_bytes = 1e12;
+	for (int m = 0; m < BRAID_JM_NMODES; m++)
+	{
+		braid_jm_estimate(&in, (BraidJoinMode) m, 0, &e);
+		check_that(&c, e.partitions == 1 && e.lines_written == 0 && e.rescans == 0 && e.feasible,
+				   "one partition: %s writes and rescans nothing", braid_jm_mode_name(m));
+	}
+	check_report(&c, "joinmodel: partitions; grace writes (k-1)/k of both inputs' entries");
+}
+
+/* test_joinmodel_intensity: no mode exceeds the write budget it is given. */
+static void
+test_joinmodel_intensity(void)
+{
+	Check		c;
+	const double wis[] = {0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.99, 1};
+
+	check_init(&c);
+	for (int k = 2; k <= 64; k *= 2)
+		for (size_t i = 0; i < sizeof(wis) / sizeof(wis[0]); i++)
+		{
+			BraidJmInput in = paper_input(1e6, k);
+			BraidJmEstimate e;
+
+			for (int m = BRAID_JM_HYBRID; m < BRAID_JM_NMODES; m++)
+			{
+				braid_jm_estimate(&in, (BraidJoinMode) m, wis[i], &e);
+				check_that(&c, e.feasible && e.write_intensity <= wis[i] + 1e-9 && sane(&e),
+						   "%s at k %d wi %g writes %g", braid_jm_mode_name(m), k, wis[i],
+						   e.write_intensity);
+			}
+			braid_jm_estimate(&in, BRAID_JM_GRACE, wis[i], &e);
+			check_that(&c, e.feasible == (wis[i] >= 1), "grace feasible only at 1 (wi %g)", wis[i]);
+		}
+	check_report(&c, "joinmodel: hybrid, segmented and lazy stay within the write intensity");
+}
+
+/* test_joinmodel_hybrid: the write budget goes to the inner input first. */
+static void
+test_joinmodel_hybrid(void)
+{
+	Check		c;
+	BraidJmInput in = paper_input(1e6, 8);
+	BraidJmEstimate e;
+
+	check_init(&c);
+	/* the inner input is 1/11 of the lines: 0.3 covers it and one outer partition */
+	braid_jm_estimate(&in, BRAID_JM_HYBRID, 0.3, &e);
+	check_that(&c, e.mat_inner == 7, "inner first: %d of 7 inner partitions", e.mat_inner);
+	check_that(&c, e.mat_outer == 1, "then 1 outer partition, got %d", e.mat_outer);
+	braid_jm_estimate(&in, BRAID_JM_HYBRID, 0.05, &e);
+	check_that(&c, e.mat_outer == 0 && e.mat_inner == 3,
+			   "0.05: 3 inner, 0 outer (got %d, %d)", e.mat_inner, e.mat_outer);
+	braid_jm_estimate(&in, BRAID_JM_HYBRID, 0, &e);
+	check_that(&c, e.lines_written == 0 && e.rescans == 14, "0: all rescans (%g)", e.rescans);
+	/* an outer input that cannot be rescanned is written whatever the budget */
+	in.outer_rescan = false;
+	braid_jm_estimate(&in, BRAID_JM_HYBRID, 0.1, &e);
+	check_that(&c, e.mat_outer == 7 && !e.feasible, "forced outer writes exceed 0.1");
+	braid_jm_estimate(&in, BRAID_JM_HYBRID, -1, &e);
+	check_that(&c, e.mat_outer == 7 && e.feasible, "forced outer writes at the optimum");
+	check_report(&c, "joinmodel: hybrid spends the write budget on the inner input first");
+}
+
+/* test_joinmodel_segmented: all or nothing, Viglas's k > lambda + 1 rule. */
+static void
+test_joinmodel_segmented(void)
+{
+	Check		c;
+	BraidJmInput in = paper_input(1e6, 8);
+	BraidJmEstimate e;
+
+	check_init(&c);
+	braid_jm_estimate(&in, BRAID_JM_SEGMENTED, -1, &e);
+	check_that(&c, e.mat_inner == 7 && e.mat_outer == 7, "cheap writes: all written");
+	in.write_ns = 1e6;
+	braid_jm_estimate(&in, BRAID_JM_SEGMENTED, -1, &e);
+	check_that(&c, e.mat_inner == 0 && e.mat_outer == 0 && e.rescans == 14,
+			   "dear writes: none written (%d, %d)", e.mat_inner, e.mat_outer);
+	in = paper_input(1e6, 8);
+	braid_jm_estimate(&in, BRAID_JM_SEGMENTED, 0.5, &e);
+	check_that(&c, e.mat_inner == 3 && e.mat_outer == 3, "0.5: 3 of 7 (%d, %d)",
+			   e.mat_inner, e.mat_outer);
+	check_report(&c, "joinmodel: segmented writes all or nothing, then what the budget allows");
+}
+
+/* test_joinmodel_lazy: the read-over-write rule. */
+static void
+test_joinmodel_lazy(void)
+{
+	Check		c;
+	BraidJmInput in = paper_input(1e6, 8);
+	BraidJmEstimate e;
+
+	check_init(&c);
+	check_that(&c, !braid_jm_lazy_materialize(&in, 8, 1, -1),
+			   "round 1: nothing re-read yet, nothing written");
+	check_that(&c, braid_jm_lazy_materialize(&in, 8, 2, -1),
+			   "round 2 on a tmpfs: one round of rescans pays for the writes");
+	check_that(&c, !braid_jm_lazy_materialize(&in, 8, 7, -1), "last round: nothing remains");
+	braid_jm_estimate(&in, BRAID_JM_LAZY, -1, &e);
+	check_that(&c, e.mat_inner == 5 && e.mat_outer == 5 && e.rescans == 4,
+			   "lazy writes from round 2: %d, %d, %g", e.mat_inner, e.mat_outer, e.rescans);
+	in.write_ns = 1e6;
+	for (int r = 1; r < 8; r++)
+		check_that(&c, !braid_jm_lazy_materialize(&in, 8, r, -1), "dear writes: round %d writes", r);
+	in = paper_input(1e6, 8);
+	check_that(&c, !braid_jm_lazy_materialize(&in, 8, 2, 0.1), "0.1 cannot hold the remainder");
+	check_report(&c, "joinmodel: lazy writes the remainder once re-reading costs more");
+}
+
+/* test_joinmodel_choose: grace on a tmpfs, no writes on a very slow device. */
+static void
+test_joinmodel_choose(void)
+{
+	Check		c;
+	BraidJmInput in = paper_input(1e6, 16);
+	BraidJmEstimate est[BRAID_JM_NMODES];
+	BraidJoinMode m;
+
+	check_init(&c);
+	m = braid_jm_choose(&in, -1, est);
+	check_that(&c, est[m].lines_written == est[BRAID_JM_GRACE].lines_written,
+			   "tmpfs: %s, writing as grace does", braid_jm_mode_name(m));
+	in.write_ns = 1e7;
+	m = braid_jm_choose(&in, -1, est);
+	check_that(&c, est[m].lines_written == 0, "slow writes: %s writes %g lines",
+			   braid_jm_mode_name(m), est[m].lines_written);
+	for (int i = 0; i < BRAID_JM_NMODES; i++)
+		check_that(&c, est[m].ms <= est[i].ms + 1e-9, "the chosen mode is the fastest");
+	in = paper_input(1e6, 16);
+	m = braid_jm_choose(&in, 0.3, est);
+	check_that(&c, m != BRAID_JM_GRACE && est[m].write_intensity <= 0.3 + 1e-9,
+			   "0.3: %s at %g", braid_jm_mode_name(m), est[m].write_intensity);
+	/* PostgreSQL's estimate grows with its batches */
+	check_that(&c, braid_jm_pg_ms(&in, 1, 80, 80) < braid_jm_pg_ms(&in, 4, 80, 80) &&
+			   braid_jm_pg_ms(&in, 4, 80, 80) < braid_jm_pg_ms(&in, 64, 80, 80),
+			   "PostgreSQL's estimate grows with its batches");
+	check_report(&c, "joinmodel: auto picks grace on a tmpfs, a mode without writes on a slow device");
+}
+
+/* test_joinmodel_garbage: random and absurd inputs stay sane. */
+static void
+test_joinmodel_garbage(void)
+{
+	Check		c;
+	BraidJmEstimate e;
+
+	check_init(&c);
+	for (int i = 0; i < 2000; i++)
+	{
+		BraidJmInput in;
+		double		wi = rng_below(3) == 0 ? -1 : (double) rng_below(1001) / 1000;
+
+		braid_jm_input_defaults(&in);
+		in.inner_rows = (double) rng_below(100000000);
+		in.outer_rows = (double) rng_below(100000000);
+		in.budget_bytes = (double) rng_below(1u << 30);
+		in.write_ns = (double) rng_below(100000);
+		in.read_ns = (double) rng_below(1000);
+		in.match_rows = (double) rng_below(1000000);
+		in.inner_rescan = rng_below(2) == 0;
+		in.outer_rescan = rng_below(2) == 0;
+		for (int m = 0; m < BRAID_JM_NMODES; m++)
+		{
+			braid_jm_estimate(&in, (BraidJoinMode) m, wi, &e);
+			check_that(&c, sane(&e), "%s not sane", braid_jm_mode_name(m));
+		}
+	}
+	{
+		BraidJmInput in;
+
+		braid_jm_input_defaults(&in);
+		in.inner_rows = NAN;
+		in.outer_rows = INFINITY;
+		in.budget_bytes = -5;
+		in.write_ns = NAN;
+		for (int m = 0; m < BRAID_JM_NMODES; m++)
+		{
+			braid_jm_estimate(&in, (BraidJoinMode) m, 0.5, &e);
+			check_that(&c, sane(&e), "NaN input: %s not sane", braid_jm_mode_name(m));
+		}
+		braid_jm_estimate(&in, BRAID_JM_NMODES, -1, &e);
+		check_that(&c, !e.feasible, "an invalid mode is infeasible");
+	}
+	check_report(&c, "joinmodel: random and absurd inputs give finite, bounded estimates");
+}
+
+/* unit_joinmodel: the cost model of BraidJoin's modes. */
+void
+unit_joinmodel(void)
+{
+	test_joinmodel_basics();
+	test_joinmodel_intensity();
+	test_joinmodel_hybrid();
+	test_joinmodel_segmented();
+	test_joinmodel_lazy();
+	test_joinmodel_choose();
+	test_joinmodel_garbage();
+}
