@@ -5,7 +5,7 @@ The usual entry is bench/run.sh, which installs this driver's Debian packages
 (python3-psycopg, python3-matplotlib) and runs it with the system Python:
 
     sudo bash bench/run.sh                  # onepass (the default)
-    sudo bash bench/run.sh --spill          # or --sweep, --threads, --concurrency, --realistic, --wlimit
+    sudo bash bench/run.sh --spill          # or --sweep, --threads, --concurrency, --realistic, --wlimit, --join
     sudo bash bench/run.sh --quick          # every mode on small tables, one repetition (~1.5 min)
     sudo bash bench/run.sh --spill --quick  # one mode, small
     bash bench/run.sh --report bench/results/spill-*.json   # markdown and PNG plots
@@ -32,7 +32,7 @@ sys.path.insert(0, HERE)
 
 PG_CONFIG = "/usr/lib/postgresql/15/bin/pg_config"
 PY_PACKAGES = {"psycopg": "python3-psycopg", "matplotlib": "python3-matplotlib"}
-MODES = ("onepass", "spill", "sweep", "threads", "concurrency", "wlimit")
+MODES = ("onepass", "spill", "sweep", "threads", "concurrency", "wlimit", "join")
 
 
 def ensure_python_packages():
@@ -64,11 +64,11 @@ def build_and_install():
 
 
 def workload_module(name):
-    from braidbench.workloads import (concurrency_run, realistic_run, sortbench_run,
+    from braidbench.workloads import (concurrency_run, join_run, realistic_run, sortbench_run,
                                       sweep_run, threads_run, wlimit_run)
     return {"onepass": sortbench_run, "spill": sortbench_run, "sweep": sweep_run,
             "threads": threads_run, "concurrency": concurrency_run,
-            "realistic": realistic_run, "wlimit": wlimit_run}[name]
+            "realistic": realistic_run, "wlimit": wlimit_run, "join": join_run}[name]
 
 
 def _call(name, fn, args, *rest, **kw):
@@ -108,7 +108,7 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="workload", required=True)
-    from braidbench.workloads import (concurrency_run, realistic_run, sortbench_run,
+    from braidbench.workloads import (concurrency_run, join_run, realistic_run, sortbench_run,
                                       sweep_run, threads_run, wlimit_run)
     helps = {
         "onepass": "SELECT * ORDER BY k, work_mem braidsort's IndexMap fits (OnePass)",
@@ -119,6 +119,8 @@ def parse_args(argv):
         "realistic": "DBA queries on an orders table, PostgreSQL's defaults",
         "wlimit": "write-limited sort modes against emulated write latency (--spillcheck: "
                   "auto vs PostgreSQL's temporary files)",
+        "join": "BraidJoin vs PostgreSQL's hash join at 4/16/64 batches, then the join modes "
+                "against emulated write latency",
     }
     for name in ("onepass", "spill"):
         p = sub.add_parser(name, help=helps[name])
@@ -126,7 +128,7 @@ def parse_args(argv):
         add_common(p)
     for name, mod in (("sweep", sweep_run), ("threads", threads_run),
                       ("concurrency", concurrency_run), ("realistic", realistic_run),
-                      ("wlimit", wlimit_run)):
+                      ("wlimit", wlimit_run), ("join", join_run)):
         p = sub.add_parser(name, help=helps[name])
         mod.add_arguments(p)
         add_common(p)

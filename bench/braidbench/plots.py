@@ -255,6 +255,9 @@ def plot_result(result, out_dir, stem):
         add(threads_plot, "threads")
     elif k == "concurrency":
         add(concurrency_plot, "concurrency")
+    elif k == "join":
+        from braidbench import join_report
+        made += join_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "wlimit":
         from braidbench import wlimit_report
         made += wlimit_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))

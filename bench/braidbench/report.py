@@ -504,6 +504,10 @@ def markdown(result):
         return threads_markdown(result)
     if k == "concurrency":
         return concurrency_markdown(result)
+    if k == "join":
+        from braidbench import join_report
+        quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+        return join_report.markdown(result, machine_line(result), quick)
     if k == "wlimit":
         from braidbench import wlimit_report
         quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""

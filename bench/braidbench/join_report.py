@@ -1,0 +1,137 @@
+"""Markdown and plots of the join workload (bench/run.sh --join): BraidJoin
+against PostgreSQL's hash join at several batch counts, with the targets
+of the 0.5 issue checked, and the join modes against write latency."""
+import os
+import statistics
+
+MODE_COLORS = {"grace": "#8172b3", "hybrid": "#4c72b0", "segmented": "#55a868",
+               "lazy": "#c44e52", "auto": "#dd8452"}
+TIME_TOLERANCE = 0.10
+
+
+def medians(result):
+    """{target batches: {variant: median figures}}."""
+    groups = {}
+    for r in result["runs"]:
+        groups.setdefault(r["target_batches"], {}).setdefault(r["variant"], []).append(r)
+    out = {}
+    for t, vs in groups.items():
+        out[t] = {}
+        for v, rs in vs.items():
+            m = {k: statistics.median(x[k] for x in rs) for k in ("ms", "bytes_written", "bytes_read")}
+            m.update({k: rs[0].get(k) for k in ("ran", "mode", "partitions", "batches", "work_mem_kb")})
+            out[t][v] = m
+    return out
+
+
+def _table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def targets(result, med):
+    rows = []
+    for t, vs in sorted(med.items()):
+        pg, br = vs.get("pg"), vs.get("braid")
+        if not pg or not br:
+            continue
+        ratio = pg["bytes_written"] / br["bytes_written"] if br["bytes_written"] else float("inf")
+        rows.append(("bytes written: PostgreSQL / BraidJoin >= 5x", f"{pg['batches']} batches",
+                     f"{ratio:.1f}x", ratio >= 5))
+        if t >= 16:
+            sp = pg["ms"] / br["ms"] if br["ms"] else 0
+            rows.append(("time: BraidJoin >= 1.2x faster", f"{pg['batches']} batches",
+                         f"{sp:.2f}x", sp >= 1.2))
+    for wns in sorted({m["write_ns"] for m in result.get("modes", [])}):
+        ms = {m["config"]: m for m in result["modes"] if m["write_ns"] == wns}
+        if "auto" in ms and len(ms) > 1:
+            best = min(v["ms"] for k, v in ms.items() if k != "auto")
+            rows.append(("auto within 10% of the fastest mode", f"write {wns} ns",
+                         f"{ms['auto']['ms']:.0f} vs {best:.0f} ms ({ms['auto'].get('mode')})",
+                         ms["auto"]["ms"] <= best * (1 + TIME_TOLERANCE)))
+    return rows
+
+
+def markdown(result, machine_line, title_quick):
+    d = result["data"]
+    out = [f"# BraidJoin: {d['inner_rows']} x {d['outer_rows']} rows, {result['reps']} reps"
+           f"{title_quick}", "", machine_line, ""]
+    if result.get("note"):
+        out += [f"Note: {result['note']}.", ""]
+    out += [f"Command: `{result.get('command', '')}`", "",
+            f"Query: `{result['query']}`; inner table {d['inner_bytes'] / 1e6:.0f} MB, outer "
+            f"{d['outer_bytes'] / 1e6:.0f} MB. Parallel query off (PostgreSQL would build a "
+            "Parallel Hash, which BraidJoin leaves alone). Medians; bytes: PostgreSQL's "
+            "temporary files (EXPLAIN BUFFERS), BraidJoin's device bytes.", ""]
+    med = medians(result)
+    body = []
+    for t, vs in sorted(med.items()):
+        pg, br = vs.get("pg", {}), vs.get("braid", {})
+        body.append([t, pg.get("work_mem_kb"), pg.get("batches"),
+                     f"{pg.get('ms', 0):.0f}", f"{br.get('ms', 0):.0f}",
+                     f"{pg.get('ms', 0) / br['ms']:.2f}x" if br.get("ms") else "-",
+                     f"{br.get('mode')} in {br.get('partitions')}",
+                     f"{pg.get('bytes_written', 0) / 1e6:.1f} / {pg.get('bytes_read', 0) / 1e6:.1f}",
+                     f"{br.get('bytes_written', 0) / 1e6:.1f} / {br.get('bytes_read', 0) / 1e6:.1f}",
+                     f"{pg.get('bytes_written', 0) / br['bytes_written']:.1f}x"
+                     if br.get("bytes_written") else "-"])
+    out += _table(["target batches", "work_mem kB", "PG batches", "PG ms", "braid ms",
+                   "speed-up", "braid mode / partitions", "PG MB written / read",
+                   "braid MB written / read", "fewer bytes written"], body)
+    out += ["", "## Targets", ""]
+    rows = targets(result, med)
+    out += _table(["target", "point", "measured", "result"],
+                  [[t, p, m, "PASS" if ok else "**FAIL**"] for t, p, m, ok in rows])
+    out += ["", f"{sum(1 for r in rows if r[3])} of {len(rows)} checks pass.", ""]
+    if result.get("modes"):
+        out += ["## Modes against write latency", "",
+                f"work_mem {result['modes'][0]['work_mem_kb']} kB (PostgreSQL's ~16 batches), "
+                f"reads {result['read_ns']} ns a line, one run each.", ""]
+        out += _table(["write ns", "config", "ran", "ms", "lines written", "rescans",
+                       "written partitions (outer / inner)"],
+                      [[m["write_ns"], m["config"], m.get("mode"), f"{m['ms']:.0f}",
+                        m.get("lines_written", 0), m.get("rescans", 0),
+                        f"{m.get('mat_outer', 0)} / {m.get('mat_inner', 0)}"]
+                       for m in sorted(result["modes"], key=lambda m: (m["write_ns"], m["ms"]))])
+        out.append("")
+    for w in result.get("warnings", []):
+        out.append(f"- WARNING: {w}")
+    return "\n".join(out + [""])
+
+
+def plots(result, out_dir, stem, plt, save, subtitle):
+    """<stem>-batches.png (time and bytes written against PostgreSQL's
+    batches) and <stem>-modes.png (time against write latency)."""
+    made = []
+    med = medians(result)
+    if med:
+        ts = sorted(med)
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        for v, label, color in (("pg", "PostgreSQL", "#8c8c8c"), ("braid", "BraidJoin", "#dd8452")):
+            axes[0].plot(ts, [med[t].get(v, {}).get("ms", 0) / 1000 for t in ts], marker="o",
+                         label=label, color=color)
+            axes[1].plot(ts, [med[t].get(v, {}).get("bytes_written", 0) / 1e6 for t in ts],
+                         marker="o", label=label, color=color)
+        for ax, yl in ((axes[0], "time (s)"), (axes[1], "bytes written (MB)")):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("PostgreSQL's batches (target)")
+            ax.set_ylabel(yl)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle("BraidJoin vs PostgreSQL's hash join\n" + subtitle, fontsize=9)
+        made.append(save(fig, os.path.join(out_dir, f"{stem}-batches.png")))
+    if result.get("modes"):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for mode, color in MODE_COLORS.items():
+            pts = sorted((m["write_ns"], m["ms"]) for m in result["modes"] if m["config"] == mode)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] / 1000 for p in pts], marker="o", label=mode,
+                        color=color)
+        ax.set_xlabel("emulated write latency (ns per line)")
+        ax.set_ylabel("time (s)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.suptitle("BraidJoin modes against write latency\n" + subtitle, fontsize=9)
+        made.append(save(fig, os.path.join(out_dir, f"{stem}-modes.png")))
+    return made

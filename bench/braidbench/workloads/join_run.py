@@ -1,0 +1,207 @@
+"""BraidJoin against PostgreSQL's hash join, the paper's shape (Viglas,
+VLDB 2014): an inner table of N rows joined to an outer table of 10N rows
+in which each inner row matches 10 outer rows, rows of about 80 bytes:
+
+    SELECT count(*), sum(length(o.pad)), sum(length(i.pad))
+    FROM jouter o JOIN jinner i ON o.fk = i.id
+
+Part 1 (batches): at work_mem values that make PostgreSQL's hash join use
+about 4, 16 and 64 batches (calibrated from one EXPLAIN ANALYZE of
+PostgreSQL's join: its planned batches at work_mem 64kB, scaled), PostgreSQL and
+braidsort (join_mode auto) alternate, --reps times each: time (EXPLAIN
+ANALYZE's Execution Time), PostgreSQL's temporary bytes written and read
+(EXPLAIN BUFFERS' temp blocks) against BraidJoin's device bytes, the
+batches PostgreSQL used and the partitions and mode BraidJoin used.
+
+Part 2 (modes): at the 16-batch work_mem, every join mode and auto on
+devices whose writes cost more and more (braidsort.emulate_write_ns;
+reads 10 ns a line), as for the write-limited sorts.
+
+Parallel query is off: PostgreSQL would otherwise build a Parallel Hash,
+which BraidJoin leaves alone, and the two would not be compared on the same
+join.
+"""
+import random
+import time
+
+from braidbench import measure
+from braidbench.progress import Progress
+from braidbench.workloads import common, sortbench
+
+DEFAULTS = {"inner_rows": 1000000, "batches": "4,16,64", "write_ns": "0,600,2400", "reps": 3}
+QUICK = {"inner_rows": 20000, "batches": "4,16", "write_ns": "0,2400", "reps": 1}
+MODES = ("grace", "hybrid", "segmented", "lazy", "auto")
+READ_NS = 10
+QUERY = ("SELECT count(*), sum(length(o.pad)), sum(length(i.pad)) "
+         "FROM jouter o JOIN jinner i ON o.fk = i.id")
+
+
+def add_arguments(p):
+    p.add_argument("--inner-rows", type=int, default=None,
+                   help="rows of the inner table; the outer has 10 times as many [1000000]")
+    p.add_argument("--batches", default=None, help="PostgreSQL batch counts to aim at [4,16,64]")
+    p.add_argument("--write-ns", default=None,
+                   help="braidsort.emulate_write_ns values of the mode sweep [0,600,2400]")
+    p.add_argument("--reps", type=int, default=None, help="runs per variant and point [3]")
+    p.add_argument("--no-modes", action="store_true", help="skip the mode sweep")
+    p.add_argument("--table-tablespace", default="dax")
+
+
+def resolve(args):
+    d = dict(DEFAULTS, **(QUICK if args.quick else {}))
+    for k in ("inner_rows", "batches", "write_ns", "reps"):
+        if getattr(args, k) is None:
+            setattr(args, k, d[k])
+    args.batch_list = [int(b) for b in common.split(args.batches)]
+    args.write_list = [] if args.no_modes else [int(w) for w in common.split(args.write_ns)]
+    args.size = sortbench.sizing(args.inner_rows * 11, [72], args.table_tablespace)
+
+
+def cluster_spec(args):
+    resolve(args)
+    return {"tmpfs": args.size["tmpfs"], "locale": None}
+
+
+def steps(args):
+    resolve(args)
+    return 1 + len(args.batch_list) * 2 * args.reps + len(args.write_list) * len(MODES)
+
+
+def load(conn, n, tablespace, log):
+    want = f"inner={n} tablespace={tablespace}"
+    have = conn.execute("SELECT obj_description(to_regclass('jouter'), 'pg_class')").fetchone()[0]
+    t0 = time.time()
+    if have != want:
+        log(f"loading jinner ({n} rows) and jouter ({10 * n} rows), about 80-byte rows")
+        for stmt in (
+                "DROP TABLE IF EXISTS jinner, jouter",
+                f"CREATE TABLE jinner (id int, pad text) TABLESPACE {tablespace}",
+                f"CREATE TABLE jouter (id int, fk int, pad text) TABLESPACE {tablespace}",
+                f"INSERT INTO jinner SELECT g, repeat(md5(g::text), 2) FROM generate_series(1, {n}) g",
+                # each inner row matches 10 outer rows, in no particular order
+                f"INSERT INTO jouter SELECT g, (g::bigint * 7919 % {n}) + 1, "
+                f"repeat(md5((g + 1)::text), 2) FROM generate_series(1, {10 * n}) g",
+                "VACUUM ANALYZE jinner",
+                "VACUUM ANALYZE jouter",
+                f"COMMENT ON TABLE jouter IS '{want}'"):
+            conn.execute(stmt)
+    sizes = conn.execute("SELECT pg_relation_size('jinner'), pg_relation_size('jouter')").fetchone()
+    return {"inner_rows": n, "outer_rows": 10 * n, "inner_bytes": sizes[0],
+            "outer_bytes": sizes[1], "load_s": round(time.time() - t0, 1)}
+
+
+def _base():
+    return {"max_parallel_workers_per_gather": "0", "braidsort.spill_tablespace": "dax",
+            "braidsort.emulate_read_ns": "0", "braidsort.emulate_write_ns": "0",
+            "braidsort.write_intensity": "-1", "braidsort.force": "off"}
+
+
+def _nodes(doc):
+    hj = braid = None
+    for node in measure.walk(doc["Plan"]):
+        if node.get("Node Type") == "Hash Join":
+            hj = node
+        if node.get("Custom Plan Provider") == "BraidJoin":
+            braid = node
+    return hj, braid
+
+
+def _hash_node(hj):
+    for c in hj.get("Plans", []):
+        if c.get("Node Type") == "Hash":
+            return c
+    return {}
+
+
+def run_one(conn, settings):
+    measure.apply_settings(conn, settings)
+    doc = measure.explain(conn, QUERY, buffers=True)
+    hj, braid = _nodes(doc)
+    r = {"ms": doc["Execution Time"], "load1": None}
+    if braid is not None:
+        r.update({"ran": "braidjoin", "mode": braid.get("Join Mode"),
+                  "partitions": braid.get("Partitions"), "rounds": braid.get("Rounds"),
+                  "bytes_written": braid.get("Outer Device Bytes Written", 0)
+                  + braid.get("Inner Device Bytes Written", 0),
+                  "bytes_read": braid.get("Outer Device Bytes Read", 0)
+                  + braid.get("Inner Device Bytes Read", 0),
+                  "lines_written": braid.get("Outer Device Lines Written", 0)
+                  + braid.get("Inner Device Lines Written", 0),
+                  "rescans": braid.get("Outer Rescans", 0) + braid.get("Inner Rescans", 0),
+                  "mat_outer": braid.get("Outer Materialized Partitions", 0),
+                  "mat_inner": braid.get("Inner Materialized Partitions", 0)})
+    elif hj is not None:
+        h = _hash_node(hj)
+        r.update({"ran": "postgres", "batches": h.get("Hash Batches"),
+                  "batches_planned": h.get("Original Hash Batches"),
+                  "bytes_written": doc["Plan"].get("Temp Written Blocks", 0) * 8192,
+                  "bytes_read": doc["Plan"].get("Temp Read Blocks", 0) * 8192})
+    else:
+        r["ran"] = "other"
+    return r
+
+
+def calibrate(conn, progress):
+    """PostgreSQL's batches at work_mem 64kB: the work_mem for a batch count
+    is scaled from it (the batch count is about inner bytes / hash_mem)."""
+    r = run_one(conn, dict(_base(), work_mem="64kB", **{"braidsort.join_mode": "off"}))
+    b0 = r.get("batches_planned") or r.get("batches") or 1
+    progress.step(f"calibration: PostgreSQL plans {b0} batches at work_mem 64kB "
+                  f"({r['ms']:.0f} ms)")
+    return b0
+
+
+def run(args, repo, cl, progress=None):
+    resolve(args)
+    progress = progress or Progress(steps(args))
+    t0 = time.time()
+    result = common.new_result("join", args, repo, cl)
+    result.update({"reps": args.reps, "read_ns": READ_NS, "query": QUERY,
+                   "sizing": args.size["note"], "runs": [], "modes": []})
+    cl.set_conf(shared_buffers=args.size["shared_buffers"])
+    cl.restart()
+    with cl.session() as conn:
+        result["data"] = load(conn, args.inner_rows, args.table_tablespace, progress.log)
+        conn.execute("SELECT count(*) FROM jinner")
+        conn.execute("SELECT count(*) FROM jouter")
+        result["settings"] = common.server_settings(conn)
+        b0 = calibrate(conn, progress)
+        result["calibration_batches_64kb"] = b0
+        wm16 = None
+        for target in args.batch_list:
+            wm_kb = max(64, int(64 * b0 / target))
+            if target == 16 or wm16 is None:
+                wm16 = wm_kb
+            variants = [("pg", {"braidsort.join_mode": "off"}),
+                        ("braid", {"braidsort.join_mode": "auto"})]
+            for rep in range(args.reps):
+                for name, extra in (variants if rep % 2 == 0 else variants[::-1]):
+                    r = run_one(conn, dict(_base(), work_mem=f"{wm_kb}kB", **extra))
+                    r.update({"variant": name, "target_batches": target, "work_mem_kb": wm_kb,
+                              "rep": rep})
+                    result["runs"].append(r)
+                    progress.step(f"{target} batches ({wm_kb} kB) {name} rep {rep + 1}: "
+                                  f"{r['ms']:.0f} ms, ran {r['ran']} "
+                                  f"{r.get('mode') or r.get('batches')}, written "
+                                  f"{r['bytes_written'] / 1e6:.1f} MB")
+                    if name == "braid" and r["ran"] != "braidjoin":
+                        result["warnings"].append(f"{target} batches: braidsort declined the join")
+        rng = random.Random(20261125)
+        for wns in args.write_list:
+            order = list(MODES)
+            rng.shuffle(order)
+            for mode in order:
+                settings = dict(_base(), work_mem=f"{wm16}kB",
+                                **{"braidsort.join_mode": mode, "braidsort.force": "on",
+                                   "braidsort.emulate_read_ns": str(READ_NS),
+                                   "braidsort.emulate_write_ns": str(wns)})
+                r = run_one(conn, settings)
+                r.update({"config": mode, "write_ns": wns, "work_mem_kb": wm16})
+                result["modes"].append(r)
+                progress.step(f"modes: write {wns} ns {mode}: {r['ms']:.0f} ms, ran "
+                              f"{r.get('mode')}, {r.get('lines_written', 0)} lines written, "
+                              f"{r.get('rescans', 0)} rescans")
+                if r["ran"] != "braidjoin" or (mode != "auto" and r.get("mode") != mode):
+                    result["warnings"].append(f"modes: {mode} at {wns} ns ran {r.get('mode')}")
+        measure.apply_settings(conn, _base())
+    return common.finish(result, t0)
