@@ -83,6 +83,8 @@ typedef struct BraidJoinEntry
 #define JOIN_TABLE_ENTRY_BYTES	(sizeof(BraidJoinEntry) + 2 * sizeof(uint32))
 #define JOIN_NO_ENTRY			PG_UINT32_MAX
 #define JOIN_READ_CHUNK			4096
+/* pinned pages a side keeps for its fetches by TID */
+#define JOIN_FETCH_PINS			256
 
 /* One input of the join. */
 typedef struct JoinSide
@@ -102,8 +104,9 @@ typedef struct JoinSide
 	Relation	rel;
 	TupleTableSlot *fetchslot;
 	HeapTupleData fetched;
-	Buffer		buf;			/* pinned block of the last fetch */
-	BlockNumber blk;
+	Buffer	   *bufs;			/* pinned blocks of recent fetches, by
+								 * block number modulo JOIN_FETCH_PINS */
+	BlockNumber *blks;
 
 	/* value log refs */
 	BraidValueLog vlog;
@@ -465,32 +468,36 @@ fetch_row(BraidJoinState *st, JoinSide *s, uint64 ref)
 	{
 		BlockNumber blk = braid_ref_block(ref);
 		OffsetNumber off = braid_ref_offset(ref);
+		int			slot = (int) (blk % JOIN_FETCH_PINS);
 		Page		page;
 		ItemId		lp;
 
-		if (!BufferIsValid(s->buf) || s->blk != blk)
+		/*
+		 * Inner rows are fetched in hash order, all over the table: a page
+		 * stays pinned until another one takes its place, so that the pages
+		 * a partition's matches revisit are not looked up in the buffer
+		 * mapping each time.  The pin keeps the page from being pruned or
+		 * defragmented, and a visible tuple's data never change: it is
+		 * read without the content lock.
+		 */
+		if (!BufferIsValid(s->bufs[slot]) || s->blks[slot] != blk)
 		{
-			if (BufferIsValid(s->buf))
-				ReleaseBuffer(s->buf);
-			s->buf = InvalidBuffer;
-			s->buf = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
-			s->blk = blk;
+			if (BufferIsValid(s->bufs[slot]))
+				ReleaseBuffer(s->bufs[slot]);
+			s->bufs[slot] = InvalidBuffer;
+			s->bufs[slot] = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
+			s->blks[slot] = blk;
 		}
-		LockBuffer(s->buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(s->buf);
+		page = BufferGetPage(s->bufs[slot]);
 		if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page) ||
 			!ItemIdIsNormal(lp = PageGetItemId(page, off)))
-		{
-			LockBuffer(s->buf, BUFFER_LOCK_UNLOCK);
 			elog(ERROR, "braidsort: %s row (%u,%u) of \"%s\" is gone",
 				 s->name, blk, off, RelationGetRelationName(s->rel));
-		}
 		s->fetched.t_data = (HeapTupleHeader) PageGetItem(page, lp);
 		s->fetched.t_len = ItemIdGetLength(lp);
 		s->fetched.t_tableOid = RelationGetRelid(s->rel);
 		ItemPointerSet(&s->fetched.t_self, blk, off);
-		ExecStoreBufferHeapTuple(&s->fetched, s->fetchslot, s->buf);
-		LockBuffer(s->buf, BUFFER_LOCK_UNLOCK);
+		ExecStoreHeapTuple(&s->fetched, s->fetchslot, false);
 		return project_child(s, s->fetchslot);
 	}
 	else
@@ -1125,7 +1132,6 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 		s->collations[i] = list_nth_oid(st->plan.hashcolls, i);
 		i++;
 	}
-	s->buf = InvalidBuffer;
 	if (s->by_tid)
 	{
 		ScanState  *ss = (ScanState *) s->ps;
@@ -1134,7 +1140,11 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 		if (s->rel == NULL)
 			elog(ERROR, "braidsort: %s input is not a table scan", s->name);
 		s->fetchslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(s->rel),
-											  &TTSOpsBufferHeapTuple);
+											  &TTSOpsHeapTuple);
+		s->bufs = palloc(sizeof(Buffer) * JOIN_FETCH_PINS);
+		s->blks = palloc(sizeof(BlockNumber) * JOIN_FETCH_PINS);
+		for (int i = 0; i < JOIN_FETCH_PINS; i++)
+			s->bufs[i] = InvalidBuffer;
 	}
 	else
 		s->vslot = ExecInitExtraTupleSlot(estate, ExecGetResultType(s->ps),
@@ -1255,11 +1265,15 @@ release_passes(BraidJoinState *st)
 	{
 		JoinSide   *s = sides[j];
 
-		if (BufferIsValid(s->buf))
-			ReleaseBuffer(s->buf);
-		s->buf = InvalidBuffer;
 		if (s->fetchslot)
 			ExecClearTuple(s->fetchslot);
+		if (s->bufs)
+			for (int i = 0; i < JOIN_FETCH_PINS; i++)
+			{
+				if (BufferIsValid(s->bufs[i]))
+					ReleaseBuffer(s->bufs[i]);
+				s->bufs[i] = InvalidBuffer;
+			}
 		if (s->vslot)
 			ExecClearTuple(s->vslot);
 		if (s->logs)
