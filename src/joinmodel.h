@@ -56,6 +56,8 @@ typedef struct BraidJmInput
 	double		probe_ns;		/* ns per outer row to probe the table */
 	double		match_rows;		/* inner rows fetched by ref for the join's
 								 * output (about its rows) */
+	double		match_fetch_ns; /* ns to fetch one of them, anywhere in the
+								 * inner input, recheck and emit the pair */
 	bool		inner_rescan;	/* the inner input can be read again */
 	bool		outer_rescan;	/* the outer input can be read again */
 } BraidJmInput;

@@ -19,7 +19,8 @@ def medians(result):
         out[t] = {}
         for v, rs in vs.items():
             m = {k: statistics.median(x[k] for x in rs) for k in ("ms", "bytes_written", "bytes_read")}
-            m.update({k: rs[0].get(k) for k in ("ran", "mode", "partitions", "batches", "work_mem_kb")})
+            m.update({k: rs[0].get(k) for k in ("ran", "mode", "partitions", "batches", "work_mem_kb",
+                                                "auto_takes")})
             out[t][v] = m
     return out
 
@@ -75,10 +76,11 @@ def markdown(result, machine_line, title_quick):
                      f"{pg.get('bytes_written', 0) / 1e6:.1f} / {pg.get('bytes_read', 0) / 1e6:.1f}",
                      f"{br.get('bytes_written', 0) / 1e6:.1f} / {br.get('bytes_read', 0) / 1e6:.1f}",
                      f"{pg.get('bytes_written', 0) / br['bytes_written']:.1f}x"
-                     if br.get("bytes_written") else "-"])
+                     if br.get("bytes_written") else "-",
+                     "yes" if br.get("auto_takes") else "no"])
     out += _table(["target batches", "work_mem kB", "PG batches", "PG ms", "braid ms",
                    "speed-up", "braid mode / partitions", "PG MB written / read",
-                   "braid MB written / read", "fewer bytes written"], body)
+                   "braid MB written / read", "fewer bytes written", "auto takes it"], body)
     out += ["", "## Targets", ""]
     rows = targets(result, med)
     out += _table(["target", "point", "measured", "result"],

@@ -8,7 +8,8 @@ in which each inner row matches 10 outer rows, rows of about 80 bytes:
 Part 1 (batches): at work_mem values that make PostgreSQL's hash join use
 about 4, 16 and 64 batches (calibrated from one EXPLAIN ANALYZE of
 PostgreSQL's join: its planned batches at work_mem 64kB, scaled), PostgreSQL and
-braidsort (join_mode auto) alternate, --reps times each: time (EXPLAIN
+BraidJoin (join_mode auto, forced: whether the cost model alone would take
+the join is recorded as auto_takes) alternate, --reps times each: time (EXPLAIN
 ANALYZE's Execution Time), PostgreSQL's temporary bytes written and read
 (EXPLAIN BUFFERS' temp blocks) against BraidJoin's device bytes, the
 batches PostgreSQL used and the partitions and mode BraidJoin used.
@@ -172,13 +173,19 @@ def run(args, repo, cl, progress=None):
             wm_kb = max(64, int(64 * b0 / target))
             if target == 16 or wm16 is None:
                 wm16 = wm_kb
+            # the cost model's own choice (would auto take the join?), then
+            # BraidJoin forced, so that it is measured either way
+            measure.apply_settings(conn, dict(_base(), work_mem=f"{wm_kb}kB",
+                                              **{"braidsort.join_mode": "auto"}))
+            plan = measure.explain(conn, QUERY, analyze=False)
+            auto_takes = _nodes(plan)[1] is not None
             variants = [("pg", {"braidsort.join_mode": "off"}),
-                        ("braid", {"braidsort.join_mode": "auto"})]
+                        ("braid", {"braidsort.join_mode": "auto", "braidsort.force": "on"})]
             for rep in range(args.reps):
                 for name, extra in (variants if rep % 2 == 0 else variants[::-1]):
                     r = run_one(conn, dict(_base(), work_mem=f"{wm_kb}kB", **extra))
                     r.update({"variant": name, "target_batches": target, "work_mem_kb": wm_kb,
-                              "rep": rep})
+                              "rep": rep, "auto_takes": auto_takes})
                     result["runs"].append(r)
                     progress.step(f"{target} batches ({wm_kb} kB) {name} rep {rep + 1}: "
                                   f"{r['ms']:.0f} ms, ran {r['ran']} "
