@@ -197,7 +197,6 @@ typedef struct BraidJoinState
 
 	/* for EXPLAIN ANALYZE */
 	int			rounds;
-	int			pieces;
 	bool		evicted;
 	double		first_ms;
 	double		rounds_ms;
@@ -430,17 +429,16 @@ project_child(JoinSide *s, TupleTableSlot *scantuple)
 	return ExecProject(ps->ps_ProjInfo);
 }
 
-/* copy_out: a value-log row copied out of the device into the side's buffer. */
+/*
+ * copy_row
+ *		A value-log row copied into the side's buffer (grown in cxt), so that
+ *		it can be used after the device's read grant is given back.
+ */
 static MinimalTuple
-copy_out(MemoryContext cxt, JoinSide *s, MinimalTuple tuple, BraidSpillFile *f, size_t pos)
+copy_row(MemoryContext cxt, JoinSide *s, MinimalTuple tuple)
 {
-	BraidReadScope scope = {0};
-	uint32		len;
+	uint32		len = tuple->t_len;
 
-	braid_read_scope_add(&scope, f);
-	braid_read_scope_begin(&scope);
-	len = tuple->t_len;
-	braid_spill_note_read(f, pos, pos + len);
 	if (len > s->rowbuf_cap)
 	{
 		size_t		cap = Max((size_t) len, s->rowbuf_cap * 2);
@@ -451,8 +449,21 @@ copy_out(MemoryContext cxt, JoinSide *s, MinimalTuple tuple, BraidSpillFile *f, 
 		s->rowbuf_cap = cap;
 	}
 	memcpy(s->rowbuf, tuple, len);
-	braid_read_scope_end(&scope);
 	return (MinimalTuple) s->rowbuf;
+}
+
+/* copy_out: a value-log row on the device, read under a grant and copied. */
+static MinimalTuple
+copy_out(MemoryContext cxt, JoinSide *s, MinimalTuple tuple, BraidSpillFile *f, size_t pos)
+{
+	BraidReadScope scope = {0};
+
+	braid_read_scope_add(&scope, f);
+	braid_read_scope_begin(&scope);
+	braid_spill_note_read(f, pos, pos + tuple->t_len);
+	tuple = copy_row(cxt, s, tuple);
+	braid_read_scope_end(&scope);
+	return tuple;
 }
 
 /*
@@ -550,21 +561,7 @@ reread_next(BraidJoinState *st, JoinSide *s, BraidVlogScan *vscan, uint64 *ref)
 		}
 		tuple = braid_vlog_scan_next(&s->vlog, vscan, ref);
 		if (tuple != NULL && gated)
-		{
-			uint32		len = tuple->t_len;
-
-			if (len > s->rowbuf_cap)
-			{
-				size_t		cap = Max((size_t) len, s->rowbuf_cap * 2);
-
-				if (s->rowbuf)
-					pfree(s->rowbuf);
-				s->rowbuf = MemoryContextAlloc(st->passcxt, cap);
-				s->rowbuf_cap = cap;
-			}
-			memcpy(s->rowbuf, tuple, len);
-			tuple = (MinimalTuple) s->rowbuf;
-		}
+			tuple = copy_row(st->passcxt, s, tuple);
 		else if (tuple == NULL)
 			braid_vlog_scan_end(&s->vlog, vscan);
 		if (gated)
@@ -682,19 +679,18 @@ first_inner_pass(BraidJoinState *st)
 		braid_vlog_finish(&s->vlog);
 	finish_writing(st, s);
 
-	/* no inner rows: every outer row is unmatched, no partition needed */
-	if (s->counts != NULL)
+	/*
+	 * No inner rows: every outer row is unmatched, no partition needed
+	 * (nothing was written: partition 0, resident, is all there is).
+	 */
+	if (st->resident)
 	{
 		uint64		total = 0;
 
 		for (int p = 0; p < st->k; p++)
 			total += s->counts[p];
-		if (total == 0 && st->resident)
-		{
+		if (total == 0)
 			st->k = 1;
-			for (int p = 0; p < st->k; p++)
-				st->outer.writing[p] = false;
-		}
 	}
 	if (st->resident)
 		table_build(&st->table);
@@ -817,59 +813,50 @@ static bool
 next_round(BraidJoinState *st)
 {
 	JoinSide   *o = &st->outer;
+	bool		first = st->source == OUTER_FIRST_PASS;
+	int			p;
 
 	/* the pass that ended may have written partitions for lazy */
 	finish_writing(st, o);
 	/* after the first pass, the outer value log is read back */
-	if (st->source == OUTER_FIRST_PASS && !o->by_tid)
+	if (first && !o->by_tid)
 		braid_vlog_finish(&o->vlog);
-	if (st->source == OUTER_LOG)
-		st->chunk_n = st->chunk_pos = 0;
 
-	for (;;)
+	if (!first && st->piece + 1 < st->npieces)
+		st->piece++;
+	else
 	{
-		int			p;
-
-		if (st->source != OUTER_FIRST_PASS && st->piece + 1 < st->npieces)
-			st->piece++;
-		else
-		{
-			do
-			{
-				st->round = st->source == OUTER_FIRST_PASS && !st->resident ? 0 : st->round + 1;
-				if (st->source == OUTER_FIRST_PASS)
-					st->source = OUTER_LOG; /* (any pass but the first) */
-			} while (st->round < st->k && !round_needed(st, st->round));
-			if (st->round >= st->k)
-				return false;
-			p = st->round;
-			st->piece = 0;
-			st->npieces = (int) Min(Max(ceil((double) st->inner.counts[p] *
-											 JOIN_TABLE_ENTRY_BYTES / (double) st->budget),
-										1.0),
-									65536.0);
-			lazy_decide(st, p);
-		}
-		p = st->round;
-		st->rounds++;
-		if (st->piece > 0)
-			st->pieces++;
-		load_round(st);
-
-		/* the outer rows of the round */
-		if (o->mat[p])
-		{
-			st->source = OUTER_LOG;
-			braid_partlog_scan_begin(&o->logs[p], &st->scan);
-			st->chunk_n = st->chunk_pos = 0;
-		}
-		else
-		{
-			st->source = o->by_tid ? OUTER_CHILD : OUTER_VLOG;
-			reread_begin(o, &st->vscan);
-		}
-		return true;
+		/* the next partition that needs a round (0 if it left memory) */
+		p = first && !st->resident ? 0 : st->round + 1;
+		while (p < st->k && !round_needed(st, p))
+			p++;
+		if (p >= st->k)
+			return false;
+		st->round = p;
+		st->piece = 0;
+		st->npieces = (int) Min(Max(ceil((double) st->inner.counts[p] *
+										 JOIN_TABLE_ENTRY_BYTES / (double) st->budget),
+									1.0),
+								65536.0);
+		lazy_decide(st, p);
 	}
+	p = st->round;
+	st->rounds++;
+	load_round(st);
+
+	/* the outer rows of the round */
+	if (o->mat[p])
+	{
+		st->source = OUTER_LOG;
+		braid_partlog_scan_begin(&o->logs[p], &st->scan);
+		st->chunk_n = st->chunk_pos = 0;
+	}
+	else
+	{
+		st->source = o->by_tid ? OUTER_CHILD : OUTER_VLOG;
+		reread_begin(o, &st->vscan);
+	}
+	return true;
 }
 
 /*
@@ -1205,7 +1192,6 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	BraidJoinState *st = (BraidJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	PlanState  *ps = &node->ss.ps;
-	BraidJmEstimate est[BRAID_JM_NMODES];
 
 	braid_join_unpack(cscan->custom_private, &st->plan);
 	st->jointype = (JoinType) st->plan.jointype;
@@ -1214,7 +1200,6 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	st->write_intensity = st->plan.write_intensity;
 	st->budget = Max(get_hash_memory_limit(), (size_t) 64 * 1024);
 	braid_join_model_input(&st->plan, st->budget, &st->model);
-	(void) braid_jm_choose(&st->model, st->write_intensity, est);
 
 	/*
 	 * ExecInitCustomScan built the quals and projection before the children
@@ -1316,7 +1301,7 @@ join_rescan(CustomScanState *node)
 	release_passes(st);
 	setup_passes(st);
 	st->phase = JOIN_START;
-	st->rounds = st->pieces = 0;
+	st->rounds = 0;
 	st->outer.rescans = st->inner.rescans = 0;
 	/* a child with changed parameters is rescanned by ExecProcNode */
 	if (st->outer.ps->chgParam == NULL)

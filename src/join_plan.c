@@ -43,9 +43,8 @@
 #include "utils/lsyscache.h"
 
 #include "braidsort.h"
-#include "device.h"
-#include "iosched.h"
 #include "join_plan.h"
+#include "plancost.h"
 
 /* positions in the parameter list of custom_private */
 #define JP_JOINTYPE		0
@@ -130,18 +129,11 @@ braid_join_unpack(List *private, BraidJoinPlanData *data)
  * braid_join_model_input
  *		The cost model's input for a join: the plan's estimates, the budget
  *		(bytes for the in-memory table), and the spill device's costs per
- *		line as the sorts get them (its profile, or the emulation's
- *		settings over the defaults).
+ *		line as the sorts get them (braid_plan_spill_line_ns).
  */
 void
 braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInput *in)
 {
-	double		w = 0,
-				r = 0;
-	int			ew = 0,
-				er = 0;
-	bool		have;
-
 	braid_jm_input_defaults(in);
 	in->inner_rows = data->inner_rows;
 	in->outer_rows = data->outer_rows;
@@ -150,20 +142,7 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	in->budget_bytes = (double) budget;
 	in->inner_rescan = data->inner_rescan;
 	in->outer_rescan = data->outer_rescan;
-	have = braid_sched_spill_line_ns(braid_spill_tablespace_guess(), &w, &r, &ew, &er);
-	if (have && ew == braid_emulate_write_ns && er == braid_emulate_read_ns)
-	{
-		in->write_ns = w;
-		in->read_ns = r;
-		return;
-	}
-	if (have && ew == 0 && er == 0)
-	{
-		in->write_ns = w;
-		in->read_ns = r;
-	}
-	in->write_ns += braid_emulate_write_ns;
-	in->read_ns += braid_emulate_read_ns;
+	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
 }
 
 /*

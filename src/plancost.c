@@ -228,25 +228,51 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 }
 
 /*
- * braid_plan_wl_input
- *		The write-limited sorts' cost model input (wlimit.h) for a sort of
- *		"rows" entries of "stride" bytes (a key prefix of keylen) within
- *		"budget" bytes: what the device costs per line -- from the stored
- *		profile of the spill tablespace when it was taken under the
- *		emulation in force now, else the emulation settings on top of an
- *		unemulated profile (or the model's defaults) -- and the CPU costs
- *		of the model's defaults.  Used by the planner and, for lazy's rule,
- *		at run time.
+ * braid_plan_spill_line_ns
+ *		What the spill device costs per 64-byte line written and read: from
+ *		the stored profile of the spill tablespace when it was taken under
+ *		the emulation in force now, else the emulation settings on top of an
+ *		unemulated profile (or of *write_ns and *read_ns as given: the
+ *		caller's model defaults).
  */
 void
-braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
-					size_t budget, int fanin, bool can_reread, bool value_log)
+braid_plan_spill_line_ns(double *write_ns, double *read_ns)
 {
 	double		w = 0,
 				r = 0;
 	int			ew = 0,
 				er = 0;
 	bool		have;
+
+	have = braid_sched_spill_line_ns(braid_spill_tablespace_guess(), &w, &r, &ew, &er);
+	if (have && ew == braid_emulate_write_ns && er == braid_emulate_read_ns)
+	{
+		*write_ns = w;
+		*read_ns = r;
+		return;
+	}
+	if (have && ew == 0 && er == 0)
+	{
+		/* an unemulated profile: the device under the emulation */
+		*write_ns = w;
+		*read_ns = r;
+	}
+	*write_ns += braid_emulate_write_ns;
+	*read_ns += braid_emulate_read_ns;
+}
+
+/*
+ * braid_plan_wl_input
+ *		The write-limited sorts' cost model input (wlimit.h) for a sort of
+ *		"rows" entries of "stride" bytes (a key prefix of keylen) within
+ *		"budget" bytes: what the device costs per line
+ *		(braid_plan_spill_line_ns) and the CPU costs of the model's
+ *		defaults.  Used by the planner and, for lazy's rule, at run time.
+ */
+void
+braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
+					size_t budget, int fanin, bool can_reread, bool value_log)
+{
 	double		map_bytes = value_log ? (double) budget / 2 : (double) budget;
 
 	braid_wl_input_defaults(in);
@@ -257,21 +283,7 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 	in->mat_entry_bytes = 2.0 + sizeof(uint64) + keylen;
 	in->fanin = Max(fanin, 2);
 	in->can_reread = can_reread;
-	have = braid_sched_spill_line_ns(braid_spill_tablespace_guess(), &w, &r, &ew, &er);
-	if (have && ew == braid_emulate_write_ns && er == braid_emulate_read_ns)
-	{
-		in->write_ns = w;
-		in->read_ns = r;
-		return;
-	}
-	if (have && ew == 0 && er == 0)
-	{
-		/* an unemulated profile: the device under the emulation */
-		in->write_ns = w;
-		in->read_ns = r;
-	}
-	in->write_ns += braid_emulate_write_ns;
-	in->read_ns += braid_emulate_read_ns;
+	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
 }
 
 /*

@@ -29,7 +29,7 @@ use PostgreSQL::Test::Utils;
 use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(braid_node dax_dir dax_tablespace spill_file_paths count_spill_files sort_table
-  reference_result start_psql session_pid wait_for poll_query
+  reference_result start_psql session_pid wait_for poll_query stop_session
   wait_for_stats_flush log_position log_since $parallel_sql);
 
 # settings that make the planner use parallel workers for a sort of a few
@@ -200,6 +200,38 @@ sub poll_query
 		},
 		%opts);
 	return $result // '';
+}
+
+# stop_session($node, $dir, $app, $pid, $signal, $s): cancel or terminate
+# ($signal) the backend $pid of the start_psql session $s, whose statement
+# is followed by SELECT pg_sleep(300); check that after a cancel the session
+# goes on to that sleep (which is then cancelled too), after a termination
+# that the backend is gone, and either way that no spill file is left in
+# $dir.  Waits for the session's end: $s->{err} is complete afterwards.
+sub stop_session
+{
+	my ($node, $dir, $app, $pid, $signal, $s) = @_;
+	my $func = $signal eq 'cancel' ? 'pg_cancel_backend' : 'pg_terminate_backend';
+
+	$node->safe_psql('postgres', "SELECT $func($pid)");
+	if ($signal eq 'cancel')
+	{
+		Test::More::isnt(poll_query($node,
+				"SELECT 1 FROM pg_stat_activity WHERE pid = $pid "
+				  . "AND query = 'SELECT pg_sleep(300)' AND wait_event = 'PgSleep'"),
+			'', "$app: the session goes on after the cancel");
+		Test::More::is(count_spill_files($dir), 0, "$app: no spill file left");
+		$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+		$s->{h}->finish;
+	}
+	else
+	{
+		$s->{h}->finish;
+		Test::More::is(poll_query($node,
+				"SELECT 1 FROM pg_stat_activity WHERE pid = $pid HAVING count(*) = 0"),
+			'1', "$app: the backend is gone");
+		Test::More::is(count_spill_files($dir), 0, "$app: no spill file left");
+	}
 }
 
 # wait_for_stats_flush($node): wait until no other client backend is left,

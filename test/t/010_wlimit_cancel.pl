@@ -77,31 +77,11 @@ foreach my $case (@cases)
 			ok(wait_for(sub { count_spill_files($dir) > 0 }, interval => 0.005),
 				"$app: the sort has spill files");
 		}
-		my $func = $signal eq 'cancel' ? 'pg_cancel_backend' : 'pg_terminate_backend';
-		$node->safe_psql('postgres', "SELECT $func($pid)");
-
-		if ($signal eq 'cancel')
-		{
-			isnt(poll_query($node,
-					"SELECT 1 FROM pg_stat_activity WHERE pid = $pid "
-					  . "AND query = 'SELECT pg_sleep(300)' AND wait_event = 'PgSleep'"),
-				'', "$app: the session goes on after the cancel");
-			is(count_spill_files($dir), 0, "$app: no spill file left");
-			$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
-			$s->{h}->finish;
-			like($s->{err}, qr/canceling statement due to user request/,
-				"$app: the sort was cancelled");
-		}
-		else
-		{
-			$s->{h}->finish;
-			like($s->{err}, qr/terminating connection due to administrator command/,
-				"$app: the backend was terminated");
-			is(poll_query($node,
-					"SELECT 1 FROM pg_stat_activity WHERE pid = $pid HAVING count(*) = 0"),
-				'1', "$app: the backend is gone");
-			is(count_spill_files($dir), 0, "$app: no spill file left");
-		}
+		stop_session($node, $dir, $app, $pid, $signal, $s);
+		like($s->{err},
+			$signal eq 'cancel' ? qr/canceling statement due to user request/
+			: qr/terminating connection due to administrator command/,
+			$signal eq 'cancel' ? "$app: the sort was cancelled" : "$app: the backend was terminated");
 		is($node->safe_psql('postgres',
 				"SELECT count(*) FROM braidsort.scheduler WHERE readers + writers > 0"),
 			'0', "$app: the device's gate is free");

@@ -84,27 +84,7 @@ foreach my $case (@cases)
 					"$app: the join has spill files");
 			}
 			usleep(int($delay * 1e6));
-			my $func = $signal eq 'cancel' ? 'pg_cancel_backend' : 'pg_terminate_backend';
-			$node->safe_psql('postgres', "SELECT $func($pid)");
-
-			if ($signal eq 'cancel')
-			{
-				isnt(poll_query($node,
-						"SELECT 1 FROM pg_stat_activity WHERE pid = $pid "
-						  . "AND query = 'SELECT pg_sleep(300)' AND wait_event = 'PgSleep'"),
-					'', "$app: the session goes on after the cancel");
-				is(count_spill_files($dir), 0, "$app: no spill file left");
-				$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
-				$s->{h}->finish;
-			}
-			else
-			{
-				$s->{h}->finish;
-				is(poll_query($node,
-						"SELECT 1 FROM pg_stat_activity WHERE pid = $pid HAVING count(*) = 0"),
-					'1', "$app: the backend is gone");
-				is(count_spill_files($dir), 0, "$app: no spill file left");
-			}
+			stop_session($node, $dir, $app, $pid, $signal, $s);
 			like($s->{err}, qr/canceling statement due to user request|terminating connection due to administrator command/,
 				"$app: the join was stopped ($signal)");
 			is($node->safe_psql('postgres',
