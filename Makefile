@@ -33,7 +33,7 @@ OBJS = \
 	src/sort_gather.o \
 	src/sort_keys.o \
 	src/sort_merge.o \
-	src/sort_modes.o \
+	src/modes.o \
 	src/sort_node.o \
 	src/sort_runs.o \
 	src/sort_vlog.o \
@@ -46,7 +46,7 @@ OBJS = \
 EXTENSION = braidsort
 # as in contrib: a base script and updates; CREATE EXTENSION runs the chain
 DATA = braidsort--0.1.sql braidsort--0.1--0.3.sql braidsort--0.3--0.3.1.sql \
-	braidsort--0.3.1--0.4.sql
+	braidsort--0.3.1--0.4.sql braidsort--0.4--0.5.sql
 PGFILEDESC = "braidsort - key/TID sorts with late gather"
 
 PG_CPPFLAGS = -I$(srcdir)/src

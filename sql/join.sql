@@ -210,6 +210,33 @@ DECLARE c2 NO SCROLL CURSOR FOR SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
 FETCH ALL FROM c2;
 COMMIT;
 
+-- join_modes(): one row per mode for every BraidJoin of a planned query
+-- (here one join in a subquery and one at the top), the chosen mode marked
+SET braidsort.join_mode = segmented;
+SELECT node, join_clause, mode, partitions > 1 AS partitioned,
+	   lines_written >= 0 AND lines_read >= 0 AND rescans >= 0 AS counts,
+	   est_ms > 0 AND postgresql_ms > 0 AS times, feasible, chosen
+FROM braidsort.join_modes('SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k
+	WHERE jo.id IN (SELECT ji.id FROM ji JOIN jo j2 ON ji.a = j2.a)')
+ORDER BY node, mode;
+SELECT mode, write_intensity FROM braidsort.join_modes('SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k')
+WHERE mode IN ('grace', 'lazy') ORDER BY mode;
+SELECT count(*) FROM braidsort.join_modes('SELECT 1');
+SELECT * FROM braidsort.join_modes('SELECT 1; SELECT 2');
+SELECT * FROM braidsort.join_modes('VACUUM jo');
+RESET braidsort.join_mode;
+
+-- braidsort.stats counts finished joins by mode
+SELECT braidsort.stats_reset();
+SET braidsort.join_mode = hybrid;
+SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
+SET braidsort.join_mode = lazy;
+SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
+SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
+RESET braidsort.join_mode;
+SELECT counter, value FROM braidsort.stats WHERE counter LIKE 'joins_%' ORDER BY counter;
+SELECT value > 0 AS rows_counted FROM braidsort.stats WHERE counter = 'rows_joined';
+
 -- declined: right and full joins, join_mode off, statements that lock rows
 SET client_min_messages = debug1;
 SET braidsort.join_mode = auto;

@@ -69,7 +69,11 @@
 #include "joinmodel.h"
 #include "partlog.h"
 #include "refs.h"
+#include "stats.h"
 #include "valuelog.h"
+
+StaticAssertDecl(BRAID_JM_NMODES == BRAID_NUM_JOIN_MODES,
+				 "braidsort.stats counts every join mode");
 
 /* An entry: the row's hash and its ref. */
 typedef struct BraidJoinEntry
@@ -107,6 +111,9 @@ typedef struct JoinSide
 	Buffer	   *bufs;			/* pinned blocks of recent fetches, by
 								 * block number modulo JOIN_FETCH_PINS */
 	BlockNumber *blks;
+	Buffer	   *recent;			/* the buffer that last held each block (a
+								 * hint for ReadRecentBuffer), or NULL */
+	BlockNumber nrecent;
 
 	/* value log refs */
 	BraidValueLog vlog;
@@ -496,7 +503,22 @@ fetch_row(BraidJoinState *st, JoinSide *s, uint64 ref)
 			if (BufferIsValid(s->bufs[slot]))
 				ReleaseBuffer(s->bufs[slot]);
 			s->bufs[slot] = InvalidBuffer;
-			s->bufs[slot] = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
+
+			/*
+			 * The buffer that held the block last time is pinned without
+			 * the buffer mapping lookup, a shared hash probe and lock per
+			 * fetch otherwise (as the sort's gather does).
+			 */
+			if (blk < s->nrecent && BufferIsValid(s->recent[blk]) &&
+				ReadRecentBuffer(s->rel->rd_node, MAIN_FORKNUM, blk, s->recent[blk]))
+				s->bufs[slot] = s->recent[blk];
+			else
+			{
+				s->bufs[slot] = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk,
+												   RBM_NORMAL, NULL);
+				if (blk < s->nrecent)
+					s->recent[blk] = s->bufs[slot];
+			}
 			s->blks[slot] = blk;
 		}
 		page = BufferGetPage(s->bufs[slot]);
@@ -1074,6 +1096,7 @@ join_exec(CustomScanState *node)
 			st->rounds_ms += elapsed_ms(st);
 			st->phase = JOIN_DONE;
 			table_reset(&st->table);
+			braid_stats_count_join((int) st->mode, st->outer.rows + st->inner.rows);
 			return NULL;
 		}
 	}
@@ -1132,6 +1155,22 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 		s->blks = palloc(sizeof(BlockNumber) * JOIN_FETCH_PINS);
 		for (int i = 0; i < JOIN_FETCH_PINS; i++)
 			s->bufs[i] = InvalidBuffer;
+
+		/*
+		 * A table that fits in shared buffers stays there while the join
+		 * fetches from it: remember where each block is (the sort's gather
+		 * does the same, gather.c).  Blocks added since are looked up.
+		 */
+		if (!RelationUsesLocalBuffers(s->rel))
+		{
+			BlockNumber nblocks = RelationGetNumberOfBlocks(s->rel);
+
+			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
+			{
+				s->recent = palloc0(sizeof(Buffer) * nblocks);
+				s->nrecent = nblocks;
+			}
+		}
 	}
 	else
 		s->vslot = ExecInitExtraTupleSlot(estate, ExecGetResultType(s->ps),

@@ -97,6 +97,9 @@ shared_init(BraidShared *shared)
 		pg_atomic_init_u64(&shared->sorts[i], 0);
 	for (int i = 0; i < BRAID_NUM_DECLINES; i++)
 		pg_atomic_init_u64(&shared->declines[i], 0);
+	for (int i = 0; i < BRAID_NUM_JOIN_MODES; i++)
+		pg_atomic_init_u64(&shared->joins[i], 0);
+	pg_atomic_init_u64(&shared->join_rows, 0);
 	pg_atomic_init_u64(&shared->sorts_value_log, 0);
 	pg_atomic_init_u64(&shared->rows_sorted, 0);
 	pg_atomic_init_u64(&shared->value_bytes_avoided, 0);

@@ -116,6 +116,9 @@ typedef enum BraidMethod
 	BRAID_NUM_METHODS
 } BraidMethod;
 
+/* BraidJoin's modes counted in braidsort.stats (as BraidJoinMode). */
+#define BRAID_NUM_JOIN_MODES	4
+
 typedef struct BraidShared
 {
 	LWLock	   *lock;			/* slots, gates and profiles */
@@ -129,6 +132,8 @@ typedef struct BraidShared
 	pg_atomic_uint64 rows_sorted;
 	pg_atomic_uint64 value_bytes_avoided;
 	pg_atomic_uint64 declines[BRAID_NUM_DECLINES];
+	pg_atomic_uint64 joins[BRAID_NUM_JOIN_MODES];
+	pg_atomic_uint64 join_rows;	/* input rows of both sides */
 	pg_atomic_uint64 orphans_removed;
 	pg_atomic_uint64 spill_tablespace_fallbacks;	/* statements that could
 													 * not use the setting */

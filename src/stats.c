@@ -39,6 +39,13 @@ static const char *const decline_names[BRAID_NUM_DECLINES] = {
 	"declined_statement",
 };
 
+static const char *const join_mode_names[BRAID_NUM_JOIN_MODES] = {
+	"joins_grace",
+	"joins_hybrid",
+	"joins_segmented",
+	"joins_lazy",
+};
+
 static const char *const method_names[BRAID_NUM_METHODS] = {
 	"sorts_onepass",
 	"sorts_mergepass",
@@ -67,6 +74,16 @@ braid_stats_count_sort(BraidMethod method, bool value_log, uint64 rows,
 		pg_atomic_fetch_add_u64(&braid_shared->sorts_value_log, 1);
 	pg_atomic_fetch_add_u64(&braid_shared->rows_sorted, rows);
 	pg_atomic_fetch_add_u64(&braid_shared->value_bytes_avoided, value_bytes_avoided);
+}
+
+/* braid_stats_count_join: one finished BraidJoin, in this BraidJoinMode. */
+void
+braid_stats_count_join(int mode, uint64 rows)
+{
+	if (braid_shared == NULL || mode < 0 || mode >= BRAID_NUM_JOIN_MODES)
+		return;
+	pg_atomic_fetch_add_u64(&braid_shared->joins[mode], 1);
+	pg_atomic_fetch_add_u64(&braid_shared->join_rows, rows);
 }
 
 /* require_shared: the functions need braidsort's shared memory. */
@@ -129,6 +146,11 @@ braidsort_stats(PG_FUNCTION_ARGS)
 			pg_atomic_read_u64(&braid_shared->rows_sorted));
 	put_row(rsinfo, "global", "value_bytes_avoided",
 			pg_atomic_read_u64(&braid_shared->value_bytes_avoided));
+	for (int i = 0; i < BRAID_NUM_JOIN_MODES; i++)
+		put_row(rsinfo, "global", join_mode_names[i],
+				pg_atomic_read_u64(&braid_shared->joins[i]));
+	put_row(rsinfo, "global", "rows_joined",
+			pg_atomic_read_u64(&braid_shared->join_rows));
 	for (int i = 0; i < BRAID_NUM_DECLINES; i++)
 		put_row(rsinfo, "global", decline_names[i],
 				pg_atomic_read_u64(&braid_shared->declines[i]));
@@ -167,6 +189,9 @@ braidsort_stats_reset(PG_FUNCTION_ARGS)
 		pg_atomic_write_u64(&braid_shared->sorts[i], 0);
 	for (int i = 0; i < BRAID_NUM_DECLINES; i++)
 		pg_atomic_write_u64(&braid_shared->declines[i], 0);
+	for (int i = 0; i < BRAID_NUM_JOIN_MODES; i++)
+		pg_atomic_write_u64(&braid_shared->joins[i], 0);
+	pg_atomic_write_u64(&braid_shared->join_rows, 0);
 	pg_atomic_write_u64(&braid_shared->sorts_value_log, 0);
 	pg_atomic_write_u64(&braid_shared->rows_sorted, 0);
 	pg_atomic_write_u64(&braid_shared->value_bytes_avoided, 0);

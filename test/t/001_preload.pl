@@ -70,9 +70,9 @@ $node->safe_psql('postgres', 'CREATE DATABASE updated; CREATE DATABASE fresh');
 $node->safe_psql('updated', "CREATE EXTENSION braidsort VERSION '0.1'; ALTER EXTENSION braidsort UPDATE");
 $node->safe_psql('fresh', 'CREATE EXTENSION braidsort');
 is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extname = 'braidsort'"),
-	'0.4', 'the extension updates from 0.1 to 0.4');
+	'0.5', 'the extension updates from 0.1 to 0.5');
 is($node->safe_psql('updated', $objects), $node->safe_psql('fresh', $objects),
-	'an updated 0.1 has the objects and privileges of a fresh 0.4');
+	'an updated 0.1 has the objects and privileges of a fresh 0.5');
 
 $node->stop;
 done_testing();

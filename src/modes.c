@@ -1,17 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * sort_modes.c
- *	  SQL: braidsort.sort_modes(query), what each write-limited mode would
- *	  cost for every sort braidsort would take in a query.
+ * modes.c
+ *	  SQL: braidsort.sort_modes(query) and braidsort.join_modes(query), what
+ *	  each write-limited mode would cost for every sort and every hash join
+ *	  braidsort would take in a query.
  *
  * The query is planned, not run: braidsort's planner hook replaces the
- * Sorts it takes, and for each BraidSort node of the plan (its subplans
- * included) the cost model (wlimit.c) estimates every mode at the current
- * braidsort.write_intensity, from the node's planned rows and keys and the
- * spill device's profile -- exactly what the planner weighed -- and says
- * which one the node would run should its IndexMap outgrow the budget.
+ * Sorts and Hash Joins it takes, and for each BraidSort (BraidJoin) node of
+ * the plan, its subplans included, the cost model (wlimit.c, joinmodel.c)
+ * estimates every mode at the current braidsort.write_intensity from the
+ * node's planned rows and the spill device's profile -- exactly what the
+ * planner weighed -- and says which one the node would run.
  *
- * src/sort_modes.c
+ * src/modes.c
  *
  *-------------------------------------------------------------------------
  */
@@ -19,35 +20,46 @@
 
 #include "executor/executor.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/ruleutils.h"
 
 #include "braidsort.h"
 #include "explain.h"
+#include "join_plan.h"
 #include "plancost.h"
 #include "plandata.h"
 #include "wlimit.h"
 
 PG_FUNCTION_INFO_V1(braidsort_sort_modes);
+PG_FUNCTION_INFO_V1(braidsort_join_modes);
+
+typedef struct ModesWalk ModesWalk;
+
+/* Rows for one node of the kind a walk looks for. */
+typedef void (*ModesNodeRows) (ModesWalk *w, CustomScan *cscan, List *ancestors);
 
 /* What the walk over a plan needs. */
-typedef struct ModesWalk
+struct ModesWalk
 {
 	ReturnSetInfo *rsinfo;
 	PlannedStmt *stmt;
 	List	   *deparse_cxt;
 	bool		useprefix;
-} ModesWalk;
+	const CustomScanMethods *methods;	/* the nodes it looks for */
+	ModesNodeRows node_rows;
+};
 
 /*
- * node_rows
+ * sort_node_rows
  *		One row per mode for a BraidSort node (ancestors: its parents,
  *		innermost first, for deparsing its keys).
  */
 static void
-node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
+sort_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 {
 	BraidSortPlanData data;
 	BraidWlEstimate est[BRAID_WL_NMODES];
@@ -92,6 +104,51 @@ node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 	}
 }
 
+/*
+ * join_node_rows
+ *		One row per mode for a BraidJoin node: the estimates the planner
+ *		weighed, at the memory and write intensity in force now.
+ */
+static void
+join_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
+{
+	BraidJoinPlanData data;
+	BraidJmInput in;
+	BraidJmEstimate est[BRAID_JM_NMODES];
+	List	   *context;
+	List	   *hashclauses = (List *) lfourth(cscan->custom_exprs);
+	char	   *clause;
+	double		pg_ms;
+
+	braid_join_unpack(cscan->custom_private, &data);
+	braid_join_model_input(&data, get_hash_memory_limit(), &in);
+	(void) braid_jm_choose(&in, braid_write_intensity, est);
+	pg_ms = braid_jm_pg_ms(&in, data.pg_batches, data.inner_width, data.outer_width);
+	context = set_deparse_context_plan(w->deparse_cxt, (Plan *) cscan, ancestors);
+	clause = deparse_expression((Node *) make_ands_explicit(hashclauses), context,
+								w->useprefix, false);
+
+	for (int m = 0; m < BRAID_JM_NMODES; m++)
+	{
+		Datum		values[12];
+		bool		nulls[12] = {0};
+
+		values[0] = Int32GetDatum(cscan->scan.plan.plan_node_id);
+		values[1] = CStringGetTextDatum(clause);
+		values[2] = CStringGetTextDatum(braid_jm_mode_name((BraidJoinMode) m));
+		values[3] = Float8GetDatum(est[m].write_intensity);
+		values[4] = Int32GetDatum(est[m].partitions);
+		values[5] = Float8GetDatum(est[m].lines_written);
+		values[6] = Float8GetDatum(est[m].lines_read);
+		values[7] = Float8GetDatum(est[m].rescans);
+		values[8] = Float8GetDatum(est[m].ms);
+		values[9] = Float8GetDatum(pg_ms);
+		values[10] = BoolGetDatum(est[m].feasible);
+		values[11] = BoolGetDatum(m == data.mode);
+		tuplestore_putvalues(w->rsinfo->setResult, w->rsinfo->setDesc, values, nulls);
+	}
+}
+
 static void walk_plan(ModesWalk *w, Plan *plan, List *ancestors);
 
 /* walk_list: walk_plan over every plan of a list. */
@@ -116,9 +173,8 @@ walk_plan(ModesWalk *w, Plan *plan, List *ancestors)
 	/* (lcons and list_delete_first reuse the list, as in EXPLAIN) */
 	if (plan == NULL)
 		return;
-	if (IsA(plan, CustomScan) &&
-		((CustomScan *) plan)->methods == &braid_sort_scan_methods)
-		node_rows(w, (CustomScan *) plan, ancestors);
+	if (IsA(plan, CustomScan) && ((CustomScan *) plan)->methods == w->methods)
+		w->node_rows(w, (CustomScan *) plan, ancestors);
 
 	below = lcons(plan, ancestors);
 	walk_plan(w, outerPlan(plan), below);
@@ -144,13 +200,14 @@ walk_plan(ModesWalk *w, Plan *plan, List *ancestors)
 }
 
 /*
- * braidsort_sort_modes
- *		SQL: braidsort.sort_modes(query text) returns setof (node, sort_key,
- *		mode, write_intensity, lines_written, lines_read, input_passes,
- *		selection_passes, est_ms, feasible, chosen).
+ * plan_and_walk
+ *		Plan the one statement of a query string (as EXPLAIN would, without
+ *		running it) and put rows for every node a walk looks for; fname
+ *		names the SQL function in messages.
  */
-Datum
-braidsort_sort_modes(PG_FUNCTION_ARGS)
+static void
+plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
+			  const CustomScanMethods *methods, ModesNodeRows node_rows)
 {
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -162,7 +219,7 @@ braidsort_sort_modes(PG_FUNCTION_ARGS)
 	if (list_length(raw) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("braidsort.sort_modes() takes exactly one statement"),
+				 errmsg("%s takes exactly one statement", fname),
 				 errdetail("The query string holds %d statements.", list_length(raw))));
 
 	foreach(lc, pg_analyze_and_rewrite_fixedparams(linitial_node(RawStmt, raw), query,
@@ -176,7 +233,7 @@ braidsort_sort_modes(PG_FUNCTION_ARGS)
 		if (q->commandType == CMD_UTILITY)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("braidsort.sort_modes() cannot plan a utility statement"),
+					 errmsg("%s cannot plan a utility statement", fname),
 					 errhint("Pass the query itself, e.g. the SELECT of an EXPLAIN.")));
 		stmt = pg_plan_query(q, query, CURSOR_OPT_PARALLEL_OK, NULL);
 		/* as EXPLAIN (ExecutorStart): the caller must be allowed to read them */
@@ -187,9 +244,38 @@ braidsort_sort_modes(PG_FUNCTION_ARGS)
 													  select_rtable_names_for_explain(stmt->rtable,
 																					  NULL));
 		w.useprefix = list_length(stmt->rtable) > 1;
+		w.methods = methods;
+		w.node_rows = node_rows;
 		walk_plan(&w, stmt->planTree, NIL);
 		foreach(sp, stmt->subplans)
 			walk_plan(&w, (Plan *) lfirst(sp), NIL);
 	}
+}
+
+/*
+ * braidsort_sort_modes
+ *		SQL: braidsort.sort_modes(query text) returns setof (node, sort_key,
+ *		mode, write_intensity, lines_written, lines_read, input_passes,
+ *		selection_passes, est_ms, feasible, chosen).
+ */
+Datum
+braidsort_sort_modes(PG_FUNCTION_ARGS)
+{
+	plan_and_walk(fcinfo, "braidsort.sort_modes()", &braid_sort_scan_methods,
+				  sort_node_rows);
+	return (Datum) 0;
+}
+
+/*
+ * braidsort_join_modes
+ *		SQL: braidsort.join_modes(query text) returns setof (node,
+ *		join_clause, mode, write_intensity, partitions, lines_written,
+ *		lines_read, rescans, est_ms, postgresql_ms, feasible, chosen).
+ */
+Datum
+braidsort_join_modes(PG_FUNCTION_ARGS)
+{
+	plan_and_walk(fcinfo, "braidsort.join_modes()", &braid_join_scan_methods,
+				  join_node_rows);
 	return (Datum) 0;
 }
