@@ -16,6 +16,9 @@ OBJS = \
 	src/instr.o \
 	src/iosched.o \
 	src/join_node.o \
+	src/join_pass.o \
+	src/join_rows.o \
+	src/join_table.o \
 	src/join_plan.o \
 	src/joinmodel.o \
 	src/keys.o \

@@ -1,0 +1,422 @@
+/*-------------------------------------------------------------------------
+ *
+ * join_pass.c
+ *	  BraidJoin's passes: the first pass over both inputs, and the rounds
+ *	  that join the partitions left.
+ *
+ * See join_node.c for the design.  The first pass reads the inner input
+ * (partition 0 into the table, the other partitions' entries written or
+ * dropped as the mode says), then the outer input, probing partition 0 with
+ * the row in hand.  Each round loads one partition's (piece's) inner
+ * entries, from its log or by a rescan, and gives its outer rows, from its
+ * log or by a rescan; lazy decides before each round whether its rescans
+ * write the rest.
+ *
+ * src/join_pass.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "executor/executor.h"
+#include "miscadmin.h"
+
+#include "join_state.h"
+
+/* log_entry: append an entry to partition p's log of a side. */
+static void
+log_entry(JoinSide *s, int p, uint32 hash, uint64 ref)
+{
+	BraidJoinEntry e;
+
+	e.hash = hash;
+	e.unused = 0;
+	e.ref = ref;
+	braid_partlog_append(&s->logs[p], &e);
+}
+
+/* finish_writing: close the logs a pass wrote; they now hold their partitions. */
+static void
+finish_writing(BraidJoinState *st, JoinSide *s)
+{
+	for (int p = 0; p < st->k; p++)
+		if (s->writing[p])
+		{
+			braid_partlog_finish(&s->logs[p]);
+			s->mat[p] = true;
+			s->writing[p] = false;
+		}
+}
+
+/*
+ * evict_resident
+ *		Partition 0's inner entries outgrew the table during the first pass:
+ *		write them out and treat partition 0 as any other.
+ */
+static void
+evict_resident(BraidJoinState *st)
+{
+	JoinTable  *t = &st->table;
+
+	for (uint32 i = 0; i < t->n; i++)
+		braid_partlog_append(&st->inner.logs[0], &t->entries[i]);
+	join_table_reset(t);
+	st->resident = false;
+	st->evicted = true;
+	st->inner.writing[0] = true;
+	/* its outer rows: written when the outer input cannot be read again */
+	st->outer.writing[0] = !st->outer.can_rescan || st->mode == BRAID_JM_GRACE ||
+		(st->k > 1 && st->outer.writing[1]);
+	elog(DEBUG1, "braidsort: BraidJoin partition 0 outgrew %zu kB: written out",
+		 st->budget / 1024);
+}
+
+/*
+ * first_inner_pass
+ *		Read the inner input once: partition 0 into the table, the others'
+ *		entries into the logs the mode writes.
+ */
+static void
+first_inner_pass(BraidJoinState *st)
+{
+	JoinSide   *s = &st->inner;
+
+	for (;;)
+	{
+		TupleTableSlot *slot = ExecProcNode(s->ps);
+		uint32		hash;
+		uint64		ref;
+		int			p;
+
+		if (TupIsNull(slot))
+			break;
+		CHECK_FOR_INTERRUPTS();
+		s->rows++;
+		if (!join_row_hash(s, slot, &hash))
+			continue;
+		p = partition_of(st, hash);
+		s->counts[p]++;
+		if (!(p == 0 && st->resident) && !s->writing[p] && s->by_tid)
+			continue;
+		ref = s->by_tid ? join_row_heap_ref(s) : join_row_vlog_ref(s, slot);
+		if (p == 0 && st->resident)
+		{
+			BraidJoinEntry e = {hash, 0, ref};
+
+			join_table_add(&st->table, &e);
+			if (join_table_bytes(st->table.n) > st->budget)
+				evict_resident(st);
+		}
+		else if (s->writing[p])
+			log_entry(s, p, hash, ref);
+	}
+	if (!s->by_tid)
+		braid_vlog_finish(&s->vlog);
+	finish_writing(st, s);
+
+	/*
+	 * No inner rows: every outer row is unmatched, no partition needed
+	 * (nothing was written: partition 0, resident, is all there is).
+	 */
+	if (st->resident)
+	{
+		uint64		total = 0;
+
+		for (int p = 0; p < st->k; p++)
+			total += s->counts[p];
+		if (total == 0)
+			st->k = 1;
+	}
+	if (st->resident)
+		join_table_build(&st->table);
+}
+
+/*
+ * round_needed
+ *		Does partition p need a round?  Not when it has no inner rows and
+ *		unmatched outer rows produce nothing (INNER, SEMI).
+ */
+static bool
+round_needed(BraidJoinState *st, int p)
+{
+	if (p == 0 && st->resident)
+		return false;
+	if (st->inner.counts[p] == 0 &&
+		(st->jointype == JOIN_INNER || st->jointype == JOIN_SEMI))
+		return false;
+	return true;
+}
+
+/*
+ * lazy_decide
+ *		Lazy, before partition p's round: should its rescans write the rest?
+ *		Marks the partitions after p each side rescans as being written.
+ */
+static void
+lazy_decide(BraidJoinState *st, int p)
+{
+	int			round = st->resident ? p : p + 1;
+	bool		any = false;
+
+	if (st->mode != BRAID_JM_LAZY || st->lazy_fired)
+		return;
+	for (int q = p + 1; q < st->k; q++)
+		if (round_needed(st, q) && (!st->inner.mat[q] || !st->outer.mat[q]))
+			any = true;
+	if (!any || !braid_jm_lazy_materialize(&st->model, st->k, round, st->write_intensity))
+		return;
+	st->lazy_fired = true;
+	st->lazy_round = p;
+	for (int q = p + 1; q < st->k; q++)
+	{
+		if (!round_needed(st, q))
+			continue;
+		if (!st->inner.mat[p] && !st->inner.mat[q])
+			st->inner.writing[q] = true;
+		if (!st->outer.mat[p] && !st->outer.mat[q])
+			st->outer.writing[q] = true;
+	}
+}
+
+/*
+ * load_round
+ *		Fill the table with this round's inner entries (partition st->round,
+ *		piece st->piece): from the partition's log, or by reading the inner
+ *		input again (then also writing what lazy decided).
+ */
+static void
+load_round(BraidJoinState *st)
+{
+	JoinSide   *s = &st->inner;
+	int			p = st->round;
+
+	join_table_reset(&st->table);
+	if (s->mat[p])
+	{
+		BraidPartScan scan;
+		int			n;
+
+		braid_partlog_scan_begin(&s->logs[p], &scan);
+		while ((n = braid_partlog_read(&s->logs[p], &scan, (char *) st->chunk,
+									   JOIN_READ_CHUNK)) > 0)
+		{
+			CHECK_FOR_INTERRUPTS();
+			for (int i = 0; i < n; i++)
+				if (piece_of(st, st->chunk[i].hash) == st->piece)
+					join_table_add(&st->table, &st->chunk[i]);
+		}
+	}
+	else
+	{
+		BraidVlogScan vscan;
+		TupleTableSlot *slot;
+		uint64		ref;
+
+		join_row_reread_begin(s, &vscan);
+		while ((slot = join_row_reread_next(st, s, &vscan, &ref)) != NULL)
+		{
+			uint32		hash;
+			int			q;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!join_row_hash(s, slot, &hash))
+				continue;
+			q = partition_of(st, hash);
+			if (q == p)
+			{
+				if (piece_of(st, hash) == st->piece)
+				{
+					BraidJoinEntry e = {hash, 0, ref};
+
+					join_table_add(&st->table, &e);
+				}
+			}
+			else if (s->writing[q])
+				log_entry(s, q, hash, ref);
+		}
+		finish_writing(st, s);
+	}
+	join_table_build(&st->table);
+}
+
+/*
+ * join_pass_next_round
+ *		Set up the next round (or piece of one): load its inner entries and
+ *		start its outer rows.  False when every partition is done.
+ */
+bool
+join_pass_next_round(BraidJoinState *st)
+{
+	JoinSide   *o = &st->outer;
+	bool		first = st->source == OUTER_FIRST_PASS;
+	int			p;
+
+	/* the pass that ended may have written partitions for lazy */
+	finish_writing(st, o);
+	/* after the first pass, the outer value log is read back */
+	if (first && !o->by_tid)
+		braid_vlog_finish(&o->vlog);
+
+	if (!first && st->piece + 1 < st->npieces)
+		st->piece++;
+	else
+	{
+		/* the next partition that needs a round (0 if it left memory) */
+		p = first && !st->resident ? 0 : st->round + 1;
+		while (p < st->k && !round_needed(st, p))
+			p++;
+		if (p >= st->k)
+			return false;
+		st->round = p;
+		st->piece = 0;
+		st->npieces = (int) Min(Max(ceil((double) st->inner.counts[p] *
+										 JOIN_TABLE_ENTRY_BYTES / (double) st->budget),
+									1.0),
+								65536.0);
+		lazy_decide(st, p);
+	}
+	p = st->round;
+	st->rounds++;
+	load_round(st);
+
+	/* the outer rows of the round */
+	if (o->mat[p])
+	{
+		st->source = OUTER_LOG;
+		braid_partlog_scan_begin(&o->logs[p], &st->scan);
+		st->chunk_n = st->chunk_pos = 0;
+	}
+	else
+	{
+		st->source = o->by_tid ? OUTER_CHILD : OUTER_VLOG;
+		join_row_reread_begin(o, &st->vscan);
+	}
+	return true;
+}
+
+/*
+ * join_pass_next_outer
+ *		The next outer row to probe with (set as st->cur with its hash and
+ *		first candidate); false when the current pass has no more.  The
+ *		first pass also writes the other partitions' entries, and emits
+ *		nothing for rows with NULL keys but sets them up as unmatched rows
+ *		for LEFT and ANTI.
+ */
+bool
+join_pass_next_outer(BraidJoinState *st)
+{
+	JoinSide   *s = &st->outer;
+
+	for (;;)
+	{
+		TupleTableSlot *slot;
+		uint64		ref = 0;
+		uint32		hash;
+		int			p;
+
+		CHECK_FOR_INTERRUPTS();
+		if (st->source == OUTER_LOG)
+		{
+			BraidJoinEntry *e;
+			uint32		first;
+
+			if (st->chunk_pos >= st->chunk_n)
+			{
+				st->chunk_n = braid_partlog_read(&s->logs[st->round], &st->scan,
+												 (char *) st->chunk, JOIN_READ_CHUNK);
+				st->chunk_pos = 0;
+				if (st->chunk_n == 0)
+					return false;
+			}
+			e = &st->chunk[st->chunk_pos++];
+			if (piece_of(st, e->hash) != st->piece)
+				continue;
+			first = join_table_next_match(&st->table, join_table_first(&st->table, e->hash), e->hash);
+			/* an inner or semi join needs the row only if its hash matches */
+			if (first == JOIN_NO_ENTRY &&
+				(st->jointype == JOIN_INNER || st->jointype == JOIN_SEMI))
+				continue;
+			st->cur = join_row_fetch(st, s, e->ref);
+			st->cur_hash = e->hash;
+			st->cand = first;
+			st->matched = false;
+			return true;
+		}
+
+		if (st->source == OUTER_FIRST_PASS)
+		{
+			slot = ExecProcNode(s->ps);
+			if (TupIsNull(slot))
+				return false;
+			s->rows++;
+			if (!join_row_hash(s, slot, &hash))
+			{
+				if (st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI)
+				{
+					st->cur = slot;
+					st->cand = JOIN_NO_ENTRY;
+					st->matched = false;
+					return true;
+				}
+				continue;
+			}
+			p = partition_of(st, hash);
+			s->counts[p]++;
+			if (p == 0 && st->resident)
+			{
+				st->cur = slot;
+				st->cur_hash = hash;
+				st->cand = join_table_next_match(&st->table, join_table_first(&st->table, hash), hash);
+				st->matched = false;
+				return true;
+			}
+			if (!round_needed(st, p))
+				continue;
+			/* a value log keeps every row a later pass may read again */
+			if (!s->by_tid)
+				ref = join_row_vlog_ref(s, slot);
+			if (s->writing[p])
+				log_entry(s, p, hash, s->by_tid ? join_row_heap_ref(s) : ref);
+			continue;
+		}
+
+		/* a rescan of the outer input, or a read of its value log */
+		slot = join_row_reread_next(st, s, &st->vscan, &ref);
+		if (slot == NULL)
+			return false;
+		if (!join_row_hash(s, slot, &hash))
+			continue;			/* emitted by the first pass */
+		p = partition_of(st, hash);
+		if (p != st->round)
+		{
+			if (s->writing[p])
+				log_entry(s, p, hash, ref);
+			continue;
+		}
+		if (piece_of(st, hash) != st->piece)
+			continue;
+		st->cur = slot;
+		st->cur_hash = hash;
+		st->cand = join_table_next_match(&st->table, join_table_first(&st->table, hash), hash);
+		st->matched = false;
+		return true;
+	}
+}
+
+/*
+ * join_pass_start
+ *		The first fetch: read the inner input, then start the outer one.
+ */
+void
+join_pass_start(BraidJoinState *st)
+{
+	INSTR_TIME_SET_CURRENT(st->started);
+	first_inner_pass(st);
+	st->source = OUTER_FIRST_PASS;
+	st->round = 0;
+	st->piece = 0;
+	st->npieces = 1;
+	st->phase = JOIN_PROBING;
+}

@@ -1,0 +1,339 @@
+/*-------------------------------------------------------------------------
+ *
+ * join_rows.c
+ *	  BraidJoin's rows: their hash, their refs, and fetching them back.
+ *
+ * A row's hash is PostgreSQL's (each operator's own hash function for its
+ * side, combined as ExecHashGetHashValue does).  Its ref is its heap TID
+ * when its input is a plain heap scan -- fetched back from a pinned page and
+ * projected as the child would -- or its place in the side's value log
+ * (valuelog.c), written once.  Inputs are read again by rescanning the
+ * child or reading the value log from its start.
+ *
+ * src/join_rows.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+#include "storage/bufmgr.h"
+
+#include "join_state.h"
+#include "refs.h"
+
+/*
+ * join_row_hash
+ *		The hash of a row's join keys, combined as ExecHashGetHashValue
+ *		does; false when a key is NULL (the row never matches).
+ */
+bool
+join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash)
+{
+	ExprContext *econtext = s->keycxt;
+	uint32		h = 0;
+	int			i = 0;
+	ListCell   *lc;
+
+	ResetExprContext(econtext);
+	if (s->is_outer)
+		econtext->ecxt_outertuple = slot;
+	else
+		econtext->ecxt_innertuple = slot;
+	foreach(lc, s->keys)
+	{
+		ExprState  *key = (ExprState *) lfirst(lc);
+		bool		isnull;
+		Datum		val;
+
+		h = pg_rotate_left32(h, 1);
+		val = ExecEvalExpr(key, econtext, &isnull);
+		if (isnull)
+			return false;
+		h ^= DatumGetUInt32(FunctionCall1Coll(&s->hashfns[i], s->collations[i], val));
+		i++;
+	}
+	*hash = h;
+	return true;
+}
+
+/* join_row_heap_ref: the TID ref of the row a heap scan child just returned. */
+uint64
+join_row_heap_ref(JoinSide *s)
+{
+	TupleTableSlot *scanslot = ((ScanState *) s->ps)->ss_ScanTupleSlot;
+	ItemPointer tid = &scanslot->tts_tid;
+
+	if (!ItemPointerIsValid(tid))
+		elog(ERROR, "braidsort: %s input row has no TID", s->name);
+	return braid_make_ref(ItemPointerGetBlockNumber(tid),
+						  ItemPointerGetOffsetNumber(tid), 0);
+}
+
+/* join_row_vlog_ref: append a row to the side's value log, returning its ref. */
+uint64
+join_row_vlog_ref(JoinSide *s, TupleTableSlot *slot)
+{
+	bool		should_free;
+	MinimalTuple mt = ExecFetchSlotMinimalTuple(slot, &should_free);
+	uint64		ref = braid_vlog_append(&s->vlog, mt);
+
+	if (should_free)
+		pfree(mt);
+	return ref;
+}
+
+/*
+ * project_child
+ *		The child's output row for a tuple in its scan slot position: its
+ *		own projection evaluated on it, or the tuple itself.
+ */
+static TupleTableSlot *
+project_child(JoinSide *s, TupleTableSlot *scantuple)
+{
+	PlanState  *ps = s->ps;
+	ExprContext *econtext;
+
+	if (ps->ps_ProjInfo == NULL)
+		return scantuple;
+	econtext = ps->ps_ExprContext;
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = scantuple;
+	return ExecProject(ps->ps_ProjInfo);
+}
+
+/*
+ * copy_row
+ *		A value-log row copied into the side's buffer (grown in cxt), so that
+ *		it can be used after the device's read grant is given back.
+ */
+static MinimalTuple
+copy_row(MemoryContext cxt, JoinSide *s, MinimalTuple tuple)
+{
+	uint32		len = tuple->t_len;
+
+	if (len > s->rowbuf_cap)
+	{
+		size_t		cap = Max((size_t) len, s->rowbuf_cap * 2);
+
+		if (s->rowbuf)
+			pfree(s->rowbuf);
+		s->rowbuf = MemoryContextAlloc(cxt, cap);
+		s->rowbuf_cap = cap;
+	}
+	memcpy(s->rowbuf, tuple, len);
+	return (MinimalTuple) s->rowbuf;
+}
+
+/* copy_out: a value-log row on the device, read under a grant and copied. */
+static MinimalTuple
+copy_out(MemoryContext cxt, JoinSide *s, MinimalTuple tuple, BraidSpillFile *f, size_t pos)
+{
+	BraidReadScope scope = {0};
+
+	braid_read_scope_add(&scope, f);
+	braid_read_scope_begin(&scope);
+	braid_spill_note_read(f, pos, pos + tuple->t_len);
+	tuple = copy_row(cxt, s, tuple);
+	braid_read_scope_end(&scope);
+	return tuple;
+}
+
+/*
+ * join_row_fetch
+ *		The side's output row for a ref: refetched from the table by TID (and
+ *		projected as the child would), or read from the value log.
+ */
+TupleTableSlot *
+join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref)
+{
+	s->fetches++;
+	if (s->by_tid)
+	{
+		BlockNumber blk = braid_ref_block(ref);
+		OffsetNumber off = braid_ref_offset(ref);
+		int			slot = (int) (blk % JOIN_FETCH_PINS);
+		Page		page;
+		ItemId		lp;
+
+		/*
+		 * Inner rows are fetched in hash order, all over the table: a page
+		 * stays pinned until another one takes its place, so that the pages
+		 * a partition's matches revisit are not looked up in the buffer
+		 * mapping each time.  The pin keeps the page from being pruned or
+		 * defragmented, and a visible tuple's data never change: it is
+		 * read without the content lock.
+		 */
+		if (!BufferIsValid(s->bufs[slot]) || s->blks[slot] != blk)
+		{
+			if (BufferIsValid(s->bufs[slot]))
+				ReleaseBuffer(s->bufs[slot]);
+			s->bufs[slot] = InvalidBuffer;
+
+			/*
+			 * The buffer that held the block last time is pinned without
+			 * the buffer mapping lookup, a shared hash probe and lock per
+			 * fetch otherwise (as the sort's gather does).
+			 */
+			if (blk < s->nrecent && BufferIsValid(s->recent[blk]) &&
+				ReadRecentBuffer(s->rel->rd_node, MAIN_FORKNUM, blk, s->recent[blk]))
+				s->bufs[slot] = s->recent[blk];
+			else
+			{
+				s->bufs[slot] = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk,
+												   RBM_NORMAL, NULL);
+				if (blk < s->nrecent)
+					s->recent[blk] = s->bufs[slot];
+			}
+			s->blks[slot] = blk;
+		}
+		page = BufferGetPage(s->bufs[slot]);
+		if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page) ||
+			!ItemIdIsNormal(lp = PageGetItemId(page, off)))
+			elog(ERROR, "braidsort: %s row (%u,%u) of \"%s\" is gone",
+				 s->name, blk, off, RelationGetRelationName(s->rel));
+		s->fetched.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+		s->fetched.t_len = ItemIdGetLength(lp);
+		s->fetched.t_tableOid = RelationGetRelid(s->rel);
+		ItemPointerSet(&s->fetched.t_self, blk, off);
+		ExecStoreHeapTuple(&s->fetched, s->fetchslot, false);
+		return project_child(s, s->fetchslot);
+	}
+	else
+	{
+		MinimalTuple tuple;
+
+		if (s->vlog.on_device)
+		{
+			BraidSpillFile *f;
+			size_t		pos;
+
+			tuple = braid_vlog_locate(&s->vlog, ref, &f, &pos);
+			tuple = copy_out(st->passcxt, s, tuple, f, pos);
+		}
+		else
+			tuple = braid_vlog_get(&s->vlog, ref);
+		return ExecStoreMinimalTuple(tuple, s->vslot, false);
+	}
+}
+
+/*
+ * join_row_reread_next
+ *		The next row of a pass over an input again: its child rescanned, or
+ *		its value log read from the start; NULL at the end.  *ref is the
+ *		row's ref.
+ */
+TupleTableSlot *
+join_row_reread_next(BraidJoinState *st, JoinSide *s, BraidVlogScan *vscan, uint64 *ref)
+{
+	if (s->by_tid)
+	{
+		TupleTableSlot *slot = ExecProcNode(s->ps);
+
+		if (TupIsNull(slot))
+			return NULL;
+		*ref = join_row_heap_ref(s);
+		return slot;
+	}
+	else
+	{
+		MinimalTuple tuple;
+		BraidReadScope scope = {0};
+		bool		gated = s->vlog.on_device && s->vlog.nsegs > 0;
+
+		if (gated)
+		{
+			for (int i = 0; i < s->vlog.nsegs; i++)
+				braid_read_scope_add(&scope, s->vlog.segs[i]);
+			braid_read_scope_begin(&scope);
+		}
+		tuple = braid_vlog_scan_next(&s->vlog, vscan, ref);
+		if (tuple != NULL && gated)
+			tuple = copy_row(st->passcxt, s, tuple);
+		else if (tuple == NULL)
+			braid_vlog_scan_end(&s->vlog, vscan);
+		if (gated)
+			braid_read_scope_end(&scope);
+		if (tuple == NULL)
+			return NULL;
+		return ExecStoreMinimalTuple(tuple, s->vslot, false);
+	}
+}
+
+/* join_row_reread_begin: start a pass over an input again. */
+void
+join_row_reread_begin(JoinSide *s, BraidVlogScan *vscan)
+{
+	s->rescans++;
+	if (s->by_tid)
+		ExecReScan(s->ps);
+	else
+		braid_vlog_scan_begin(&s->vlog, vscan);
+}
+
+/*
+ * join_row_begin_fetch
+ *		Set up a side's fetches: a slot for heap tuples and the pins of a
+ *		heap-scan input, a slot for value-log rows otherwise.
+ */
+void
+join_row_begin_fetch(JoinSide *s, EState *estate)
+{
+	if (s->by_tid)
+	{
+		ScanState  *ss = (ScanState *) s->ps;
+
+		s->rel = ss->ss_currentRelation;
+		if (s->rel == NULL)
+			elog(ERROR, "braidsort: %s input is not a table scan", s->name);
+		s->fetchslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(s->rel),
+											  &TTSOpsHeapTuple);
+		s->bufs = palloc(sizeof(Buffer) * JOIN_FETCH_PINS);
+		s->blks = palloc(sizeof(BlockNumber) * JOIN_FETCH_PINS);
+		for (int i = 0; i < JOIN_FETCH_PINS; i++)
+			s->bufs[i] = InvalidBuffer;
+
+		/*
+		 * A table that fits in shared buffers stays there while the join
+		 * fetches from it: remember where each block is (the sort's gather
+		 * does the same, gather.c).  Blocks added since are looked up.
+		 */
+		if (!RelationUsesLocalBuffers(s->rel))
+		{
+			BlockNumber nblocks = RelationGetNumberOfBlocks(s->rel);
+
+			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
+			{
+				s->recent = palloc0(sizeof(Buffer) * nblocks);
+				s->nrecent = nblocks;
+			}
+		}
+	}
+	else
+		s->vslot = ExecInitExtraTupleSlot(estate, ExecGetResultType(s->ps),
+										  &TTSOpsMinimalTuple);
+}
+
+/*
+ * join_row_release_fetch
+ *		Drop a side's pins and the rows its slots hold (after the join, at a
+ *		rescan, at the end).
+ */
+void
+join_row_release_fetch(JoinSide *s)
+{
+	if (s->fetchslot)
+		ExecClearTuple(s->fetchslot);
+	if (s->bufs)
+		for (int i = 0; i < JOIN_FETCH_PINS; i++)
+		{
+			if (BufferIsValid(s->bufs[i]))
+				ReleaseBuffer(s->bufs[i]);
+			s->bufs[i] = InvalidBuffer;
+		}
+	if (s->vslot)
+		ExecClearTuple(s->vslot);
+}

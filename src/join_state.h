@@ -1,0 +1,226 @@
+/*-------------------------------------------------------------------------
+ *
+ * join_state.h
+ *	  BraidJoin's executor state, shared by its stages: the in-memory table
+ *	  (join_table.c), rows, refs and fetches (join_rows.c), the first pass
+ *	  and the rounds (join_pass.c), and the node (join_node.c).
+ *
+ * The design is described at the top of join_node.c.
+ *
+ * src/join_state.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_JOIN_STATE_H
+#define BRAID_JOIN_STATE_H
+
+#include "postgres.h"
+
+#include "executor/tuptable.h"
+#include "nodes/execnodes.h"
+#include "portability/instr_time.h"
+#include "storage/buf.h"
+#include "utils/rel.h"
+
+#include "join_plan.h"
+#include "joinmodel.h"
+#include "partlog.h"
+#include "valuelog.h"
+
+/* An entry: the row's hash and its ref. */
+typedef struct BraidJoinEntry
+{
+	uint32		hash;
+	uint32		unused;
+	uint64		ref;
+} BraidJoinEntry;
+
+/* bytes an inner entry takes in the table: entry, chain link, bucket */
+#define JOIN_TABLE_ENTRY_BYTES	(sizeof(BraidJoinEntry) + 2 * sizeof(uint32))
+#define JOIN_NO_ENTRY			PG_UINT32_MAX
+#define JOIN_READ_CHUNK			4096
+/* pinned pages a side keeps for its fetches by TID */
+#define JOIN_FETCH_PINS			256
+
+/* One input of the join. */
+typedef struct JoinSide
+{
+	const char *name;			/* "outer", "inner" */
+	PlanState  *ps;				/* the child */
+	bool		by_tid;			/* refs are heap TIDs, else value log offsets */
+	bool		can_rescan;
+	bool		is_outer;
+	List	   *keys;			/* ExprStates of the hash keys */
+	FmgrInfo   *hashfns;
+	Oid		   *collations;
+	int			nkeys;
+	ExprContext *keycxt;		/* where the keys are evaluated */
+
+	/* heap TID refs: the relation, a slot for fetched tuples */
+	Relation	rel;
+	TupleTableSlot *fetchslot;
+	HeapTupleData fetched;
+	Buffer	   *bufs;			/* pinned blocks of recent fetches, by
+								 * block number modulo JOIN_FETCH_PINS */
+	BlockNumber *blks;
+	Buffer	   *recent;			/* the buffer that last held each block (a
+								 * hint for ReadRecentBuffer), or NULL */
+	BlockNumber nrecent;
+
+	/* value log refs */
+	BraidValueLog vlog;
+	TupleTableSlot *vslot;
+	char	   *rowbuf;			/* a row copied out of the device */
+	size_t		rowbuf_cap;
+
+	/* partitions */
+	BraidPartLog *logs;			/* one per partition */
+	bool	   *mat;			/* partition p's entries are in logs[p] */
+	bool	   *writing;		/* this pass writes partition p's entries */
+	uint64	   *counts;			/* entries of each partition (first pass) */
+	BraidDeviceStats dev;		/* its device traffic */
+	int			rescans;
+	uint64		rows;			/* rows read in the first pass */
+	uint64		fetches;
+} JoinSide;
+
+/* The in-memory table of one partition's inner entries. */
+typedef struct JoinTable
+{
+	MemoryContext cxt;
+	BraidJoinEntry *entries;
+	uint32	   *next;
+	uint32	   *buckets;
+	uint32		n;
+	uint32		cap;
+	uint32		mask;
+	bool		built;
+	size_t		peak_bytes;
+} JoinTable;
+
+/* Where the current pass's outer rows come from. */
+typedef enum OuterSource
+{
+	OUTER_FIRST_PASS,			/* the child, for the first time */
+	OUTER_CHILD,				/* a rescan of the child */
+	OUTER_VLOG,					/* the outer value log, read again */
+	OUTER_LOG					/* the partition's log of entries */
+} OuterSource;
+
+typedef enum JoinPhase
+{
+	JOIN_START,
+	JOIN_PROBING,
+	JOIN_DONE
+} JoinPhase;
+
+typedef struct BraidJoinState
+{
+	CustomScanState css;
+	BraidJoinPlanData plan;
+	JoinType	jointype;
+	bool		single_match;
+	ExprState  *hashclauses;	/* rechecked on both rows */
+	ExprState  *joinqual;
+	TupleTableSlot *nullinner;	/* LEFT and ANTI */
+	JoinSide	outer;
+	JoinSide	inner;
+	BraidJmInput model;
+	BraidJoinMode mode;
+	double		write_intensity;
+	size_t		budget;
+	int			k;				/* partitions */
+	bool		resident;		/* partition 0 stayed in memory */
+	JoinTable	table;
+	MemoryContext passcxt;		/* partition logs, value logs */
+	JoinPhase	phase;
+
+	/* the current pass */
+	OuterSource source;
+	int			round;			/* partition of this round (first pass: 0) */
+	int			piece;			/* piece of it, of npieces */
+	int			npieces;
+	bool		lazy_fired;
+	int			lazy_round;		/* partition before whose round lazy wrote */
+	BraidPartScan scan;			/* OUTER_LOG */
+	BraidVlogScan vscan;		/* OUTER_VLOG */
+	BraidJoinEntry *chunk;		/* OUTER_LOG: entries read */
+	int			chunk_n;
+	int			chunk_pos;
+
+	/* the current outer row */
+	TupleTableSlot *cur;		/* NULL: none */
+	uint32		cur_hash;
+	uint32		cand;			/* next candidate in the table's chain */
+	bool		matched;
+
+	/* for EXPLAIN ANALYZE */
+	int			rounds;
+	bool		evicted;
+	double		first_ms;
+	double		rounds_ms;
+	instr_time	started;
+} BraidJoinState;
+
+
+/* partition_of: the partition of a hash value, by its high bits. */
+static inline int
+partition_of(const BraidJoinState *st, uint32 hash)
+{
+	return (int) (((uint64) hash * (uint64) st->k) >> 32);
+}
+
+/* piece_of: the piece of its partition a hash value falls in. */
+static inline int
+piece_of(const BraidJoinState *st, uint32 hash)
+{
+	return st->npieces <= 1 ? 0 : (int) (hash % (uint32) st->npieces);
+}
+
+/* join_table_bytes: memory the table takes with n entries. */
+static inline size_t
+join_table_bytes(uint32 n)
+{
+	return (size_t) n * JOIN_TABLE_ENTRY_BYTES;
+}
+
+/* join_table_first: the first entry of a hash's chain, or JOIN_NO_ENTRY. */
+static inline uint32
+join_table_first(const JoinTable *t, uint32 hash)
+{
+	if (!t->built || t->n == 0)
+		return JOIN_NO_ENTRY;
+	return t->buckets[hash & t->mask];
+}
+
+/* join_table_next_match: the next entry of the chain from i with this hash. */
+static inline uint32
+join_table_next_match(const JoinTable *t, uint32 i, uint32 hash)
+{
+	while (i != JOIN_NO_ENTRY && t->entries[i].hash != hash)
+		i = t->next[i];
+	return i;
+}
+
+/* join_table.c */
+extern void join_table_reset(JoinTable *t);
+extern void join_table_add(JoinTable *t, const BraidJoinEntry *e);
+extern void join_table_build(JoinTable *t);
+
+/* join_rows.c */
+extern bool join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash);
+extern uint64 join_row_heap_ref(JoinSide *s);
+extern uint64 join_row_vlog_ref(JoinSide *s, TupleTableSlot *slot);
+extern TupleTableSlot *join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref);
+extern TupleTableSlot *join_row_reread_next(BraidJoinState *st, JoinSide *s,
+											BraidVlogScan *vscan, uint64 *ref);
+extern void join_row_reread_begin(JoinSide *s, BraidVlogScan *vscan);
+extern void join_row_begin_fetch(JoinSide *s, EState *estate);
+extern void join_row_release_fetch(JoinSide *s);
+
+/* join_pass.c */
+extern void join_pass_start(BraidJoinState *st);
+extern bool join_pass_next_outer(BraidJoinState *st);
+extern bool join_pass_next_round(BraidJoinState *st);
+
+#endif							/* BRAID_JOIN_STATE_H */
