@@ -98,6 +98,26 @@ SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
 SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k');
 SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k)');
 SELECT join_check('SELECT jo.id, jo.k FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k)');
+-- SEMI and ANTI on one key of an integer, date or timestamp type carry the
+-- key itself in the inner entries: no inner row is fetched (Entry Key)
+SELECT join_check('SELECT jo.id, jo.k8 FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k4 = jo.k8 * 2)');
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k::int2 = jo.k)');
+SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS
+	(SELECT 1 FROM ji WHERE date ''2001-01-01'' + ji.k = date ''2001-01-01'' + jo.k)');
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji
+	WHERE timestamptz ''2001-01-01 00:00+00'' + ji.k * interval ''1 minute''
+		= timestamptz ''2001-01-01 00:00+00'' + jo.k * interval ''1 minute'')');
+-- ... over an inner input that is not a table scan (no value log either)
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS
+	(SELECT 1 FROM generate_series(1, 20000) g WHERE (g * 3) % 3001 = jo.k)');
+SELECT join_ran('SELECT jo.id FROM jo WHERE NOT EXISTS
+	(SELECT 1 FROM generate_series(1, 20000) g WHERE (g * 3) % 3001 = jo.k)');
+EXPLAIN (COSTS OFF) SELECT jo.id FROM jo WHERE EXISTS
+	(SELECT 1 FROM ji WHERE date '2001-01-01' + ji.k = date '2001-01-01' + jo.k);
+-- not for a join qual, several keys, or a key without an exact form
+EXPLAIN (COSTS OFF) SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k4 = jo.k8 AND ji.a <> jo.a);
+EXPLAIN (COSTS OFF) SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.n = jo.n);
+
 -- extra join quals on LEFT, SEMI and ANTI, and a filter above
 SELECT join_check('SELECT jo.id, ji.id FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.pad < jo.pad');
 SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.a <> jo.a)');

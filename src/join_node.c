@@ -51,6 +51,7 @@
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
@@ -150,11 +151,21 @@ join_exec(CustomScanState *node)
 				const BraidJoinEntry *e = &st->table.entries[st->cand];
 
 				st->cand = join_table_next_match(&st->table, st->table.next[st->cand], st->cur_hash);
-				econtext->ecxt_innertuple = join_row_fetch(st, &st->inner, e->ref);
-				if (!ExecQual(st->hashclauses, econtext))
+				if (st->exact_key)
 				{
-					ResetExprContext(econtext);
-					continue;
+					/* the entry holds the key: no inner row to fetch */
+					if (e->ref != (uint64) st->cur_key)
+						continue;
+					econtext->ecxt_innertuple = st->nullinner;
+				}
+				else
+				{
+					econtext->ecxt_innertuple = join_row_fetch(st, &st->inner, e->ref);
+					if (!ExecQual(st->hashclauses, econtext))
+					{
+						ResetExprContext(econtext);
+						continue;
+					}
 				}
 				if (st->joinqual != NULL && !ExecQual(st->joinqual, econtext))
 				{
@@ -227,6 +238,9 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 	s->ps = ExecInitNode(plan, estate, eflags);
 	s->by_tid = is_outer ? st->plan.outer_by_tid : st->plan.inner_by_tid;
 	s->can_rescan = is_outer ? st->plan.outer_rescan : st->plan.inner_rescan;
+	s->key_refs = !is_outer && st->plan.exact_key;
+	if (st->plan.exact_key)
+		s->keytype = exprType((Node *) linitial(keys));
 	s->keycxt = CreateExprContext(estate);
 	s->nkeys = list_length(keys);
 	s->hashfns = palloc0(sizeof(FmgrInfo) * Max(s->nkeys, 1));
@@ -245,7 +259,8 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 		s->collations[i] = list_nth_oid(st->plan.hashcolls, i);
 		i++;
 	}
-	join_row_begin_fetch(s, estate);
+	if (!s->key_refs)
+		join_row_begin_fetch(s, estate);
 }
 
 /*
@@ -280,7 +295,7 @@ setup_passes(BraidJoinState *st)
 		/* partitions 1..m are written by the first pass */
 		for (int p = 1; p <= m && p < st->k; p++)
 			s->writing[p] = true;
-		if (!s->by_tid)
+		if (side_has_vlog(s))
 			braid_vlog_init(&s->vlog, st->passcxt, st->budget / 4, &s->dev);
 		s->rows = 0;
 	}
@@ -306,6 +321,7 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	braid_join_unpack(cscan->custom_private, &st->plan);
 	st->jointype = (JoinType) st->plan.jointype;
 	st->single_match = st->plan.single_match;
+	st->exact_key = st->plan.exact_key;
 	st->mode = (BraidJoinMode) st->plan.mode;
 	st->write_intensity = st->plan.write_intensity;
 	st->budget = Max(get_hash_memory_limit(), (size_t) 64 * 1024);
@@ -334,7 +350,8 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	ExecAssignProjectionInfo(ps, NULL);
 	st->joinqual = ExecInitQual((List *) lthird(cscan->custom_exprs), ps);
 	st->hashclauses = ExecInitQual((List *) lfourth(cscan->custom_exprs), ps);
-	if (st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI)
+	/* (exact keys: SEMI's matches have no inner row either) */
+	if (st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI || st->exact_key)
 		st->nullinner = ExecInitNullTupleSlot(estate, ExecGetResultType(st->inner.ps),
 											  &TTSOpsVirtual);
 
@@ -364,7 +381,7 @@ release_passes(BraidJoinState *st)
 		if (s->logs)
 			for (int p = 0; p < st->k; p++)
 				braid_partlog_reset(&s->logs[p]);
-		if (!s->by_tid)
+		if (side_has_vlog(s))
 			braid_vlog_reset(&s->vlog);
 		s->logs = NULL;
 		s->rowbuf = NULL;
@@ -464,7 +481,8 @@ explain_side(BraidJoinState *st, JoinSide *s, ExplainState *es)
 			if (s->mat[p])
 				mat++;
 	snprintf(label, sizeof(label), "%s Gather Source", side);
-	ExplainPropertyText(label, s->by_tid ? "heap tid" : "value log", es);
+	ExplainPropertyText(label, s->key_refs ? "none (key in entries)" :
+						s->by_tid ? "heap tid" : "value log", es);
 	snprintf(label, sizeof(label), "%s Materialized Partitions", side);
 	ExplainPropertyInteger(label, NULL, mat, es);
 	snprintf(label, sizeof(label), "%s Rescans", side);
@@ -493,6 +511,8 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyText("Join Type", join_type_name(st->jointype), es);
 	show_quals("Hash Cond", (List *) lfourth(cscan->custom_exprs), node, ancestors, es);
 	show_quals("Join Filter", (List *) lthird(cscan->custom_exprs), node, ancestors, es);
+	if (st->plan.exact_key)
+		ExplainPropertyText("Entry Key", "exact (inner rows not fetched)", es);
 	ExplainPropertyText("Join Mode", braid_jm_mode_name(st->mode), es);
 	if (st->write_intensity >= 0)
 		ExplainPropertyFloat("Write Intensity", NULL, st->write_intensity, 2, es);

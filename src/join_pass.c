@@ -87,6 +87,7 @@ first_inner_pass(BraidJoinState *st)
 	{
 		TupleTableSlot *slot = ExecProcNode(s->ps);
 		uint32		hash;
+		int64		key = 0;
 		uint64		ref;
 		int			p;
 
@@ -94,13 +95,17 @@ first_inner_pass(BraidJoinState *st)
 			break;
 		CHECK_FOR_INTERRUPTS();
 		s->rows++;
-		if (!join_row_hash(s, slot, &hash))
+		if (!join_row_hash(s, slot, &hash, s->key_refs ? &key : NULL))
 			continue;
 		p = partition_of(st, hash);
 		s->counts[p]++;
-		if (!(p == 0 && st->resident) && !s->writing[p] && s->by_tid)
+		/* a value log keeps every row (a later pass may read it again) */
+		if (!(p == 0 && st->resident) && !s->writing[p] && !side_has_vlog(s))
 			continue;
-		ref = s->by_tid ? join_row_heap_ref(s) : join_row_vlog_ref(s, slot);
+		if (s->key_refs)
+			ref = (uint64) key;
+		else
+			ref = s->by_tid ? join_row_heap_ref(s) : join_row_vlog_ref(s, slot);
 		if (p == 0 && st->resident)
 		{
 			BraidJoinEntry e = {hash, 0, ref};
@@ -112,7 +117,7 @@ first_inner_pass(BraidJoinState *st)
 		else if (s->writing[p])
 			log_entry(s, p, hash, ref);
 	}
-	if (!s->by_tid)
+	if (side_has_vlog(s))
 		braid_vlog_finish(&s->vlog);
 	finish_writing(st, s);
 
@@ -218,11 +223,14 @@ load_round(BraidJoinState *st)
 		while ((slot = join_row_reread_next(st, s, &vscan, &ref)) != NULL)
 		{
 			uint32		hash;
+			int64		key = 0;
 			int			q;
 
 			CHECK_FOR_INTERRUPTS();
-			if (!join_row_hash(s, slot, &hash))
+			if (!join_row_hash(s, slot, &hash, s->key_refs ? &key : NULL))
 				continue;
+			if (s->key_refs)
+				ref = (uint64) key;
 			q = partition_of(st, hash);
 			if (q == p)
 			{
@@ -256,7 +264,7 @@ join_pass_next_round(BraidJoinState *st)
 	/* the pass that ended may have written partitions for lazy */
 	finish_writing(st, o);
 	/* after the first pass, the outer value log is read back */
-	if (first && !o->by_tid)
+	if (first && side_has_vlog(o))
 		braid_vlog_finish(&o->vlog);
 
 	if (!first && st->piece + 1 < st->npieces)
@@ -339,6 +347,9 @@ join_pass_next_outer(BraidJoinState *st)
 				(st->jointype == JOIN_INNER || st->jointype == JOIN_SEMI))
 				continue;
 			st->cur = join_row_fetch(st, s, e->ref);
+			/* exact keys: the row's key, compared with the inner entries' */
+			if (st->exact_key && !join_row_hash(s, st->cur, &hash, &st->cur_key))
+				elog(ERROR, "braidsort: outer row of a written partition has a NULL key");
 			st->cur_hash = e->hash;
 			st->cand = first;
 			st->matched = false;
@@ -351,7 +362,7 @@ join_pass_next_outer(BraidJoinState *st)
 			if (TupIsNull(slot))
 				return false;
 			s->rows++;
-			if (!join_row_hash(s, slot, &hash))
+			if (!join_row_hash(s, slot, &hash, st->exact_key ? &st->cur_key : NULL))
 			{
 				if (st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI)
 				{
@@ -375,7 +386,7 @@ join_pass_next_outer(BraidJoinState *st)
 			if (!round_needed(st, p))
 				continue;
 			/* a value log keeps every row a later pass may read again */
-			if (!s->by_tid)
+			if (side_has_vlog(s))
 				ref = join_row_vlog_ref(s, slot);
 			if (s->writing[p])
 				log_entry(s, p, hash, s->by_tid ? join_row_heap_ref(s) : ref);
@@ -386,7 +397,7 @@ join_pass_next_outer(BraidJoinState *st)
 		slot = join_row_reread_next(st, s, &st->vscan, &ref);
 		if (slot == NULL)
 			return false;
-		if (!join_row_hash(s, slot, &hash))
+		if (!join_row_hash(s, slot, &hash, st->exact_key ? &st->cur_key : NULL))
 			continue;			/* emitted by the first pass */
 		p = partition_of(st, hash);
 		if (p != st->round)

@@ -34,12 +34,14 @@
 
 #include <math.h>
 
+#include "catalog/pg_type.h"
 #include "executor/nodeHash.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 
 #include "braidsort.h"
@@ -70,7 +72,8 @@ braid_join_pack(const BraidJoinPlanData *data)
 	List	   *params = NIL;
 	List	   *rows;
 	int			flags = (data->inner_by_tid ? 1 : 0) | (data->outer_by_tid ? 2 : 0) |
-		(data->inner_rescan ? 4 : 0) | (data->outer_rescan ? 8 : 0);
+		(data->inner_rescan ? 4 : 0) | (data->outer_rescan ? 8 : 0) |
+		(data->exact_key ? 16 : 0);
 
 	params = lappend_int(params, data->jointype);
 	params = lappend_int(params, data->single_match ? 1 : 0);
@@ -118,6 +121,7 @@ braid_join_unpack(List *private, BraidJoinPlanData *data)
 	data->outer_by_tid = (flags & 2) != 0;
 	data->inner_rescan = (flags & 4) != 0;
 	data->outer_rescan = (flags & 8) != 0;
+	data->exact_key = (flags & 16) != 0;
 	data->inner_rows = floatVal(linitial(rows));
 	data->outer_rows = floatVal(lsecond(rows));
 	data->join_rows = floatVal(lthird(rows));
@@ -137,8 +141,15 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	braid_jm_input_defaults(in);
 	in->inner_rows = data->inner_rows;
 	in->outer_rows = data->outer_rows;
-	in->match_rows = data->jointype == JOIN_INNER || data->jointype == JOIN_LEFT ?
-		data->join_rows : 0;
+	/* inner rows fetched: every output pair, SEMI's matches, ANTI's misses */
+	if (data->jointype == JOIN_INNER || data->jointype == JOIN_LEFT)
+		in->match_rows = data->join_rows;
+	else if (data->exact_key)
+		in->match_rows = 0;
+	else if (data->jointype == JOIN_SEMI)
+		in->match_rows = data->join_rows;
+	else
+		in->match_rows = Max(data->outer_rows - data->join_rows, 0.0);
 	in->budget_bytes = (double) budget;
 	in->inner_rescan = data->inner_rescan;
 	in->outer_rescan = data->outer_rescan;
@@ -159,6 +170,74 @@ braid_join_choose(const BraidJoinPlanData *data, const BraidJmInput *in,
 	if (braid_join_mode >= BRAID_JOIN_MODE_GRACE)
 		return (BraidJoinMode) (braid_join_mode - BRAID_JOIN_MODE_GRACE);
 	return best;
+}
+
+/*
+ * braid_join_exact_key_type
+ *		Is a key of this type equal to another of the exact-key types exactly
+ *		when their values as int64 are (join_rows.c converts them)?  The
+ *		integers (int2, int4, int8 compare across widths by value), date,
+ *		timestamp and timestamptz (integers since an epoch), and oid.
+ */
+bool
+braid_join_exact_key_type(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case OIDOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * exact_key
+ *		Can the join's entries carry its key instead of the inner row's ref?
+ *		Only SEMI and ANTI joins (they output no inner column) without a join
+ *		qual (nothing else needs the inner row), on one key compared by one
+ *		of the integer equality operators below, whose two inputs have exact
+ *		int64 forms of the same scale: integers with integers, dates with
+ *		dates, timestamps with timestamps (timestamptz too), oids with oids.
+ */
+static bool
+exact_key(HashJoin *hj, Hash *hash)
+{
+	Oid			outer_type,
+				inner_type;
+
+	if ((hj->join.jointype != JOIN_SEMI && hj->join.jointype != JOIN_ANTI) ||
+		hj->join.joinqual != NIL || list_length(hj->hashoperators) != 1 ||
+		list_length(hj->hashkeys) != 1 || list_length(hash->hashkeys) != 1)
+		return false;
+	switch (get_opcode(linitial_oid(hj->hashoperators)))
+	{
+		case F_INT2EQ:
+		case F_INT4EQ:
+		case F_INT8EQ:
+		case F_INT24EQ:
+		case F_INT42EQ:
+		case F_INT28EQ:
+		case F_INT82EQ:
+		case F_INT48EQ:
+		case F_INT84EQ:
+		case F_DATE_EQ:
+		case F_TIMESTAMP_EQ:
+		case F_TIMESTAMPTZ_EQ:
+		case F_OIDEQ:
+			break;
+		default:
+			return false;
+	}
+	outer_type = exprType((Node *) linitial(hj->hashkeys));
+	inner_type = exprType((Node *) linitial(hash->hashkeys));
+	return braid_join_exact_key_type(outer_type) && braid_join_exact_key_type(inner_type);
 }
 
 /* to_inner_var: the Hash node's keys, OUTER_VAR made INNER_VAR. */
@@ -304,6 +383,10 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	data.outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &pages, &cached, &tid_why);
 	data.inner_rescan = side_can_rescan(inner, data.inner_by_tid, processes);
 	data.outer_rescan = side_can_rescan(outer, data.outer_by_tid, processes);
+	data.exact_key = exact_key(hj, hash);
+	/* exact keys: an inner input that is not a heap scan keeps no value log */
+	if (data.exact_key && !data.inner_by_tid)
+		data.inner_rescan = false;
 	data.write_intensity = braid_write_intensity;
 	data.hashops = list_copy(hj->hashoperators);
 	data.hashcolls = list_copy(hj->hashcollations);

@@ -39,12 +39,17 @@ typedef struct BraidJoinPlanData
 	bool		outer_by_tid;	/* (else its rows go to a value log) */
 	bool		inner_rescan;	/* the input can be read again */
 	bool		outer_rescan;
+	bool		exact_key;		/* SEMI/ANTI without join qual on one key
+								 * whose value is an exact integer form:
+								 * inner entries carry the key, not a ref,
+								 * and inner rows are never fetched */
 	List	   *hashops;		/* hash operator of each key (Oids) */
 	List	   *hashcolls;		/* its collation */
 } BraidJoinPlanData;
 
 extern List *braid_join_pack(const BraidJoinPlanData *data);
 extern void braid_join_unpack(List *private, BraidJoinPlanData *data);
+extern bool braid_join_exact_key_type(Oid type);
 extern void braid_join_model_input(const BraidJoinPlanData *data, size_t budget,
 								   BraidJmInput *in);
 extern BraidJoinMode braid_join_choose(const BraidJoinPlanData *data, const BraidJmInput *in,

@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
@@ -26,12 +27,41 @@
 #include "refs.h"
 
 /*
+ * exact_form
+ *		A key of an exact-key type (braid_join_exact_key_type) as int64: two
+ *		keys the join's operator says equal have the same form, and no
+ *		others do.
+ */
+static int64
+exact_form(Oid type, Datum value)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return (int64) DatumGetInt16(value);
+		case INT4OID:
+		case DATEOID:
+			return (int64) DatumGetInt32(value);
+		case INT8OID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return DatumGetInt64(value);
+		case OIDOID:
+			return (int64) DatumGetObjectId(value);
+		default:
+			elog(ERROR, "braidsort: type %u has no exact join key form", type);
+			return 0;			/* keep compiler quiet */
+	}
+}
+
+/*
  * join_row_hash
  *		The hash of a row's join keys, combined as ExecHashGetHashValue
- *		does; false when a key is NULL (the row never matches).
+ *		does; false when a key is NULL (the row never matches).  With key
+ *		(exact-key joins, one key) also the key's exact form.
  */
 bool
-join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash)
+join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash, int64 *key)
 {
 	ExprContext *econtext = s->keycxt;
 	uint32		h = 0;
@@ -45,15 +75,17 @@ join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash)
 		econtext->ecxt_innertuple = slot;
 	foreach(lc, s->keys)
 	{
-		ExprState  *key = (ExprState *) lfirst(lc);
+		ExprState  *keyexpr = (ExprState *) lfirst(lc);
 		bool		isnull;
 		Datum		val;
 
 		h = pg_rotate_left32(h, 1);
-		val = ExecEvalExpr(key, econtext, &isnull);
+		val = ExecEvalExpr(keyexpr, econtext, &isnull);
 		if (isnull)
 			return false;
 		h ^= DatumGetUInt32(FunctionCall1Coll(&s->hashfns[i], s->collations[i], val));
+		if (key != NULL)
+			*key = exact_form(s->keytype, val);
 		i++;
 	}
 	*hash = h;

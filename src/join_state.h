@@ -50,6 +50,10 @@ typedef struct JoinSide
 	bool		by_tid;			/* refs are heap TIDs, else value log offsets */
 	bool		can_rescan;
 	bool		is_outer;
+	bool		key_refs;		/* refs are the row's exact key (the inner
+								 * input of an exact-key join): its rows are
+								 * never fetched nor written to a value log */
+	Oid			keytype;		/* exact-key joins: the type of the key */
 	List	   *keys;			/* ExprStates of the hash keys */
 	FmgrInfo   *hashfns;
 	Oid		   *collations;
@@ -160,6 +164,10 @@ typedef struct BraidJoinState
 	double		first_ms;
 	double		rounds_ms;
 	instr_time	started;
+
+	/* exact-key joins (SEMI, ANTI): the current outer row's key */
+	bool		exact_key;
+	int64		cur_key;
 } BraidJoinState;
 
 
@@ -202,13 +210,20 @@ join_table_next_match(const JoinTable *t, uint32 i, uint32 hash)
 	return i;
 }
 
+/* side_has_vlog: does this input keep its rows in a value log? */
+static inline bool
+side_has_vlog(const JoinSide *s)
+{
+	return !s->by_tid && !s->key_refs;
+}
+
 /* join_table.c */
 extern void join_table_reset(JoinTable *t);
 extern void join_table_add(JoinTable *t, const BraidJoinEntry *e);
 extern void join_table_build(JoinTable *t);
 
 /* join_rows.c */
-extern bool join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash);
+extern bool join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash, int64 *key);
 extern uint64 join_row_heap_ref(JoinSide *s);
 extern uint64 join_row_vlog_ref(JoinSide *s, TupleTableSlot *slot);
 extern TupleTableSlot *join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref);
