@@ -339,6 +339,27 @@ join_pass_next_outer(BraidJoinState *st)
 					return false;
 			}
 			e = &st->chunk[st->chunk_pos++];
+
+			/*
+			 * Rows ahead: their buckets, then their first entries, then the
+			 * inner and outer rows about to be fetched are brought into the
+			 * cache while this one is joined (each a cache miss otherwise).
+			 */
+			if (st->chunk_pos + JOIN_PREFETCH_AHEAD < st->chunk_n)
+				join_table_prefetch(&st->table,
+									st->chunk[st->chunk_pos + JOIN_PREFETCH_AHEAD].hash, false);
+			if (st->chunk_pos + JOIN_PREFETCH_AHEAD / 2 < st->chunk_n)
+				join_table_prefetch(&st->table,
+									st->chunk[st->chunk_pos + JOIN_PREFETCH_AHEAD / 2].hash, true);
+			if (st->chunk_pos + JOIN_PREFETCH_AHEAD / 4 < st->chunk_n)
+			{
+				BraidJoinEntry *ahead = &st->chunk[st->chunk_pos + JOIN_PREFETCH_AHEAD / 4];
+				uint32		i = join_table_first(&st->table, ahead->hash);
+
+				if (i != JOIN_NO_ENTRY && !st->exact_key)
+					join_row_prefetch(&st->inner, st->table.entries[i].ref);
+				join_row_prefetch(s, ahead->ref);
+			}
 			if (piece_of(st, e->hash) != st->piece)
 				continue;
 			first = join_table_next_match(&st->table, join_table_first(&st->table, e->hash), e->hash);

@@ -253,6 +253,29 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref)
 }
 
 /*
+ * join_row_prefetch
+ *		Ask for the line pointer of a row soon fetched by TID to be brought
+ *		into the cache, when its block's buffer is known (the hint of
+ *		ReadRecentBuffer): the fetch then does not wait for memory.  Only a
+ *		hint: the buffer may hold another block by then.
+ */
+void
+join_row_prefetch(JoinSide *s, uint64 ref)
+{
+	BlockNumber blk;
+	Buffer		buf;
+
+	if (!s->by_tid || s->recent == NULL)
+		return;
+	blk = braid_ref_block(ref);
+	if (blk >= s->nrecent || !BufferIsValid(buf = s->recent[blk]) || BufferIsLocal(buf))
+		return;
+	__builtin_prefetch((char *) BufferGetPage(buf) +
+					offsetof(PageHeaderData, pd_linp) +
+					(braid_ref_offset(ref) - 1) * sizeof(ItemIdData));
+}
+
+/*
  * join_row_reread_next
  *		The next row of a pass over an input again: its child rescanned, or
  *		its value log read from the start; NULL at the end.  *ref is the

@@ -41,6 +41,8 @@ typedef struct BraidJoinEntry
 #define JOIN_READ_CHUNK			4096
 /* pinned pages a side keeps for its fetches by TID */
 #define JOIN_FETCH_PINS			256
+/* outer entries of a round looked ahead of for prefetches */
+#define JOIN_PREFETCH_AHEAD		16
 
 /* One input of the join. */
 typedef struct JoinSide
@@ -210,6 +212,27 @@ join_table_next_match(const JoinTable *t, uint32 i, uint32 hash)
 	return i;
 }
 
+/*
+ * join_table_prefetch
+ *		Ask for the bucket of a hash to be brought into the cache (a probe a
+ *		few rows ahead), or, when it already is, for its first entry.
+ */
+static inline void
+join_table_prefetch(const JoinTable *t, uint32 hash, bool entry)
+{
+	if (!t->built || t->n == 0)
+		return;
+	if (!entry)
+		__builtin_prefetch(&t->buckets[hash & t->mask]);
+	else
+	{
+		uint32		i = t->buckets[hash & t->mask];
+
+		if (i != JOIN_NO_ENTRY)
+			__builtin_prefetch(&t->entries[i]);
+	}
+}
+
 /* side_has_vlog: does this input keep its rows in a value log? */
 static inline bool
 side_has_vlog(const JoinSide *s)
@@ -230,6 +253,7 @@ extern TupleTableSlot *join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 re
 extern TupleTableSlot *join_row_reread_next(BraidJoinState *st, JoinSide *s,
 											BraidVlogScan *vscan, uint64 *ref);
 extern void join_row_reread_begin(JoinSide *s, BraidVlogScan *vscan);
+extern void join_row_prefetch(JoinSide *s, uint64 ref);
 extern void join_row_begin_fetch(JoinSide *s, EState *estate);
 extern void join_row_release_fetch(JoinSide *s);
 
