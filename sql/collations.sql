@@ -1,9 +1,9 @@
 --
--- Text under libc collations other than C: one sort key may be one, ordered
+-- Text under libc collations other than C: any sort key may be one, ordered
 -- by the collation's comparator (strcoll_l, then strcmp for strings it
 -- calls equal) in the sort, its tie-breaks and the merge, with keys before
--- it in the IndexMap prefix and keys after it compared from the full key.
--- Every query orders totally (equal sort keys carry equal rows).
+-- the first in the IndexMap prefix and the others compared from the full
+-- key.  Every query orders totally (equal sort keys carry equal rows).
 --
 CREATE COLLATION en_libc (provider = libc, locale = 'en_US.UTF-8');
 CREATE COLLATION sv_libc (provider = libc, locale = 'sv_SE.UTF-8');
@@ -74,8 +74,53 @@ RESET enable_nestloop;
 
 SET braidsort.force = on;
 EXPLAIN (COSTS OFF) SELECT t, id FROM words ORDER BY t COLLATE en_libc, id;
--- two collated keys: PostgreSQL's Sort stays
 EXPLAIN (COSTS OFF) SELECT t, v FROM words ORDER BY t COLLATE en_libc, v COLLATE sv_libc;
 RESET braidsort.force;
+
+-- several collated keys: names, with many ties on the first key, NULLs,
+-- strings alike but for case and accents, and long ones
+CREATE TABLE people (id int, last text, first text, city varchar(60), code char(6), n int);
+INSERT INTO people
+SELECT g,
+	   CASE WHEN g % 53 = 0 THEN NULL
+			ELSE (ARRAY['Müller', 'Muller', 'MÜLLER', 'Mueller', 'Öberg', 'Oberg', 'Åberg', 'Aberg',
+						'Zorn', 'zorn', 'van Dijk', 'Van Dijk', 'vandijk', 'O''Brien', 'OBrien',
+						'Ängel', 'Angel', 'Ångel', 'Straße', 'Strasse', '',
+						repeat('Lång', 80)])[1 + (g * 13) % 22] END,
+	   CASE WHEN g % 41 = 0 THEN NULL
+			ELSE (ARRAY['Anna', 'anna', 'Änna', 'Åsa', 'Asa', 'Ósk', 'Oskar', 'Øystein', 'Eve',
+						'Ève', 'eve', 'Zoë', 'Zoe', 'ZOE', ' Bo', 'Bo ', 'Bö',
+						repeat('x', 300) || 'a', repeat('x', 300) || 'B'])[1 + (g * 7) % 19] END,
+	   CASE WHEN g % 29 = 0 THEN NULL
+			ELSE (ARRAY['Göteborg', 'Goteborg', 'Malmö', 'Malmo', 'Århus', 'Aarhus', 'Zürich',
+						'Zurich'])[1 + (g * 5) % 8] END,
+	   (ARRAY['ä', 'a ', 'å', 'aa', 'Z', 'z'])[1 + g % 6],
+	   g % 4
+FROM generate_series(1, 20000) g;
+ANALYZE people;
+
+-- OnePass: two and three collated keys in each locale, every direction
+SELECT check_sort('SELECT last, first FROM people ORDER BY last COLLATE en_libc, first COLLATE en_libc');
+SELECT check_sort('SELECT last, first FROM people ORDER BY last COLLATE sv_libc, first COLLATE sv_libc');
+SELECT check_sort('SELECT last, first FROM people ORDER BY last COLLATE de_libc, first COLLATE de_libc');
+SELECT check_sort('SELECT last, first FROM people ORDER BY last COLLATE en_libc DESC, first COLLATE sv_libc NULLS FIRST');
+SELECT check_sort('SELECT last, first FROM people ORDER BY last COLLATE de_libc NULLS FIRST, first COLLATE en_libc DESC NULLS LAST');
+SELECT check_sort('SELECT last, first, city FROM people ORDER BY last COLLATE sv_libc, first COLLATE sv_libc, city COLLATE sv_libc');
+SELECT check_sort('SELECT last, first, city FROM people ORDER BY last COLLATE de_libc DESC, first COLLATE de_libc, city COLLATE en_libc DESC');
+-- mixed with other keys before, between and after
+SELECT check_sort('SELECT n, last, first FROM people ORDER BY n, last COLLATE en_libc, first COLLATE en_libc');
+SELECT check_sort('SELECT last, n, first, id FROM people ORDER BY last COLLATE sv_libc, n DESC, first COLLATE de_libc, id');
+SELECT check_sort('SELECT code, last, code, city, id FROM people ORDER BY code COLLATE sv_libc, last COLLATE "C", city COLLATE de_libc, id');
+SELECT check_sort('SELECT n, last, id % 3, first, city FROM people ORDER BY n DESC, last COLLATE en_libc, 3, first COLLATE sv_libc DESC, city COLLATE de_libc');
+-- MergePass: merged with the same comparator
+SET braidsort.work_mem = 64;
+SET work_mem = 64;
+SELECT check_sort('SELECT last, first FROM people ORDER BY last COLLATE en_libc, first COLLATE en_libc');
+SELECT check_sort('SELECT last, first, city FROM people ORDER BY last COLLATE sv_libc DESC, first COLLATE sv_libc, city COLLATE de_libc NULLS FIRST');
+SELECT check_sort('SELECT n, last, first, id FROM people ORDER BY n, last COLLATE de_libc, first COLLATE de_libc DESC, id');
+-- value log
+SELECT check_sort('SELECT last, first FROM (SELECT last, first FROM people UNION ALL SELECT first, last FROM people) s ORDER BY last COLLATE en_libc, first COLLATE sv_libc');
+RESET braidsort.work_mem;
+RESET work_mem;
 -- no normalized key: it is not ordered by bytes
 SELECT braidsort.normalized_key('abc'::text COLLATE en_libc);

@@ -72,6 +72,7 @@ SELECT mode, intensity, wl_check(mode, intensity, 'SELECT id, f, n FROM wl_t ORD
 FROM wl_modes ORDER BY mode, intensity;
 
 -- more key shapes, each mode at one intensity that makes selection passes
+CREATE COLLATION wl_en (provider = libc, locale = 'en_US.UTF-8');
 CREATE TABLE wl_queries (q text);
 INSERT INTO wl_queries VALUES
 	('SELECT id, n FROM wl_t ORDER BY n DESC, id'),
@@ -79,6 +80,7 @@ INSERT INTO wl_queries VALUES
 	('SELECT id, k, t FROM wl_t ORDER BY (k * 7) % 13, lower(t), id DESC'),
 	('SELECT k, t FROM wl_t ORDER BY k, t'),
 	('SELECT id, t FROM wl_t ORDER BY t COLLATE libc_c_utf8, id'),
+	('SELECT id, k, t FROM wl_t ORDER BY left(t, 2) COLLATE wl_en DESC, k % 3, (CASE WHEN id % 2 = 0 THEN upper(t) ELSE t END) COLLATE wl_en, id'),
 	('SELECT * FROM alltypes ORDER BY bp DESC NULLS LAST, by, i8 DESC, id'),
 	('SELECT id, u, tz FROM alltypes ORDER BY u NULLS FIRST, tz, id');
 SELECT m.mode, left(q.q, 50) AS query, wl_check(m.mode, 0, q.q)

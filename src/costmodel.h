@@ -46,8 +46,8 @@ typedef struct BraidCostInput
 									 * byte; 0 = no profile */
 	bool		collated;		/* a key is ordered by a collation's
 								 * comparator (both sorts compare strings) */
-	double		collated_distinct;	/* distinct values of the collated key
-									 * (0: as many as rows) */
+	double		collated_distinct;	/* distinct values of the collated keys
+									 * together (0: as many as rows) */
 	bool		numeric_key;	/* the first key is a numeric (PostgreSQL
 								 * compares digits, braidsort encodes them) */
 	int			sort_threads;	/* threads braidsort sorts with (per process) */

@@ -14,17 +14,24 @@
  * leaving PostgreSQL's Sort in place.
  *
  * Other libc collations have no exact encoding: strxfrm() cannot be trusted
- * to agree with strcoll() (PostgreSQL does not trust it either).  One sort
- * key of a Sort may be such a "collated" column.  A key with one is laid out
+ * to agree with strcoll() (PostgreSQL does not trust it either).  Any sort
+ * key may be such a "collated" column.  A key with collated columns c1..cn
+ * is laid out
  *
- *		[head length: 2 bytes][earlier keys][mark][string length: 4][string][later keys]
+ *		[H: 2][head: H bytes]
+ *		[length: 4][string c1][0x00] [G1: 2][segment 1: G1 bytes]
+ *		...
+ *		[length: 4][string cn][0x00] [later keys, to the end]
  *
- * where the head (earlier keys and the column's null mark) orders by
- * memcmp and is all that goes in the IndexMap prefix; keys whose heads are
- * equal are ordered by braid_compare_collated(): the strings by strcoll_l(),
- * then strcmp() when the collation calls different strings equal (exactly
- * as PostgreSQL's varstr_cmp()), then the later keys by memcmp.  It is pure
- * libc, so it runs on the sort threads too.  Lengths are big-endian.
+ * The head holds the keys before c1 and c1's null mark; segment i holds the
+ * keys between ci and ci+1 and ci+1's null mark.  Heads and segments order
+ * by memcmp (their keys are prefix-free encodings); only the head goes in
+ * the IndexMap prefix.  Keys whose heads are equal are ordered by
+ * braid_compare_collated(): each string by strcoll_l(), then strcmp() when
+ * the collation calls different strings equal (exactly as PostgreSQL's
+ * varstr_cmp()), then the next segment by memcmp, and so on.  Strings end in
+ * a zero byte (text holds none) so that strcoll_l() reads them in place.  It
+ * is pure libc, so it runs on the sort threads too.  Lengths are big-endian.
  *
  * src/keys.c
  *
@@ -394,19 +401,32 @@ reserve(BraidKeyBuffer *buf, size_t used, size_t need)
 }
 
 /*
+ * Where the memcmp-ordered bytes being appended go: the segment that started
+ * at "start", whose 2-byte length is to be written at "length_at".
+ */
+typedef struct SegmentCursor
+{
+	size_t		length_at;
+	size_t		start;
+	bool		first;			/* still in the head */
+} SegmentCursor;
+
+/*
  * encode_collated
- *		Append a key compared by its libc collation at len: a NULL mark, the
- *		length and the raw bytes (compared by braid_compare_collated, not by
- *		memcmp), and record in the header how many bytes before it do
- *		compare by memcmp.  Returns the new length.
+ *		Append a key compared by its libc collation at len: its NULL mark
+ *		(closing the current memcmp-ordered segment, whose length it writes),
+ *		then the string's length, bytes and a zero byte, compared by
+ *		braid_compare_collated(), not by memcmp; then, if another collated
+ *		key follows ("more"), room for the next segment's length.  Returns
+ *		the new length.
  */
 static inline size_t
-encode_collated(const BraidKeyColumn *col, Datum d, bool isnull,
-				BraidKeyBuffer *buf, size_t len)
+encode_collated(const BraidKeyColumn *col, Datum d, bool isnull, bool more,
+				SegmentCursor *seg, BraidKeyBuffer *buf, size_t len)
 {
 	const char *p = NULL;
 	uint32		vlen = 0;
-	size_t		head;
+	size_t		seglen;
 	uint8	   *out;
 
 	if (!isnull)
@@ -420,26 +440,36 @@ encode_collated(const BraidKeyColumn *col, Datum d, bool isnull,
 			while (vlen > 0 && p[vlen - 1] == ' ')
 				vlen--;
 	}
-	reserve(buf, len, 1 + 4 + vlen);
+	reserve(buf, len, 1 + 4 + (size_t) vlen + 1 + 2);
 	out = buf->data + len;
 	out[0] = isnull ? (col->nulls_first ? BRAID_NULL_FIRST_MARK : BRAID_NULL_LAST_MARK) :
 		BRAID_NOT_NULL_MARK;
-	head = len + 1 - BRAID_COLLATED_HEADER;
-	if (head > PG_UINT16_MAX)
+	seglen = len + 1 - seg->start;
+	if (seglen > PG_UINT16_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("braidsort sort keys before a collated key exceed %d bytes",
+				 errmsg("braidsort sort keys between collated keys exceed %d bytes",
 						PG_UINT16_MAX)));
-	buf->data[0] = (uint8) (head >> 8);
-	buf->data[1] = (uint8) head;
-	buf->sortable = head;
+	buf->data[seg->length_at] = (uint8) (seglen >> 8);
+	buf->data[seg->length_at + 1] = (uint8) seglen;
+	if (seg->first)
+		buf->sortable = seglen;
+	seg->first = false;
 	out[1] = (uint8) (vlen >> 24);
 	out[2] = (uint8) (vlen >> 16);
 	out[3] = (uint8) (vlen >> 8);
 	out[4] = (uint8) vlen;
 	if (vlen > 0)
 		memcpy(out + 5, p, vlen);
-	return len + 5 + vlen;
+	out[5 + vlen] = 0x00;
+	len += 5 + (size_t) vlen + 1;
+	if (more)
+	{
+		seg->length_at = len;
+		seg->start = len + 2;
+		len += 2;
+	}
+	return len;
 }
 
 /*
@@ -491,12 +521,13 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 				 BraidKeyBuffer *buf)
 {
 	size_t		len = 0;
-	bool		collated = false;
+	int			last_collated = -1;
+	SegmentCursor seg = {0, BRAID_COLLATED_HEADER, true};
 
 	for (int i = 0; i < ncols; i++)
 		if (BRAID_KEY_IS_COLLATED(cols[i].kind))
-			collated = true;
-	if (collated)
+			last_collated = i;
+	if (last_collated >= 0)
 	{
 		reserve(buf, 0, BRAID_COLLATED_HEADER);
 		len = BRAID_COLLATED_HEADER;
@@ -512,7 +543,8 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 
 		if (BRAID_KEY_IS_COLLATED(col->kind))
 		{
-			len = encode_collated(col, d, isnull[i], buf, len);
+			len = encode_collated(col, d, isnull[i], i < last_collated,
+								  &seg, buf, len);
 			continue;
 		}
 
@@ -582,7 +614,7 @@ braid_encode_key(const BraidKeyColumn *cols, int ncols,
 			braid_invert_bytes(out, n);
 		len += 1 + n;
 	}
-	if (!collated)
+	if (last_collated < 0)
 		buf->sortable = len;
 	return len;
 }
@@ -598,68 +630,89 @@ mem_then_len(const uint8 *a, size_t la, const uint8 *b, size_t lb)
 	return c != 0 ? c : (la > lb) - (la < lb);
 }
 
+/* read_be16, read_be32: the big-endian lengths of the collated layout. */
+static inline uint32
+read_be16(const uint8 *p)
+{
+	return ((uint32) p[0] << 8) | p[1];
+}
+
+static inline uint32
+read_be32(const uint8 *p)
+{
+	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
+}
+
 /*
  * braid_compare_collated
- *		Order two full keys with a collated column ("col"; layout in the
- *		file header): the memcmp-ordered heads, then -- both values not
- *		null -- the strings as PostgreSQL's varstr_cmp() orders them:
- *		strcoll_l(), and strcmp() when the collation calls different
- *		strings equal; then the later keys.  Pure libc: safe on the sort
- *		threads.
+ *		Order two full keys with collated columns (among cols[0..ncols);
+ *		layout in the file header): the memcmp-ordered heads, then for each
+ *		collated column -- both values not null -- the strings as
+ *		PostgreSQL's varstr_cmp() orders them: strcoll_l(), and strcmp()
+ *		when the collation calls different strings equal; then the segment
+ *		after it.  Pure libc: safe on the sort threads.
  */
 int
 braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
-					   const BraidKeyColumn *col)
+					   const BraidKeyColumn *cols, int ncols)
 {
-	uint32		ha,
-				hb,
-				sa = 0,
-				sb = 0;
-	const uint8 *ra,
-			   *rb;
+	uint32		ga = read_be16(a),
+				gb = read_be16(b);
+	const uint8 *ra = a + BRAID_COLLATED_HEADER,
+			   *rb = b + BRAID_COLLATED_HEADER;
 	int			c;
 
-	ha = ((uint32) a[0] << 8) | a[1];
-	hb = ((uint32) b[0] << 8) | b[1];
-	c = mem_then_len(a + BRAID_COLLATED_HEADER, ha, b + BRAID_COLLATED_HEADER, hb);
+	c = mem_then_len(ra, ga, rb, gb);
 	if (c != 0)
 		return c;
+	ra += ga;
+	rb += gb;
 
-	/* equal heads: the same null mark; after it, length and string */
-	ra = a + BRAID_COLLATED_HEADER + ha;
-	rb = b + BRAID_COLLATED_HEADER + hb;
-	sa = ((uint32) ra[0] << 24) | ((uint32) ra[1] << 16) | ((uint32) ra[2] << 8) | ra[3];
-	sb = ((uint32) rb[0] << 24) | ((uint32) rb[1] << 16) | ((uint32) rb[2] << 8) | rb[3];
-	ra += 4;
-	rb += 4;
-	if (ra[-5] == BRAID_NOT_NULL_MARK &&
-		!(sa == sb && memcmp(ra, rb, sa) == 0))
+	for (int i = 0; i < ncols; i++)
 	{
-		char		sbuf_a[256],
-					sbuf_b[256];
-		char	   *ca = (sa < sizeof(sbuf_a)) ? sbuf_a : malloc(sa + 1);
-		char	   *cb = (sb < sizeof(sbuf_b)) ? sbuf_b : malloc(sb + 1);
+		const BraidKeyColumn *col = &cols[i];
+		uint32		sa,
+					sb;
+		bool		more = false;
 
-		if (ca == NULL || cb == NULL)
-			abort();			/* out of memory on a sort thread: cannot report */
-		memcpy(ca, ra, sa);
-		ca[sa] = '\0';
-		memcpy(cb, rb, sb);
-		cb[sb] = '\0';
-		c = strcoll_l(ca, cb, (locale_t) col->locale);
-		if (c == 0)
-			c = strcmp(ca, cb);
-		if (ca != sbuf_a)
-			free(ca);
-		if (cb != sbuf_b)
-			free(cb);
-		c = (c > 0) - (c < 0);
-		return col->descending ? -c : c;
+		if (!BRAID_KEY_IS_COLLATED(col->kind))
+			continue;
+
+		/* equal segments so far: the same null mark, just before */
+		sa = read_be32(ra);
+		sb = read_be32(rb);
+		ra += 4;
+		rb += 4;
+		if (ra[-5] == BRAID_NOT_NULL_MARK &&
+			!(sa == sb && memcmp(ra, rb, sa) == 0))
+		{
+			/* both strings end in a zero byte */
+			c = strcoll_l((const char *) ra, (const char *) rb, (locale_t) col->locale);
+			if (c == 0)
+				c = strcmp((const char *) ra, (const char *) rb);
+			c = (c > 0) - (c < 0);
+			return col->descending ? -c : c;
+		}
+		ra += sa + 1;
+		rb += sb + 1;
+
+		for (int j = i + 1; j < ncols; j++)
+			if (BRAID_KEY_IS_COLLATED(cols[j].kind))
+				more = true;
+		if (!more)
+			break;
+		ga = read_be16(ra);
+		gb = read_be16(rb);
+		ra += 2;
+		rb += 2;
+		c = mem_then_len(ra, ga, rb, gb);
+		if (c != 0)
+			return c;
+		ra += ga;
+		rb += gb;
 	}
 
-	/* equal strings (or both null): the later keys decide */
-	ra += sa;
-	rb += sb;
+	/* equal up to the last collated column: the later keys decide */
 	return mem_then_len(ra, la - (ra - a), rb, lb - (rb - b));
 }
 

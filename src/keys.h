@@ -69,7 +69,8 @@ extern int	braid_key_fixed_width(BraidKeyKind kind);
 extern int	braid_key_max_width(BraidKeyKind kind, int32 typmod);
 #define BRAID_COLLATED_HEADER	2
 extern int	braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b,
-								   uint32 lb, const BraidKeyColumn *col);
+								   uint32 lb, const BraidKeyColumn *cols,
+								   int ncols);
 extern size_t braid_encode_key(const BraidKeyColumn *cols, int ncols,
 							   const Datum *values, const bool *isnull,
 							   BraidKeyBuffer *buf);

@@ -617,7 +617,7 @@ reader_advance(BraidRunReader *r)
 /*
  * key_cmp
  *		memcmp then length, the order of normalized keys, unless the merger
- *		has a comparator (keys whose last column is collated).  The first 8
+ *		has a comparator (keys with collated columns).  The first 8
  *		bytes, zero padded, compare as numbers first: zero is the smallest
  *		byte, so where the padded prefixes differ, so do the keys, the same
  *		way.

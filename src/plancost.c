@@ -34,6 +34,7 @@
 #include "device.h"
 #include "indexmap.h"
 #include "iosched.h"
+#include "keys.h"
 #include "plancost.h"
 #include "pool.h"
 
@@ -218,9 +219,28 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 	cost->spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
 	cost->collated = keys->collated;
 	if (keys->collated && OidIsValid(relid))
-		cost->collated_distinct =
-			key_distinct(relid, get_tle_by_resno(child->targetlist,
-												 sort->sortColIdx[keys->collated_key])->expr);
+	{
+		/*
+		 * Several collated keys: the strings compared are those of the
+		 * combinations, about the product of each key's distinct values
+		 * (collated_compares caps it at the rows); unknown if any is.
+		 */
+		double		distinct = 1;
+
+		for (int i = keys->collated_key; i < sort->numCols && distinct > 0; i++)
+		{
+			BraidKeyColumn col;
+			char	   *why;
+
+			if (!braid_key_column_for(sort->sortOperators[i], sort->collations[i],
+									  sort->nullsFirst[i], &col, &why) ||
+				!BRAID_KEY_IS_COLLATED(col.kind))
+				continue;
+			distinct *= key_distinct(relid, get_tle_by_resno(child->targetlist,
+															 sort->sortColIdx[i])->expr);
+		}
+		cost->collated_distinct = distinct;
+	}
 	cost->numeric_key = keys->numeric_first;
 	cost->processes = processes;
 	cost->cpus = braid_pool_cpus();

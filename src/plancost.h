@@ -26,7 +26,7 @@ typedef struct BraidKeys
 	bool		has_var;		/* a key may exceed the prefix */
 	bool		collated;		/* a key is ordered by a libc collation */
 	bool		numeric_first;	/* the first key is a numeric */
-	int			collated_key;	/* which key is collated, if one is */
+	int			collated_key;	/* the first collated key, if there is one */
 } BraidKeys;
 
 extern double braid_plan_value_bytes(Expr *expr, Oid relid);

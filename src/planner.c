@@ -164,16 +164,9 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 		}
 		if (i == 0)
 			k->numeric_first = (col.kind == BRAID_KEY_NUMERIC);
-		if (BRAID_KEY_IS_COLLATED(col.kind) && k->collated)
-		{
-			*why = "more than one text key under a libc collation other than C";
-			*kind = BRAID_DECLINE_KEY;
-			return false;
-		}
-
 		/*
-		 * The prefix holds keys up to a collated key's null mark; the rest
-		 * is compared from the full key.
+		 * The prefix holds keys up to the first collated key's null mark;
+		 * the rest is compared from the full key.
 		 */
 		if (k->collated)
 			width = -2;

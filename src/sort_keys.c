@@ -264,7 +264,7 @@ braid_sort_tiebreak(const uint8 *a, const uint8 *b, void *arg)
 	ka = entry_full_key(st, a, &la);
 	kb = entry_full_key(st, b, &lb);
 	if (st->cfg.collated)
-		return braid_compare_collated(ka, la, kb, lb, &st->cfg.keys[st->cfg.collated_key]);
+		return braid_compare_collated(ka, la, kb, lb, st->cfg.keys, st->cfg.nkeys);
 	c = memcmp(ka, kb, Min(la, lb));
 	if (c == 0)
 		c = (la > lb) - (la < lb);
@@ -280,7 +280,7 @@ braid_sort_collated_compare(const uint8 *a, uint32 la, const uint8 *b, uint32 lb
 {
 	const BraidSortState *st = (const BraidSortState *) arg;
 
-	return braid_compare_collated(a, la, b, lb, &st->cfg.keys[st->cfg.collated_key]);
+	return braid_compare_collated(a, la, b, lb, st->cfg.keys, st->cfg.nkeys);
 }
 
 /*

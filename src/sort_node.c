@@ -341,10 +341,8 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 		if (!braid_key_column_for(cfg->sortops[i], cfg->collations[i],
 								  cfg->nullsfirst[i], &cfg->keys[i], &why))
 			elog(ERROR, "braidsort: sort key %d is no longer supported: %s", i + 1, why);
-		if (BRAID_KEY_IS_COLLATED(cfg->keys[i].kind))
+		if (BRAID_KEY_IS_COLLATED(cfg->keys[i].kind) && !cfg->collated)
 		{
-			if (cfg->collated)
-				elog(ERROR, "braidsort: more than one collated sort key");
 			cfg->collated = true;
 			cfg->collated_key = i;
 		}

@@ -158,7 +158,7 @@ typedef struct BraidSortConfig
 	uint32		radix_keylen;	/* prefix bytes the radix sort orders by:
 								 * keylen, or with a collated key keylen - 8,
 								 * the last 8 bytes locating the full key */
-	int			collated_key;	/* which one */
+	int			collated_key;	/* the first one */
 	double		est_rows;
 	int			threads;		/* this process's sort threads: its share of
 								 * the CPUs (braid_sort_thread_count) */
