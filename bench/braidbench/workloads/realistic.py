@@ -103,6 +103,8 @@ QUERIES = [
      "SELECT * FROM orders ORDER BY amount", {}, "explain"),
     ("text", "ORDER BY a collated text column",
      "SELECT * FROM orders ORDER BY last_name", {}, "explain"),
+    ("names", "ORDER BY two collated text columns",
+     "SELECT * FROM orders ORDER BY last_name, first_name", {}, "explain"),
     ("multi", "ORDER BY two columns, one DESC",
      "SELECT * FROM orders ORDER BY customer_id, created_at DESC", {}, "explain"),
     ("text_multi", "ORDER BY a collated text column, then a numeric DESC",
