@@ -9,7 +9,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-PKGS="postgresql-15 postgresql-server-dev-15 postgresql-contrib libpmem-dev \
+PKGS="postgresql-15 postgresql-server-dev-15 postgresql-contrib libpmem-dev python3-psycopg \
 	libicu-dev libipc-run-perl build-essential util-linux locales"
 
 missing=""
