@@ -418,11 +418,21 @@ braid_prefault_end(void)
 	prefault.helpers = -1;
 }
 
-/* braid_pool_cpus: online CPUs, at least 1. */
+/*
+ * braid_pool_cpus: online CPUs, at least 1.  Read once per process: glibc
+ * reads a sysfs file for it, and the planner asks for every Sort.  (A
+ * race between threads only reads the same number twice.)
+ */
 int
 braid_pool_cpus(void)
 {
-	long		n = sysconf(_SC_NPROCESSORS_ONLN);
+	static int	cpus = 0;
 
-	return n < 1 ? 1 : (int) n;
+	if (cpus == 0)
+	{
+		long		n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		cpus = n < 1 ? 1 : (int) n;
+	}
+	return cpus;
 }
