@@ -40,6 +40,7 @@ OBJS = \
 	src/sort_node.o \
 	src/sort_runs.o \
 	src/sort_vlog.o \
+	src/sort_adaptive.o \
 	src/sort_wlimit.o \
 	src/stats.o \
 	src/valuelog.o \
@@ -55,7 +56,7 @@ PGFILEDESC = "braidsort - key/TID sorts with late gather"
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK = -lpmem -pthread
 
-REGRESS = setup types plans exec_contract mergepass wlimit join offload valuelog threads keys_property collations sched monitor
+REGRESS = setup types plans exec_contract mergepass wlimit join offload valuelog threads keys_property collations adaptive sched monitor
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 

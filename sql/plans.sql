@@ -81,8 +81,9 @@ EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4;
 RESET braidsort.enable;
 
 -- the cost model: used only when PostgreSQL's sort would spill and
--- braidsort's estimate is lower; an IndexMap larger than the budget is
--- planned as a MergePass
+-- braidsort's estimate is lower (a sort expected to fit in work_mem is
+-- taken adaptively: PostgreSQL's sort unless it outgrows work_mem); an
+-- IndexMap larger than the budget is planned as a MergePass
 SET braidsort.force = off;
 EXPLAIN (COSTS OFF) SELECT * FROM longtext ORDER BY t;
 SET work_mem = '64kB';

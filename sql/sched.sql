@@ -68,8 +68,11 @@ EXPLAIN (COSTS OFF) SELECT * FROM sched_t ORDER BY k LIMIT 10;         -- bounde
 EXPLAIN (COSTS OFF) SELECT * FROM sched_t ORDER BY (k || ' days')::interval;  -- no encoder
 EXPLAIN (COSTS OFF) SELECT * FROM sched_t ORDER BY k FOR UPDATE;       -- statement
 RESET braidsort.force;
+EXPLAIN (COSTS OFF) SELECT * FROM sched_t WHERE k < 10 ORDER BY k;     -- too few rows: adaptive
+SET braidsort.adaptive = off;
 EXPLAIN (COSTS OFF) SELECT * FROM sched_t WHERE k < 10 ORDER BY k;     -- cost: too few rows
 SELECT counter, value FROM braidsort.stats
 WHERE scope = 'global' AND counter LIKE 'declined%' ORDER BY counter;
+RESET braidsort.adaptive;
 RESET braidsort.work_mem;
 DROP TABLE sched_t;

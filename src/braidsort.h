@@ -19,6 +19,7 @@
 /* guc.c: settings */
 extern bool braid_enable;
 extern bool braid_force;
+extern bool braid_adaptive;
 extern int	braid_work_mem;
 extern int	braid_gather_batch;
 extern int	braid_sort_threads;

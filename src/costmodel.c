@@ -537,10 +537,17 @@ braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est)
 		est->from = est->tid_ns <= est->vlog_ns ? BRAID_FROM_HEAP_TID : BRAID_FROM_VALUE_LOG;
 	est->braid_ns = est->from == BRAID_FROM_HEAP_TID ? est->tid_ns : est->vlog_ns;
 	est->why = NULL;
+	est->small = false;
 	if (in->rows < BRAID_MIN_ROWS)
+	{
 		est->why = "too few rows to be worth it";
+		est->small = true;
+	}
 	else if (braid_cost_pg_sort_bytes(in) <= in->sort_mem_bytes)
+	{
 		est->why = "PostgreSQL's sort is expected to fit in work_mem";
+		est->small = true;
+	}
 	else if (est->braid_ns > est->pg_ns * BRAID_COST_MARGIN)
 	{
 		if (est->from == BRAID_FROM_VALUE_LOG && in->heap_refetch &&

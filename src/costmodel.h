@@ -67,6 +67,9 @@ typedef struct BraidCostEstimate
 	BraidGatherFrom from;		/* ... and which it is */
 	bool		prefers;		/* braidsort should replace the Sort */
 	const char *why;			/* if not, why not */
+	bool		small;			/* not, only because the rows are expected
+								 * to be few or to fit in work_mem: an
+								 * estimate the run time may prove wrong */
 } BraidCostEstimate;
 
 /* braidsort takes a sort when its estimate is at most this share of PostgreSQL's. */

@@ -22,6 +22,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
+#include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
 #include "braidsort.h"
@@ -294,6 +295,31 @@ close_worker(int n, ExplainState *es)
 }
 
 /*
+ * explain_tuplesort
+ *		An adaptive node whose sort stayed PostgreSQL's: its method and
+ *		space exactly as a Sort node shows them (show_sort_info).
+ */
+static void
+explain_tuplesort(const BraidSortInstr *instr, ExplainState *es)
+{
+	const char *method = tuplesort_method_name((TuplesortMethod) instr->tuplesort_method);
+	const char *space = instr->tuplesort_disk ? "Disk" : "Memory";
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		indent_text(es);
+		appendStringInfo(es->str, "Sort Method: %s  %s: " INT64_FORMAT "kB\n",
+						 method, space, instr->tuplesort_kb);
+	}
+	else
+	{
+		ExplainPropertyText("Sort Method", method, es);
+		ExplainPropertyInteger("Sort Space Used", "kB", instr->tuplesort_kb, es);
+		ExplainPropertyText("Sort Space Type", space, es);
+	}
+}
+
+/*
  * explain_worker_text
  *		A worker's figures in text format, as a Sort's worker line: the
  *		method, its share of the rows and memory; then, if it used the
@@ -308,6 +334,8 @@ explain_worker_text(const BraidSortInstr *w, ExplainState *es)
 					 "  IndexMap Memory: " INT64_FORMAT " kB",
 					 method_name(instr_spilled(w), w->wl_mode), w->rows_sorted,
 					 (int64) (w->peak_map_bytes / 1024));
+	if (w->adaptive == BRAID_ADAPTIVE_SWITCHED)
+		appendStringInfo(es->str, "  Switched At Rows: " INT64_FORMAT, w->switched_at_rows);
 	if (w->gather_batches > 0)
 		appendStringInfo(es->str, "  Gather Batches: " INT64_FORMAT, w->gather_batches);
 	if (w->sorts > 1)
@@ -387,17 +415,26 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	sorted = es->analyze && shown->sorts > 0;
 	wl_mode = sorted ? shown->wl_mode : data.wl_mode;
 	spilled = sorted ? instr_spilled(shown) : expect_spill;
-	ExplainPropertyText("Sort Method", method_name(spilled, wl_mode), es);
-	if (spilled && wl_mode != BRAID_WL_MERGEPASS)
+	if (sorted && shown->adaptive == BRAID_ADAPTIVE_TUPLESORT)
+		explain_tuplesort(shown, es);
+	else if (data.adaptive && !sorted)
+		ExplainPropertyText("Sort Method", "adaptive", es);
+	else
 	{
-		if (data.write_intensity < 0)
-			ExplainPropertyText("Write Intensity", "cost-optimal", es);
-		else
-			ExplainPropertyFloat("Write Intensity", NULL, data.write_intensity, 2, es);
+		ExplainPropertyText("Sort Method", method_name(spilled, wl_mode), es);
+		if (sorted && shown->adaptive == BRAID_ADAPTIVE_SWITCHED)
+			ExplainPropertyInteger("Switched At Rows", NULL, shown->switched_at_rows, es);
+		if (spilled && wl_mode != BRAID_WL_MERGEPASS)
+		{
+			if (data.write_intensity < 0)
+				ExplainPropertyText("Write Intensity", "cost-optimal", es);
+			else
+				ExplainPropertyFloat("Write Intensity", NULL, data.write_intensity, 2, es);
+		}
+		ExplainPropertyText("Gather Source", source_name(value_log, sorted ? shown : NULL), es);
+		if (sorted)
+			explain_figures(shown, data.keylen, value_log, es);
 	}
-	ExplainPropertyText("Gather Source", source_name(value_log, sorted ? shown : NULL), es);
-	if (sorted)
-		explain_figures(shown, data.keylen, value_log, es);
 
 	for (int i = 0; i < nworkers; i++)
 	{
@@ -407,11 +444,15 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 		if (n < 0 || n >= es->workers_state->num_workers)
 			continue;
 		open_worker(n, es);
-		if (es->format == EXPLAIN_FORMAT_TEXT)
+		if (w->adaptive == BRAID_ADAPTIVE_TUPLESORT)
+			explain_tuplesort(w, es);
+		else if (es->format == EXPLAIN_FORMAT_TEXT)
 			explain_worker_text(w, es);
 		else
 		{
 			ExplainPropertyText("Sort Method", method_name(instr_spilled(w), w->wl_mode), es);
+			if (w->adaptive == BRAID_ADAPTIVE_SWITCHED)
+				ExplainPropertyInteger("Switched At Rows", NULL, w->switched_at_rows, es);
 			ExplainPropertyText("Gather Source", source_name(value_log, w), es);
 			explain_figures(w, -1, value_log, es);
 		}

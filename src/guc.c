@@ -27,6 +27,7 @@
 
 bool		braid_enable = true;
 bool		braid_force = false;
+bool		braid_adaptive = true;
 int			braid_work_mem = -1;
 int			braid_gather_batch = 1024 * 1024;
 int			braid_sort_threads = 0;
@@ -114,6 +115,17 @@ braid_define_gucs(void)
 							 "Intended for testing; ineligible Sorts are still left alone.",
 							 &braid_force,
 							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("braidsort.adaptive",
+							 "Takes Sorts expected to be small, switching to braidsort if they are not.",
+							 "A Sort left to PostgreSQL only because of its row estimate starts as "
+							 "PostgreSQL's in-memory sort and switches to braidsort when its input "
+							 "outgrows work_mem.",
+							 &braid_adaptive,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

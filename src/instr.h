@@ -32,6 +32,14 @@ typedef enum BraidSortedRefs
 	BRAID_SORTED_REFS_STREAM	/* a final merge streamed into the gather */
 } BraidSortedRefs;
 
+/* Which path an adaptive node's last sort took ("Sort Method"). */
+typedef enum BraidAdaptivePath
+{
+	BRAID_ADAPTIVE_NONE,		/* not adaptive: braidsort's path */
+	BRAID_ADAPTIVE_TUPLESORT,	/* stayed PostgreSQL's sort */
+	BRAID_ADAPTIVE_SWITCHED		/* switched to braidsort's path */
+} BraidAdaptivePath;
+
 /*
  * A node's instrumentation.  Plain data: a parallel worker copies it into
  * shared memory for its leader's EXPLAIN.  Each field means the same in a
@@ -69,6 +77,11 @@ typedef struct BraidSortInstr
 	bool		merge_ahead;	/* a helper took batches of its final merge */
 	int			wl_mode;		/* BraidWlMode it ran (MergePass: none) */
 	bool		materialized;	/* a lazy sort wrote its remainder once */
+	BraidAdaptivePath adaptive; /* adaptive node: the path taken */
+	int64		switched_at_rows;	/* ... rows read when it switched */
+	int			tuplesort_method;	/* ... TuplesortMethod, if it stayed */
+	bool		tuplesort_disk; /* ... its space was on disk */
+	int64		tuplesort_kb;	/* ... and how much */
 } BraidSortInstr;
 
 /* One parallel worker's figures, as its leader reads them. */

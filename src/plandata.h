@@ -53,6 +53,9 @@ typedef struct BraidSortPlanData
 	int			gather_pass_us; /* one gather pass over the table, in us */
 	bool		can_reread;		/* the input can be read again: a plain heap
 								 * scan to rescan, or a value log */
+	bool		adaptive;		/* declined only for its row estimate: starts
+								 * as PostgreSQL's in-memory sort, switches
+								 * past work_mem (sort_adaptive.c) */
 } BraidSortPlanData;
 
 extern List *braid_plan_pack(const BraidSortPlanData *data);

@@ -79,13 +79,16 @@ static planner_hook_type prev_planner_hook = NULL;
 #define BRAID_MAX_BOUNDED_KEY 32
 
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
+static void set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, Oid relid,
+						  BraidSortPlanData *data);
 
 /*
  * braid_heap_tid_input
  *		Can the Sort's input be refetched by heap TID?  True for a sequential,
  *		index or bitmap heap scan of a heap table whose output has no volatile
  *		functions or subplans (it is evaluated again at gather time).  Sets
- *		*relid, *table_pages and *table_cached; otherwise *why says why not.
+ *		*relid, and unless table_pages is NULL *table_pages and
+ *		*table_cached; otherwise *why says why not.
  */
 bool
 braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
@@ -120,9 +123,12 @@ braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_p
 	}
 	rel = table_open(rte->relid, NoLock);
 	is_heap = (rel->rd_rel->relam == HEAP_TABLE_AM_OID);
-	*table_pages = (double) RelationGetNumberOfBlocks(rel);
-	*table_cached = RelationUsesLocalBuffers(rel) ||
-		*table_pages <= (double) (NBuffers / 2);
+	if (table_pages != NULL)
+	{
+		*table_pages = (double) RelationGetNumberOfBlocks(rel);
+		*table_cached = RelationUsesLocalBuffers(rel) ||
+			*table_pages <= (double) (NBuffers / 2);
+	}
 	table_close(rel, NoLock);
 	if (!is_heap)
 	{
@@ -336,6 +342,112 @@ ns_to_ms(double ns)
 }
 
 /*
+ * heap_rescannable
+ *		Whether rescanning a heap scan gives the same rows again: a plain,
+ *		serial scan without volatile functions or subplans (whose
+ *		volatility this cannot see).
+ */
+static bool
+heap_rescannable(Plan *child)
+{
+	return IsA(child, SeqScan) && !child->parallel_aware &&
+		!contain_volatile_functions((Node *) child->qual) &&
+		!contain_volatile_functions((Node *) child->targetlist) &&
+		!contain_subplans((Node *) child->qual) &&
+		!contain_subplans((Node *) child->targetlist);
+}
+
+/*
+ * take_adaptively
+ *		A BraidSort that takes "sort" adaptively (sort_adaptive.c): the cost
+ *		model declines it only because of its row estimate (small_why), so
+ *		it runs as PostgreSQL's in-memory sort and switches to braidsort's
+ *		path if its input outgrows work_mem: refetching rows by TID over a
+ *		heap scan (braid_heap_tid_input), else from a value log.  Its cost
+ *		is the Sort's.  NULL (with *why) if it cannot be: the Sort's output
+ *		is not a plain projection of its input.
+ *
+ * Should it switch, the write-limited mode is the one braidsort.sort_mode
+ * names, else MergePass: an estimate that proved wrong cannot choose one.
+ */
+static Plan *
+take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
+				const BraidKeys *keys, const char *small_why, char **why,
+				BraidDecline *kind)
+{
+	List	   *keyexprs,
+			   *child_tlist,
+			   *output_tlist;
+	CustomScan *cscan;
+	BraidSortPlanData data;
+	Oid			relid = InvalidOid;
+	char	   *tid_why;
+	bool		by_tid;
+
+	/*
+	 * Over a heap scan, the switched sort refetches rows by TID.  Its
+	 * tuplesort then sorts the node's output rows by the Sort's key column
+	 * numbers, which are those of its input: the Sort's target list must
+	 * pass its input through column for column (as setrefs.c makes it).
+	 */
+	by_tid = braid_gather_source != BRAID_GATHER_VALUE_LOG &&
+		braid_heap_tid_input(stmt, child, &relid, NULL, NULL, &tid_why);
+	for (int i = 0; by_tid && i < sort->numCols; i++)
+	{
+		TargetEntry *stle = get_tle_by_resno(sort->plan.targetlist, sort->sortColIdx[i]);
+
+		by_tid = stle != NULL && IsA(stle->expr, Var) &&
+			((Var *) stle->expr)->varno == OUTER_VAR &&
+			((Var *) stle->expr)->varattno == sort->sortColIdx[i];
+	}
+	if (by_tid && !node_tlists(sort, child, true, &output_tlist, &keyexprs, &child_tlist, why))
+		by_tid = false;
+	if (!by_tid && !node_tlists(sort, child, false, &output_tlist, &keyexprs, &child_tlist, why))
+	{
+		*kind = BRAID_DECLINE_COST;
+		*why = psprintf("%s (%.0f rows estimated), and it cannot be taken adaptively: %s",
+						small_why, sort->plan.plan_rows, *why);
+		return NULL;
+	}
+	elog(DEBUG1, "braidsort: Sort taken adaptively: %s (%.0f rows estimated%s); it runs as PostgreSQL's sort unless its input outgrows work_mem",
+		 small_why, sort->plan.plan_rows,
+		 processes > 1 ? psprintf(" in each of %d processes", processes) : "");
+
+	cscan = make_braid_scan(sort, child, Max(sort->plan.startup_cost - child->total_cost, 0.0),
+							output_tlist);
+	memset(&data, 0, sizeof(data));
+	data.nkeys = sort->numCols;
+	data.sortops = sort->sortOperators;
+	data.collations = sort->collations;
+	data.nullsfirst = sort->nullsFirst;
+	data.keyexprs = keyexprs;
+	data.keycols = sort->sortColIdx;
+	data.keyattnos = NULL;
+	data.keylen = keys->keylen;
+	data.truncates = keys->has_var;
+	data.tuple_width = sort->plan.plan_width;
+	data.expect_spill = false;
+	data.mode = by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG;
+	data.processes = processes;
+	data.wl_mode = braid_sort_mode == BRAID_SORT_MODE_AUTO ? BRAID_WL_MERGEPASS :
+		(int) (braid_sort_mode - BRAID_SORT_MODE_MERGEPASS);
+	data.write_intensity = braid_write_intensity;
+	data.segment_share = 0.5;
+	data.can_reread = !by_tid || heap_rescannable(child);
+	data.adaptive = true;
+	if (by_tid)
+		set_tid_child(cscan, child, child_tlist, relid, &data);
+	else
+	{
+		cscan->scan.scanrelid = 0;
+		cscan->custom_plans = NIL;
+		outerPlan(cscan) = child;
+	}
+	cscan->custom_private = braid_plan_pack(&data);
+	return (Plan *) cscan;
+}
+
+/*
  * try_braid_sort
  *		Return a BraidSort CustomScan replacing "sort", or NULL to leave the
  *		Sort alone.  *why is set to the reason for declining.  "processes"
@@ -372,7 +484,6 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	List	   *keyexprs,
 			   *child_tlist,
 			   *output_tlist;
-	ListCell   *lc;
 	BraidCostInput cost;
 	BraidCostEstimate est;
 	double		own_cost;
@@ -390,6 +501,20 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		*why = "no input plan";
 		return NULL;
 	}
+
+	/*
+	 * Too few rows expected for the cost model to be worth asking: taken
+	 * adaptively without looking anything up but the keys (the planner
+	 * plans many such sorts, each of which this must not slow down).
+	 */
+	if (!braid_force && braid_adaptive && sort->plan.plan_rows < BRAID_MIN_ROWS)
+	{
+		if (!sort_keys(sort, child, InvalidOid, &keys, why, kind))
+			return NULL;
+		return take_adaptively(stmt, sort, child, processes, &keys,
+							   "too few rows to be worth it", why, kind);
+	}
+
 	heap_ok = braid_heap_tid_input(stmt, child, &relid, &table_pages, &table_cached, &tid_why);
 	if (!sort_keys(sort, child, relid, &keys, why, kind))
 		return NULL;
@@ -397,6 +522,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	braid_plan_cost_input(sort, child, heap_ok ? relid : InvalidOid, table_pages,
 						  table_cached, &keys, processes, &cost);
 	braid_cost_estimate(&cost, &est);
+	if (!braid_force && !est.prefers && est.small && braid_adaptive)
+		return take_adaptively(stmt, sort, child, processes, &keys, est.why, why, kind);
 	if (!braid_force && !est.prefers)
 	{
 		*kind = BRAID_DECLINE_COST;
@@ -425,12 +552,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	 * (whose volatility this cannot see); a value log
 	 * can always be read again.
 	 */
-	can_reread = !by_tid ||
-		(IsA(child, SeqScan) && !child->parallel_aware &&
-		 !contain_volatile_functions((Node *) child->qual) &&
-		 !contain_volatile_functions((Node *) child->targetlist) &&
-		 !contain_subplans((Node *) child->qual) &&
-		 !contain_subplans((Node *) child->targetlist));
+	can_reread = !by_tid || heap_rescannable(child);
 	/* the late gather by TID, whose batches a mode's held memory shrinks */
 	gather_bytes = by_tid ? cost.rows * cost.tuple_bytes : 0;
 	gather_pass_ms = by_tid ? braid_cost_gather_pass_ns(&cost) / 1e6 : 0;
@@ -472,33 +594,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	data.wl_mode = (int) wl_mode;
 	data.write_intensity = braid_write_intensity;
 	data.can_reread = can_reread;
+	data.adaptive = false;
 	if (by_tid)
-	{
-		List	   *physical = physical_scan_tlist(child_tlist,
-													   ((Scan *) child)->scanrelid, relid);
-
-		cscan->scan.scanrelid = ((Scan *) child)->scanrelid;
-		cscan->custom_plans = list_make1(child);
-		if (physical != NIL)
-		{
-			/*
-			 * Keys that are plain columns are read straight from the scanned
-			 * tuple: the scan outputs it as it is (no projection per row)
-			 * and the node reads the key columns by number.
-			 */
-			int			i = 0;
-
-			data.keyattnos = palloc(sizeof(AttrNumber) * data.nkeys);
-			foreach(lc, child_tlist)
-				data.keyattnos[i++] = ((Var *) ((TargetEntry *) lfirst(lc))->expr)->varattno;
-			child->targetlist = physical;
-		}
-		else
-		{
-			/* narrow the scan to the keys: the rest is refetched at gather time */
-			child->targetlist = child_tlist;
-		}
-	}
+		set_tid_child(cscan, child, child_tlist, relid, &data);
 	else
 	{
 		cscan->scan.scanrelid = 0;
@@ -508,6 +606,42 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	cscan->custom_private = braid_plan_pack(&data);
 
 	return (Plan *) cscan;
+}
+
+/*
+ * set_tid_child
+ *		Heap TID form: the node scans the table "relid" (whose rows it
+ *		refetches), with its child scan in custom_plans, made to output
+ *		only what the build reads (child_tlist: the keys).
+ */
+static void
+set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, Oid relid,
+			  BraidSortPlanData *data)
+{
+	List	   *physical = physical_scan_tlist(child_tlist, ((Scan *) child)->scanrelid, relid);
+	ListCell   *lc;
+
+	cscan->scan.scanrelid = ((Scan *) child)->scanrelid;
+	cscan->custom_plans = list_make1(child);
+	if (physical != NIL)
+	{
+		/*
+		 * Keys that are plain columns are read straight from the scanned
+		 * tuple: the scan outputs it as it is (no projection per row) and
+		 * the node reads the key columns by number.
+		 */
+		int			i = 0;
+
+		data->keyattnos = palloc(sizeof(AttrNumber) * data->nkeys);
+		foreach(lc, child_tlist)
+			data->keyattnos[i++] = ((Var *) ((TargetEntry *) lfirst(lc))->expr)->varattno;
+		child->targetlist = physical;
+	}
+	else
+	{
+		/* narrow the scan to the keys: the rest is refetched at gather time */
+		child->targetlist = child_tlist;
+	}
 }
 
 /*

@@ -202,6 +202,8 @@ braid_build_fast_seqscan(BraidSortState *st)
  *		the scan began ("started"), which ExecProcNode fetches (beginning the
  *		scan or rescanning it for changed parameters), a plain table scan's
  *		own next tuple (braid_build_fast_seqscan), counted in *fast_rows.
+ *		An adaptive sort that switched hands over the rows it read before
+ *		(braid_adaptive_carry) ahead of the child's.
  */
 TupleTableSlot *
 braid_build_next_slot(BraidSortState *st, SeqScanState *fast, bool started,
@@ -209,6 +211,9 @@ braid_build_next_slot(BraidSortState *st, SeqScanState *fast, bool started,
 {
 	TupleTableSlot *slot;
 
+	/* an adaptive sort that switched: first the rows it had sorted */
+	if (st->adapt.carrying && (slot = braid_adaptive_carry(st)) != NULL)
+		return slot;
 	if (fast != NULL && started && fast->ss.ss_currentScanDesc != NULL)
 	{
 		slot = fast->ss.ss_ScanTupleSlot;
@@ -299,13 +304,23 @@ braid_build_rows(BraidSortState *st, SeqScanState *fast)
 		size_t		len = 0;
 		uint64		ref;
 		bool		want_key = st->build.rows_built >= st->wl.head_rows;
+		bool		carried = st->adapt.carrying;
 
 		slot = braid_build_next_slot(st, fast, st->build.rows_built > 0, &fast_rows);
 		if (slot == NULL)
 			break;
+		carried = carried && slot == st->adapt.slot;
 
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-		if (st->cfg.value_log)
+		if (carried && !st->cfg.value_log)
+		{
+			uint32		tuple_len;
+
+			/* a row an adaptive sort held: its output row and its ref */
+			len = braid_adaptive_carried_row(st, slot, want_key, &ref, &tuple_len);
+			st->build.tuple_bytes += tuple_len;
+		}
+		else if (st->cfg.value_log)
 		{
 			bool		should_free;
 			MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);

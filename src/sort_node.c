@@ -11,6 +11,10 @@
  * Fetches then return rows from the GATHER (sort_gather.c), or from the
  * VALUE LOG (sort_vlog.c) when the input was not a heap scan.
  *
+ * A node the planner took only because its row estimate was small
+ * (adaptive) first runs PostgreSQL's tuplesort (sort_adaptive.c), and runs
+ * the stages only if its input outgrows work_mem.
+ *
  * Positions follow tuplesort's conventions (current = index after the
  * last row returned, plus an eof flag), which gives backward scans,
  * mark/restore and rewinds for free: any position maps to a batch, which
@@ -264,7 +268,8 @@ static void
 snapshot_instr(BraidSortState *st, BraidSortInstr *out)
 {
 	*out = st->instr;
-	out->rows_sorted = st->build.rows_built;
+	out->rows_sorted = st->instr.adaptive == BRAID_ADAPTIVE_TUPLESORT ?
+		st->adapt.rows_read : st->build.rows_built;
 	out->gather_batches = st->out.gather.batches;
 	out->peak_gather_bytes = st->out.gather.peak_arena;
 	if (!st->cfg.value_log)
@@ -467,11 +472,11 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	else
 		begin_heap(st, &data, estate, eflags);
 	braid_wl_begin(st, &data);
-	if (st->cfg.keycols != NULL)
-	{
-		st->build.keyvals = palloc(sizeof(Datum) * st->cfg.nkeys);
-		st->build.keynulls = palloc(sizeof(bool) * st->cfg.nkeys);
-	}
+	if (data.adaptive)
+		braid_adaptive_begin(st, &data, estate);
+	/* key columns of one row (read by keycols, or from a carried row) */
+	st->build.keyvals = palloc(sizeof(Datum) * st->cfg.nkeys);
+	st->build.keynulls = palloc(sizeof(bool) * st->cfg.nkeys);
 }
 
 /*
@@ -490,9 +495,13 @@ braid_exec(CustomScanState *node)
 	{
 		const BraidProgress *prev = braid_progress_enter(&st->mon.progress);
 
-		build_and_sort(st);
+		/* an adaptive node runs PostgreSQL's sort first (sort_adaptive.c) */
+		if (!st->adapt.on || !braid_adaptive_sort(st))
+			build_and_sort(st);
 		braid_progress_leave(prev);
 	}
+	if (st->adapt.serving)
+		return braid_adaptive_next(st, node->ss.ps.state->es_direction);
 	/* (after a rewind or at the end, a backward scan returns rows again) */
 	braid_sort_set_phase(st, BRAID_PROGRESS_GATHERING);
 
@@ -581,6 +590,7 @@ braid_end(CustomScanState *node)
 	braid_progress_end(&st->mon.progress);
 
 	release_spill(st);
+	braid_adaptive_end(st);
 	if (st->cfg.value_log)
 		braid_vlog_reset(&st->vlog);
 	else
@@ -603,6 +613,19 @@ braid_rescan(CustomScanState *node)
 
 	if (!st->pos.built)
 		return;
+
+	/* PostgreSQL's sort that stayed: rewound, or dropped to sort again */
+	if (st->adapt.serving)
+	{
+		braid_adaptive_rescan(st);
+		if (!st->adapt.serving)
+		{
+			st->pos.built = false;
+			if (st->child->chgParam == NULL)
+				ExecReScan(st->child);
+		}
+		return;
+	}
 
 	/*
 	 * As nodeSort.c: rewind only when the node was set up for it (rewind,
@@ -632,6 +655,11 @@ braid_mark(CustomScanState *node)
 {
 	BraidSortState *st = (BraidSortState *) node;
 
+	if (st->adapt.serving)
+	{
+		braid_adaptive_mark(st);
+		return;
+	}
 	st->pos.mark_current = st->pos.current;
 	st->pos.mark_eof = st->pos.eof_reached;
 }
@@ -642,6 +670,11 @@ braid_restore(CustomScanState *node)
 {
 	BraidSortState *st = (BraidSortState *) node;
 
+	if (st->adapt.serving)
+	{
+		braid_adaptive_restore(st);
+		return;
+	}
 	st->pos.current = st->pos.mark_current;
 	st->pos.eof_reached = st->pos.mark_eof;
 }

@@ -9,6 +9,9 @@
  *
  *	sort_node.c		the CustomScan callbacks (begin, exec, end, rescan,
  *					mark/restore); drives the stages; owns "pos"
+ *	sort_adaptive.c	ADAPTIVE: a sort the planner expected to be small runs
+ *					as PostgreSQL's tuplesort first, and hands its rows to
+ *					BUILD if its input outgrows work_mem; owns "adapt"
  *	sort_build.c	BUILD: scan the child, encode keys, add IndexMap
  *					entries, grow the IndexMap; owns "build"
  *	sort_keys.c		full keys kept aside (overflow store) and the
@@ -46,6 +49,7 @@
 
 #include "nodes/execnodes.h"
 #include "portability/instr_time.h"
+#include "utils/tuplesort.h"
 
 #include "gather.h"
 #include "indexmap.h"
@@ -300,6 +304,31 @@ typedef struct BraidWlimit
 	BraidSpillFile *elog_cur;	/* segment being written */
 } BraidWlimit;
 
+/*
+ * ADAPTIVE: PostgreSQL's in-memory sort, tried first by a node the planner
+ * took only because its row estimate was small (sort_adaptive.c).
+ */
+typedef struct BraidAdaptive
+{
+	bool		on;				/* the plan asked for it */
+	Tuplesortstate *ts;			/* the tuplesort, while it lives */
+	bool		serving;		/* the rows come from it: it stayed */
+	bool		carrying;		/* switched: BUILD takes its rows first */
+	TupleTableSlot *slot;		/* a row read back from it */
+	int64		rows_read;		/* rows of the child it took */
+	size_t		switch_bytes;	/* its memory past which it switches */
+
+	/*
+	 * Heap TID form: the tuplesort sorts the node's output rows, each with
+	 * its ref in an extra last column, so that a switch can make their
+	 * IndexMap entries; they are projected from the child's scan tuple.
+	 */
+	int			nout;			/* output columns (the ref is the next) */
+	AttrNumber *sortcols;		/* sort keys' output columns */
+	ProjectionInfo *proj;		/* the output row of a scan tuple */
+	TupleTableSlot *put_slot;	/* output row and ref, put into the sort */
+} BraidAdaptive;
+
 /* braidsort.progress, as every stage updates it. */
 typedef struct BraidSortMonitor
 {
@@ -324,6 +353,7 @@ typedef struct BraidSortState
 	BraidValueLog vlog;
 	BraidLogWindow win;
 	BraidPosition pos;
+	BraidAdaptive adapt;
 
 	/*
 	 * instrumentation: the counters are kept in place, the rest is filled
@@ -421,5 +451,18 @@ extern void braid_batches_release(BraidSortState *st);
 
 /* sort_vlog.c */
 extern TupleTableSlot *braid_vlog_emit(BraidSortState *st, int64 pos);
+
+/* sort_adaptive.c */
+extern void braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data,
+								 EState *estate);
+extern bool braid_adaptive_sort(BraidSortState *st);
+extern TupleTableSlot *braid_adaptive_carry(BraidSortState *st);
+extern size_t braid_adaptive_carried_row(BraidSortState *st, TupleTableSlot *slot,
+										 bool want_key, uint64 *ref, uint32 *tuple_len);
+extern TupleTableSlot *braid_adaptive_next(BraidSortState *st, ScanDirection dir);
+extern void braid_adaptive_rescan(BraidSortState *st);
+extern void braid_adaptive_mark(BraidSortState *st);
+extern void braid_adaptive_restore(BraidSortState *st);
+extern void braid_adaptive_end(BraidSortState *st);
 
 #endif							/* BRAID_SORT_STATE_H */

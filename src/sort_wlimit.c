@@ -138,6 +138,14 @@ braid_wl_start_build(BraidSortState *st)
 			/* an input expected to fit is the OnePass sort it would be */
 			if (est > full)
 				wl->head_rows = (int64) rint((1.0 - st->cfg.segment_share) * est);
+
+			/*
+			 * An adaptive sort that switched hands over the head of its input
+			 * sorted: the rows left to passes (which rescan the input from
+			 * its start) must then include every row it carries.
+			 */
+			if (wl->head_rows > 0 && st->adapt.carrying)
+				wl->head_rows = Max(wl->head_rows, st->adapt.rows_read);
 			tail = est - (double) wl->head_rows;
 			/* FALLTHROUGH */
 		case BRAID_WL_HYBRID:

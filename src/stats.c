@@ -76,6 +76,20 @@ braid_stats_count_sort(BraidMethod method, bool value_log, uint64 rows,
 	pg_atomic_fetch_add_u64(&braid_shared->value_bytes_avoided, value_bytes_avoided);
 }
 
+/*
+ * braid_stats_count_adaptive: one sort taken adaptively (sort_adaptive.c),
+ * which stayed PostgreSQL's tuplesort or switched to braidsort's path (then
+ * also counted by braid_stats_count_sort when it finishes).
+ */
+void
+braid_stats_count_adaptive(bool switched)
+{
+	if (braid_shared == NULL)
+		return;
+	pg_atomic_fetch_add_u64(switched ? &braid_shared->adaptive_switched :
+							&braid_shared->adaptive_stayed, 1);
+}
+
 /* braid_stats_count_join: one finished BraidJoin, in this BraidJoinMode. */
 void
 braid_stats_count_join(int mode, uint64 rows)
@@ -142,6 +156,10 @@ braidsort_stats(PG_FUNCTION_ARGS)
 				pg_atomic_read_u64(&braid_shared->sorts[i]));
 	put_row(rsinfo, "global", "sorts_value_log",
 			pg_atomic_read_u64(&braid_shared->sorts_value_log));
+	put_row(rsinfo, "global", "adaptive_stayed",
+			pg_atomic_read_u64(&braid_shared->adaptive_stayed));
+	put_row(rsinfo, "global", "adaptive_switched",
+			pg_atomic_read_u64(&braid_shared->adaptive_switched));
 	put_row(rsinfo, "global", "rows_sorted",
 			pg_atomic_read_u64(&braid_shared->rows_sorted));
 	put_row(rsinfo, "global", "value_bytes_avoided",
@@ -193,6 +211,8 @@ braidsort_stats_reset(PG_FUNCTION_ARGS)
 		pg_atomic_write_u64(&braid_shared->joins[i], 0);
 	pg_atomic_write_u64(&braid_shared->join_rows, 0);
 	pg_atomic_write_u64(&braid_shared->sorts_value_log, 0);
+	pg_atomic_write_u64(&braid_shared->adaptive_stayed, 0);
+	pg_atomic_write_u64(&braid_shared->adaptive_switched, 0);
 	pg_atomic_write_u64(&braid_shared->rows_sorted, 0);
 	pg_atomic_write_u64(&braid_shared->value_bytes_avoided, 0);
 	pg_atomic_write_u64(&braid_shared->orphans_removed, 0);

@@ -16,5 +16,6 @@ extern void braid_stats_count_decline(BraidDecline why);
 extern void braid_stats_count_sort(BraidMethod method, bool value_log,
 								   uint64 rows, uint64 value_bytes_avoided);
 extern void braid_stats_count_join(int mode, uint64 rows);
+extern void braid_stats_count_adaptive(bool switched);
 
 #endif							/* BRAID_STATS_H */

@@ -535,7 +535,7 @@ def make_case(rng, tables):
 
 def session_settings(rng):
     """The settings a case runs under, in both runs: memory, the mode braidsort
-    is told to use, parallel query."""
+    is told to use, parallel query; and whether braidsort's run is forced."""
     s = {"work_mem": rng.choice(["64kB", "256kB", "1MB", "4MB", "64MB"]),
          "braidsort.work_mem": rng.choice(["-1", "-1", "64", "512"]),
          "braidsort.sort_mode": rng.choice(["auto", "auto", "mergepass", "hybrid", "segment",
@@ -545,4 +545,6 @@ def session_settings(rng):
     if rng.random() < 0.3:
         s.update({"max_parallel_workers_per_gather": "2", "parallel_setup_cost": "0",
                   "parallel_tuple_cost": "0", "min_parallel_table_scan_size": "0"})
+    # braidsort forced, or as shipped (sorts expected small taken adaptively)
+    s["braidsort.force"] = rng.choice(["on", "on", "on", "off"])
     return s
