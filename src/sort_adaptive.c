@@ -97,7 +97,7 @@ braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data, EState *
 	st->adapt.proj = ExecBuildProjectionInfo(ps->plan->targetlist, ps->ps_ExprContext,
 											 ExecInitExtraTupleSlot(estate, outdesc,
 																	&TTSOpsVirtual),
-											 ps, RelationGetDescr(st->out.gather.rel));
+											 ps, RelationGetDescr(st->rel));
 	ps->scanopsfixed = fixed;
 }
 

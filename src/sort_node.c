@@ -326,8 +326,9 @@ reads_tuple_header(CustomScan *cscan)
 
 /*
  * begin_config
- *		The node's configuration, from the plan: the keys and how they are
- *		encoded, the entry layout, the threads and the budget.
+ *		The node's configuration, from the plan: the keys, the threads and
+ *		the budget.  Their encoders and the entry layout are set up with the
+ *		braid path (begin_path).
  */
 static void
 begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
@@ -338,6 +339,26 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->sortops = data->sortops;
 	cfg->collations = data->collations;
 	cfg->nullsfirst = data->nullsfirst;
+	cfg->keylen = (uint32) data->keylen;
+	cfg->may_truncate = data->truncates;
+	cfg->stride = cfg->keylen + BRAID_REF_BYTES;
+	cfg->est_rows = st->css.ss.ps.plan->plan_rows;
+	cfg->threads = braid_sort_thread_count(data->processes);
+	cfg->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+	cfg->budget = braid_budget_bytes();
+	cfg->value_log = data->mode == BRAID_MODE_VALUE_LOG;
+	cfg->segment_share = Min(Max(data->segment_share, 0.0), 1.0);
+}
+
+/*
+ * begin_keys
+ *		Each key's encoder, and where a collated key puts the prefix.
+ */
+static void
+begin_keys(BraidSortState *st)
+{
+	BraidSortConfig *cfg = &st->cfg;
+
 	cfg->keys = palloc(sizeof(BraidKeyColumn) * cfg->nkeys);
 	for (int i = 0; i < cfg->nkeys; i++)
 	{
@@ -352,18 +373,9 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 			cfg->collated_key = i;
 		}
 	}
-	cfg->keylen = (uint32) data->keylen;
-	cfg->may_truncate = data->truncates;
 	cfg->radix_keylen = cfg->collated ? cfg->keylen - 8 : cfg->keylen;
 	if (cfg->collated && cfg->keylen < 9)
 		elog(ERROR, "braidsort: key prefix of %u bytes has no room for a collated key", cfg->keylen);
-	cfg->stride = cfg->keylen + BRAID_REF_BYTES;
-	cfg->est_rows = st->css.ss.ps.plan->plan_rows;
-	cfg->threads = braid_sort_thread_count(data->processes);
-	cfg->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
-	cfg->budget = braid_budget_bytes();
-	cfg->value_log = data->mode == BRAID_MODE_VALUE_LOG;
-	cfg->segment_share = Min(Max(data->segment_share, 0.0), 1.0);
 }
 
 /*
@@ -387,18 +399,13 @@ begin_value_log(BraidSortState *st, const BraidSortPlanData *data,
 	node->ss.ps.outeropsfixed = true;
 	node->ss.ps.outeropsset = true;
 	ExecAssignProjectionInfo(&node->ss.ps, NULL);
-
 	st->cfg.keycols = data->keycols;
-	braid_vlog_init(&st->vlog,
-					AllocSetContextCreate(CurrentMemoryContext, "BraidSort value log",
-										  ALLOCSET_DEFAULT_SIZES),
-					st->cfg.budget / 2, &st->instr.device);
 }
 
 /*
  * begin_heap
- *		Heap TID mode: the child scans the table, and rows are refetched
- *		from it by TID into a heap tuple slot.
+ *		Heap TID mode: the child scans the table, whose rows are refetched
+ *		by TID into a heap tuple slot (the gather: begin_heap_gather).
  */
 static void
 begin_heap(BraidSortState *st, const BraidSortPlanData *data,
@@ -406,20 +413,19 @@ begin_heap(BraidSortState *st, const BraidSortPlanData *data,
 {
 	CustomScanState *node = &st->css;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	Relation	rel = node->ss.ss_currentRelation;
 
 	st->child = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
 	node->custom_ps = list_make1(st->child);
 
 	/*
 	 * Refetched tuples are stored as heap tuples; rebuild the projection for
-	 * that slot type (ExecInitCustomScan assumed a virtual one).
+	 * that slot type (ExecInitCustomScan assumed a virtual one).  This is
+	 * done here, not with the gather, because it can change the node's
+	 * result slot type, which the plan above reads as it starts.
 	 */
-	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(rel), &TTSOpsHeapTuple);
+	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(node->ss.ss_currentRelation),
+						  &TTSOpsHeapTuple);
 	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
-	braid_gather_begin(&st->out.gather, rel, st->gathercxt);
-	braid_gather_set_threads(&st->out.gather, st->cfg.threads);
-	braid_gather_set_strip(&st->out.gather, !reads_tuple_header(cscan));
 
 	/* keys read from the unprojected scan tuple, by table column */
 	st->cfg.keycols = data->keyattnos;
@@ -429,13 +435,70 @@ begin_heap(BraidSortState *st, const BraidSortPlanData *data,
 	 * be taken for the current row's scan by WHERE CURRENT OF.  The gather
 	 * keeps the relation.
 	 */
+	st->rel = node->ss.ss_currentRelation;
 	node->ss.ss_currentRelation = NULL;
 }
 
 /*
+ * begin_heap_gather
+ *		Heap TID mode: set up the gather of refetched tuples.
+ */
+static void
+begin_heap_gather(BraidSortState *st)
+{
+	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
+
+	braid_gather_begin(&st->out.gather, st->rel, st->gathercxt);
+	braid_gather_set_threads(&st->out.gather, st->cfg.threads);
+	braid_gather_set_strip(&st->out.gather, !reads_tuple_header(cscan));
+}
+
+/*
+ * begin_path
+ *		What braidsort's own path needs (keys, memory, gather or value log,
+ *		write-limited mode): at the node's start, or for an adaptive node
+ *		when it switches, which most never do (sort_adaptive.c).
+ */
+static void
+begin_path(BraidSortState *st)
+{
+	EState	   *estate = st->css.ss.ps.state;
+	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
+	BraidSortPlanData data;
+	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+
+	braid_plan_unpack(cscan->custom_private, &data);
+	begin_keys(st);
+
+	/* merged batches; an in-memory sort sets its own after compacting */
+	st->out.batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->cfg.budget),
+							  BRAID_MIN_ARENA);
+	st->sortcxt = AllocSetContextCreate(estate->es_query_cxt, "BraidSort IndexMap",
+										ALLOCSET_DEFAULT_SIZES);
+	st->gathercxt = AllocSetContextCreate(estate->es_query_cxt, "BraidSort gather",
+										  ALLOCSET_DEFAULT_SIZES);
+	braid_ovf_init(&st->build.ovf, st->sortcxt);
+	st->build.keybuf.cap = 256;
+	st->build.keybuf.data = palloc(st->build.keybuf.cap);
+	st->out.batch_cap = 64;
+	st->out.batch_start = palloc(sizeof(int64) * st->out.batch_cap);
+	if (st->cfg.value_log)
+		braid_vlog_init(&st->vlog,
+						AllocSetContextCreate(estate->es_query_cxt, "BraidSort value log",
+											  ALLOCSET_DEFAULT_SIZES),
+						st->cfg.budget / 2, &st->instr.device);
+	else
+		begin_heap_gather(st);
+	braid_wl_begin(st, &data);
+	st->path_ready = true;
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * braid_begin
- *		Initialize the child scan, the refetch slot and projection, and the
- *		memory the sort will use.
+ *		Initialize the child and the configuration; then braidsort's path,
+ *		unless the node is adaptive and starts as PostgreSQL's tuplesort
+ *		(sort_adaptive.c).
  */
 static void
 braid_begin(CustomScanState *node, EState *estate, int eflags)
@@ -446,24 +509,10 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 
 	braid_plan_unpack(cscan->custom_private, &data);
 	begin_config(st, &data, eflags);
-
-	/* merged batches; an in-memory sort sets its own after compacting */
-	st->out.batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->cfg.budget),
-							  BRAID_MIN_ARENA);
 	st->mon.progress.slot = -1;
 	/* (ExecInitNode sets up the node's instrument after this returns) */
 	if (estate->es_instrument != 0 && !IsParallelWorker())
 		braid_instr_leader_begin(node->ss.ps.plan->plan_node_id);
-
-	st->sortcxt = AllocSetContextCreate(CurrentMemoryContext, "BraidSort IndexMap",
-										ALLOCSET_DEFAULT_SIZES);
-	st->gathercxt = AllocSetContextCreate(CurrentMemoryContext, "BraidSort gather",
-										  ALLOCSET_DEFAULT_SIZES);
-	braid_ovf_init(&st->build.ovf, st->sortcxt);
-	st->build.keybuf.cap = 256;
-	st->build.keybuf.data = palloc(st->build.keybuf.cap);
-	st->out.batch_cap = 64;
-	st->out.batch_start = palloc(sizeof(int64) * st->out.batch_cap);
 
 	/* the child is read once, forward; this node provides rewind etc. */
 	eflags &= ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
@@ -471,12 +520,14 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 		begin_value_log(st, &data, estate, eflags);
 	else
 		begin_heap(st, &data, estate, eflags);
-	braid_wl_begin(st, &data);
-	if (data.adaptive)
-		braid_adaptive_begin(st, &data, estate);
+
 	/* key columns of one row (read by keycols, or from a carried row) */
 	st->build.keyvals = palloc(sizeof(Datum) * st->cfg.nkeys);
 	st->build.keynulls = palloc(sizeof(bool) * st->cfg.nkeys);
+	if (data.adaptive)
+		braid_adaptive_begin(st, &data, estate);
+	else
+		begin_path(st);
 }
 
 /*
@@ -488,7 +539,7 @@ braid_exec(CustomScanState *node)
 {
 	BraidSortState *st = (BraidSortState *) node;
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
-	TupleTableSlot *scanslot = node->ss.ss_ScanTupleSlot;
+	TupleTableSlot *scanslot;
 	int64		pos;
 
 	if (!st->pos.built)
@@ -497,11 +548,17 @@ braid_exec(CustomScanState *node)
 
 		/* an adaptive node runs PostgreSQL's sort first (sort_adaptive.c) */
 		if (!st->adapt.on || !braid_adaptive_sort(st))
+		{
+			if (!st->path_ready)
+				begin_path(st);
 			build_and_sort(st);
+		}
 		braid_progress_leave(prev);
 	}
 	if (st->adapt.serving)
 		return braid_adaptive_next(st, node->ss.ps.state->es_direction);
+	/* (set up with the path: after an adaptive node's switch) */
+	scanslot = node->ss.ss_ScanTupleSlot;
 	/* (after a rewind or at the end, a backward scan returns rows again) */
 	braid_sort_set_phase(st, BRAID_PROGRESS_GATHERING);
 
@@ -589,12 +646,15 @@ braid_end(CustomScanState *node)
 	}
 	braid_progress_end(&st->mon.progress);
 
-	release_spill(st);
 	braid_adaptive_end(st);
-	if (st->cfg.value_log)
-		braid_vlog_reset(&st->vlog);
-	else
-		braid_gather_end(&st->out.gather);
+	if (st->path_ready)
+	{
+		release_spill(st);
+		if (st->cfg.value_log)
+			braid_vlog_reset(&st->vlog);
+		else
+			braid_gather_end(&st->out.gather);
+	}
 	ExecEndNode(st->child);
 }
 

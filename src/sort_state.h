@@ -341,6 +341,10 @@ typedef struct BraidSortState
 {
 	CustomScanState css;
 	PlanState  *child;
+	Relation	rel;			/* heap TID mode: the table refetched from */
+	bool		path_ready;		/* braidsort's path is set up (begin_path):
+								 * from the start, or once an adaptive node
+								 * switches */
 	MemoryContext sortcxt;		/* IndexMap, overflow, runs: per sort */
 	MemoryContext gathercxt;	/* gather buffers: per node */
 
