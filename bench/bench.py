@@ -32,7 +32,7 @@ sys.path.insert(0, HERE)
 
 PG_CONFIG = "/usr/lib/postgresql/15/bin/pg_config"
 PY_PACKAGES = {"psycopg": "python3-psycopg", "matplotlib": "python3-matplotlib"}
-MODES = ("onepass", "spill", "sweep", "threads", "concurrency", "wlimit", "join")
+MODES = ("onepass", "spill", "sweep", "threads", "concurrency", "wlimit", "join", "adaptive")
 
 
 def ensure_python_packages():
@@ -64,11 +64,12 @@ def build_and_install():
 
 
 def workload_module(name):
-    from braidbench.workloads import (concurrency_run, join_run, realistic_run, sortbench_run,
-                                      sweep_run, threads_run, wlimit_run)
+    from braidbench.workloads import (adaptive_run, concurrency_run, join_run, realistic_run,
+                                      sortbench_run, sweep_run, threads_run, wlimit_run)
     return {"onepass": sortbench_run, "spill": sortbench_run, "sweep": sweep_run,
             "threads": threads_run, "concurrency": concurrency_run,
-            "realistic": realistic_run, "wlimit": wlimit_run, "join": join_run}[name]
+            "realistic": realistic_run, "wlimit": wlimit_run, "join": join_run,
+            "adaptive": adaptive_run}[name]
 
 
 def _call(name, fn, args, *rest, **kw):
@@ -108,8 +109,8 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="workload", required=True)
-    from braidbench.workloads import (concurrency_run, join_run, realistic_run, sortbench_run,
-                                      sweep_run, threads_run, wlimit_run)
+    from braidbench.workloads import (adaptive_run, concurrency_run, join_run, realistic_run,
+                                      sortbench_run, sweep_run, threads_run, wlimit_run)
     helps = {
         "onepass": "SELECT * ORDER BY k, work_mem braidsort's IndexMap fits (OnePass)",
         "spill": "the same with a work_mem neither fits (MergePass): time and bytes written",
@@ -121,6 +122,8 @@ def parse_args(argv):
                   "auto vs PostgreSQL's temporary files)",
         "join": "BraidJoin vs PostgreSQL's hash join at 4/16/64 batches, then the join modes "
                 "against emulated write latency",
+        "adaptive": "underestimated sorts that spill (adaptive vs PostgreSQL vs planned), and "
+                    "pgbench of short queries whose sorts stay small (adaptive on vs off)",
     }
     for name in ("onepass", "spill"):
         p = sub.add_parser(name, help=helps[name])
@@ -128,7 +131,8 @@ def parse_args(argv):
         add_common(p)
     for name, mod in (("sweep", sweep_run), ("threads", threads_run),
                       ("concurrency", concurrency_run), ("realistic", realistic_run),
-                      ("wlimit", wlimit_run), ("join", join_run)):
+                      ("wlimit", wlimit_run), ("join", join_run),
+                      ("adaptive", adaptive_run)):
         p = sub.add_parser(name, help=helps[name])
         mod.add_arguments(p)
         add_common(p)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh: the benchmarks' entry command (see docs/benchmarks.md).
 #
-#   sudo bash bench/run.sh [--onepass|--spill|--sweep|--threads|--concurrency|--realistic|--wlimit|--join]
+#   sudo bash bench/run.sh [--onepass|--spill|--sweep|--threads|--concurrency|--realistic|--wlimit|--join|--adaptive]
 #                          [--quick] [options of bench.py's workload]
 #   sudo bash bench/run.sh --quick          # every mode on small tables (~1.5 min)
 #   bash bench/run.sh --report FILES...     # markdown and PNG plots of result files
@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mode="" quick=0 args=()
 for a in "$@"; do
 	case "$a" in
-		--onepass|--spill|--sweep|--threads|--concurrency|--realistic|--wlimit|--join|--report) mode=${a#--} ;;
+		--onepass|--spill|--sweep|--threads|--concurrency|--realistic|--wlimit|--join|--adaptive|--report) mode=${a#--} ;;
 		--quick) quick=1 ;;
 		*) args+=("$a") ;;
 	esac

@@ -258,6 +258,9 @@ def plot_result(result, out_dir, stem):
     elif k == "join":
         from braidbench import join_report
         made += join_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
+    elif k == "adaptive":
+        from braidbench import adaptive_report
+        made += adaptive_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "wlimit":
         from braidbench import wlimit_report
         made += wlimit_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))

@@ -285,6 +285,10 @@ def title(result):
     if k == "threads":
         return (f"thread scaling: {result['rows']} rows, {result['payload']}-byte payloads, "
                 f"{result['reps']} reps")
+    if k == "adaptive":
+        return (f"{result['rows']} orders ({result.get('orders_bytes', 0) / 1e6:.0f} MB) sorted "
+                f"behind an underestimated predicate, {result['reps']} reps, DAX stand-in "
+                f"{result.get('dax', '?')}")
     if k == "concurrency":
         return (f"concurrency: pgbench, {result['clients']} clients, {result['pgbench_seconds']} s "
                 f"a run, {result['reps']} runs per io_policy")
@@ -508,6 +512,10 @@ def markdown(result):
         from braidbench import join_report
         quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
         return join_report.markdown(result, machine_line(result), quick)
+    if k == "adaptive":
+        from braidbench import adaptive_report
+        quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+        return adaptive_report.markdown(result, machine_line(result), quick)
     if k == "wlimit":
         from braidbench import wlimit_report
         quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
