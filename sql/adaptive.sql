@@ -2,10 +2,13 @@
 -- adaptive: a Sort braidsort declines only because of its row estimate is
 -- taken adaptively: it runs as PostgreSQL's in-memory sort and switches to
 -- braidsort's path when its input outgrows work_mem, carrying over the rows
--- read so far.  Every check compares braidsort on (not forced) with
+-- read so far (braidsort.adaptive = always: whenever it outgrows work_mem;
+-- on: if the cost model expects a gain, else PostgreSQL's external sort
+-- takes over).  Every check compares braidsort on (not forced) with
 -- braidsort off.
 --
 SET max_parallel_workers_per_gather = 0;
+SET braidsort.adaptive = always;
 -- "a = b" holds on every row, but the planner expects one row in 50000
 CREATE TABLE ad (id int, a int, b int, k int, t text COLLATE "C", pad text);
 INSERT INTO ad
@@ -42,6 +45,7 @@ BEGIN
 	FOR line IN SELECT explain_masked(q) LOOP
 		line := regexp_replace(line, 'Switched At Rows: \d+', 'Switched At Rows: N');
 		line := regexp_replace(line, 'Memory Usage: \d+kB', 'Memory Usage: NkB');
+		line := regexp_replace(line, '(Disk: |Switch Declined At Rows: )\d+', '\1N');
 		line := regexp_replace(line, '(Rows Sorted|Device Bytes Written|Device Bytes Read|Device Lines Written|Device Lines Read|Gather Batches|Runs|Merge Passes): \d+', '\1: N');
 		RETURN NEXT line;
 	END LOOP;
@@ -51,7 +55,7 @@ END $$;
 EXPLAIN (COSTS OFF) SELECT * FROM ad WHERE a = b ORDER BY k, id;
 SET braidsort.adaptive = off;
 EXPLAIN (COSTS OFF) SELECT * FROM ad WHERE a = b ORDER BY k, id;
-RESET braidsort.adaptive;
+SET braidsort.adaptive = always;
 -- key expressions: the scan computes them for the node
 EXPLAIN (COSTS OFF) SELECT id FROM ad WHERE a = b ORDER BY k + 1, id;
 
@@ -106,6 +110,31 @@ RESET braidsort.gather_source;
 RESET braidsort.sort_mode;
 RESET braidsort.write_intensity;
 RESET braidsort.work_mem;
+-- braidsort.adaptive = on: the cost model decides at the switch; where it
+-- expects no gain (here a value log spilling at 128 kB against
+-- PostgreSQL's 256 kB sort), PostgreSQL's external sort takes over
+SET braidsort.adaptive = on;
+SET work_mem = '256kB';
+SELECT explain_adaptive('SELECT x.id, y.k, x.pad FROM ad x JOIN ad y ON x.id = y.id
+	WHERE x.a = x.b AND y.a = y.b ORDER BY y.k, x.id');
+SELECT check_adaptive('SELECT x.id, y.k, x.pad FROM ad x JOIN ad y ON x.id = y.id
+	WHERE x.a = x.b AND y.a = y.b ORDER BY y.k, x.id');
+BEGIN;
+SET LOCAL braidsort.enable = off;
+SELECT cursor_digest('SELECT x.id, y.k FROM ad x JOIN ad y ON x.id = y.id
+	WHERE x.a = x.b AND y.a = y.b ORDER BY y.k, x.id',
+	ARRAY['next', 'fwd 30000', 'prior', 'last', 'prior', 'abs 3', 'first', 'back 1', 'next']) AS pg \gset
+SET LOCAL braidsort.enable = on;
+SELECT cursor_digest('SELECT x.id, y.k FROM ad x JOIN ad y ON x.id = y.id
+	WHERE x.a = x.b AND y.a = y.b ORDER BY y.k, x.id',
+	ARRAY['next', 'fwd 30000', 'prior', 'last', 'prior', 'abs 3', 'first', 'back 1', 'next']) = :'pg'
+	AS same_cursor;
+COMMIT;
+-- ... and where it expects one, it switches (a heap scan, OnePass budget)
+SET braidsort.work_mem = '64MB';
+SELECT explain_adaptive('SELECT * FROM ad WHERE a = b ORDER BY k, id');
+RESET braidsort.work_mem;
+SET braidsort.adaptive = always;
 -- switching right at the first row (a row larger than work_mem)
 SET work_mem = '64kB';
 SELECT check_adaptive('SELECT id, repeat(t, 5000) r FROM ad WHERE a = b AND id <= 300 ORDER BY r, id');
@@ -191,4 +220,5 @@ SELECT count(*) FROM (SELECT * FROM ad WHERE a = b ORDER BY k, id) s;
 SELECT counter, value FROM braidsort.stats
 WHERE scope = 'global' AND counter LIKE 'sorts_%' AND value > 0 ORDER BY counter;
 RESET work_mem;
+RESET braidsort.adaptive;
 DROP TABLE ad;

@@ -19,7 +19,7 @@
 /* guc.c: settings */
 extern bool braid_enable;
 extern bool braid_force;
-extern bool braid_adaptive;
+extern int	braid_adaptive;
 extern int	braid_work_mem;
 extern int	braid_gather_batch;
 extern int	braid_sort_threads;
@@ -55,6 +55,11 @@ extern void braid_join_exec_init(void);
 #define BRAID_GATHER_AUTO		0
 #define BRAID_GATHER_HEAP_TID	1
 #define BRAID_GATHER_VALUE_LOG	2
+
+/* braidsort.adaptive */
+#define BRAID_ADAPTIVE_OFF		0
+#define BRAID_ADAPTIVE_ON		1	/* switch if the cost model expects a gain */
+#define BRAID_ADAPTIVE_ALWAYS	2	/* switch whenever past work_mem (testing) */
 
 /* braidsort.sort_mode: auto, or a BraidWlMode + 1 */
 #define BRAID_SORT_MODE_AUTO		0

@@ -297,7 +297,8 @@ close_worker(int n, ExplainState *es)
 /*
  * explain_tuplesort
  *		An adaptive node whose sort stayed PostgreSQL's: its method and
- *		space exactly as a Sort node shows them (show_sort_info).
+ *		space exactly as a Sort node shows them (show_sort_info), and where
+ *		the cost model declined to switch.
  */
 static void
 explain_tuplesort(const BraidSortInstr *instr, ExplainState *es)
@@ -317,6 +318,9 @@ explain_tuplesort(const BraidSortInstr *instr, ExplainState *es)
 		ExplainPropertyInteger("Sort Space Used", "kB", instr->tuplesort_kb, es);
 		ExplainPropertyText("Sort Space Type", space, es);
 	}
+	/* it outgrew work_mem, but the cost model left it to PostgreSQL */
+	if (instr->switch_declined_rows > 0)
+		ExplainPropertyInteger("Switch Declined At Rows", NULL, instr->switch_declined_rows, es);
 }
 
 /*

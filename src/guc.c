@@ -27,7 +27,7 @@
 
 bool		braid_enable = true;
 bool		braid_force = false;
-bool		braid_adaptive = true;
+int			braid_adaptive = BRAID_ADAPTIVE_ON;
 int			braid_work_mem = -1;
 int			braid_gather_batch = 1024 * 1024;
 int			braid_sort_threads = 0;
@@ -35,6 +35,19 @@ int			braid_gather_source = BRAID_GATHER_AUTO;
 int			braid_sort_mode = BRAID_SORT_MODE_AUTO;
 double		braid_write_intensity = -1.0;
 int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
+
+static const struct config_enum_entry adaptive_options[] = {
+	{"off", BRAID_ADAPTIVE_OFF, false},
+	{"on", BRAID_ADAPTIVE_ON, false},
+	{"always", BRAID_ADAPTIVE_ALWAYS, false},
+	{"false", BRAID_ADAPTIVE_OFF, true},
+	{"true", BRAID_ADAPTIVE_ON, true},
+	{"no", BRAID_ADAPTIVE_OFF, true},
+	{"yes", BRAID_ADAPTIVE_ON, true},
+	{"0", BRAID_ADAPTIVE_OFF, true},
+	{"1", BRAID_ADAPTIVE_ON, true},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry gather_source_options[] = {
 	{"auto", BRAID_GATHER_AUTO, false},
@@ -119,13 +132,15 @@ braid_define_gucs(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomBoolVariable("braidsort.adaptive",
+	DefineCustomEnumVariable("braidsort.adaptive",
 							 "Takes Sorts expected to be small, switching to braidsort if they are not.",
 							 "A Sort left to PostgreSQL only because of its row estimate starts as "
-							 "PostgreSQL's in-memory sort and switches to braidsort when its input "
-							 "outgrows work_mem.",
+							 "PostgreSQL's in-memory sort; when its input outgrows work_mem it switches "
+							 "to braidsort if the cost model expects a gain (on), or always (always, "
+							 "for testing).",
 							 &braid_adaptive,
-							 true,
+							 BRAID_ADAPTIVE_ON,
+							 adaptive_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

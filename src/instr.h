@@ -79,6 +79,8 @@ typedef struct BraidSortInstr
 	bool		materialized;	/* a lazy sort wrote its remainder once */
 	BraidAdaptivePath adaptive; /* adaptive node: the path taken */
 	int64		switched_at_rows;	/* ... rows read when it switched */
+	int64		switch_declined_rows;	/* ... or when the cost model left it
+										 * to PostgreSQL's external sort */
 	int			tuplesort_method;	/* ... TuplesortMethod, if it stayed */
 	bool		tuplesort_disk; /* ... its space was on disk */
 	int64		tuplesort_kb;	/* ... and how much */

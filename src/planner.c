@@ -79,7 +79,7 @@ static planner_hook_type prev_planner_hook = NULL;
 #define BRAID_MAX_BOUNDED_KEY 32
 
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
-static void set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, Oid relid,
+static void set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, List *physical,
 						  BraidSortPlanData *data);
 
 /*
@@ -383,6 +383,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	Oid			relid = InvalidOid;
 	char	   *tid_why;
 	bool		by_tid;
+	List	   *physical = NIL;
 
 	/*
 	 * Over a heap scan, the switched sort refetches rows by TID.  Its
@@ -402,6 +403,25 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	}
 	if (by_tid && !node_tlists(sort, child, true, &output_tlist, &keyexprs, &child_tlist, why))
 		by_tid = false;
+
+	/*
+	 * ... and its tuplesort sorts the scan's heap tuples by the keys' table
+	 * columns, projecting its target list from them: every key must be a
+	 * plain column (the scan then hands over its tuples), and no system
+	 * column may be read (a sorted tuple no longer has its header).
+	 */
+	if (by_tid)
+	{
+		Bitmapset  *attrs = NULL;
+		int			attr = -1;
+
+		physical = physical_scan_tlist(child_tlist, ((Scan *) child)->scanrelid, relid);
+		pull_varattnos((Node *) output_tlist, ((Scan *) child)->scanrelid, &attrs);
+		while (physical != NIL && (attr = bms_next_member(attrs, attr)) >= 0)
+			if (attr + FirstLowInvalidHeapAttributeNumber < 0)
+				physical = NIL;
+		by_tid = physical != NIL;
+	}
 	if (!by_tid && !node_tlists(sort, child, false, &output_tlist, &keyexprs, &child_tlist, why))
 	{
 		*kind = BRAID_DECLINE_COST;
@@ -436,7 +456,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	data.can_reread = !by_tid || heap_rescannable(child);
 	data.adaptive = true;
 	if (by_tid)
-		set_tid_child(cscan, child, child_tlist, relid, &data);
+		set_tid_child(cscan, child, child_tlist, physical, &data);
 	else
 	{
 		cscan->scan.scanrelid = 0;
@@ -507,7 +527,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	 * adaptively without looking anything up but the keys (the planner
 	 * plans many such sorts, each of which this must not slow down).
 	 */
-	if (!braid_force && braid_adaptive && sort->plan.plan_rows < BRAID_MIN_ROWS)
+	if (!braid_force && braid_adaptive != BRAID_ADAPTIVE_OFF &&
+		sort->plan.plan_rows < BRAID_MIN_ROWS)
 	{
 		if (!sort_keys(sort, child, InvalidOid, &keys, why, kind))
 			return NULL;
@@ -522,7 +543,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	braid_plan_cost_input(sort, child, heap_ok ? relid : InvalidOid, table_pages,
 						  table_cached, &keys, processes, &cost);
 	braid_cost_estimate(&cost, &est);
-	if (!braid_force && !est.prefers && est.small && braid_adaptive)
+	if (!braid_force && !est.prefers && est.small && braid_adaptive != BRAID_ADAPTIVE_OFF)
 		return take_adaptively(stmt, sort, child, processes, &keys, est.why, why, kind);
 	if (!braid_force && !est.prefers)
 	{
@@ -596,7 +617,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	data.can_reread = can_reread;
 	data.adaptive = false;
 	if (by_tid)
-		set_tid_child(cscan, child, child_tlist, relid, &data);
+		set_tid_child(cscan, child, child_tlist,
+					  physical_scan_tlist(child_tlist, ((Scan *) child)->scanrelid, relid),
+					  &data);
 	else
 	{
 		cscan->scan.scanrelid = 0;
@@ -610,15 +633,16 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 
 /*
  * set_tid_child
- *		Heap TID form: the node scans the table "relid" (whose rows it
+ *		Heap TID form: the node scans the child's table (whose rows it
  *		refetches), with its child scan in custom_plans, made to output
- *		only what the build reads (child_tlist: the keys).
+ *		only what the build reads: the table's own tuples (physical, from
+ *		physical_scan_tlist) if every key is a plain column, else the keys
+ *		(child_tlist).
  */
 static void
-set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, Oid relid,
+set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, List *physical,
 			  BraidSortPlanData *data)
 {
-	List	   *physical = physical_scan_tlist(child_tlist, ((Scan *) child)->scanrelid, relid);
 	ListCell   *lc;
 
 	cscan->scan.scanrelid = ((Scan *) child)->scanrelid;

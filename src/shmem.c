@@ -103,6 +103,7 @@ shared_init(BraidShared *shared)
 	pg_atomic_init_u64(&shared->sorts_value_log, 0);
 	pg_atomic_init_u64(&shared->adaptive_stayed, 0);
 	pg_atomic_init_u64(&shared->adaptive_switched, 0);
+	pg_atomic_init_u64(&shared->adaptive_declined, 0);
 	pg_atomic_init_u64(&shared->rows_sorted, 0);
 	pg_atomic_init_u64(&shared->value_bytes_avoided, 0);
 	pg_atomic_init_u64(&shared->orphans_removed, 0);

@@ -131,6 +131,8 @@ typedef struct BraidShared
 	pg_atomic_uint64 sorts_value_log;
 	pg_atomic_uint64 adaptive_stayed;	/* adaptive sorts left to tuplesort */
 	pg_atomic_uint64 adaptive_switched; /* ... and switched to braidsort */
+	pg_atomic_uint64 adaptive_declined; /* ... or left to PostgreSQL's external
+										 * sort by the cost model */
 	pg_atomic_uint64 rows_sorted;
 	pg_atomic_uint64 value_bytes_avoided;
 	pg_atomic_uint64 declines[BRAID_NUM_DECLINES];

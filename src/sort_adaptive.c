@@ -24,16 +24,22 @@
  * then on the node is a BraidSort.  The tuplesort is given twice work_mem
  * so that the switch, checked after every row, comes before it would
  * spill; a single row larger than that makes the tuplesort spill on its
- * own, and the node then stays PostgreSQL's external sort.
+ * own, and the node then stays PostgreSQL's external sort.  Before it
+ * switches, the node asks the cost model whether braidsort's path, in the
+ * node's form, beats PostgreSQL's external sort on an input this large
+ * (switch_pays): if not, PostgreSQL's tuplesort takes over with work_mem as
+ * its limit (hand_over), and the node is PostgreSQL's external sort.
  *
  * The node has the two forms of a BraidSort (planner.c).  Over a value log
- * the tuplesort sorts the child's rows, and the node projects them as it
- * projects rows read back from the log; carried rows go to the log.  Over
- * a heap scan (heap TID form) the child outputs only keys, so the node
- * projects each scan tuple into its output row itself and the tuplesort
- * sorts those rows, each with the tuple's ref (TID and length) in an extra
- * last column: the rows it returns are the node's output as they are, and
- * a carried row becomes an entry <key, ref> like any other, its tuple
+ * the tuplesort sorts the child's rows, returned as they are when the
+ * node's target list passes them through, else projected as rows read back
+ * from the log are; carried rows go to the log.  Over a heap scan whose
+ * keys are all plain columns (heap TID form) the scan hands over its heap
+ * tuples, which the tuplesort sorts by the keys' table columns as minimal
+ * tuples -- a copy, as PostgreSQL's sort makes -- each carrying its TID in
+ * the minimal tuple's padding, which tuplesort copies along; the node
+ * projects its target list from the sorted tuples, and a carried row
+ * becomes an entry <key, TID and length> like any other, its tuple
  * refetched by TID at gather time like the rest.
  *
  * src/sort_adaptive.c
@@ -42,17 +48,46 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type_d.h"
+#include "access/htup_details.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
 
+#include "braidsort.h"
+#include "costmodel.h"
+#include "device.h"
+#include "iosched.h"
 #include "keys.h"
+#include "pool.h"
 #include "refs.h"
 
 #include "sort_state.h"
 #include "stats.h"
+
+/*
+ * passes_through
+ *		Whether the node's target list is its input's columns in order (as
+ *		a Sort's nearly always is): then a row of the tuplesort is the
+ *		node's output as it is.
+ */
+static bool
+passes_through(PlanState *ps, TupleDesc input)
+{
+	ListCell   *lc;
+	int			n = 0;
+
+	foreach(lc, ps->plan->targetlist)
+	{
+		Var		   *var = (Var *) ((TargetEntry *) lfirst(lc))->expr;
+
+		n++;
+		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != n)
+			return false;
+	}
+	return n == input->natts;
+}
 
 /*
  * braid_adaptive_begin
@@ -63,70 +98,85 @@ void
 braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data, EState *estate)
 {
 	PlanState  *ps = &st->css.ss.ps;
-	TupleDesc	outdesc;
-	TupleDesc	sortdesc;
 	bool		fixed;
 
 	st->adapt.on = true;
+	st->adapt.processes = data->processes;
+
+	/*
+	 * The node returns the tuplesort's rows or projected ones, or after a
+	 * switch braidsort's: the plan above must not assume one slot type.
+	 */
+	ps->resultopsfixed = false;
 	if (st->cfg.value_log)
 	{
 		st->adapt.slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
 												&TTSOpsMinimalTuple);
 		st->adapt.sortcols = st->cfg.keycols;
+		st->adapt.passthrough = passes_through(ps, ExecGetResultType(st->child));
 		return;
 	}
 
-	/* heap TID form: the output row, then the ref */
-	outdesc = ExecGetResultType(ps);
-	st->adapt.nout = outdesc->natts;
-	st->adapt.sortcols = data->keycols;
-	sortdesc = CreateTemplateTupleDesc(outdesc->natts + 1);
-	for (int i = 0; i < outdesc->natts; i++)
-		TupleDescCopyEntry(sortdesc, i + 1, outdesc, i + 1);
-	TupleDescInitEntry(sortdesc, outdesc->natts + 1, "braid_ref", INT8OID, -1, 0);
-	st->adapt.put_slot = ExecInitExtraTupleSlot(estate, sortdesc, &TTSOpsVirtual);
-	st->adapt.slot = ExecInitExtraTupleSlot(estate, sortdesc, &TTSOpsMinimalTuple);
-
 	/*
-	 * The node's target list over the child's scan tuple (a buffer heap
-	 * tuple, where the node's own projection reads refetched heap tuples):
-	 * built without assuming the scan slot's kind.
+	 * Heap TID form: the tuplesort sorts the scan's heap tuples, each with
+	 * its TID in the padding of its minimal tuple, by the keys' table
+	 * columns; the node's target list is projected from them.
 	 */
+	st->adapt.sortcols = st->cfg.keycols;
+	st->adapt.put_slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(st->rel),
+												&TTSOpsMinimalTuple);
+	st->adapt.slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(st->rel),
+											&TTSOpsMinimalTuple);
 	fixed = ps->scanopsfixed;
 	ps->scanopsfixed = false;
 	st->adapt.proj = ExecBuildProjectionInfo(ps->plan->targetlist, ps->ps_ExprContext,
-											 ExecInitExtraTupleSlot(estate, outdesc,
-																	&TTSOpsVirtual),
-											 ps, RelationGetDescr(st->rel));
+											 ps->ps_ResultTupleSlot, ps,
+											 RelationGetDescr(st->rel));
 	ps->scanopsfixed = fixed;
+
+	/* no projection of refetched tuples: none of sorted ones either */
+	st->adapt.passthrough = ps->ps_ProjInfo == NULL;
 }
 
 /*
- * tid_row
- *		Heap TID form: the row the child just returned (its scan tuple) as
- *		the node outputs it, with its ref after it.
+ * heap_row
+ *		Heap TID form: the heap tuple the child just returned, as a minimal
+ *		tuple carrying its TID in its padding (which tuplesort copies with
+ *		it), in the put slot.
  */
 static TupleTableSlot *
-tid_row(BraidSortState *st, TupleTableSlot *slot)
+heap_row(BraidSortState *st, TupleTableSlot *slot)
 {
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
-	TupleTableSlot *put = st->adapt.put_slot;
-	TupleTableSlot *row;
+	TupleTableSlot *scanslot = ((ScanState *) st->child)->ss_ScanTupleSlot;
+	MemoryContext old;
+	MinimalTuple mtup;
 	uint64		ref;
 	uint32		tuple_len;
-	int			n = st->adapt.nout;
 
 	(void) braid_build_heap_row(st, slot, false, &ref, &tuple_len);
+	st->adapt.tuple_bytes += tuple_len;
 	ResetExprContext(econtext);
-	econtext->ecxt_scantuple = ((ScanState *) st->child)->ss_ScanTupleSlot;
-	row = ExecProject(st->adapt.proj);
-	slot_getallattrs(row);
-	ExecClearTuple(put);
-	memcpy(put->tts_values, row->tts_values, sizeof(Datum) * n);
-	memcpy(put->tts_isnull, row->tts_isnull, sizeof(bool) * n);
-	put->tts_values[n] = Int64GetDatum((int64) ref);
-	put->tts_isnull[n] = false;
-	return ExecStoreVirtualTuple(put);
+	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	mtup = minimal_tuple_from_heap_tuple(((HeapTupleTableSlot *) scanslot)->tuple);
+	MemoryContextSwitchTo(old);
+	memcpy(mtup->mt_padding, &scanslot->tts_tid, sizeof(ItemPointerData));
+	return ExecStoreMinimalTuple(mtup, st->adapt.put_slot, false);
+}
+
+/*
+ * carried_ref
+ *		Heap TID form: the ref of a minimal tuple heap_row made.
+ */
+static uint64
+carried_ref(TupleTableSlot *slot)
+{
+	MinimalTuple mtup = ((MinimalTupleTableSlot *) slot)->mintuple;
+	ItemPointerData tid;
+
+	memcpy(&tid, mtup->mt_padding, sizeof(ItemPointerData));
+	return braid_make_ref(ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid),
+						  mtup->t_len + MINIMAL_TUPLE_OFFSET);
 }
 
 /*
@@ -150,6 +200,110 @@ record_tuplesort(BraidSortState *st)
 }
 
 /*
+ * begin_tuplesort
+ *		PostgreSQL's tuplesort for the node's rows (the child's, or in heap
+ *		TID form the output rows with their refs), with workMem kB.
+ */
+static Tuplesortstate *
+begin_tuplesort(BraidSortState *st, int work_kb)
+{
+	BraidSortConfig *cfg = &st->cfg;
+
+	return tuplesort_begin_heap(cfg->value_log ? ExecGetResultType(st->child) :
+								RelationGetDescr(st->rel),
+								cfg->nkeys, st->adapt.sortcols, cfg->sortops,
+								cfg->collations, cfg->nullsfirst, work_kb, NULL,
+								cfg->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE);
+}
+
+/* put_row: one row of the child into the tuplesort. */
+static void
+put_row(BraidSortState *st, TupleTableSlot *slot)
+{
+	tuplesort_puttupleslot(st->adapt.ts, st->cfg.value_log ? slot : heap_row(st, slot));
+	st->adapt.rows_read++;
+}
+
+/*
+ * switch_pays
+ *		Whether the cost model expects braidsort's path, in the node's form,
+ *		to beat PostgreSQL's external sort on this input: its rows costed at
+ *		twice those read (at least BRAID_MIN_ROWS), with what the run has
+ *		shown of their size, the table and the spill device.  Says why at
+ *		DEBUG1 when not.
+ */
+static bool
+switch_pays(BraidSortState *st)
+{
+	BraidSortConfig *cfg = &st->cfg;
+	PlanState  *ps = &st->css.ss.ps;
+	BraidCostInput in;
+	BraidCostEstimate est;
+	double		width = Max(ps->plan->plan_width, 1);
+
+	memset(&in, 0, sizeof(in));
+	in.rows = Max(2.0 * (double) st->adapt.rows_read, BRAID_MIN_ROWS);
+	in.sort_width = width;
+	in.row_bytes = MAXALIGN(width + SizeofMinimalTupleHeader);
+	in.heap_refetch = !cfg->value_log;
+	in.only_from = cfg->value_log ? BRAID_FROM_VALUE_LOG : BRAID_FROM_HEAP_TID;
+	in.tuple_bytes = cfg->value_log || st->adapt.rows_read == 0 ? in.row_bytes :
+		(double) st->adapt.tuple_bytes / (double) st->adapt.rows_read;
+	in.entry_bytes = cfg->stride;
+	in.budget_bytes = (double) cfg->budget;
+	in.sort_mem_bytes = (double) work_mem * 1024.0;
+	if (!cfg->value_log)
+	{
+		in.table_pages = (double) RelationGetNumberOfBlocks(st->rel);
+		in.table_cached = RelationUsesLocalBuffers(st->rel) ||
+			in.table_pages <= (double) (NBuffers / 2);
+		if (st->child->plan->parallel_aware)
+			in.table_pages /= Max(st->adapt.processes, 1);
+	}
+	in.spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
+	for (int i = 0; i < cfg->nkeys; i++)
+	{
+		BraidKeyColumn col;
+		char	   *why;
+
+		if (!braid_key_column_for(cfg->sortops[i], cfg->collations[i], cfg->nullsfirst[i],
+								  &col, &why))
+			return false;
+		in.collated |= BRAID_KEY_IS_COLLATED(col.kind);
+		if (i == 0)
+			in.numeric_key = col.kind == BRAID_KEY_NUMERIC;
+	}
+	in.processes = st->adapt.processes;
+	in.cpus = braid_pool_cpus();
+	in.sort_threads = cfg->threads;
+	braid_cost_estimate(&in, &est);
+	if (est.prefers)
+		return true;
+	st->instr.switch_declined_rows = st->adapt.rows_read;
+	elog(DEBUG1, "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f rows%s)",
+		 st->adapt.rows_read, est.why, est.braid_ns / 1e6, est.pg_ns / 1e6, in.rows,
+		 in.processes > 1 ? psprintf(" in each of %d processes", in.processes) : "");
+	return false;
+}
+
+/*
+ * hand_over
+ *		Replace the tuplesort by PostgreSQL's own, limited to work_kb, which
+ *		takes the rows held (sorted) and is then fed the rest of the input.
+ */
+static void
+hand_over(BraidSortState *st, int work_kb)
+{
+	Tuplesortstate *pg = begin_tuplesort(st, work_kb);
+
+	while (tuplesort_gettupleslot(st->adapt.ts, true, false, st->adapt.slot, NULL))
+		tuplesort_puttupleslot(pg, st->adapt.slot);
+	ExecClearTuple(st->adapt.slot);
+	tuplesort_end(st->adapt.ts);
+	st->adapt.ts = pg;
+}
+
+/*
  * braid_adaptive_sort
  *		Read the child into PostgreSQL's tuplesort.  True if it stayed
  *		there (sorted; the node returns its rows with braid_adaptive_next);
@@ -161,7 +315,6 @@ braid_adaptive_sort(BraidSortState *st)
 {
 	EState	   *estate = st->css.ss.ps.state;
 	ScanDirection dir = estate->es_direction;
-	BraidSortConfig *cfg = &st->cfg;
 	int			work_kb = work_mem;
 	bool		switched = false;
 	bool		spilled = false;
@@ -171,16 +324,12 @@ braid_adaptive_sort(BraidSortState *st)
 
 	/* twice work_mem: the switch comes before the tuplesort would spill */
 	st->adapt.switch_bytes = (size_t) work_kb * 1024;
-	st->adapt.ts = tuplesort_begin_heap(cfg->value_log ? ExecGetResultType(st->child) :
-										st->adapt.put_slot->tts_tupleDescriptor,
-										cfg->nkeys, st->adapt.sortcols, cfg->sortops,
-										cfg->collations, cfg->nullsfirst,
-										(int) Min((int64) work_kb * 2, (int64) MAX_KILOBYTES),
-										NULL,
-										cfg->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE);
+	st->adapt.ts = begin_tuplesort(st, (int) Min((int64) work_kb * 2, (int64) MAX_KILOBYTES));
 	st->adapt.rows_read = 0;
+	st->adapt.tuple_bytes = 0;
 	st->adapt.serving = false;
 	st->adapt.carrying = false;
+	st->instr.switch_declined_rows = 0;
 
 	for (;;)
 	{
@@ -189,8 +338,7 @@ braid_adaptive_sort(BraidSortState *st)
 
 		if (TupIsNull(slot))
 			break;
-		tuplesort_puttupleslot(st->adapt.ts, cfg->value_log ? slot : tid_row(st, slot));
-		st->adapt.rows_read++;
+		put_row(st, slot);
 		if (spilled)
 			continue;
 
@@ -216,9 +364,31 @@ braid_adaptive_sort(BraidSortState *st)
 	 * build in order (what PostgreSQL's first run would have held).
 	 */
 	tuplesort_performsort(st->adapt.ts);
+
+	/*
+	 * Where the cost model expects braidsort's path to lose on this input
+	 * (now that its size is known to be beyond work_mem), PostgreSQL's
+	 * external sort takes over, with work_mem as its own limit: the rows
+	 * held, then the rest of the input.
+	 */
+	if (switched && braid_adaptive != BRAID_ADAPTIVE_ALWAYS && !switch_pays(st))
+	{
+		hand_over(st, work_kb);
+		for (;;)
+		{
+			TupleTableSlot *slot = ExecProcNode(st->child);
+
+			if (TupIsNull(slot))
+				break;
+			put_row(st, slot);
+		}
+		tuplesort_performsort(st->adapt.ts);
+		switched = false;
+	}
 	estate->es_direction = dir;
 	st->instr.sorts++;
-	braid_stats_count_adaptive(switched);
+	braid_stats_count_adaptive(switched ? BRAID_ADAPTIVE_SWITCHED : BRAID_ADAPTIVE_TUPLESORT,
+							   st->instr.switch_declined_rows > 0);
 	if (!switched)
 	{
 		record_tuplesort(st);
@@ -270,9 +440,7 @@ size_t
 braid_adaptive_carried_row(BraidSortState *st, TupleTableSlot *slot, bool want_key,
 						   uint64 *ref, uint32 *tuple_len)
 {
-	bool		isnull;
-
-	*ref = (uint64) DatumGetInt64(slot_getattr(slot, st->adapt.nout + 1, &isnull));
+	*ref = carried_ref(slot);
 	*tuple_len = braid_ref_len(*ref);
 	if (!want_key)
 		return 0;
@@ -291,26 +459,21 @@ TupleTableSlot *
 braid_adaptive_next(BraidSortState *st, ScanDirection dir)
 {
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
-	TupleTableSlot *out;
-	int			n = st->adapt.nout;
 
 	if (!tuplesort_gettupleslot(st->adapt.ts, ScanDirectionIsForward(dir), false,
 								st->adapt.slot, NULL))
 		return NULL;
+	if (st->adapt.passthrough)
+		return st->adapt.slot;
+	ResetExprContext(econtext);
 	if (st->cfg.value_log)
 	{
-		ResetExprContext(econtext);
 		econtext->ecxt_outertuple = st->adapt.slot;
 		return ExecProject(st->css.ss.ps.ps_ProjInfo);
 	}
-
-	/* heap TID form: the row is the output, but for its ref */
-	out = st->css.ss.ps.ps_ResultTupleSlot;
-	slot_getallattrs(st->adapt.slot);
-	ExecClearTuple(out);
-	memcpy(out->tts_values, st->adapt.slot->tts_values, sizeof(Datum) * n);
-	memcpy(out->tts_isnull, st->adapt.slot->tts_isnull, sizeof(bool) * n);
-	return ExecStoreVirtualTuple(out);
+	/* heap TID form: the target list over the sorted heap tuple */
+	econtext->ecxt_scantuple = st->adapt.slot;
+	return ExecProject(st->adapt.proj);
 }
 
 /*
@@ -357,8 +520,8 @@ braid_adaptive_end(BraidSortState *st)
 {
 	if (st->adapt.slot != NULL)
 		ExecClearTuple(st->adapt.slot);
-	/* the heap TID form's rows point into the tuplesort's memory */
-	if (st->adapt.serving && !st->cfg.value_log)
+	/* rows returned point into the tuplesort's memory */
+	if (st->adapt.serving)
 		ExecClearTuple(st->css.ss.ps.ps_ResultTupleSlot);
 	if (st->adapt.ts != NULL)
 		tuplesort_end(st->adapt.ts);

@@ -316,17 +316,20 @@ typedef struct BraidAdaptive
 	bool		carrying;		/* switched: BUILD takes its rows first */
 	TupleTableSlot *slot;		/* a row read back from it */
 	int64		rows_read;		/* rows of the child it took */
+	uint64		tuple_bytes;	/* heap TID form: their heap tuples' bytes */
 	size_t		switch_bytes;	/* its memory past which it switches */
+	int			processes;		/* processes running the node (the plan's) */
+
+	AttrNumber *sortcols;		/* the keys' columns in the sorted rows */
+	bool		passthrough;	/* a sorted row is the output row as it is */
 
 	/*
-	 * Heap TID form: the tuplesort sorts the node's output rows, each with
-	 * its ref in an extra last column, so that a switch can make their
-	 * IndexMap entries; they are projected from the child's scan tuple.
+	 * Heap TID form: the tuplesort sorts the scan's heap tuples, each with
+	 * its TID in its minimal tuple's padding (so that a switch can make
+	 * their IndexMap entries); the output is projected from them.
 	 */
-	int			nout;			/* output columns (the ref is the next) */
-	AttrNumber *sortcols;		/* sort keys' output columns */
-	ProjectionInfo *proj;		/* the output row of a scan tuple */
-	TupleTableSlot *put_slot;	/* output row and ref, put into the sort */
+	ProjectionInfo *proj;		/* the node's target list over a sorted row */
+	TupleTableSlot *put_slot;	/* a heap tuple with its TID, put into it */
 } BraidAdaptive;
 
 /* braidsort.progress, as every stage updates it. */

@@ -78,16 +78,21 @@ braid_stats_count_sort(BraidMethod method, bool value_log, uint64 rows,
 
 /*
  * braid_stats_count_adaptive: one sort taken adaptively (sort_adaptive.c),
- * which stayed PostgreSQL's tuplesort or switched to braidsort's path (then
- * also counted by braid_stats_count_sort when it finishes).
+ * which stayed PostgreSQL's tuplesort, switched to braidsort's path (then
+ * also counted by braid_stats_count_sort when it finishes), or outgrew
+ * work_mem but was left to PostgreSQL's external sort by the cost model
+ * (declined).
  */
 void
-braid_stats_count_adaptive(bool switched)
+braid_stats_count_adaptive(BraidAdaptivePath path, bool declined)
 {
 	if (braid_shared == NULL)
 		return;
-	pg_atomic_fetch_add_u64(switched ? &braid_shared->adaptive_switched :
-							&braid_shared->adaptive_stayed, 1);
+	if (declined)
+		pg_atomic_fetch_add_u64(&braid_shared->adaptive_declined, 1);
+	else
+		pg_atomic_fetch_add_u64(path == BRAID_ADAPTIVE_SWITCHED ? &braid_shared->adaptive_switched :
+								&braid_shared->adaptive_stayed, 1);
 }
 
 /* braid_stats_count_join: one finished BraidJoin, in this BraidJoinMode. */
@@ -160,6 +165,8 @@ braidsort_stats(PG_FUNCTION_ARGS)
 			pg_atomic_read_u64(&braid_shared->adaptive_stayed));
 	put_row(rsinfo, "global", "adaptive_switched",
 			pg_atomic_read_u64(&braid_shared->adaptive_switched));
+	put_row(rsinfo, "global", "adaptive_declined",
+			pg_atomic_read_u64(&braid_shared->adaptive_declined));
 	put_row(rsinfo, "global", "rows_sorted",
 			pg_atomic_read_u64(&braid_shared->rows_sorted));
 	put_row(rsinfo, "global", "value_bytes_avoided",
@@ -213,6 +220,7 @@ braidsort_stats_reset(PG_FUNCTION_ARGS)
 	pg_atomic_write_u64(&braid_shared->sorts_value_log, 0);
 	pg_atomic_write_u64(&braid_shared->adaptive_stayed, 0);
 	pg_atomic_write_u64(&braid_shared->adaptive_switched, 0);
+	pg_atomic_write_u64(&braid_shared->adaptive_declined, 0);
 	pg_atomic_write_u64(&braid_shared->rows_sorted, 0);
 	pg_atomic_write_u64(&braid_shared->value_bytes_avoided, 0);
 	pg_atomic_write_u64(&braid_shared->orphans_removed, 0);

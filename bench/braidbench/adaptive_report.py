@@ -63,9 +63,10 @@ def targets(result):
             rows.append((f"{q['name']}: adaptive within 10% of braidsort forced on the same plan",
                          f"{ad:.0f} vs {forced:.0f} ms", ad <= forced * 1.10))
         if ad and planned:
-            rows.append((f"{q['name']}: adaptive against braidsort with the estimate right "
-                         f"({right}, cost model)", f"{ad:.0f} vs {planned:.0f} ms",
-                         ad <= planned * 1.10))
+            # not a target: without the predicate the scan does less work
+            rows.append((f"{q['name']}: adaptive against braidsort on the same rows without "
+                         f"the predicate ({right}; for scale, not a target)",
+                         f"{ad:.0f} vs {planned:.0f} ms", None))
     return rows
 
 
@@ -97,7 +98,8 @@ def markdown(result, machine_line, title_quick):
     rows = targets(result)
     if rows:
         out += ["## Targets", "", "| target | measured | met |", "|---|---|---|"]
-        out += [f"| {a} | {b} | {'yes' if c else 'NO'} |" for a, b, c in rows]
+        out += [f"| {a} | {b} | {'-' if c is None else 'yes' if c else 'NO'} |"
+                for a, b, c in rows]
         out.append("")
     return "\n".join(out)
 

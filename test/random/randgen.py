@@ -547,4 +547,6 @@ def session_settings(rng):
                   "parallel_tuple_cost": "0", "min_parallel_table_scan_size": "0"})
     # braidsort forced, or as shipped (sorts expected small taken adaptively)
     s["braidsort.force"] = rng.choice(["on", "on", "on", "off"])
+    # ... and, as shipped, whether an adaptive sort asks the cost model
+    s["braidsort.adaptive"] = rng.choice(["on", "always"])
     return s
