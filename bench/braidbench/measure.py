@@ -104,6 +104,11 @@ def braid_figures(node):
     for k in ("Total Cost", "Parent Relationship", "Sorted Refs"):
         if k in node:
             out[k] = node[k]
+    # an adaptive sort: where it switched, or that PostgreSQL's sort ran
+    for k in ("Switched At Rows", "Switch Declined At Rows"):
+        vals = [x[k] for x in [node] + node.get("Workers", []) if k in x]
+        if vals:
+            out[k] = sum(vals)
     return out
 
 

@@ -146,10 +146,21 @@ def comparison_rows(result):
     return rows
 
 
+def _source_of(p):
+    """A BraidSort's Gather Source, or for an adaptive one that stayed
+    PostgreSQL's sort what happened at work_mem."""
+    if p.get("Gather Source"):
+        src = p["Gather Source"]
+        return src + (", switched" if p.get("Switched At Rows") else "")
+    if p.get("Switch Declined At Rows") or str(p.get("Sort Method", "")).startswith("external"):
+        return "adaptive, switch declined"
+    return "adaptive, stayed in memory"
+
+
 def _what_ran(r):
     bp = r["braid_plan"]
     if bp:
-        return ", ".join(f"{p.get('Sort Method', '?')} ({p.get('Gather Source', '?')})" for p in bp)
+        return ", ".join(f"{p.get('Sort Method', '?')} ({_source_of(p)})" for p in bp)
     if not r["pg_has_sort"]:
         return "no Sort in PostgreSQL's plan"
     if not r["eligible"]:
