@@ -157,6 +157,12 @@ accumulate(BraidSortInstr *into, const BraidSortInstr *from)
 	into->merge_ahead = from->merge_ahead;
 	into->wl_mode = from->wl_mode;
 	into->materialized = from->materialized;
+	into->adaptive = from->adaptive;
+	into->switched_at_rows = from->switched_at_rows;
+	into->switch_declined_rows = from->switch_declined_rows;
+	into->tuplesort_method = from->tuplesort_method;
+	into->tuplesort_disk = from->tuplesort_disk;
+	into->tuplesort_kb = from->tuplesort_kb;
 }
 
 /*

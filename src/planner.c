@@ -407,9 +407,12 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	/*
 	 * ... and its tuplesort sorts the scan's heap tuples by the keys' table
 	 * columns, projecting its target list from them: every key must be a
-	 * plain column (the scan then hands over its tuples), and no system
-	 * column may be read (a sorted tuple no longer has its header).
+	 * plain column (the scan then hands over its tuples), no system column
+	 * may be read (a sorted tuple no longer has its header), and the TID
+	 * travels in the minimal tuple's padding, which needs MAXALIGN 8.
 	 */
+	if (by_tid && sizeof(((MinimalTupleData *) 0)->mt_padding) < sizeof(ItemPointerData))
+		by_tid = false;			/* no room for the TID (MAXALIGN below 8) */
 	if (by_tid)
 	{
 		Bitmapset  *attrs = NULL;

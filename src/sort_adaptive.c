@@ -160,6 +160,8 @@ heap_row(BraidSortState *st, TupleTableSlot *slot)
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 	mtup = minimal_tuple_from_heap_tuple(((HeapTupleTableSlot *) scanslot)->tuple);
 	MemoryContextSwitchTo(old);
+	/* (the planner takes this form only where the padding has room) */
+	Assert(sizeof(mtup->mt_padding) >= sizeof(ItemPointerData));
 	memcpy(mtup->mt_padding, &scanslot->tts_tid, sizeof(ItemPointerData));
 	return ExecStoreMinimalTuple(mtup, st->adapt.put_slot, false);
 }
