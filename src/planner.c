@@ -81,6 +81,10 @@ static planner_hook_type prev_planner_hook = NULL;
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
 static void set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, List *physical,
 						  BraidSortPlanData *data);
+static void start_plan_data(BraidSortPlanData *data, Sort *sort, const BraidKeys *keys,
+							List *keyexprs, bool by_tid, int processes);
+static Plan *finish_braid_scan(CustomScan *cscan, Plan *child, List *child_tlist,
+							   List *physical, BraidSortPlanData *data);
 
 /*
  * braid_heap_tid_input
@@ -438,36 +442,14 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 
 	cscan = make_braid_scan(sort, child, Max(sort->plan.startup_cost - child->total_cost, 0.0),
 							output_tlist);
-	memset(&data, 0, sizeof(data));
-	data.nkeys = sort->numCols;
-	data.sortops = sort->sortOperators;
-	data.collations = sort->collations;
-	data.nullsfirst = sort->nullsFirst;
-	data.keyexprs = keyexprs;
-	data.keycols = sort->sortColIdx;
-	data.keyattnos = NULL;
-	data.keylen = keys->keylen;
-	data.truncates = keys->has_var;
+	start_plan_data(&data, sort, keys, keyexprs, by_tid, processes);
 	data.tuple_width = sort->plan.plan_width;
-	data.expect_spill = false;
-	data.mode = by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG;
-	data.processes = processes;
 	data.wl_mode = braid_sort_mode == BRAID_SORT_MODE_AUTO ? BRAID_WL_MERGEPASS :
 		(int) (braid_sort_mode - BRAID_SORT_MODE_MERGEPASS);
-	data.write_intensity = braid_write_intensity;
 	data.segment_share = 0.5;
 	data.can_reread = !by_tid || heap_rescannable(child);
 	data.adaptive = true;
-	if (by_tid)
-		set_tid_child(cscan, child, child_tlist, physical, &data);
-	else
-	{
-		cscan->scan.scanrelid = 0;
-		cscan->custom_plans = NIL;
-		outerPlan(cscan) = child;
-	}
-	cscan->custom_private = braid_plan_pack(&data);
-	return (Plan *) cscan;
+	return finish_braid_scan(cscan, child, child_tlist, by_tid ? physical : NIL, &data);
 }
 
 /*
@@ -568,6 +550,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 
 	if (!node_tlists(sort, child, by_tid, &output_tlist, &keyexprs, &child_tlist, why))
 		return NULL;
+	start_plan_data(&data, sort, &keys, keyexprs, by_tid, processes);
 
 	/*
 	 * Should the IndexMap outgrow the budget: the write-limited mode.  A
@@ -602,35 +585,59 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		(est.pg_ns > 0 ? est.braid_ns / est.pg_ns : 1.0);
 
 	cscan = make_braid_scan(sort, child, own_cost, output_tlist);
-	data.nkeys = sort->numCols;
-	data.sortops = sort->sortOperators;
-	data.collations = sort->collations;
-	data.nullsfirst = sort->nullsFirst;
-	data.keyexprs = keyexprs;
-	data.keycols = sort->sortColIdx;
-	data.keyattnos = NULL;
-	data.keylen = keys.keylen;
-	data.truncates = keys.has_var;
 	data.tuple_width = (int) Min(cost.tuple_bytes, (double) INT_MAX);
 	data.expect_spill = braid_cost_spills(&cost, est.from);
-	data.mode = by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG;
-	data.processes = processes;
 	data.wl_mode = (int) wl_mode;
-	data.write_intensity = braid_write_intensity;
 	data.can_reread = can_reread;
-	data.adaptive = false;
-	if (by_tid)
-		set_tid_child(cscan, child, child_tlist,
-					  physical_scan_tlist(child_tlist, ((Scan *) child)->scanrelid, relid),
-					  &data);
+	return finish_braid_scan(cscan, child, child_tlist,
+							 by_tid ? physical_scan_tlist(child_tlist, ((Scan *) child)->scanrelid,
+														  relid) : NIL,
+							 &data);
+}
+
+/*
+ * start_plan_data
+ *		The plan data of every BraidSort: the Sort's keys and their prefix,
+ *		the form (by_tid: heap TID, else value log) and the processes; the
+ *		rest zero, for the caller to fill in.
+ */
+static void
+start_plan_data(BraidSortPlanData *data, Sort *sort, const BraidKeys *keys, List *keyexprs,
+				bool by_tid, int processes)
+{
+	memset(data, 0, sizeof(*data));
+	data->nkeys = sort->numCols;
+	data->sortops = sort->sortOperators;
+	data->collations = sort->collations;
+	data->nullsfirst = sort->nullsFirst;
+	data->keyexprs = keyexprs;
+	data->keycols = sort->sortColIdx;
+	data->keylen = keys->keylen;
+	data->truncates = keys->has_var;
+	data->mode = by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG;
+	data->processes = processes;
+	data->write_intensity = braid_write_intensity;
+}
+
+/*
+ * finish_braid_scan
+ *		Attach the child -- in heap TID form in custom_plans (set_tid_child;
+ *		"physical" its physical target list or NIL), else as the outer plan
+ *		-- and pack the plan data into the node, which is returned.
+ */
+static Plan *
+finish_braid_scan(CustomScan *cscan, Plan *child, List *child_tlist, List *physical,
+				  BraidSortPlanData *data)
+{
+	if (data->mode == BRAID_MODE_HEAP_TID)
+		set_tid_child(cscan, child, child_tlist, physical, data);
 	else
 	{
 		cscan->scan.scanrelid = 0;
 		cscan->custom_plans = NIL;
 		outerPlan(cscan) = child;
 	}
-	cscan->custom_private = braid_plan_pack(&data);
-
+	cscan->custom_private = braid_plan_pack(data);
 	return (Plan *) cscan;
 }
 

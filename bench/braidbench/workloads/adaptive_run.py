@@ -29,7 +29,7 @@ import time
 from braidbench import cluster as clustermod
 from braidbench import compare, measure
 from braidbench.progress import Progress
-from braidbench.workloads import common, realistic
+from braidbench.workloads import common, realistic_run
 
 DEFAULTS = {"rows": 2000000, "customers": 200000, "reps": 5, "work_mem": "4MB",
             "scale": 10, "clients": 2, "seconds": 15, "pgbench_reps": 7}
@@ -201,20 +201,8 @@ def run(args, repo, cl, progress=None):
                    "groups": [f"work_mem={w}" for w in work_mems], "variants": variants,
                    "queries": args.query_list, "dax": cl.dax_kind, "parts": args.part_list})
     if "spill" in args.part_list:
-        with cl.session() as conn:
-            t1 = time.time()
-            progress.log(f"loading {args.rows} orders, {args.customers} customers")
-            for stmt in realistic.setup_sql(args.rows, args.customers):
-                conn.execute(stmt)
-            result["orders_bytes"], = conn.execute(
-                "SELECT pg_relation_size('orders')").fetchone()
-            result["settings"] = common.server_settings(conn)
-            result["load_seconds"] = round(time.time() - t1, 1)
-        with cl.session() as conn:
-            notices = measure.NoticeLog(conn)
-            groups = [(f"work_mem={w}", {"work_mem": w}) for w in work_mems]
-            compare.run_into(result, conn, notices, groups, args.query_list, variants,
-                             args.reps, progress)
+        realistic_run.load(cl, args, result, progress)
+        realistic_run.compare_at(cl, args, result, work_mems, variants, progress)
         with cl.session() as conn:
             conn.execute("DROP TABLE orders, customers")
     if "small" in args.part_list:

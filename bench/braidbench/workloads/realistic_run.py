@@ -59,6 +59,14 @@ def run(args, repo, cl, progress=None):
     result.update({"rows": args.rows, "customers": args.customers, "reps": args.reps,
                    "groups": [f"work_mem={w}" for w in work_mems], "variants": variants,
                    "queries": args.query_list, "dax": cl.dax_kind})
+    load(cl, args, result, progress)
+    compare_at(cl, args, result, work_mems, variants, progress)
+    return common.finish(result, t0)
+
+
+def load(cl, args, result, progress):
+    """Create and fill the orders and customers tables (args.rows,
+    args.customers), recording their sizes, the settings and the time."""
     with cl.session() as conn:
         t1 = time.time()
         progress.log(f"loading {args.rows} orders, {args.customers} customers")
@@ -70,9 +78,12 @@ def run(args, repo, cl, progress=None):
         result["load_seconds"] = round(time.time() - t1, 1)
     progress.log(f"loaded {args.rows} orders ({result['orders_bytes'] / 1e6:.0f} MB) "
                  f"in {result['load_seconds']} s")
+
+
+def compare_at(cl, args, result, work_mems, variants, progress):
+    """args.query_list's variants compared at each work_mem, into result."""
     with cl.session() as conn:
         notices = measure.NoticeLog(conn)
         groups = [(f"work_mem={w}", {"work_mem": w}) for w in work_mems]
         compare.run_into(result, conn, notices, groups, args.query_list, variants,
                          args.reps, progress)
-    return common.finish(result, t0)
