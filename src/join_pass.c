@@ -342,8 +342,9 @@ join_pass_next_outer(BraidJoinState *st)
 
 			/*
 			 * Rows ahead: their buckets, then their first entries, then the
-			 * inner and outer rows about to be fetched are brought into the
-			 * cache while this one is joined (each a cache miss otherwise).
+			 * line pointers and then the tuples of the inner and outer rows
+			 * about to be fetched are brought into the cache while this one
+			 * is joined (each a cache miss otherwise).
 			 */
 			if (st->chunk_pos + JOIN_PREFETCH_AHEAD < st->chunk_n)
 				join_table_prefetch(&st->table,
@@ -357,8 +358,17 @@ join_pass_next_outer(BraidJoinState *st)
 				uint32		i = join_table_first(&st->table, ahead->hash);
 
 				if (i != JOIN_NO_ENTRY && !st->exact_key)
-					join_row_prefetch(&st->inner, st->table.entries[i].ref);
-				join_row_prefetch(s, ahead->ref);
+					join_row_prefetch(&st->inner, st->table.entries[i].ref, false);
+				join_row_prefetch(s, ahead->ref, false);
+			}
+			if (st->chunk_pos + JOIN_PREFETCH_AHEAD / 8 < st->chunk_n)
+			{
+				BraidJoinEntry *ahead = &st->chunk[st->chunk_pos + JOIN_PREFETCH_AHEAD / 8];
+				uint32		i = join_table_first(&st->table, ahead->hash);
+
+				if (i != JOIN_NO_ENTRY && !st->exact_key)
+					join_row_prefetch(&st->inner, st->table.entries[i].ref, true);
+				join_row_prefetch(s, ahead->ref, true);
 			}
 			if (piece_of(st, e->hash) != st->piece)
 				continue;

@@ -199,6 +199,16 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref)
 		 * defragmented, and a visible tuple's data never change: it is
 		 * read without the content lock.
 		 */
+		if (blk < s->nheld)
+		{
+			Buffer		buf = s->held[blk];
+
+			if (!BufferIsValid(buf))
+				s->held[blk] = buf = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk,
+														RBM_NORMAL, NULL);
+			page = BufferGetPage(buf);
+			goto page_found;
+		}
 		if (!BufferIsValid(s->bufs[slot]) || s->blks[slot] != blk)
 		{
 			if (BufferIsValid(s->bufs[slot]))
@@ -223,6 +233,7 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref)
 			s->blks[slot] = blk;
 		}
 		page = BufferGetPage(s->bufs[slot]);
+page_found:
 		if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page) ||
 			!ItemIdIsNormal(lp = PageGetItemId(page, off)))
 			elog(ERROR, "braidsort: %s row (%u,%u) of \"%s\" is gone",
@@ -254,25 +265,41 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref)
 
 /*
  * join_row_prefetch
- *		Ask for the line pointer of a row soon fetched by TID to be brought
- *		into the cache, when its block's buffer is known (the hint of
- *		ReadRecentBuffer): the fetch then does not wait for memory.  Only a
- *		hint: the buffer may hold another block by then.
+ *		Ask for a row soon fetched by TID to be brought into the cache, when
+ *		its block's buffer is known (held, or the hint of ReadRecentBuffer):
+ *		its line pointer, or (a later call, the line pointer cached by then)
+ *		its tuple, so that the fetch does not wait for memory.  Only a hint:
+ *		a buffer that is not held may hold another block by then, and then
+ *		whatever its line pointer says is prefetched, harmlessly.
  */
 void
-join_row_prefetch(JoinSide *s, uint64 ref)
+join_row_prefetch(JoinSide *s, uint64 ref, bool tuple)
 {
 	BlockNumber blk;
 	Buffer		buf;
+	char	   *page;
+	ItemId		lp;
 
-	if (!s->by_tid || s->recent == NULL)
+	if (!s->by_tid)
 		return;
 	blk = braid_ref_block(ref);
-	if (blk >= s->nrecent || !BufferIsValid(buf = s->recent[blk]) || BufferIsLocal(buf))
+	if (blk < s->nheld)
+		buf = s->held[blk];
+	else if (blk < s->nrecent)
+		buf = s->recent[blk];
+	else
 		return;
-	__builtin_prefetch((char *) BufferGetPage(buf) +
-					offsetof(PageHeaderData, pd_linp) +
-					(braid_ref_offset(ref) - 1) * sizeof(ItemIdData));
+	if (!BufferIsValid(buf) || BufferIsLocal(buf))
+		return;
+	page = (char *) BufferGetPage(buf);
+	lp = (ItemId) (page + offsetof(PageHeaderData, pd_linp)) + (braid_ref_offset(ref) - 1);
+	if (braid_ref_offset(ref) < FirstOffsetNumber ||
+		(char *) (lp + 1) > page + BLCKSZ)
+		return;
+	if (!tuple)
+		__builtin_prefetch(lp);
+	else if (ItemIdIsNormal(lp) && ItemIdGetOffset(lp) < BLCKSZ)
+		__builtin_prefetch(page + ItemIdGetOffset(lp));
 }
 
 /*
@@ -360,7 +387,19 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 		{
 			BlockNumber nblocks = RelationGetNumberOfBlocks(s->rel);
 
-			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
+			/*
+			 * The inner rows are fetched all over the table, each block many
+			 * times: when the table takes at most a quarter of shared
+			 * buffers, each block is pinned once and kept (its pages are
+			 * then read as the executor reads a scan's pinned page), saving
+			 * a pin and unpin, and the buffer header's spinlock, per fetch.
+			 */
+			if (!s->is_outer && nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 4))
+			{
+				s->held = palloc0(sizeof(Buffer) * nblocks);
+				s->nheld = nblocks;
+			}
+			else if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
 			{
 				s->recent = palloc0(sizeof(Buffer) * nblocks);
 				s->nrecent = nblocks;
@@ -388,6 +427,12 @@ join_row_release_fetch(JoinSide *s)
 			if (BufferIsValid(s->bufs[i]))
 				ReleaseBuffer(s->bufs[i]);
 			s->bufs[i] = InvalidBuffer;
+		}
+	for (BlockNumber b = 0; b < s->nheld; b++)
+		if (BufferIsValid(s->held[b]))
+		{
+			ReleaseBuffer(s->held[b]);
+			s->held[b] = InvalidBuffer;
 		}
 	if (s->vslot)
 		ExecClearTuple(s->vslot);

@@ -72,6 +72,10 @@ typedef struct JoinSide
 	Buffer	   *recent;			/* the buffer that last held each block (a
 								 * hint for ReadRecentBuffer), or NULL */
 	BlockNumber nrecent;
+	Buffer	   *held;			/* inner side of a table that fits: each
+								 * block pinned at its first fetch and kept
+								 * until the join releases its fetches */
+	BlockNumber nheld;
 
 	/* value log refs */
 	BraidValueLog vlog;
@@ -253,7 +257,7 @@ extern TupleTableSlot *join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 re
 extern TupleTableSlot *join_row_reread_next(BraidJoinState *st, JoinSide *s,
 											BraidVlogScan *vscan, uint64 *ref);
 extern void join_row_reread_begin(JoinSide *s, BraidVlogScan *vscan);
-extern void join_row_prefetch(JoinSide *s, uint64 ref);
+extern void join_row_prefetch(JoinSide *s, uint64 ref, bool tuple);
 extern void join_row_begin_fetch(JoinSide *s, EState *estate);
 extern void join_row_release_fetch(JoinSide *s);
 
