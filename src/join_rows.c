@@ -21,10 +21,77 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
+#include "access/xact.h"
 #include "storage/bufmgr.h"
+#include "storage/ipc.h"
 
 #include "join_state.h"
 #include "refs.h"
+#include "shmem.h"
+
+/*
+ * Blocks this backend's joins keep pinned and count in the server's total
+ * (braid_shared->join_held_blocks).  Their pins go with the resource owner
+ * when a query fails; the count is given back at transaction end.
+ */
+static uint64 backend_held_blocks = 0;
+static bool held_callbacks_registered = false;
+
+/* give_back_held: return the backend's held blocks to the server's total. */
+static void
+give_back_held(uint64 n)
+{
+	/* a transaction's end may have given them back already */
+	n = Min(n, backend_held_blocks);
+	if (n == 0)
+		return;
+	pg_atomic_fetch_sub_u64(&braid_shared->join_held_blocks, n);
+	backend_held_blocks -= n;
+}
+
+/* held_xact_callback: a transaction's end gives back what a failed join held. */
+static void
+held_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		give_back_held(backend_held_blocks);
+}
+
+/* held_exit_callback: so does the backend's exit. */
+static void
+held_exit_callback(int code, Datum arg)
+{
+	give_back_held(backend_held_blocks);
+}
+
+/*
+ * take_held_block
+ *		Count one more block kept pinned in the server's total: false if that
+ *		would pass a quarter of shared buffers (the block is then pinned
+ *		only while it is fetched from, as for a table that does not fit),
+ *		so that joins never starve other queries of buffers.
+ */
+static bool
+take_held_block(void)
+{
+	uint64		limit = (uint64) NBuffers / 4;
+
+	if (!held_callbacks_registered)
+	{
+		RegisterXactCallback(held_xact_callback, NULL);
+		before_shmem_exit(held_exit_callback, (Datum) 0);
+		held_callbacks_registered = true;
+	}
+	if (pg_atomic_fetch_add_u64(&braid_shared->join_held_blocks, 1) >= limit)
+	{
+		pg_atomic_fetch_sub_u64(&braid_shared->join_held_blocks, 1);
+		return false;
+	}
+	backend_held_blocks++;
+	return true;
+}
 
 /*
  * exact_form
@@ -199,13 +266,17 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref)
 		 * defragmented, and a visible tuple's data never change: it is
 		 * read without the content lock.
 		 */
-		if (blk < s->nheld)
+		if (blk < s->nheld && (BufferIsValid(s->held[blk]) || take_held_block()))
 		{
 			Buffer		buf = s->held[blk];
 
 			if (!BufferIsValid(buf))
+			{
+				/* counted first: a failed read leaves the count to xact end */
 				s->held[blk] = buf = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk,
 														RBM_NORMAL, NULL);
+				s->nheld_pinned++;
+			}
 			page = BufferGetPage(buf);
 			goto page_found;
 		}
@@ -393,6 +464,8 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 			 * buffers, each block is pinned once and kept (its pages are
 			 * then read as the executor reads a scan's pinned page), saving
 			 * a pin and unpin, and the buffer header's spinlock, per fetch.
+			 * All joins together keep at most a quarter of shared buffers
+			 * (take_held_block); blocks past that are fetched as below.
 			 */
 			if (!s->is_outer && nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 4))
 			{
@@ -428,11 +501,13 @@ join_row_release_fetch(JoinSide *s)
 				ReleaseBuffer(s->bufs[i]);
 			s->bufs[i] = InvalidBuffer;
 		}
-	for (BlockNumber b = 0; b < s->nheld; b++)
+	for (BlockNumber b = 0; b < s->nheld && s->nheld_pinned > 0; b++)
 		if (BufferIsValid(s->held[b]))
 		{
 			ReleaseBuffer(s->held[b]);
 			s->held[b] = InvalidBuffer;
+			s->nheld_pinned--;
+			give_back_held(1);
 		}
 	if (s->vslot)
 		ExecClearTuple(s->vslot);

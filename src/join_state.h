@@ -76,6 +76,7 @@ typedef struct JoinSide
 								 * block pinned at its first fetch and kept
 								 * until the join releases its fetches */
 	BlockNumber nheld;
+	BlockNumber nheld_pinned;	/* held blocks pinned now */
 
 	/* value log refs */
 	BraidValueLog vlog;

@@ -100,6 +100,7 @@ shared_init(BraidShared *shared)
 	for (int i = 0; i < BRAID_NUM_JOIN_MODES; i++)
 		pg_atomic_init_u64(&shared->joins[i], 0);
 	pg_atomic_init_u64(&shared->join_rows, 0);
+	pg_atomic_init_u64(&shared->join_held_blocks, 0);
 	pg_atomic_init_u64(&shared->sorts_value_log, 0);
 	pg_atomic_init_u64(&shared->adaptive_stayed, 0);
 	pg_atomic_init_u64(&shared->adaptive_switched, 0);

@@ -138,6 +138,9 @@ typedef struct BraidShared
 	pg_atomic_uint64 declines[BRAID_NUM_DECLINES];
 	pg_atomic_uint64 joins[BRAID_NUM_JOIN_MODES];
 	pg_atomic_uint64 join_rows;	/* input rows of both sides */
+	pg_atomic_uint64 join_held_blocks;	/* buffers BraidJoins keep pinned
+										 * (join_rows.c), at most a quarter
+										 * of shared buffers */
 	pg_atomic_uint64 orphans_removed;
 	pg_atomic_uint64 spill_tablespace_fallbacks;	/* statements that could
 													 * not use the setting */
