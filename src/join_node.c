@@ -160,7 +160,7 @@ join_exec(CustomScanState *node)
 				}
 				else
 				{
-					econtext->ecxt_innertuple = join_row_fetch(st, &st->inner, e->ref);
+					econtext->ecxt_innertuple = join_row_fetch(st, &st->inner, e->ref, e->pos);
 					if (!ExecQual(st->hashclauses, econtext))
 					{
 						ResetExprContext(econtext);

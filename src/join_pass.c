@@ -27,12 +27,12 @@
 
 /* log_entry: append an entry to partition p's log of a side. */
 static void
-log_entry(JoinSide *s, int p, uint32 hash, uint64 ref)
+log_entry(JoinSide *s, int p, uint32 hash, uint32 pos, uint64 ref)
 {
 	BraidJoinEntry e;
 
 	e.hash = hash;
-	e.unused = 0;
+	e.pos = pos;
 	e.ref = ref;
 	braid_partlog_append(&s->logs[p], &e);
 }
@@ -89,6 +89,7 @@ first_inner_pass(BraidJoinState *st)
 		uint32		hash;
 		int64		key = 0;
 		uint64		ref;
+		uint32		pos = 0;
 		int			p;
 
 		if (TupIsNull(slot))
@@ -104,18 +105,23 @@ first_inner_pass(BraidJoinState *st)
 			continue;
 		if (s->key_refs)
 			ref = (uint64) key;
+		else if (s->by_tid)
+		{
+			ref = join_row_heap_ref(s);
+			pos = join_row_heap_pos(s);
+		}
 		else
-			ref = s->by_tid ? join_row_heap_ref(s) : join_row_vlog_ref(s, slot);
+			ref = join_row_vlog_ref(s, slot);
 		if (p == 0 && st->resident)
 		{
-			BraidJoinEntry e = {hash, 0, ref};
+			BraidJoinEntry e = {hash, pos, ref};
 
 			join_table_add(&st->table, &e);
 			if (join_table_bytes(st->table.n) > st->budget)
 				evict_resident(st);
 		}
 		else if (s->writing[p])
-			log_entry(s, p, hash, ref);
+			log_entry(s, p, hash, pos, ref);
 	}
 	if (side_has_vlog(s))
 		braid_vlog_finish(&s->vlog);
@@ -223,6 +229,7 @@ load_round(BraidJoinState *st)
 		while ((slot = join_row_reread_next(st, s, &vscan, &ref)) != NULL)
 		{
 			uint32		hash;
+			uint32		pos = 0;
 			int64		key = 0;
 			int			q;
 
@@ -236,13 +243,22 @@ load_round(BraidJoinState *st)
 			{
 				if (piece_of(st, hash) == st->piece)
 				{
-					BraidJoinEntry e = {hash, 0, ref};
+					BraidJoinEntry e;
 
+					if (s->by_tid && !s->key_refs)
+						pos = join_row_heap_pos(s);
+					e.hash = hash;
+					e.pos = pos;
+					e.ref = ref;
 					join_table_add(&st->table, &e);
 				}
 			}
 			else if (s->writing[q])
-				log_entry(s, q, hash, ref);
+			{
+				if (s->by_tid && !s->key_refs)
+					pos = join_row_heap_pos(s);
+				log_entry(s, q, hash, pos, ref);
+			}
 		}
 		finish_writing(st, s);
 	}
@@ -358,17 +374,19 @@ join_pass_next_outer(BraidJoinState *st)
 				uint32		i = join_table_first(&st->table, ahead->hash);
 
 				if (i != JOIN_NO_ENTRY && !st->exact_key)
-					join_row_prefetch(&st->inner, st->table.entries[i].ref, false);
-				join_row_prefetch(s, ahead->ref, false);
+					join_row_prefetch(&st->inner, st->table.entries[i].ref,
+									  st->table.entries[i].pos, false);
+				join_row_prefetch(s, ahead->ref, ahead->pos, false);
 			}
 			if (st->chunk_pos + JOIN_PREFETCH_AHEAD / 8 < st->chunk_n)
 			{
 				BraidJoinEntry *ahead = &st->chunk[st->chunk_pos + JOIN_PREFETCH_AHEAD / 8];
 				uint32		i = join_table_first(&st->table, ahead->hash);
 
-				if (i != JOIN_NO_ENTRY && !st->exact_key)
-					join_row_prefetch(&st->inner, st->table.entries[i].ref, true);
-				join_row_prefetch(s, ahead->ref, true);
+				if (i != JOIN_NO_ENTRY && !st->exact_key &&
+					!(st->table.entries[i].pos & JOIN_POS_VALID))
+					join_row_prefetch(&st->inner, st->table.entries[i].ref, 0, true);
+				join_row_prefetch(s, ahead->ref, ahead->pos, true);
 			}
 			if (piece_of(st, e->hash) != st->piece)
 				continue;
@@ -377,7 +395,7 @@ join_pass_next_outer(BraidJoinState *st)
 			if (first == JOIN_NO_ENTRY &&
 				(st->jointype == JOIN_INNER || st->jointype == JOIN_SEMI))
 				continue;
-			st->cur = join_row_fetch(st, s, e->ref);
+			st->cur = join_row_fetch(st, s, e->ref, e->pos);
 			/* exact keys: the row's key, compared with the inner entries' */
 			if (st->exact_key && !join_row_hash(s, st->cur, &hash, &st->cur_key))
 				elog(ERROR, "braidsort: outer row of a written partition has a NULL key");
@@ -420,7 +438,7 @@ join_pass_next_outer(BraidJoinState *st)
 			if (side_has_vlog(s))
 				ref = join_row_vlog_ref(s, slot);
 			if (s->writing[p])
-				log_entry(s, p, hash, s->by_tid ? join_row_heap_ref(s) : ref);
+				log_entry(s, p, hash, 0, s->by_tid ? join_row_heap_ref(s) : ref);
 			continue;
 		}
 
@@ -434,7 +452,7 @@ join_pass_next_outer(BraidJoinState *st)
 		if (p != st->round)
 		{
 			if (s->writing[p])
-				log_entry(s, p, hash, ref);
+				log_entry(s, p, hash, 0, ref);
 			continue;
 		}
 		if (piece_of(st, hash) != st->piece)

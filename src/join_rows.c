@@ -17,11 +17,11 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "port/pg_bitutils.h"
-#include "access/xact.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
 
@@ -172,6 +172,51 @@ join_row_heap_ref(JoinSide *s)
 						  ItemPointerGetOffsetNumber(tid), 0);
 }
 
+/*
+ * join_row_heap_pos
+ *		Where the row a heap scan child just returned is in its page, as an
+ *		entry's pos (JOIN_POS_*), when the side keeps its blocks pinned: the
+ *		scan's pin is taken over before the scan lets the page go, so the
+ *		tuple cannot move (pruning and defragmenting need the only pin) and
+ *		its fetch needs no line pointer.  0 when the block is not held.
+ */
+uint32
+join_row_heap_pos(JoinSide *s)
+{
+	TupleTableSlot *scanslot = ((ScanState *) s->ps)->ss_ScanTupleSlot;
+	BufferHeapTupleTableSlot *bslot;
+	HeapTuple	tuple;
+	BlockNumber blk;
+	char	   *page;
+	char	   *data;
+
+	if (s->nheld == 0 || !TTS_IS_BUFFERTUPLE(scanslot))
+		return 0;
+	bslot = (BufferHeapTupleTableSlot *) scanslot;
+	tuple = bslot->base.tuple;
+	if (tuple == NULL || !BufferIsValid(bslot->buffer) || BufferIsLocal(bslot->buffer))
+		return 0;
+	blk = ItemPointerGetBlockNumber(&scanslot->tts_tid);
+	if (blk >= s->nheld)
+		return 0;
+	if (!BufferIsValid(s->held[blk]))
+	{
+		if (!take_held_block())
+			return 0;
+		IncrBufferRefCount(bslot->buffer);
+		s->held[blk] = bslot->buffer;
+		s->nheld_pinned++;
+	}
+	else if (s->held[blk] != bslot->buffer)
+		return 0;
+	page = (char *) BufferGetPage(bslot->buffer);
+	data = (char *) tuple->t_data;
+	if (data < page || data + tuple->t_len > page + BLCKSZ ||
+		tuple->t_len > 0x7FFF)
+		return 0;
+	return JOIN_POS_VALID | ((uint32) (data - page) << 15) | tuple->t_len;
+}
+
 /* join_row_vlog_ref: append a row to the side's value log, returning its ref. */
 uint64
 join_row_vlog_ref(JoinSide *s, TupleTableSlot *slot)
@@ -244,12 +289,26 @@ copy_out(MemoryContext cxt, JoinSide *s, MinimalTuple tuple, BraidSpillFile *f, 
 /*
  * join_row_fetch
  *		The side's output row for a ref: refetched from the table by TID (and
- *		projected as the child would), or read from the value log.
+ *		projected as the child would), or read from the value log.  pos,
+ *		when valid, says where the tuple is in its held page.
  */
 TupleTableSlot *
-join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref)
+join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 {
 	s->fetches++;
+	if (pos & JOIN_POS_VALID)
+	{
+		BlockNumber blk = braid_ref_block(ref);
+
+		Assert(blk < s->nheld && BufferIsValid(s->held[blk]));
+		s->fetched.t_data = (HeapTupleHeader)
+			((char *) BufferGetPage(s->held[blk]) + JOIN_POS_OFFSET(pos));
+		s->fetched.t_len = JOIN_POS_LEN(pos);
+		s->fetched.t_tableOid = RelationGetRelid(s->rel);
+		ItemPointerSet(&s->fetched.t_self, blk, braid_ref_offset(ref));
+		ExecStoreHeapTuple(&s->fetched, s->fetchslot, false);
+		return project_child(s, s->fetchslot);
+	}
 	if (s->by_tid)
 	{
 		BlockNumber blk = braid_ref_block(ref);
@@ -341,10 +400,11 @@ page_found:
  *		its line pointer, or (a later call, the line pointer cached by then)
  *		its tuple, so that the fetch does not wait for memory.  Only a hint:
  *		a buffer that is not held may hold another block by then, and then
- *		whatever its line pointer says is prefetched, harmlessly.
+ *		whatever its line pointer says is prefetched, harmlessly.  A row
+ *		whose pos is known has its tuple prefetched at once.
  */
 void
-join_row_prefetch(JoinSide *s, uint64 ref, bool tuple)
+join_row_prefetch(JoinSide *s, uint64 ref, uint32 pos, bool tuple)
 {
 	BlockNumber blk;
 	Buffer		buf;
@@ -354,6 +414,17 @@ join_row_prefetch(JoinSide *s, uint64 ref, bool tuple)
 	if (!s->by_tid)
 		return;
 	blk = braid_ref_block(ref);
+	if (pos & JOIN_POS_VALID)
+	{
+		if (!tuple && blk < s->nheld && BufferIsValid(buf = s->held[blk]))
+		{
+			page = (char *) BufferGetPage(buf) + JOIN_POS_OFFSET(pos);
+			__builtin_prefetch(page);
+			if (JOIN_POS_LEN(pos) > 64)
+				__builtin_prefetch(page + 64);
+		}
+		return;
+	}
 	if (blk < s->nheld)
 		buf = s->held[blk];
 	else if (blk < s->nrecent)

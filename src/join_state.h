@@ -27,13 +27,21 @@
 #include "partlog.h"
 #include "valuelog.h"
 
-/* An entry: the row's hash and its ref. */
+/*
+ * An entry: the row's hash, its ref, and where the row is in its page when
+ * the page stays pinned from the moment the row was read (JOIN_POS_*: the
+ * fetch then reads the tuple without its line pointer), else 0.
+ */
 typedef struct BraidJoinEntry
 {
 	uint32		hash;
-	uint32		unused;
+	uint32		pos;
 	uint64		ref;
 } BraidJoinEntry;
+
+#define JOIN_POS_VALID			((uint32) 0x80000000)
+#define JOIN_POS_OFFSET(pos)	(((pos) >> 15) & 0x7FFF)
+#define JOIN_POS_LEN(pos)		((pos) & 0x7FFF)
 
 /* bytes an inner entry takes in the table: entry, chain link, bucket */
 #define JOIN_TABLE_ENTRY_BYTES	(sizeof(BraidJoinEntry) + 2 * sizeof(uint32))
@@ -253,12 +261,14 @@ extern void join_table_build(JoinTable *t);
 /* join_rows.c */
 extern bool join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash, int64 *key);
 extern uint64 join_row_heap_ref(JoinSide *s);
+extern uint32 join_row_heap_pos(JoinSide *s);
 extern uint64 join_row_vlog_ref(JoinSide *s, TupleTableSlot *slot);
-extern TupleTableSlot *join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref);
+extern TupleTableSlot *join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref,
+									  uint32 pos);
 extern TupleTableSlot *join_row_reread_next(BraidJoinState *st, JoinSide *s,
 											BraidVlogScan *vscan, uint64 *ref);
 extern void join_row_reread_begin(JoinSide *s, BraidVlogScan *vscan);
-extern void join_row_prefetch(JoinSide *s, uint64 ref, bool tuple);
+extern void join_row_prefetch(JoinSide *s, uint64 ref, uint32 pos, bool tuple);
 extern void join_row_begin_fetch(JoinSide *s, EState *estate);
 extern void join_row_release_fetch(JoinSide *s);
 
