@@ -321,6 +321,56 @@ join_pass_next_round(BraidJoinState *st)
 }
 
 /*
+ * prefetch_ahead
+ *		A round reading its outer entries: bring what the rows a few entries
+ *		ahead will need into the cache while this one is joined (each a
+ *		cache miss otherwise, the outer rows in block order, the inner ones
+ *		anywhere).  Each stage needs what the one before brought in: the
+ *		bucket and the outer row's line pointer, then the bucket's first
+ *		entry and the outer tuple, then the inner tuple (or its line
+ *		pointer, and then its tuple, when the entry does not say where it
+ *		is).
+ */
+static void
+prefetch_ahead(BraidJoinState *st)
+{
+	JoinSide   *o = &st->outer;
+	const BraidJoinEntry *ahead;
+	uint32		i;
+	int			at = st->chunk_pos;
+
+	if (at + JOIN_PREFETCH_AHEAD < st->chunk_n)
+	{
+		ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD];
+		join_table_prefetch(&st->table, ahead->hash, false);
+		join_row_prefetch(o, ahead->ref, ahead->pos, false);
+	}
+	if (at + JOIN_PREFETCH_AHEAD / 2 < st->chunk_n)
+	{
+		ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD / 2];
+		join_table_prefetch(&st->table, ahead->hash, true);
+		join_row_prefetch(o, ahead->ref, ahead->pos, true);
+	}
+	if (st->exact_key)
+		return;
+	if (at + JOIN_PREFETCH_AHEAD / 4 < st->chunk_n)
+	{
+		ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD / 4];
+		i = join_table_first(&st->table, ahead->hash);
+		if (i != JOIN_NO_ENTRY)
+			join_row_prefetch(&st->inner, st->table.entries[i].ref,
+							  st->table.entries[i].pos, false);
+	}
+	if (at + JOIN_PREFETCH_AHEAD / 8 < st->chunk_n)
+	{
+		ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD / 8];
+		i = join_table_first(&st->table, ahead->hash);
+		if (i != JOIN_NO_ENTRY && !(st->table.entries[i].pos & JOIN_POS_VALID))
+			join_row_prefetch(&st->inner, st->table.entries[i].ref, 0, true);
+	}
+}
+
+/*
  * join_pass_next_outer
  *		The next outer row to probe with (set as st->cur with its hash and
  *		first candidate); false when the current pass has no more.  The
@@ -356,38 +406,7 @@ join_pass_next_outer(BraidJoinState *st)
 			}
 			e = &st->chunk[st->chunk_pos++];
 
-			/*
-			 * Rows ahead: their buckets, then their first entries, then the
-			 * line pointers and then the tuples of the inner and outer rows
-			 * about to be fetched are brought into the cache while this one
-			 * is joined (each a cache miss otherwise).
-			 */
-			if (st->chunk_pos + JOIN_PREFETCH_AHEAD < st->chunk_n)
-				join_table_prefetch(&st->table,
-									st->chunk[st->chunk_pos + JOIN_PREFETCH_AHEAD].hash, false);
-			if (st->chunk_pos + JOIN_PREFETCH_AHEAD / 2 < st->chunk_n)
-				join_table_prefetch(&st->table,
-									st->chunk[st->chunk_pos + JOIN_PREFETCH_AHEAD / 2].hash, true);
-			if (st->chunk_pos + JOIN_PREFETCH_AHEAD / 4 < st->chunk_n)
-			{
-				BraidJoinEntry *ahead = &st->chunk[st->chunk_pos + JOIN_PREFETCH_AHEAD / 4];
-				uint32		i = join_table_first(&st->table, ahead->hash);
-
-				if (i != JOIN_NO_ENTRY && !st->exact_key)
-					join_row_prefetch(&st->inner, st->table.entries[i].ref,
-									  st->table.entries[i].pos, false);
-				join_row_prefetch(s, ahead->ref, ahead->pos, false);
-			}
-			if (st->chunk_pos + JOIN_PREFETCH_AHEAD / 8 < st->chunk_n)
-			{
-				BraidJoinEntry *ahead = &st->chunk[st->chunk_pos + JOIN_PREFETCH_AHEAD / 8];
-				uint32		i = join_table_first(&st->table, ahead->hash);
-
-				if (i != JOIN_NO_ENTRY && !st->exact_key &&
-					!(st->table.entries[i].pos & JOIN_POS_VALID))
-					join_row_prefetch(&st->inner, st->table.entries[i].ref, 0, true);
-				join_row_prefetch(s, ahead->ref, ahead->pos, true);
-			}
+			prefetch_ahead(st);
 			if (piece_of(st, e->hash) != st->piece)
 				continue;
 			first = join_table_next_match(&st->table, join_table_first(&st->table, e->hash), e->hash);
