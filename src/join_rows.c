@@ -313,7 +313,7 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 	{
 		BlockNumber blk = braid_ref_block(ref);
 		OffsetNumber off = braid_ref_offset(ref);
-		int			slot = (int) (blk % JOIN_FETCH_PINS);
+		int			slot = (int) (blk % s->npins);
 		Page		page;
 		ItemId		lp;
 
@@ -515,9 +515,16 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 			elog(ERROR, "braidsort: %s input is not a table scan", s->name);
 		s->fetchslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(s->rel),
 											  &TTSOpsHeapTuple);
-		s->bufs = palloc(sizeof(Buffer) * JOIN_FETCH_PINS);
-		s->blks = palloc(sizeof(BlockNumber) * JOIN_FETCH_PINS);
-		for (int i = 0; i < JOIN_FETCH_PINS; i++)
+		/*
+		 * Outer rows are fetched in block order (a partition's entries are
+		 * in scan order): one pin, given up before the next is taken, keeps
+		 * it in the backend's few fast pin-count slots instead of the hash
+		 * table that holds the rest (PrivateRefCount in bufmgr.c).
+		 */
+		s->npins = s->is_outer ? 1 : JOIN_FETCH_PINS;
+		s->bufs = palloc(sizeof(Buffer) * s->npins);
+		s->blks = palloc(sizeof(BlockNumber) * s->npins);
+		for (int i = 0; i < s->npins; i++)
 			s->bufs[i] = InvalidBuffer;
 
 		/*
@@ -566,7 +573,7 @@ join_row_release_fetch(JoinSide *s)
 	if (s->fetchslot)
 		ExecClearTuple(s->fetchslot);
 	if (s->bufs)
-		for (int i = 0; i < JOIN_FETCH_PINS; i++)
+		for (int i = 0; i < s->npins; i++)
 		{
 			if (BufferIsValid(s->bufs[i]))
 				ReleaseBuffer(s->bufs[i]);

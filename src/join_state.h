@@ -74,8 +74,9 @@ typedef struct JoinSide
 	Relation	rel;
 	TupleTableSlot *fetchslot;
 	HeapTupleData fetched;
+	int			npins;			/* JOIN_FETCH_PINS, 1 for the outer side */
 	Buffer	   *bufs;			/* pinned blocks of recent fetches, by
-								 * block number modulo JOIN_FETCH_PINS */
+								 * block number modulo npins */
 	BlockNumber *blks;
 	Buffer	   *recent;			/* the buffer that last held each block (a
 								 * hint for ReadRecentBuffer), or NULL */
