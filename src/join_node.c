@@ -210,6 +210,9 @@ join_exec(CustomScanState *node)
 			st->rounds_ms += elapsed_ms(st);
 			st->phase = JOIN_DONE;
 			join_table_reset(&st->table);
+			/* the pinned pages go now, not when the portal does */
+			join_row_release_fetch(&st->outer);
+			join_row_release_fetch(&st->inner);
 			braid_stats_count_join((int) st->mode, st->outer.rows + st->inner.rows);
 			return NULL;
 		}

@@ -30,14 +30,16 @@
 #include "shmem.h"
 
 /*
- * Blocks this backend's joins keep pinned and count in the server's total
- * (braid_shared->join_held_blocks).  Their pins go with the resource owner
- * when a query fails; the count is given back at transaction end.
+ * Blocks this backend's joins keep pinned, counted in the server's total
+ * (braid_shared->join_held_blocks).  A join gives its count back when it
+ * lets its pins go, or, when its query fails (the resource owner then drops
+ * the pins), when the query's memory goes (held_reset_callback); whatever
+ * is left goes back at transaction end and at exit.
  */
 static uint64 backend_held_blocks = 0;
 static bool held_callbacks_registered = false;
 
-/* give_back_held: return the backend's held blocks to the server's total. */
+/* give_back_held: return held blocks to the server's total. */
 static void
 give_back_held(uint64 n)
 {
@@ -49,7 +51,7 @@ give_back_held(uint64 n)
 	backend_held_blocks -= n;
 }
 
-/* held_xact_callback: a transaction's end gives back what a failed join held. */
+/* held_xact_callback: a transaction's end gives back whatever is left. */
 static void
 held_xact_callback(XactEvent event, void *arg)
 {
@@ -67,30 +69,80 @@ held_exit_callback(int code, Datum arg)
 }
 
 /*
+ * held_reset_callback
+ *		The query's memory goes: a side that still counts held blocks lost
+ *		its pins with a failed query (in a subtransaction, too): give the
+ *		count back.
+ */
+static void
+held_reset_callback(void *arg)
+{
+	JoinSide   *s = (JoinSide *) arg;
+
+	give_back_held(s->nheld_pinned);
+	s->nheld_pinned = 0;
+	s->nheld = 0;
+}
+
+/*
  * take_held_block
  *		Count one more block kept pinned in the server's total: false if that
- *		would pass a quarter of shared buffers (the block is then pinned
- *		only while it is fetched from, as for a table that does not fit),
- *		so that joins never starve other queries of buffers.
+ *		would pass a quarter of shared buffers (the side's other blocks are
+ *		then pinned only while fetched from, as for a table that does not
+ *		fit), so that joins never starve other queries of buffers.
  */
 static bool
-take_held_block(void)
+take_held_block(JoinSide *s)
 {
 	uint64		limit = (uint64) NBuffers / 4;
 
+	if (s->held_full)
+		return false;
 	if (!held_callbacks_registered)
 	{
 		RegisterXactCallback(held_xact_callback, NULL);
 		before_shmem_exit(held_exit_callback, (Datum) 0);
 		held_callbacks_registered = true;
 	}
+	/* once full, the side stops asking: no atomics on a shared line per row */
+	if (pg_atomic_read_u64(&braid_shared->join_held_blocks) >= limit)
+	{
+		s->held_full = true;
+		return false;
+	}
 	if (pg_atomic_fetch_add_u64(&braid_shared->join_held_blocks, 1) >= limit)
 	{
 		pg_atomic_fetch_sub_u64(&braid_shared->join_held_blocks, 1);
+		s->held_full = true;
 		return false;
 	}
 	backend_held_blocks++;
 	return true;
+}
+
+/*
+ * held_page
+ *		The page of block blk when the side keeps it pinned (pinning it now
+ *		if it may), else NULL.
+ */
+static inline Page
+held_page(JoinSide *s, BlockNumber blk)
+{
+	Buffer		buf;
+
+	if (blk >= s->nheld)
+		return NULL;
+	buf = s->held[blk];
+	if (!BufferIsValid(buf))
+	{
+		if (!take_held_block(s))
+			return NULL;
+		/* a failed read leaves its count to the transaction's end */
+		buf = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
+		s->held[blk] = buf;
+		s->nheld_pinned++;
+	}
+	return BufferGetPage(buf);
 }
 
 /*
@@ -175,10 +227,11 @@ join_row_heap_ref(JoinSide *s)
 /*
  * join_row_heap_pos
  *		Where the row a heap scan child just returned is in its page, as an
- *		entry's pos (JOIN_POS_*), when the side keeps its blocks pinned: the
- *		scan's pin is taken over before the scan lets the page go, so the
- *		tuple cannot move (pruning and defragmenting need the only pin) and
- *		its fetch needs no line pointer.  0 when the block is not held.
+ *		entry's pos (JOIN_POS_*), when the side keeps its blocks pinned: a
+ *		pin of our own is added to the scan's before the scan lets the page
+ *		go, so the tuple cannot move (pruning and defragmenting need the
+ *		only pin) and its fetch needs no line pointer.  0 when the block is
+ *		not held.
  */
 uint32
 join_row_heap_pos(JoinSide *s)
@@ -201,7 +254,7 @@ join_row_heap_pos(JoinSide *s)
 		return 0;
 	if (!BufferIsValid(s->held[blk]))
 	{
-		if (!take_held_block())
+		if (!take_held_block(s))
 			return 0;
 		IncrBufferRefCount(bslot->buffer);
 		s->held[blk] = bslot->buffer;
@@ -300,7 +353,10 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 	{
 		BlockNumber blk = braid_ref_block(ref);
 
-		Assert(blk < s->nheld && BufferIsValid(s->held[blk]));
+		/* the pin taken with the entry is kept until the entry is gone */
+		if (unlikely(blk >= s->nheld || !BufferIsValid(s->held[blk])))
+			elog(ERROR, "braidsort: %s row (%u,%u) of \"%s\" lost its pinned page",
+				 s->name, blk, braid_ref_offset(ref), RelationGetRelationName(s->rel));
 		s->fetched.t_data = (HeapTupleHeader)
 			((char *) BufferGetPage(s->held[blk]) + JOIN_POS_OFFSET(pos));
 		s->fetched.t_len = JOIN_POS_LEN(pos);
@@ -318,28 +374,16 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 		ItemId		lp;
 
 		/*
-		 * Inner rows are fetched in hash order, all over the table: a page
-		 * stays pinned until another one takes its place, so that the pages
-		 * a partition's matches revisit are not looked up in the buffer
-		 * mapping each time.  The pin keeps the page from being pruned or
-		 * defragmented, and a visible tuple's data never change: it is
-		 * read without the content lock.
+		 * A held block stays pinned for the join (held_page).  Otherwise a
+		 * page stays pinned until another one takes its slot: inner rows
+		 * are fetched in hash order, all over the table, and the pages a
+		 * partition's matches revisit are then not looked up in the buffer
+		 * mapping each time; outer rows come in block order.  The pin keeps
+		 * the page from being pruned or defragmented, and a visible
+		 * tuple's data never change: it is read without the content lock.
 		 */
-		if (blk < s->nheld && (BufferIsValid(s->held[blk]) || take_held_block()))
-		{
-			Buffer		buf = s->held[blk];
-
-			if (!BufferIsValid(buf))
-			{
-				/* counted first: a failed read leaves the count to xact end */
-				s->held[blk] = buf = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk,
-														RBM_NORMAL, NULL);
-				s->nheld_pinned++;
-			}
-			page = BufferGetPage(buf);
-			goto page_found;
-		}
-		if (!BufferIsValid(s->bufs[slot]) || s->blks[slot] != blk)
+		page = held_page(s, blk);
+		if (page == NULL && (!BufferIsValid(s->bufs[slot]) || s->blks[slot] != blk))
 		{
 			if (BufferIsValid(s->bufs[slot]))
 				ReleaseBuffer(s->bufs[slot]);
@@ -362,8 +406,8 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 			}
 			s->blks[slot] = blk;
 		}
-		page = BufferGetPage(s->bufs[slot]);
-page_found:
+		if (page == NULL)
+			page = BufferGetPage(s->bufs[slot]);
 		if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page) ||
 			!ItemIdIsNormal(lp = PageGetItemId(page, off)))
 			elog(ERROR, "braidsort: %s row (%u,%u) of \"%s\" is gone",
@@ -433,11 +477,11 @@ join_row_prefetch(JoinSide *s, uint64 ref, uint32 pos, bool tuple)
 		return;
 	if (!BufferIsValid(buf) || BufferIsLocal(buf))
 		return;
+	if (braid_ref_offset(ref) < FirstOffsetNumber ||
+		braid_ref_offset(ref) > MaxHeapTuplesPerPage)
+		return;
 	page = (char *) BufferGetPage(buf);
 	lp = (ItemId) (page + offsetof(PageHeaderData, pd_linp)) + (braid_ref_offset(ref) - 1);
-	if (braid_ref_offset(ref) < FirstOffsetNumber ||
-		(char *) (lp + 1) > page + BLCKSZ)
-		return;
 	if (!tuple)
 		__builtin_prefetch(lp);
 	else if (ItemIdIsNormal(lp) && ItemIdGetOffset(lp) < BLCKSZ)
@@ -516,12 +560,14 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 		s->fetchslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(s->rel),
 											  &TTSOpsHeapTuple);
 		/*
-		 * Outer rows are fetched in block order (a partition's entries are
-		 * in scan order): one pin, given up before the next is taken, keeps
-		 * it in the backend's few fast pin-count slots instead of the hash
-		 * table that holds the rest (PrivateRefCount in bufmgr.c).
+		 * The outer rows of a sequential or bitmap scan are fetched in block
+		 * order (a partition's entries are in scan order): one pin, given
+		 * up before the next is taken, stays in the backend's few fast
+		 * pin-count slots instead of the hash table that holds the rest
+		 * (PrivateRefCount in bufmgr.c).  An index scan's are not.
 		 */
-		s->npins = s->is_outer ? 1 : JOIN_FETCH_PINS;
+		s->npins = s->is_outer && (IsA(s->ps, SeqScanState) ||
+								   IsA(s->ps, BitmapHeapScanState)) ? 1 : JOIN_FETCH_PINS;
 		s->bufs = palloc(sizeof(Buffer) * s->npins);
 		s->blks = palloc(sizeof(BlockNumber) * s->npins);
 		for (int i = 0; i < s->npins; i++)
@@ -549,8 +595,11 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 			{
 				s->held = palloc0(sizeof(Buffer) * nblocks);
 				s->nheld = nblocks;
+				s->held_cb.func = held_reset_callback;
+				s->held_cb.arg = s;
+				MemoryContextRegisterResetCallback(estate->es_query_cxt, &s->held_cb);
 			}
-			else if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
+			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
 			{
 				s->recent = palloc0(sizeof(Buffer) * nblocks);
 				s->nrecent = nblocks;
@@ -579,14 +628,22 @@ join_row_release_fetch(JoinSide *s)
 				ReleaseBuffer(s->bufs[i]);
 			s->bufs[i] = InvalidBuffer;
 		}
-	for (BlockNumber b = 0; b < s->nheld && s->nheld_pinned > 0; b++)
-		if (BufferIsValid(s->held[b]))
-		{
-			ReleaseBuffer(s->held[b]);
-			s->held[b] = InvalidBuffer;
-			s->nheld_pinned--;
-			give_back_held(1);
-		}
+	if (s->nheld_pinned > 0)
+	{
+		uint64		released = 0;
+
+		for (BlockNumber b = 0; b < s->nheld; b++)
+			if (BufferIsValid(s->held[b]))
+			{
+				ReleaseBuffer(s->held[b]);
+				s->held[b] = InvalidBuffer;
+				released++;
+			}
+		Assert(released == s->nheld_pinned);
+		s->nheld_pinned = 0;
+		give_back_held(released);
+	}
+	s->held_full = false;
 	if (s->vslot)
 		ExecClearTuple(s->vslot);
 }
