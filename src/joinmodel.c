@@ -42,12 +42,16 @@
  *
  * Every mode also fetches the inner row of each matching pair by its ref
  * (match_rows x match_fetch_ns): rows all over the inner input, one at a
- * time.  Measured on this machine (bench --join, 300k x 3M rows) that is
- * about 400 ns a pair with the recheck and the output, which is why a
- * BraidJoin loses to PostgreSQL's hash join whose temporary files cost
- * little (a tmpfs): PostgreSQL's batches cost it about 60 ns a tuple and
- * 0.3 ns a byte written and read back there (JM_PG_*), and the model
- * declines such joins.
+ * time, from pages kept pinned and at a place known from the entry, so
+ * that a fetch costs about the cache miss PostgreSQL pays for the tuple in
+ * its own hash table; what is left is about 60 ns a pair over PostgreSQL's
+ * (bench --join, 300k x 3M rows).  A written partition's outer rows are
+ * fetched by TID in block order (fetch_ns, 100 ns).  PostgreSQL's batches
+ * cost it about 60 ns a tuple and 0.3 ns a byte written and read back in
+ * temporary files on a tmpfs (JM_PG_*).  So a BraidJoin with one partition
+ * beats PostgreSQL's batches by a little, and one whose outer rows are
+ * fetched back loses to them by a little: the model takes the first and
+ * declines the second, as measured.
  *
  * The write intensity is a share of grace's lines.  -1 asks for each
  * mode's cost-optimal choice (hybrid and segmented then write exactly the
@@ -69,9 +73,9 @@
 #define JM_DEFAULT_READ_NS		4.0
 #define JM_DEFAULT_ROW_NS		150.0
 #define JM_DEFAULT_ENTRY_CPU_NS 6.0
-#define JM_DEFAULT_FETCH_NS		150.0
+#define JM_DEFAULT_FETCH_NS		100.0
 #define JM_DEFAULT_PROBE_NS		40.0
-#define JM_DEFAULT_MATCH_NS		400.0
+#define JM_DEFAULT_MATCH_NS		60.0
 #define JM_PG_TUPLE_NS			60.0
 #define JM_PG_BYTE_NS			0.3
 #define JM_MAX_ROWS				1e15
