@@ -25,6 +25,21 @@ def medians(result):
     return out
 
 
+def mode_medians(result):
+    """[one row per write latency and config: the median ms of its runs, the
+    other figures of its first run, and how many runs it has]."""
+    groups = {}
+    for m in result.get("modes", []):
+        groups.setdefault((m["write_ns"], m["config"]), []).append(m)
+    out = []
+    for (wns, config), ms in groups.items():
+        row = dict(ms[0], ms=statistics.median(x["ms"] for x in ms), runs=len(ms))
+        if len({x.get("mode") for x in ms}) > 1:
+            row["mode"] = "/".join(sorted({str(x.get("mode")) for x in ms}))
+        out.append(row)
+    return out
+
+
 def _table(head, rows):
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -44,8 +59,9 @@ def targets(result, med):
             sp = pg["ms"] / br["ms"] if br["ms"] else 0
             rows.append(("time: BraidJoin >= 1.2x faster", f"{pg['batches']} batches",
                          f"{sp:.2f}x", sp >= 1.2))
-    for wns in sorted({m["write_ns"] for m in result.get("modes", [])}):
-        ms = {m["config"]: m for m in result["modes"] if m["write_ns"] == wns}
+    mm = mode_medians(result)
+    for wns in sorted({m["write_ns"] for m in mm}):
+        ms = {m["config"]: m for m in mm if m["write_ns"] == wns}
         if "auto" in ms and len(ms) > 1:
             best = min(v["ms"] for k, v in ms.items() if k != "auto")
             rows.append(("auto within 10% of the fastest mode", f"write {wns} ns",
@@ -87,15 +103,17 @@ def markdown(result, machine_line, title_quick):
                   [[t, p, m, "PASS" if ok else "**FAIL**"] for t, p, m, ok in rows])
     out += ["", f"{sum(1 for r in rows if r[3])} of {len(rows)} checks pass.", ""]
     if result.get("modes"):
+        runs = result.get("mode_reps", 1)
         out += ["## Modes against write latency", "",
                 f"work_mem {result['modes'][0]['work_mem_kb']} kB (PostgreSQL's ~16 batches), "
-                f"reads {result['read_ns']} ns a line, one run each.", ""]
+                f"reads {result['read_ns']} ns a line, "
+                + ("one run each." if runs == 1 else f"medians of {runs} runs each."), ""]
         out += _table(["write ns", "config", "ran", "ms", "lines written", "rescans",
                        "written partitions (outer / inner)"],
                       [[m["write_ns"], m["config"], m.get("mode"), f"{m['ms']:.0f}",
                         m.get("lines_written", 0), m.get("rescans", 0),
                         f"{m.get('mat_outer', 0)} / {m.get('mat_inner', 0)}"]
-                       for m in sorted(result["modes"], key=lambda m: (m["write_ns"], m["ms"]))])
+                       for m in sorted(mode_medians(result), key=lambda m: (m["write_ns"], m["ms"]))])
         out.append("")
     for w in result.get("warnings", []):
         out.append(f"- WARNING: {w}")
@@ -126,7 +144,8 @@ def plots(result, out_dir, stem, plt, save, subtitle):
     if result.get("modes"):
         fig, ax = plt.subplots(figsize=(6, 4))
         for mode, color in MODE_COLORS.items():
-            pts = sorted((m["write_ns"], m["ms"]) for m in result["modes"] if m["config"] == mode)
+            pts = sorted((m["write_ns"], m["ms"]) for m in mode_medians(result)
+                         if m["config"] == mode)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] / 1000 for p in pts], marker="o", label=mode,
                         color=color)

@@ -16,7 +16,9 @@ batches PostgreSQL used and the partitions and mode BraidJoin used.
 
 Part 2 (modes): at the 16-batch work_mem, every join mode and auto on
 devices whose writes cost more and more (braidsort.emulate_write_ns;
-reads 10 ns a line), as for the write-limited sorts.
+reads 10 ns a line), as for the write-limited sorts, --mode-reps times each
+in a new shuffled order every time (the report takes medians: single runs
+vary by 20% on a noisy machine, more than the modes differ).
 
 Parallel query is off: PostgreSQL would otherwise build a Parallel Hash,
 which BraidJoin leaves alone, and the two would not be compared on the same
@@ -29,8 +31,9 @@ from braidbench import measure
 from braidbench.progress import Progress
 from braidbench.workloads import common, sortbench
 
-DEFAULTS = {"inner_rows": 1000000, "batches": "4,16,64", "write_ns": "0,600,2400", "reps": 3}
-QUICK = {"inner_rows": 20000, "batches": "4,16", "write_ns": "0,2400", "reps": 1}
+DEFAULTS = {"inner_rows": 1000000, "batches": "4,16,64", "write_ns": "0,600,2400", "reps": 3,
+            "mode_reps": 3}
+QUICK = {"inner_rows": 20000, "batches": "4,16", "write_ns": "0,2400", "reps": 1, "mode_reps": 1}
 MODES = ("grace", "hybrid", "segmented", "lazy", "auto")
 READ_NS = 10
 QUERY = ("SELECT count(*), sum(length(o.pad)), sum(length(i.pad)) "
@@ -44,13 +47,15 @@ def add_arguments(p):
     p.add_argument("--write-ns", default=None,
                    help="braidsort.emulate_write_ns values of the mode sweep [0,600,2400]")
     p.add_argument("--reps", type=int, default=None, help="runs per variant and point [3]")
+    p.add_argument("--mode-reps", type=int, default=None,
+                   help="runs per mode and write latency in the mode sweep [3]")
     p.add_argument("--no-modes", action="store_true", help="skip the mode sweep")
     p.add_argument("--table-tablespace", default="dax")
 
 
 def resolve(args):
     d = dict(DEFAULTS, **(QUICK if args.quick else {}))
-    for k in ("inner_rows", "batches", "write_ns", "reps"):
+    for k in ("inner_rows", "batches", "write_ns", "reps", "mode_reps"):
         if getattr(args, k) is None:
             setattr(args, k, d[k])
     args.batch_list = [int(b) for b in common.split(args.batches)]
@@ -65,7 +70,8 @@ def cluster_spec(args):
 
 def steps(args):
     resolve(args)
-    return 1 + len(args.batch_list) * 2 * args.reps + len(args.write_list) * len(MODES)
+    return 1 + len(args.batch_list) * 2 * args.reps + \
+        len(args.write_list) * len(MODES) * args.mode_reps
 
 
 def load(conn, n, tablespace, log):
@@ -157,7 +163,8 @@ def run(args, repo, cl, progress=None):
     progress = progress or Progress(steps(args))
     t0 = time.time()
     result = common.new_result("join", args, repo, cl)
-    result.update({"reps": args.reps, "read_ns": READ_NS, "query": QUERY,
+    result.update({"reps": args.reps, "mode_reps": args.mode_reps, "read_ns": READ_NS,
+                   "query": QUERY,
                    "sizing": args.size["note"], "runs": [], "modes": []})
     cl.set_conf(shared_buffers=args.size["shared_buffers"])
     cl.restart()
@@ -194,7 +201,7 @@ def run(args, repo, cl, progress=None):
                     if name == "braid" and r["ran"] != "braidjoin":
                         result["warnings"].append(f"{target} batches: braidsort declined the join")
         rng = random.Random(20261125)
-        for wns in args.write_list:
+        for wns, rep in [(w, r) for w in args.write_list for r in range(args.mode_reps)]:
             order = list(MODES)
             rng.shuffle(order)
             for mode in order:
@@ -203,9 +210,9 @@ def run(args, repo, cl, progress=None):
                                    "braidsort.emulate_read_ns": str(READ_NS),
                                    "braidsort.emulate_write_ns": str(wns)})
                 r = run_one(conn, settings)
-                r.update({"config": mode, "write_ns": wns, "work_mem_kb": wm16})
+                r.update({"config": mode, "write_ns": wns, "work_mem_kb": wm16, "rep": rep})
                 result["modes"].append(r)
-                progress.step(f"modes: write {wns} ns {mode}: {r['ms']:.0f} ms, ran "
+                progress.step(f"modes: write {wns} ns {mode} rep {rep + 1}: {r['ms']:.0f} ms, ran "
                               f"{r.get('mode')}, {r.get('lines_written', 0)} lines written, "
                               f"{r.get('rescans', 0)} rescans")
                 if r["ran"] != "braidjoin" or (mode != "auto" and r.get("mode") != mode):
