@@ -486,6 +486,12 @@ explain_side(BraidJoinState *st, JoinSide *s, ExplainState *es)
 	snprintf(label, sizeof(label), "%s Gather Source", side);
 	ExplainPropertyText(label, s->key_refs ? "none (key in entries)" :
 						s->by_tid ? "heap tid" : "value log", es);
+	/* blocks kept pinned for the fetches (join_rows.c), within the limit */
+	if (s->by_tid && !s->is_outer)
+	{
+		snprintf(label, sizeof(label), "%s Pinned Blocks", side);
+		ExplainPropertyInteger(label, NULL, s->held_peak, es);
+	}
 	snprintf(label, sizeof(label), "%s Materialized Partitions", side);
 	ExplainPropertyInteger(label, NULL, mat, es);
 	snprintf(label, sizeof(label), "%s Rescans", side);

@@ -141,6 +141,7 @@ held_page(JoinSide *s, BlockNumber blk)
 		buf = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
 		s->held[blk] = buf;
 		s->nheld_pinned++;
+		s->held_peak = Max(s->held_peak, s->nheld_pinned);
 	}
 	return BufferGetPage(buf);
 }
@@ -259,6 +260,7 @@ join_row_heap_pos(JoinSide *s)
 		IncrBufferRefCount(bslot->buffer);
 		s->held[blk] = bslot->buffer;
 		s->nheld_pinned++;
+		s->held_peak = Max(s->held_peak, s->nheld_pinned);
 	}
 	else if (s->held[blk] != bslot->buffer)
 		return 0;

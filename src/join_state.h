@@ -86,6 +86,7 @@ typedef struct JoinSide
 								 * until the join releases its fetches */
 	BlockNumber nheld;
 	BlockNumber nheld_pinned;	/* held blocks pinned now */
+	BlockNumber held_peak;		/* ... at most (EXPLAIN ANALYZE) */
 	bool		held_full;		/* the server's limit was reached */
 	MemoryContextCallback held_cb;	/* gives the count back if the query
 									 * fails */

@@ -1,0 +1,89 @@
+# 014_join_pins.pl
+#	BraidJoin keeps the inner table's blocks pinned for its fetches, all
+#	joins of the server together at most a quarter of shared buffers: with
+#	shared buffers of 128 blocks (a limit of 32) and an inner table of
+#	about 20 blocks, a join that holds the table (an open cursor's) leaves
+#	the next one the rest of the limit, and that one fetches its other
+#	blocks without keeping them and is still right; the held count comes
+#	back when the cursor closes, and when a join fails inside a
+#	subtransaction (not only at the transaction's end).
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
+
+my $node = braid_node('pins', conf => "shared_buffers = 1MB\n");
+dax_tablespace($node, 'pins');
+$node->safe_psql('postgres', q{
+CREATE TABLE pin_inner AS
+SELECT g AS id, repeat('p', 80) || g AS w FROM generate_series(1, 1500) g;
+CREATE TABLE pin_outer AS
+SELECT g AS id, (g * 7) % 1500 + 1 AS k, repeat('q', 20) || g AS v
+FROM generate_series(1, 15000) g;
+ANALYZE pin_inner;
+ANALYZE pin_outer;
+});
+
+my $blocks = $node->safe_psql('postgres',
+	"SELECT pg_relation_size('pin_inner') / current_setting('block_size')::int");
+my $limit = $node->safe_psql('postgres',
+	"SELECT setting::int / 4 FROM pg_settings WHERE name = 'shared_buffers'");
+ok($blocks > $limit / 2 && $blocks <= $limit,
+	"the inner table ($blocks blocks) fits the limit ($limit) once, not twice");
+
+my $query = 'SELECT count(*), sum(length(v)), sum(length(w)) FROM pin_outer o JOIN pin_inner i ON o.k = i.id';
+my $expected = $node->safe_psql('postgres', "SET braidsort.join_mode = off; $query");
+my $set = q{SET braidsort.force = on; SET braidsort.join_mode = grace;
+SET work_mem = '64kB'; SET enable_mergejoin = off;};
+
+# pinned_blocks($sql_before): EXPLAIN ANALYZE of the join in one session
+# (after $sql_before): its inner side's pinned blocks and its result
+sub pinned_blocks
+{
+	my ($before) = @_;
+	my $plan = $node->safe_psql('postgres',
+		"$set $before EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $query");
+	like($plan, qr/Custom Scan \(BraidJoin\)/, 'a BraidJoin');
+	my ($pinned) = $plan =~ /Inner Pinned Blocks: (\d+)/;
+	return $pinned // -1;
+}
+
+is(pinned_blocks(''), $blocks, 'alone, a join keeps every block of the inner table pinned');
+
+# a cursor's join holds the table: the next join gets what is left
+my $app = 'pins_cursor';
+my $s = start_psql($node, "SET application_name = $app; $set "
+	  . "BEGIN; DECLARE c CURSOR FOR SELECT o.v, i.w FROM pin_outer o JOIN pin_inner i ON o.k = i.id; "
+	  . "FETCH 1 FROM c; SELECT pg_sleep(300);");
+my $pid = poll_query($node,
+	"SELECT pid FROM pg_stat_activity WHERE application_name = '$app' "
+	  . "AND wait_event = 'PgSleep'");
+isnt($pid, '', 'the cursor has fetched its first row');
+is(pinned_blocks(''), $limit - $blocks,
+	'beside it, a join keeps only the rest of the limit pinned');
+is($node->safe_psql('postgres', "$set $query"), $expected,
+	'that join, fetching its other blocks as a larger table does, is right');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+$s->{h}->finish;
+is(pinned_blocks(''), $blocks, 'once the cursor is gone, its count is back');
+
+# a join that fails inside a subtransaction gives its count back with it
+my $failing = 'SELECT sum(length(w) / (o.id - 7000)) FROM pin_outer o JOIN pin_inner i ON o.k = i.id';
+like($node->safe_psql('postgres', "$set EXPLAIN (COSTS OFF) $failing"),
+	qr/Custom Scan \(BraidJoin\)/, 'the failing join is a BraidJoin');
+my ($ret, $out, $err) = $node->psql('postgres', "$set BEGIN; SAVEPOINT s; $failing;
+ROLLBACK TO SAVEPOINT s;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $query;
+COMMIT;", on_error_stop => 0);
+like($err, qr/division by zero/, 'the join fails in the subtransaction');
+my ($after) = $out =~ /Inner Pinned Blocks: (\d+)/;
+is($after // -1, $blocks,
+	'in the same transaction, the next join gets the whole limit again');
+is(pinned_blocks(''), $blocks, 'and so does one in the next transaction');
+
+$node->stop;
+done_testing();
