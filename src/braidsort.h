@@ -27,6 +27,7 @@ extern int	braid_gather_source;
 extern int	braid_sort_mode;
 extern double braid_write_intensity;
 extern int	braid_join_mode;
+extern bool braid_join_read_ahead;
 extern int	braid_sort_thread_count(int processes);
 extern void braid_define_gucs(void);
 extern size_t braid_budget_bytes(void);

@@ -35,6 +35,7 @@ int			braid_gather_source = BRAID_GATHER_AUTO;
 int			braid_sort_mode = BRAID_SORT_MODE_AUTO;
 double		braid_write_intensity = -1.0;
 int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
+bool		braid_join_read_ahead = true;
 
 static const struct config_enum_entry adaptive_options[] = {
 	{"off", BRAID_ADAPTIVE_OFF, false},
@@ -209,6 +210,16 @@ braid_define_gucs(void)
 							 join_mode_options,
 							 PGC_USERSET,
 							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("braidsort.join_read_ahead",
+							 "Reads a BraidJoin's outer rows a few rows ahead of their probes.",
+							 "When off, the first pass probes each row of the in-memory "
+							 "partition as it is read.  Intended for measurements.",
+							 &braid_join_read_ahead,
+							 true,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	DefineCustomRealVariable("braidsort.write_intensity",

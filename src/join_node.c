@@ -376,6 +376,7 @@ release_passes(BraidJoinState *st)
 {
 	JoinSide   *sides[2] = {&st->outer, &st->inner};
 
+	join_pass_ring_reset(st);
 	for (int j = 0; j < 2; j++)
 	{
 		JoinSide   *s = sides[j];

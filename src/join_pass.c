@@ -22,7 +22,9 @@
 
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 
+#include "braidsort.h"
 #include "join_state.h"
 
 /* log_entry: append an entry to partition p's log of a side. */
@@ -370,6 +372,197 @@ prefetch_ahead(BraidJoinState *st)
 	}
 }
 
+/* ------------------------------------------------------------------------
+ * The first pass's ring: partition 0's outer rows read ahead of their probes
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * ring_push
+ *		Put the outer child's current row into the ring, in its page: a pin
+ *		of our own is taken for each run of rows on one page (the scan moves
+ *		on before the row is probed), a copy made where the row is not in a
+ *		shared page.
+ */
+static void
+ring_push(BraidJoinState *st, bool null_key, uint32 hash, int64 key)
+{
+	JoinSide   *s = &st->outer;
+	TupleTableSlot *scanslot = ((ScanState *) s->ps)->ss_ScanTupleSlot;
+	JoinRingItem *it = &st->ring[(st->ring_head + st->ring_n) % JOIN_RING];
+	BufferHeapTupleTableSlot *bslot = (BufferHeapTupleTableSlot *) scanslot;
+
+	it->null_key = null_key;
+	it->hash = hash;
+	it->key = key;
+	if (TTS_IS_BUFFERTUPLE(scanslot) && BufferIsValid(bslot->buffer) &&
+		bslot->base.tuple != NULL)
+	{
+		it->tuple = *bslot->base.tuple;
+		it->buf = bslot->buffer;
+		it->copy = NULL;
+		if (it->buf != st->ring_last_buf)
+			IncrBufferRefCount(it->buf);
+	}
+	else
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->passcxt);
+		HeapTuple	copy = ExecCopySlotHeapTuple(scanslot);
+
+		MemoryContextSwitchTo(old);
+		it->tuple = *copy;
+		it->buf = InvalidBuffer;
+		it->copy = copy;
+	}
+	st->ring_last_buf = it->buf;
+	st->ring_n++;
+}
+
+/*
+ * ring_retire
+ *		The current row is done with: its page's pin goes when it was the
+ *		last row of its run (the next one in the ring is on another page, or
+ *		none will come), a copy is freed.
+ */
+static void
+ring_retire(BraidJoinState *st)
+{
+	JoinRingItem *it = &st->ring_cur;
+
+	if (!st->ring_cur_on)
+		return;
+	st->ring_cur_on = false;
+	if (!BufferIsValid(it->buf))
+		heap_freetuple(it->copy);
+	else if (st->ring_n == 0 || st->ring[st->ring_head].buf != it->buf)
+		ReleaseBuffer(it->buf);
+}
+
+/*
+ * ring_fill
+ *		Read the outer child until the ring is full: partition 0's rows (and
+ *		rows with NULL keys that LEFT and ANTI emit unmatched) go into it,
+ *		their buckets asked into the cache; the other partitions' entries
+ *		are written or dropped as in the first pass without the ring.
+ */
+static void
+ring_fill(BraidJoinState *st)
+{
+	JoinSide   *s = &st->outer;
+
+	while (!st->ring_done && st->ring_n < JOIN_RING)
+	{
+		TupleTableSlot *slot = ExecProcNode(s->ps);
+		uint32		hash;
+		int64		key = 0;
+		int			p;
+
+		if (TupIsNull(slot))
+		{
+			st->ring_done = true;
+			break;
+		}
+		CHECK_FOR_INTERRUPTS();
+		s->rows++;
+		if (!join_row_hash(s, slot, &hash, st->exact_key ? &key : NULL))
+		{
+			if (st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI)
+				ring_push(st, true, 0, 0);
+			continue;
+		}
+		p = partition_of(st, hash);
+		s->counts[p]++;
+		if (p == 0)
+		{
+			join_table_prefetch(&st->table, hash, false);
+			ring_push(st, false, hash, key);
+		}
+		else if (round_needed(st, p) && s->writing[p])
+			log_entry(s, p, hash, 0, join_row_heap_ref(s));
+	}
+}
+
+/*
+ * ring_next
+ *		The next outer row of the first pass, from the ring (false when the
+ *		child and the ring are done); the rows behind it have their first
+ *		entries, and the inner tuples those point to, asked into the cache.
+ */
+static bool
+ring_next(BraidJoinState *st)
+{
+	JoinSide   *s = &st->outer;
+	JoinRingItem *it;
+
+	ring_fill(st);
+	ring_retire(st);
+	if (st->ring_n == 0)
+		return false;
+	st->ring_cur = st->ring[st->ring_head];
+	st->ring_cur_on = true;
+	st->ring_head = (st->ring_head + 1) % JOIN_RING;
+	st->ring_n--;
+
+	if (st->ring_n > JOIN_RING / 2)
+	{
+		it = &st->ring[(st->ring_head + JOIN_RING / 2) % JOIN_RING];
+		if (!it->null_key)
+			join_table_prefetch(&st->table, it->hash, true);
+	}
+	if (st->ring_n > JOIN_RING / 4 && !st->exact_key)
+	{
+		uint32		i;
+
+		it = &st->ring[(st->ring_head + JOIN_RING / 4) % JOIN_RING];
+		if (!it->null_key &&
+			(i = join_table_first(&st->table, it->hash)) != JOIN_NO_ENTRY)
+			join_row_prefetch(&st->inner, st->table.entries[i].ref,
+							  st->table.entries[i].pos, false);
+	}
+
+	it = &st->ring_cur;
+	st->cur = join_row_from_tuple(s, &it->tuple);
+	st->matched = false;
+	if (it->null_key)
+	{
+		st->cand = JOIN_NO_ENTRY;
+		return true;
+	}
+	st->cur_hash = it->hash;
+	st->cur_key = it->key;
+	st->cand = join_table_next_match(&st->table, join_table_first(&st->table, it->hash),
+									 it->hash);
+	return true;
+}
+
+/*
+ * join_pass_ring_reset
+ *		Drop the ring's pins and rows (a rescan, the end): each run's pin,
+ *		the current row's first.
+ */
+void
+join_pass_ring_reset(BraidJoinState *st)
+{
+	Buffer		prev = InvalidBuffer;
+
+	if (st->ring_cur_on && BufferIsValid(st->ring_cur.buf))
+		prev = st->ring_cur.buf;
+	st->ring_cur_on = false;
+	for (int i = 0; i < st->ring_n; i++)
+	{
+		Buffer		b = st->ring[(st->ring_head + i) % JOIN_RING].buf;
+
+		if (BufferIsValid(prev) && b != prev)
+			ReleaseBuffer(prev);
+		prev = b;
+	}
+	if (BufferIsValid(prev))
+		ReleaseBuffer(prev);
+	st->ring_n = st->ring_head = 0;
+	st->ring_done = false;
+	st->ring_last_buf = InvalidBuffer;
+}
+
 /*
  * join_pass_next_outer
  *		The next outer row to probe with (set as st->cur with its hash and
@@ -424,6 +617,8 @@ join_pass_next_outer(BraidJoinState *st)
 			return true;
 		}
 
+		if (st->source == OUTER_FIRST_PASS && st->ring_on)
+			return ring_next(st);
 		if (st->source == OUTER_FIRST_PASS)
 		{
 			slot = ExecProcNode(s->ps);
@@ -494,6 +689,13 @@ join_pass_start(BraidJoinState *st)
 	INSTR_TIME_SET_CURRENT(st->started);
 	first_inner_pass(st);
 	st->source = OUTER_FIRST_PASS;
+
+	/*
+	 * Partition 0's outer rows of a heap scan are probed a few rows behind
+	 * the scan (the ring), so that their cache misses overlap.
+	 */
+	join_pass_ring_reset(st);
+	st->ring_on = st->outer.by_tid && st->resident && braid_join_read_ahead;
 	st->round = 0;
 	st->piece = 0;
 	st->npieces = 1;

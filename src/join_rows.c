@@ -342,6 +342,18 @@ copy_out(MemoryContext cxt, JoinSide *s, MinimalTuple tuple, BraidSpillFile *f, 
 }
 
 /*
+ * join_row_from_tuple
+ *		The side's output row for a heap tuple of its table (in a page the
+ *		caller keeps pinned): projected as the child would.
+ */
+TupleTableSlot *
+join_row_from_tuple(JoinSide *s, HeapTuple tuple)
+{
+	ExecStoreHeapTuple(tuple, s->fetchslot, false);
+	return project_child(s, s->fetchslot);
+}
+
+/*
  * join_row_fetch
  *		The side's output row for a ref: refetched from the table by TID (and
  *		projected as the child would), or read from the value log.  pos,

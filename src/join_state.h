@@ -122,6 +122,25 @@ typedef struct JoinTable
 	size_t		peak_bytes;
 } JoinTable;
 
+/*
+ * The first pass reads partition 0's outer rows of a heap scan a few rows
+ * ahead of their probes (join_pass.c): each waits in the ring, in its
+ * pinned page, while its bucket, its first entry and that entry's inner
+ * tuple are brought into the cache.
+ */
+#define JOIN_RING				16
+
+typedef struct JoinRingItem
+{
+	HeapTupleData tuple;		/* the scan's tuple, in its page */
+	Buffer		buf;			/* its page, pinned once for each run of
+								 * items on it (InvalidBuffer: a copy) */
+	HeapTuple	copy;			/* the copy, if not in a page */
+	uint32		hash;
+	bool		null_key;		/* a NULL key: an unmatched row (LEFT, ANTI) */
+	int64		key;			/* exact-key joins: the row's key */
+} JoinRingItem;
+
 /* Where the current pass's outer rows come from. */
 typedef enum OuterSource
 {
@@ -171,6 +190,16 @@ typedef struct BraidJoinState
 	BraidJoinEntry *chunk;		/* OUTER_LOG: entries read */
 	int			chunk_n;
 	int			chunk_pos;
+
+	/* the first pass's ring of outer rows (ring_on: a heap scan) */
+	bool		ring_on;
+	bool		ring_done;		/* the child has no more rows */
+	JoinRingItem ring[JOIN_RING];
+	int			ring_head;
+	int			ring_n;
+	Buffer		ring_last_buf;	/* the page of the last item pushed */
+	JoinRingItem ring_cur;		/* the item now st->cur, if ring_cur_on */
+	bool		ring_cur_on;
 
 	/* the current outer row */
 	TupleTableSlot *cur;		/* NULL: none */
@@ -231,6 +260,19 @@ join_table_next_match(const JoinTable *t, uint32 i, uint32 hash)
 }
 
 /*
+ * join_prefetch
+ *		__builtin_prefetch in a form the compiler keeps: GCC (12) takes an
+ *		inline function whose only effect is a prefetch for one without any
+ *		and drops its calls, as it did join_table_prefetch's.
+ */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define join_prefetch(p) \
+	__asm__ __volatile__("prefetcht0 %0" : : "m" (*(const char *) (p)))
+#else
+#define join_prefetch(p) __builtin_prefetch(p)
+#endif
+
+/*
  * join_table_prefetch
  *		Ask for the bucket of a hash to be brought into the cache (a probe a
  *		few rows ahead), or, when it already is, for its first entry.
@@ -241,13 +283,13 @@ join_table_prefetch(const JoinTable *t, uint32 hash, bool entry)
 	if (!t->built || t->n == 0)
 		return;
 	if (!entry)
-		__builtin_prefetch(&t->buckets[hash & t->mask]);
+		join_prefetch(&t->buckets[hash & t->mask]);
 	else
 	{
 		uint32		i = t->buckets[hash & t->mask];
 
 		if (i != JOIN_NO_ENTRY)
-			__builtin_prefetch(&t->entries[i]);
+			join_prefetch(&t->entries[i]);
 	}
 }
 
@@ -268,6 +310,7 @@ extern bool join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash, int64
 extern uint64 join_row_heap_ref(JoinSide *s);
 extern uint32 join_row_heap_pos(JoinSide *s);
 extern uint64 join_row_vlog_ref(JoinSide *s, TupleTableSlot *slot);
+extern TupleTableSlot *join_row_from_tuple(JoinSide *s, HeapTuple tuple);
 extern TupleTableSlot *join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref,
 									  uint32 pos);
 extern TupleTableSlot *join_row_reread_next(BraidJoinState *st, JoinSide *s,
@@ -280,6 +323,7 @@ extern void join_row_release_fetch(JoinSide *s);
 /* join_pass.c */
 extern void join_pass_start(BraidJoinState *st);
 extern bool join_pass_next_outer(BraidJoinState *st);
+extern void join_pass_ring_reset(BraidJoinState *st);
 extern bool join_pass_next_round(BraidJoinState *st);
 
 #endif							/* BRAID_JOIN_STATE_H */
