@@ -267,5 +267,35 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
 RESET client_min_messages;
 RESET braidsort.join_mode;
 
+-- the first pass reads outer rows ahead of their probes (the ring): over
+-- an index scan and a bitmap scan (pages revisited out of order), a
+-- temporary table (local buffers), and with braidsort.join_read_ahead off;
+-- a cursor closed half-way leaves no pin behind (no WARNING)
+CREATE INDEX jo_k_idx ON jo (k);
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k WHERE jo.k > 100');
+EXPLAIN (COSTS OFF) SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k WHERE jo.k > 100;
+RESET enable_bitmapscan;
+SET enable_indexscan = off;
+SELECT join_check('SELECT jo.id, ji.pad FROM jo JOIN ji ON jo.k = ji.k WHERE jo.k > 100');
+EXPLAIN (COSTS OFF) SELECT jo.id, ji.pad FROM jo JOIN ji ON jo.k = ji.k WHERE jo.k > 100;
+RESET enable_indexscan;
+RESET enable_seqscan;
+CREATE TEMP TABLE jot AS SELECT * FROM jo;
+ANALYZE jot;
+SELECT join_check('SELECT jot.id, ji.pad FROM jot LEFT JOIN ji ON jot.k = ji.k');
+SET braidsort.join_read_ahead = off;
+SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k');
+RESET braidsort.join_read_ahead;
+BEGIN;
+SET LOCAL braidsort.join_mode = grace;
+DECLARE c CURSOR FOR SELECT jo.id, ji.pad FROM jo JOIN ji ON jo.k = ji.k;
+MOVE 100 IN c;
+CLOSE c;
+COMMIT;
+DROP TABLE jot;
+DROP INDEX jo_k_idx;
+
 -- nothing left behind
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();

@@ -18,8 +18,10 @@
  * partition 0 is written out like the others); partition p >= 1's are
  * written to its partition log (partlog.c) when the mode materializes it,
  * else dropped (a later rescan rebuilds them).  Then the outer input is
- * read: a row of partition 0 probes the table with the row in hand; the
- * others' entries are written or dropped the same way.
+ * read: a row of partition 0 probes the table with the row in hand (over a
+ * heap scan, 16 rows behind the scan, its pinned page kept, so that the
+ * probes' cache misses overlap: join_pass.c's ring); the others' entries
+ * are written or dropped the same way.
  *
  * ROUNDS.  Each later partition (in pieces by hash when its inner entries
  * would not fit) loads its inner entries into the table, from its log or

@@ -7,7 +7,8 @@
  * See join_node.c for the design.  The first pass reads the inner input
  * (partition 0 into the table, the other partitions' entries written or
  * dropped as the mode says), then the outer input, probing partition 0 with
- * the row in hand.  Each round loads one partition's (piece's) inner
+ * the row in hand (over a heap scan, a few rows behind the scan: the ring,
+ * so that the probes' cache misses overlap).  Each round loads one partition's (piece's) inner
  * entries, from its log or by a rescan, and gives its outer rows, from its
  * log or by a rescan; lazy decides before each round whether its rescans
  * write the rest.
@@ -382,7 +383,7 @@ prefetch_ahead(BraidJoinState *st)
  *		Put the outer child's current row into the ring, in its page: a pin
  *		of our own is taken for each run of rows on one page (the scan moves
  *		on before the row is probed), a copy made where the row is not in a
- *		shared page.
+ *		buffer.
  */
 static void
 ring_push(BraidJoinState *st, bool null_key, uint32 hash, int64 key)
@@ -402,7 +403,10 @@ ring_push(BraidJoinState *st, bool null_key, uint32 hash, int64 key)
 		it->buf = bslot->buffer;
 		it->copy = NULL;
 		if (it->buf != st->ring_last_buf)
+		{
 			IncrBufferRefCount(it->buf);
+			st->ring_pins++;
+		}
 	}
 	else
 	{
@@ -433,14 +437,23 @@ ring_retire(BraidJoinState *st)
 		return;
 	st->ring_cur_on = false;
 	if (!BufferIsValid(it->buf))
+	{
+		ExecClearTuple(st->outer.fetchslot);
 		heap_freetuple(it->copy);
+	}
 	else if (st->ring_n == 0 || st->ring[st->ring_head].buf != it->buf)
+	{
+		ExecClearTuple(st->outer.fetchslot);
 		ReleaseBuffer(it->buf);
+		st->ring_pins--;
+	}
 }
 
 /*
  * ring_fill
- *		Read the outer child until the ring is full: partition 0's rows (and
+ *		Read the outer child until the ring is full (or holds JOIN_RING_PINS
+ *		pages pinned; the current row's is one of them, so an empty ring
+ *		can always take a row): partition 0's rows (and
  *		rows with NULL keys that LEFT and ANTI emit unmatched) go into it,
  *		their buckets asked into the cache; the other partitions' entries
  *		are written or dropped as in the first pass without the ring.
@@ -450,7 +463,8 @@ ring_fill(BraidJoinState *st)
 {
 	JoinSide   *s = &st->outer;
 
-	while (!st->ring_done && st->ring_n < JOIN_RING)
+	/* a few pages at most: rows of partition 0 may be on as many pages */
+	while (!st->ring_done && st->ring_n < JOIN_RING && st->ring_pins < JOIN_RING_PINS)
 	{
 		TupleTableSlot *slot = ExecProcNode(s->ps);
 		uint32		hash;
@@ -485,54 +499,71 @@ ring_fill(BraidJoinState *st)
 /*
  * ring_next
  *		The next outer row of the first pass, from the ring (false when the
- *		child and the ring are done); the rows behind it have their first
- *		entries, and the inner tuples those point to, asked into the cache.
+ *		child and the ring are done).  For the rows after it in the ring,
+ *		their first entries, and then the inner tuples those point to (or
+ *		their line pointers, then tuples, when the entry does not say where
+ *		the tuple is), are asked into the cache.  A row of an inner or semi
+ *		join without a candidate is passed over before it is projected.
  */
 static bool
 ring_next(BraidJoinState *st)
 {
 	JoinSide   *s = &st->outer;
 	JoinRingItem *it;
+	uint32		i;
 
-	ring_fill(st);
-	ring_retire(st);
-	if (st->ring_n == 0)
-		return false;
-	st->ring_cur = st->ring[st->ring_head];
-	st->ring_cur_on = true;
-	st->ring_head = (st->ring_head + 1) % JOIN_RING;
-	st->ring_n--;
-
-	if (st->ring_n > JOIN_RING / 2)
+	for (;;)
 	{
-		it = &st->ring[(st->ring_head + JOIN_RING / 2) % JOIN_RING];
-		if (!it->null_key)
-			join_table_prefetch(&st->table, it->hash, true);
-	}
-	if (st->ring_n > JOIN_RING / 4 && !st->exact_key)
-	{
-		uint32		i;
+		ring_fill(st);
+		ring_retire(st);
+		if (st->ring_n == 0)
+			return false;
+		st->ring_cur = st->ring[st->ring_head];
+		st->ring_cur_on = true;
+		st->ring_head = (st->ring_head + 1) % JOIN_RING;
+		st->ring_n--;
 
-		it = &st->ring[(st->ring_head + JOIN_RING / 4) % JOIN_RING];
-		if (!it->null_key &&
-			(i = join_table_first(&st->table, it->hash)) != JOIN_NO_ENTRY)
-			join_row_prefetch(&st->inner, st->table.entries[i].ref,
-							  st->table.entries[i].pos, false);
-	}
+		if (st->ring_n > JOIN_RING / 2)
+		{
+			it = &st->ring[(st->ring_head + JOIN_RING / 2) % JOIN_RING];
+			if (!it->null_key)
+				join_table_prefetch(&st->table, it->hash, true);
+		}
+		if (st->ring_n > JOIN_RING / 4 && !st->exact_key)
+		{
+			it = &st->ring[(st->ring_head + JOIN_RING / 4) % JOIN_RING];
+			if (!it->null_key &&
+				(i = join_table_first(&st->table, it->hash)) != JOIN_NO_ENTRY)
+				join_row_prefetch(&st->inner, st->table.entries[i].ref,
+								  st->table.entries[i].pos, false);
+		}
+		if (st->ring_n > JOIN_RING / 8 && !st->exact_key)
+		{
+			it = &st->ring[(st->ring_head + JOIN_RING / 8) % JOIN_RING];
+			if (!it->null_key &&
+				(i = join_table_first(&st->table, it->hash)) != JOIN_NO_ENTRY &&
+				!(st->table.entries[i].pos & JOIN_POS_VALID))
+				join_row_prefetch(&st->inner, st->table.entries[i].ref, 0, true);
+		}
 
-	it = &st->ring_cur;
-	st->cur = join_row_from_tuple(s, &it->tuple);
-	st->matched = false;
-	if (it->null_key)
-	{
-		st->cand = JOIN_NO_ENTRY;
+		it = &st->ring_cur;
+		st->matched = false;
+		if (it->null_key)
+			st->cand = JOIN_NO_ENTRY;
+		else
+		{
+			st->cur_hash = it->hash;
+			st->cur_key = it->key;
+			st->cand = join_table_next_match(&st->table,
+											 join_table_first(&st->table, it->hash),
+											 it->hash);
+			if (st->cand == JOIN_NO_ENTRY &&
+				(st->jointype == JOIN_INNER || st->jointype == JOIN_SEMI))
+				continue;
+		}
+		st->cur = join_row_from_tuple(s, &it->tuple);
 		return true;
 	}
-	st->cur_hash = it->hash;
-	st->cur_key = it->key;
-	st->cand = join_table_next_match(&st->table, join_table_first(&st->table, it->hash),
-									 it->hash);
-	return true;
 }
 
 /*
@@ -558,7 +589,7 @@ join_pass_ring_reset(BraidJoinState *st)
 	}
 	if (BufferIsValid(prev))
 		ReleaseBuffer(prev);
-	st->ring_n = st->ring_head = 0;
+	st->ring_n = st->ring_head = st->ring_pins = 0;
 	st->ring_done = false;
 	st->ring_last_buf = InvalidBuffer;
 }

@@ -344,7 +344,7 @@ copy_out(MemoryContext cxt, JoinSide *s, MinimalTuple tuple, BraidSpillFile *f, 
 /*
  * join_row_from_tuple
  *		The side's output row for a heap tuple of its table (in a page the
- *		caller keeps pinned): projected as the child would.
+ *		caller keeps pinned, or a copy): projected as the child would.
  */
 TupleTableSlot *
 join_row_from_tuple(JoinSide *s, HeapTuple tuple)

@@ -129,10 +129,11 @@ typedef struct JoinTable
  * tuple are brought into the cache.
  */
 #define JOIN_RING				16
+#define JOIN_RING_PINS			8		/* pages the ring keeps pinned at most */
 
 typedef struct JoinRingItem
 {
-	HeapTupleData tuple;		/* the scan's tuple, in its page */
+	HeapTupleData tuple;		/* the scan's tuple, in its page or copied */
 	Buffer		buf;			/* its page, pinned once for each run of
 								 * items on it (InvalidBuffer: a copy) */
 	HeapTuple	copy;			/* the copy, if not in a page */
@@ -198,6 +199,7 @@ typedef struct BraidJoinState
 	int			ring_head;
 	int			ring_n;
 	Buffer		ring_last_buf;	/* the page of the last item pushed */
+	int			ring_pins;		/* pins the ring and ring_cur hold */
 	JoinRingItem ring_cur;		/* the item now st->cur, if ring_cur_on */
 	bool		ring_cur_on;
 
@@ -261,15 +263,18 @@ join_table_next_match(const JoinTable *t, uint32 i, uint32 hash)
 
 /*
  * join_prefetch
- *		__builtin_prefetch in a form the compiler keeps: GCC (12) takes an
- *		inline function whose only effect is a prefetch for one without any
- *		and drops its calls, as it did join_table_prefetch's.
+ *		A prefetch the compiler keeps: built with GCC 12 at -O2, the
+ *		__builtin_prefetch calls of join_table_prefetch below (inlined from
+ *		this header) were not emitted at all, while those of
+ *		join_row_prefetch (an extern function) were; an asm statement is.
  */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if defined(__GNUC__) && (defined(__x86_64__) || (defined(__i386__) && defined(__SSE__)))
 #define join_prefetch(p) \
 	__asm__ __volatile__("prefetcht0 %0" : : "m" (*(const char *) (p)))
-#else
+#elif defined(__GNUC__)
 #define join_prefetch(p) __builtin_prefetch(p)
+#else
+#define join_prefetch(p) ((void) 0)
 #endif
 
 /*
