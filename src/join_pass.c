@@ -324,6 +324,28 @@ join_pass_next_round(BraidJoinState *st)
 }
 
 /*
+ * prefetch_inner
+ *		Ask for the inner row of a hash's first entry (itself in the cache
+ *		by now) to be brought into the cache: its tuple when the entry says
+ *		where it is, else its line pointer; then (second, a few rows later)
+ *		the tuple of an entry that does not say.
+ */
+static void
+prefetch_inner(BraidJoinState *st, uint32 hash, bool second)
+{
+	uint32		i = join_table_first(&st->table, hash);
+	const BraidJoinEntry *e;
+
+	if (i == JOIN_NO_ENTRY)
+		return;
+	e = &st->table.entries[i];
+	if (!second)
+		join_row_prefetch(&st->inner, e->ref, e->pos, false);
+	else if (!(e->pos & JOIN_POS_VALID))
+		join_row_prefetch(&st->inner, e->ref, 0, true);
+}
+
+/*
  * prefetch_ahead
  *		A round reading its outer entries: bring what the rows a few entries
  *		ahead will need into the cache while this one is joined (each a
@@ -339,7 +361,6 @@ prefetch_ahead(BraidJoinState *st)
 {
 	JoinSide   *o = &st->outer;
 	const BraidJoinEntry *ahead;
-	uint32		i;
 	int			at = st->chunk_pos;
 
 	if (at + JOIN_PREFETCH_AHEAD < st->chunk_n)
@@ -357,20 +378,9 @@ prefetch_ahead(BraidJoinState *st)
 	if (st->exact_key)
 		return;
 	if (at + JOIN_PREFETCH_AHEAD / 4 < st->chunk_n)
-	{
-		ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD / 4];
-		i = join_table_first(&st->table, ahead->hash);
-		if (i != JOIN_NO_ENTRY)
-			join_row_prefetch(&st->inner, st->table.entries[i].ref,
-							  st->table.entries[i].pos, false);
-	}
+		prefetch_inner(st, st->chunk[at + JOIN_PREFETCH_AHEAD / 4].hash, false);
 	if (at + JOIN_PREFETCH_AHEAD / 8 < st->chunk_n)
-	{
-		ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD / 8];
-		i = join_table_first(&st->table, ahead->hash);
-		if (i != JOIN_NO_ENTRY && !(st->table.entries[i].pos & JOIN_POS_VALID))
-			join_row_prefetch(&st->inner, st->table.entries[i].ref, 0, true);
-	}
+		prefetch_inner(st, st->chunk[at + JOIN_PREFETCH_AHEAD / 8].hash, true);
 }
 
 /* ------------------------------------------------------------------------
@@ -510,7 +520,6 @@ ring_next(BraidJoinState *st)
 {
 	JoinSide   *s = &st->outer;
 	JoinRingItem *it;
-	uint32		i;
 
 	for (;;)
 	{
@@ -532,18 +541,14 @@ ring_next(BraidJoinState *st)
 		if (st->ring_n > JOIN_RING / 4 && !st->exact_key)
 		{
 			it = &st->ring[(st->ring_head + JOIN_RING / 4) % JOIN_RING];
-			if (!it->null_key &&
-				(i = join_table_first(&st->table, it->hash)) != JOIN_NO_ENTRY)
-				join_row_prefetch(&st->inner, st->table.entries[i].ref,
-								  st->table.entries[i].pos, false);
+			if (!it->null_key)
+				prefetch_inner(st, it->hash, false);
 		}
 		if (st->ring_n > JOIN_RING / 8 && !st->exact_key)
 		{
 			it = &st->ring[(st->ring_head + JOIN_RING / 8) % JOIN_RING];
-			if (!it->null_key &&
-				(i = join_table_first(&st->table, it->hash)) != JOIN_NO_ENTRY &&
-				!(st->table.entries[i].pos & JOIN_POS_VALID))
-				join_row_prefetch(&st->inner, st->table.entries[i].ref, 0, true);
+			if (!it->null_key)
+				prefetch_inner(st, it->hash, true);
 		}
 
 		it = &st->ring_cur;

@@ -120,6 +120,15 @@ take_held_block(JoinSide *s)
 	return true;
 }
 
+/* keep_held: block blk, pinned in buf (and counted), stays for the join. */
+static void
+keep_held(JoinSide *s, BlockNumber blk, Buffer buf)
+{
+	s->held[blk] = buf;
+	s->nheld_pinned++;
+	s->held_peak = Max(s->held_peak, s->nheld_pinned);
+}
+
 /*
  * held_page
  *		The page of block blk when the side keeps it pinned (pinning it now
@@ -139,9 +148,7 @@ held_page(JoinSide *s, BlockNumber blk)
 			return NULL;
 		/* a failed read leaves its count to the transaction's end */
 		buf = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
-		s->held[blk] = buf;
-		s->nheld_pinned++;
-		s->held_peak = Max(s->held_peak, s->nheld_pinned);
+		keep_held(s, blk, buf);
 	}
 	return BufferGetPage(buf);
 }
@@ -258,9 +265,7 @@ join_row_heap_pos(JoinSide *s)
 		if (!take_held_block(s))
 			return 0;
 		IncrBufferRefCount(bslot->buffer);
-		s->held[blk] = bslot->buffer;
-		s->nheld_pinned++;
-		s->held_peak = Max(s->held_peak, s->nheld_pinned);
+		keep_held(s, blk, bslot->buffer);
 	}
 	else if (s->held[blk] != bslot->buffer)
 		return 0;
@@ -376,8 +381,7 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 		s->fetched.t_len = JOIN_POS_LEN(pos);
 		s->fetched.t_tableOid = RelationGetRelid(s->rel);
 		ItemPointerSet(&s->fetched.t_self, blk, braid_ref_offset(ref));
-		ExecStoreHeapTuple(&s->fetched, s->fetchslot, false);
-		return project_child(s, s->fetchslot);
+		return join_row_from_tuple(s, &s->fetched);
 	}
 	if (s->by_tid)
 	{
@@ -430,8 +434,7 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 		s->fetched.t_len = ItemIdGetLength(lp);
 		s->fetched.t_tableOid = RelationGetRelid(s->rel);
 		ItemPointerSet(&s->fetched.t_self, blk, off);
-		ExecStoreHeapTuple(&s->fetched, s->fetchslot, false);
-		return project_child(s, s->fetchslot);
+		return join_row_from_tuple(s, &s->fetched);
 	}
 	else
 	{

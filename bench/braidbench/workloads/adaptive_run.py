@@ -194,12 +194,8 @@ def run(args, repo, cl, progress=None):
     resolve(args)
     progress = progress or Progress(steps(args))
     t0 = time.time()
-    work_mems = common.split(args.work_mem)
-    variants = common.split(args.variants)
-    result = common.new_result("adaptive", args, repo, cl)
-    result.update({"rows": args.rows, "customers": args.customers, "reps": args.reps,
-                   "groups": [f"work_mem={w}" for w in work_mems], "variants": variants,
-                   "queries": args.query_list, "dax": cl.dax_kind, "parts": args.part_list})
+    result, work_mems, variants = realistic_run.new_result("adaptive", args, repo, cl)
+    result["parts"] = args.part_list
     if "spill" in args.part_list:
         realistic_run.load(cl, args, result, progress)
         realistic_run.compare_at(cl, args, result, work_mems, variants, progress)

@@ -53,15 +53,23 @@ def run(args, repo, cl, progress=None):
     resolve(args)
     progress = progress or Progress(steps(args))
     t0 = time.time()
-    work_mems = common.split(args.work_mem)
-    variants = common.split(args.variants)
-    result = common.new_result("realistic", args, repo, cl)
-    result.update({"rows": args.rows, "customers": args.customers, "reps": args.reps,
-                   "groups": [f"work_mem={w}" for w in work_mems], "variants": variants,
-                   "queries": args.query_list, "dax": cl.dax_kind})
+    result, work_mems, variants = new_result("realistic", args, repo, cl)
     load(cl, args, result, progress)
     compare_at(cl, args, result, work_mems, variants, progress)
     return common.finish(result, t0)
+
+
+def new_result(kind, args, repo, cl):
+    """A result of this workload's shape (kind: "realistic", or a workload
+    that reuses its tables and queries), with its work_mem values and
+    variants."""
+    work_mems = common.split(args.work_mem)
+    variants = common.split(args.variants)
+    result = common.new_result(kind, args, repo, cl)
+    result.update({"rows": args.rows, "customers": args.customers, "reps": args.reps,
+                   "groups": [f"work_mem={w}" for w in work_mems], "variants": variants,
+                   "queries": args.query_list, "dax": cl.dax_kind})
+    return result, work_mems, variants
 
 
 def load(cl, args, result, progress):
