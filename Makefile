@@ -20,6 +20,7 @@ OBJS = \
 	src/join_rows.o \
 	src/join_table.o \
 	src/join_plan.o \
+	src/joinbucket.o \
 	src/joinmodel.o \
 	src/keys.o \
 	src/merge.o \
@@ -79,8 +80,9 @@ UNIT_SRCS = test/unit/unit_main.c test/unit/unit.c \
 	test/unit/test_keycodec.c test/unit/test_indexmap.c test/unit/test_pool.c \
 	test/unit/test_costmodel.c test/unit/test_profkernel.c test/unit/test_emulate.c \
 	test/unit/test_sync.c test/unit/test_wlimit.c test/unit/test_joinmodel.c \
+	test/unit/test_joinbucket.c \
 	src/indexmap.c src/costmodel.c src/pool.c src/profkernel.c src/emulate.c src/wlimit.c \
-	src/joinmodel.c
+	src/joinmodel.c src/joinbucket.c
 
 test/unit/run_unit_tests: $(UNIT_SRCS) test/unit/unit.h $(wildcard $(srcdir)/src/*.h)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS) -lpmem -lm -pthread

@@ -11,6 +11,8 @@
 --
 SET braidsort.force = on;
 SET work_mem = '64kB';
+-- a table of 64kB: a few thousand inner rows take several partitions
+SET hash_mem_multiplier = 1;
 SET max_parallel_workers_per_gather = 0;
 SET enable_mergejoin = off;
 SET enable_nestloop = off;
@@ -183,6 +185,26 @@ SET braidsort.join_mode = lazy;
 RESET braidsort.write_intensity;
 SELECT join_ran('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id');
 SELECT join_check('SELECT jo.id FROM jr2 jo WHERE NOT EXISTS (SELECT 1 FROM jr WHERE jr.id = jo.k AND jr.k < jo.id)');
+-- tables that fit a quarter of shared buffers have every block pinned once
+-- for the fetches, on both sides: the outer rows of the written partitions
+-- are fetched from their pages by the entry's place in it
+CREATE FUNCTION join_pinned(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line ~ 'Pinned Blocks:' THEN
+			RETURN NEXT regexp_replace(btrim(line), '\d+$', '') ||
+				CASE WHEN substring(line from '\d+$')::bigint =
+					pg_relation_size(CASE WHEN line ~ 'Outer' THEN 'jr2' ELSE 'jr' END) /
+					current_setting('block_size')::int
+				THEN 'every block' ELSE substring(line from '\d+$') END;
+		END IF;
+	END LOOP;
+END $$;
+SET braidsort.join_mode = grace;
+SELECT join_pinned('SELECT count(*), sum(length(jr.pad)) FROM jr2 jo JOIN jr ON jo.k = jr.id');
+SET braidsort.join_mode = off;
 -- the memory shrinks after planning (a prepared statement): partition 0
 -- outgrows it and is written out, and later partitions are joined in pieces
 SET braidsort.join_mode = grace;

@@ -152,7 +152,7 @@ join_exec(CustomScanState *node)
 			{
 				const BraidJoinEntry *e = &st->table.entries[st->cand];
 
-				st->cand = join_table_next_match(&st->table, st->table.next[st->cand], st->cur_hash);
+				st->cand = join_table_next_match(&st->table, st->cand, st->cur_hash);
 				if (st->exact_key)
 				{
 					/* the entry holds the key: no inner row to fetch */
@@ -490,7 +490,7 @@ explain_side(BraidJoinState *st, JoinSide *s, ExplainState *es)
 	ExplainPropertyText(label, s->key_refs ? "none (key in entries)" :
 						s->by_tid ? "heap tid" : "value log", es);
 	/* blocks kept pinned for the fetches (join_rows.c), within the limit */
-	if (s->by_tid && !s->is_outer)
+	if (s->by_tid)
 	{
 		snprintf(label, sizeof(label), "%s Pinned Blocks", side);
 		ExplainPropertyInteger(label, NULL, s->held_peak, es);

@@ -86,6 +86,9 @@ first_inner_pass(BraidJoinState *st)
 {
 	JoinSide   *s = &st->inner;
 
+	/* partition 0's entries go no further than the budget (evict_resident) */
+	st->table.grow_limit = (uint32) Min(st->budget / JOIN_TABLE_ENTRY_BYTES + 1,
+										(size_t) PG_UINT32_MAX / 4);
 	for (;;)
 	{
 		TupleTableSlot *slot = ExecProcNode(s->ps);
@@ -207,6 +210,10 @@ load_round(BraidJoinState *st)
 	int			p = st->round;
 
 	join_table_reset(&st->table);
+	/* a whole partition's count is known: no room wasted by doubling */
+	st->table.grow_limit = 0;
+	if (st->npieces == 1)
+		join_table_reserve(&st->table, (uint32) Min(s->counts[p], (uint64) PG_UINT32_MAX / 4));
 	if (s->mat[p])
 	{
 		BraidPartScan scan;
@@ -502,7 +509,7 @@ ring_fill(BraidJoinState *st)
 			ring_push(st, false, hash, key);
 		}
 		else if (round_needed(st, p) && s->writing[p])
-			log_entry(s, p, hash, 0, join_row_heap_ref(s));
+			log_entry(s, p, hash, join_row_heap_pos(s), join_row_heap_ref(s));
 	}
 }
 
@@ -559,9 +566,7 @@ ring_next(BraidJoinState *st)
 		{
 			st->cur_hash = it->hash;
 			st->cur_key = it->key;
-			st->cand = join_table_next_match(&st->table,
-											 join_table_first(&st->table, it->hash),
-											 it->hash);
+			st->cand = join_table_first_match(&st->table, it->hash);
 			if (st->cand == JOIN_NO_ENTRY &&
 				(st->jointype == JOIN_INNER || st->jointype == JOIN_SEMI))
 				continue;
@@ -638,7 +643,7 @@ join_pass_next_outer(BraidJoinState *st)
 			prefetch_ahead(st);
 			if (piece_of(st, e->hash) != st->piece)
 				continue;
-			first = join_table_next_match(&st->table, join_table_first(&st->table, e->hash), e->hash);
+			first = join_table_first_match(&st->table, e->hash);
 			/* an inner or semi join needs the row only if its hash matches */
 			if (first == JOIN_NO_ENTRY &&
 				(st->jointype == JOIN_INNER || st->jointype == JOIN_SEMI))
@@ -678,7 +683,7 @@ join_pass_next_outer(BraidJoinState *st)
 			{
 				st->cur = slot;
 				st->cur_hash = hash;
-				st->cand = join_table_next_match(&st->table, join_table_first(&st->table, hash), hash);
+				st->cand = join_table_first_match(&st->table, hash);
 				st->matched = false;
 				return true;
 			}
@@ -688,7 +693,8 @@ join_pass_next_outer(BraidJoinState *st)
 			if (side_has_vlog(s))
 				ref = join_row_vlog_ref(s, slot);
 			if (s->writing[p])
-				log_entry(s, p, hash, 0, s->by_tid ? join_row_heap_ref(s) : ref);
+				log_entry(s, p, hash, s->by_tid ? join_row_heap_pos(s) : 0,
+						  s->by_tid ? join_row_heap_ref(s) : ref);
 			continue;
 		}
 
@@ -709,7 +715,7 @@ join_pass_next_outer(BraidJoinState *st)
 			continue;
 		st->cur = slot;
 		st->cur_hash = hash;
-		st->cand = join_table_next_match(&st->table, join_table_first(&st->table, hash), hash);
+		st->cand = join_table_first_match(&st->table, hash);
 		st->matched = false;
 		return true;
 	}

@@ -239,7 +239,8 @@ join_row_heap_ref(JoinSide *s)
  *		pin of our own is added to the scan's before the scan lets the page
  *		go, so the tuple cannot move (pruning and defragmenting need the
  *		only pin) and its fetch needs no line pointer.  0 when the block is
- *		not held.
+ *		not held; its buffer is then remembered as the hint of its fetch
+ *		(and of its prefetches, which need it before the first fetch).
  */
 uint32
 join_row_heap_pos(JoinSide *s)
@@ -251,19 +252,21 @@ join_row_heap_pos(JoinSide *s)
 	char	   *page;
 	char	   *data;
 
-	if (s->nheld == 0 || !TTS_IS_BUFFERTUPLE(scanslot))
+	if ((s->nheld == 0 && s->nrecent == 0) || !TTS_IS_BUFFERTUPLE(scanslot))
 		return 0;
 	bslot = (BufferHeapTupleTableSlot *) scanslot;
 	tuple = bslot->base.tuple;
 	if (tuple == NULL || !BufferIsValid(bslot->buffer) || BufferIsLocal(bslot->buffer))
 		return 0;
 	blk = ItemPointerGetBlockNumber(&scanslot->tts_tid);
-	if (blk >= s->nheld)
+	if (blk >= s->nheld || (!BufferIsValid(s->held[blk]) && !take_held_block(s)))
+	{
+		if (blk < s->nrecent)
+			s->recent[blk] = bslot->buffer;
 		return 0;
+	}
 	if (!BufferIsValid(s->held[blk]))
 	{
-		if (!take_held_block(s))
-			return 0;
 		IncrBufferRefCount(bslot->buffer);
 		keep_held(s, blk, bslot->buffer);
 	}
@@ -601,14 +604,17 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 
 			/*
 			 * The inner rows are fetched all over the table, each block many
-			 * times: when the table takes at most a quarter of shared
-			 * buffers, each block is pinned once and kept (its pages are
-			 * then read as the executor reads a scan's pinned page), saving
-			 * a pin and unpin, and the buffer header's spinlock, per fetch.
-			 * All joins together keep at most a quarter of shared buffers
-			 * (take_held_block); blocks past that are fetched as below.
+			 * times, and the outer rows of each written partition in a pass
+			 * of their own over the table's blocks: when the table takes at
+			 * most a quarter of shared buffers, each block is pinned once,
+			 * as a row of it is read, and kept (its pages are then read as
+			 * the executor reads a scan's pinned page), saving a pin and
+			 * unpin, the buffer header's spinlock and the line pointer per
+			 * fetch.  All joins together keep at most a quarter of shared
+			 * buffers (take_held_block; the inner input, read first, before
+			 * the outer); blocks past that are fetched as below.
 			 */
-			if (!s->is_outer && nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 4))
+			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 4))
 			{
 				s->held = palloc0(sizeof(Buffer) * nblocks);
 				s->nheld = nblocks;

@@ -23,28 +23,21 @@
 #include "utils/rel.h"
 
 #include "join_plan.h"
+#include "joinbucket.h"
 #include "joinmodel.h"
 #include "partlog.h"
 #include "valuelog.h"
 
-/*
- * An entry: the row's hash, its ref, and where the row is in its page when
- * the page stays pinned from the moment the row was read (JOIN_POS_*: the
- * fetch then reads the tuple without its line pointer), else 0.
- */
-typedef struct BraidJoinEntry
-{
-	uint32		hash;
-	uint32		pos;
-	uint64		ref;
-} BraidJoinEntry;
-
+/* an entry's pos (BraidJoinEntry, joinbucket.h) */
 #define JOIN_POS_VALID			((uint32) 0x80000000)
 #define JOIN_POS_OFFSET(pos)	(((pos) >> 15) & 0x7FFF)
 #define JOIN_POS_LEN(pos)		((pos) & 0x7FFF)
 
-/* bytes an inner entry takes in the table: entry, chain link, bucket */
-#define JOIN_TABLE_ENTRY_BYTES	(sizeof(BraidJoinEntry) + 2 * sizeof(uint32))
+/*
+ * bytes an inner entry takes in the table at most: the entry and its
+ * bucket's offset (a bucket for one to two entries)
+ */
+#define JOIN_TABLE_ENTRY_BYTES	(sizeof(BraidJoinEntry) + sizeof(uint32))
 #define JOIN_NO_ENTRY			PG_UINT32_MAX
 #define JOIN_READ_CHUNK			4096
 /* pinned pages a side keeps for its fetches by TID */
@@ -112,11 +105,13 @@ typedef struct JoinSide
 typedef struct JoinTable
 {
 	MemoryContext cxt;
-	BraidJoinEntry *entries;
-	uint32	   *next;
-	uint32	   *buckets;
+	BraidJoinEntry *entries;	/* grouped by bucket once built */
+	uint32	   *offsets;		/* bucket b: entries[offsets[b]] to
+								 * entries[offsets[b + 1]] */
 	uint32		n;
 	uint32		cap;
+	uint32		grow_limit;		/* entries the array grows to at most in
+								 * one step (0: no limit) */
 	uint32		mask;
 	bool		built;
 	size_t		peak_bytes;
@@ -243,22 +238,49 @@ join_table_bytes(uint32 n)
 	return (size_t) n * JOIN_TABLE_ENTRY_BYTES;
 }
 
-/* join_table_first: the first entry of a hash's chain, or JOIN_NO_ENTRY. */
+/*
+ * join_table_first
+ *		The first entry of a hash's bucket (a match or not: for prefetches),
+ *		or JOIN_NO_ENTRY.
+ */
 static inline uint32
 join_table_first(const JoinTable *t, uint32 hash)
 {
+	uint32		b;
+
 	if (!t->built || t->n == 0)
 		return JOIN_NO_ENTRY;
-	return t->buckets[hash & t->mask];
+	b = hash & t->mask;
+	return t->offsets[b] < t->offsets[b + 1] ? t->offsets[b] : JOIN_NO_ENTRY;
 }
 
-/* join_table_next_match: the next entry of the chain from i with this hash. */
+/*
+ * join_table_next_match
+ *		The first entry with this hash after entry i of its bucket
+ *		(JOIN_NO_ENTRY for i: from the bucket's start), or JOIN_NO_ENTRY.
+ */
 static inline uint32
 join_table_next_match(const JoinTable *t, uint32 i, uint32 hash)
 {
-	while (i != JOIN_NO_ENTRY && t->entries[i].hash != hash)
-		i = t->next[i];
-	return i;
+	uint32		b;
+	uint32		end;
+
+	if (!t->built || t->n == 0)
+		return JOIN_NO_ENTRY;
+	b = hash & t->mask;
+	end = t->offsets[b + 1];
+	i = i == JOIN_NO_ENTRY ? t->offsets[b] : i + 1;
+	for (; i < end; i++)
+		if (t->entries[i].hash == hash)
+			return i;
+	return JOIN_NO_ENTRY;
+}
+
+/* join_table_first_match: the first entry with this hash, or JOIN_NO_ENTRY. */
+static inline uint32
+join_table_first_match(const JoinTable *t, uint32 hash)
+{
+	return join_table_next_match(t, JOIN_NO_ENTRY, hash);
 }
 
 /*
@@ -279,8 +301,9 @@ join_table_next_match(const JoinTable *t, uint32 i, uint32 hash)
 
 /*
  * join_table_prefetch
- *		Ask for the bucket of a hash to be brought into the cache (a probe a
- *		few rows ahead), or, when it already is, for its first entry.
+ *		Ask for the bucket of a hash (its offsets) to be brought into the
+ *		cache (a probe a few rows ahead), or, when it already is, for its
+ *		first entry.
  */
 static inline void
 join_table_prefetch(const JoinTable *t, uint32 hash, bool entry)
@@ -288,10 +311,10 @@ join_table_prefetch(const JoinTable *t, uint32 hash, bool entry)
 	if (!t->built || t->n == 0)
 		return;
 	if (!entry)
-		join_prefetch(&t->buckets[hash & t->mask]);
+		join_prefetch(&t->offsets[hash & t->mask]);
 	else
 	{
-		uint32		i = t->buckets[hash & t->mask];
+		uint32		i = join_table_first(t, hash);
 
 		if (i != JOIN_NO_ENTRY)
 			join_prefetch(&t->entries[i]);
@@ -307,6 +330,7 @@ side_has_vlog(const JoinSide *s)
 
 /* join_table.c */
 extern void join_table_reset(JoinTable *t);
+extern void join_table_reserve(JoinTable *t, uint32 n);
 extern void join_table_add(JoinTable *t, const BraidJoinEntry *e);
 extern void join_table_build(JoinTable *t);
 

@@ -16,6 +16,7 @@
  *		test_sync.c			src/sync.h
  *		test_wlimit.c		src/wlimit.c
  *		test_joinmodel.c	src/joinmodel.c
+ *		test_joinbucket.c	src/joinbucket.c
  *
  * Each module file has one entry point, unit_<module>(), that runs its
  * tests in a fixed order.  No test framework: a group of related
@@ -132,5 +133,6 @@ extern void unit_emulate(void);
 extern void unit_sync(void);
 extern void unit_wlimit(void);
 extern void unit_joinmodel(void);
+extern void unit_joinbucket(void);
 
 #endif							/* BRAID_UNIT_H */

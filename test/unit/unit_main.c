@@ -36,6 +36,7 @@ static const UnitModule modules[] = {
 	{"sync", "src/sync.h", unit_sync},
 	{"wlimit", "src/wlimit.c", unit_wlimit},
 	{"joinmodel", "src/joinmodel.c", unit_joinmodel},
+	{"joinbucket", "src/joinbucket.c", unit_joinbucket},
 };
 
 #define NUM_MODULES ((int) (sizeof(modules) / sizeof(modules[0])))
