@@ -31,7 +31,8 @@
  * input writes; lazy decides before each round whether that round's
  * rescans write the remainder.
  *
- * MATCHING.  A probe follows the table's chain for the row's hash; each
+ * MATCHING.  A probe looks through the row's bucket for entries of its hash
+ * (the table groups a partition's inner entries by bucket); each
  * candidate's inner row is fetched by its ref and the hash clauses are
  * rechecked on the two rows (entries carry the hash, not the key, so that
  * equality is always the operator's), then the join qual; LEFT and ANTI

@@ -210,8 +210,13 @@ load_round(BraidJoinState *st)
 	int			p = st->round;
 
 	join_table_reset(&st->table);
-	/* a whole partition's count is known: no room wasted by doubling */
-	st->table.grow_limit = 0;
+	/*
+	 * A whole partition's count is known: no room wasted by doubling.  A
+	 * piece's is about its share: the array grows to the budget in one step
+	 * (past it, a skewed piece, by doubling).
+	 */
+	st->table.grow_limit = (uint32) Min(st->budget / JOIN_TABLE_ENTRY_BYTES + 1,
+										(size_t) PG_UINT32_MAX / 4);
 	if (st->npieces == 1)
 		join_table_reserve(&st->table, (uint32) Min(s->counts[p], (uint64) PG_UINT32_MAX / 4));
 	if (s->mat[p])
@@ -708,7 +713,7 @@ join_pass_next_outer(BraidJoinState *st)
 		if (p != st->round)
 		{
 			if (s->writing[p])
-				log_entry(s, p, hash, 0, ref);
+				log_entry(s, p, hash, s->by_tid ? join_row_heap_pos(s) : 0, ref);
 			continue;
 		}
 		if (piece_of(st, hash) != st->piece)

@@ -489,12 +489,10 @@ join_row_prefetch(JoinSide *s, uint64 ref, uint32 pos, bool tuple)
 		}
 		return;
 	}
-	if (blk < s->nheld)
-		buf = s->held[blk];
-	else if (blk < s->nrecent)
+	buf = blk < s->nheld ? s->held[blk] : InvalidBuffer;
+	/* a block not held (the limit was reached): its hint */
+	if (!BufferIsValid(buf) && blk < s->nrecent)
 		buf = s->recent[blk];
-	else
-		return;
 	if (!BufferIsValid(buf) || BufferIsLocal(buf))
 		return;
 	if (braid_ref_offset(ref) < FirstOffsetNumber ||
@@ -581,10 +579,11 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 											  &TTSOpsHeapTuple);
 		/*
 		 * The outer rows of a sequential or bitmap scan are fetched in block
-		 * order (a partition's entries are in scan order): one pin, given
-		 * up before the next is taken, stays in the backend's few fast
-		 * pin-count slots instead of the hash table that holds the rest
-		 * (PrivateRefCount in bufmgr.c).  An index scan's are not.
+		 * order (a partition's entries are in scan order): those of blocks
+		 * not held take one pin, given up before the next is taken, which
+		 * stays in the backend's few fast pin-count slots instead of the
+		 * hash table that holds the rest (PrivateRefCount in bufmgr.c).  An
+		 * index scan's are not in block order.
 		 */
 		s->npins = s->is_outer && (IsA(s->ps, SeqScanState) ||
 								   IsA(s->ps, BitmapHeapScanState)) ? 1 : JOIN_FETCH_PINS;

@@ -35,7 +35,8 @@
 
 /*
  * bytes an inner entry takes in the table at most: the entry and its
- * bucket's offset (a bucket for one to two entries)
+ * bucket's offset (a bucket for one to two entries); joinmodel.c's
+ * JM_DEFAULT_TABLE_BYTES is the same figure
  */
 #define JOIN_TABLE_ENTRY_BYTES	(sizeof(BraidJoinEntry) + sizeof(uint32))
 #define JOIN_NO_ENTRY			PG_UINT32_MAX
@@ -74,9 +75,10 @@ typedef struct JoinSide
 	Buffer	   *recent;			/* the buffer that last held each block (a
 								 * hint for ReadRecentBuffer), or NULL */
 	BlockNumber nrecent;
-	Buffer	   *held;			/* inner side of a table that fits: each
-								 * block pinned at its first fetch and kept
-								 * until the join releases its fetches */
+	Buffer	   *held;			/* a table that fits: each block pinned as
+								 * a row of it is read (or at its first
+								 * fetch) and kept until the join releases
+								 * its fetches */
 	BlockNumber nheld;
 	BlockNumber nheld_pinned;	/* held blocks pinned now */
 	BlockNumber held_peak;		/* ... at most (EXPLAIN ANALYZE) */
@@ -201,7 +203,7 @@ typedef struct BraidJoinState
 	/* the current outer row */
 	TupleTableSlot *cur;		/* NULL: none */
 	uint32		cur_hash;
-	uint32		cand;			/* next candidate in the table's chain */
+	uint32		cand;			/* next candidate in the row's bucket */
 	bool		matched;
 
 	/* for EXPLAIN ANALYZE */
@@ -224,11 +226,19 @@ partition_of(const BraidJoinState *st, uint32 hash)
 	return (int) (((uint64) hash * (uint64) st->k) >> 32);
 }
 
-/* piece_of: the piece of its partition a hash value falls in. */
+/*
+ * piece_of
+ *		The piece of its partition a hash value falls in: by the bits just
+ *		below the partition's (the fraction partition_of leaves), so that a
+ *		piece's entries still spread over every bucket of the table, which
+ *		takes the low bits.
+ */
 static inline int
 piece_of(const BraidJoinState *st, uint32 hash)
 {
-	return st->npieces <= 1 ? 0 : (int) (hash % (uint32) st->npieces);
+	uint32		below = (uint32) ((uint64) hash * (uint64) st->k);
+
+	return st->npieces <= 1 ? 0 : (int) (((uint64) below * (uint64) st->npieces) >> 32);
 }
 
 /* join_table_bytes: memory the table takes with n entries. */

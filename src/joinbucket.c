@@ -18,8 +18,9 @@
  * with the entry just below c's end, which moves down: the entry swapped in
  * is looked at next.  When the entries kept from b's start up meet the ones
  * swapped in from its end down, b is complete: its start goes into
- * offsets[b], and bucket b + 1 begins after b's last entry.  Each entry is
- * moved at most once and looked at at most twice.
+ * offsets[b], and bucket b + 1 begins after b's last entry.  Each swap
+ * puts one entry in its final place: at most n swaps, and each entry is
+ * looked at a few times at most.
  *
  * src/joinbucket.c
  *

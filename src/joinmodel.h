@@ -41,7 +41,7 @@ typedef struct BraidJmInput
 	double		outer_rows;		/* |V|: rows of the outer input (probing) */
 	double		entry_bytes;	/* bytes of an entry on the device */
 	double		table_entry_bytes;	/* bytes an inner entry takes in the
-									 * in-memory table (entry, chain, bucket) */
+									 * in-memory table (entry, bucket offset) */
 	double		budget_bytes;	/* M: memory for the in-memory table */
 	double		write_ns;		/* w: ns per 64-byte line written */
 	double		read_ns;		/* r: ns per line read */

@@ -59,15 +59,47 @@ def targets(result, med):
             sp = pg["ms"] / br["ms"] if br["ms"] else 0
             rows.append(("time: BraidJoin >= 1.2x faster", f"{pg['batches']} batches",
                          f"{sp:.2f}x", sp >= 1.2))
-    mm = mode_medians(result)
-    for wns in sorted({m["write_ns"] for m in mm}):
-        ms = {m["config"]: m for m in mm if m["write_ns"] == wns}
-        if "auto" in ms and len(ms) > 1:
-            best = min(v["ms"] for k, v in ms.items() if k != "auto")
-            rows.append(("auto within 10% of the fastest mode", f"write {wns} ns",
-                         f"{ms['auto']['ms']:.0f} vs {best:.0f} ms ({ms['auto'].get('mode')})",
-                         ms["auto"]["ms"] <= best * (1 + TIME_TOLERANCE)))
+    for wns, auto, best in auto_checks(result):
+        rows.append(("auto within 10% of the fastest mode", f"write {wns} ns",
+                     f"{auto['ms']:.0f} ms ({auto['label']}) vs {best['ms']:.0f} ms "
+                     f"({best['label']})", auto["ms"] <= best["ms"] * (1 + TIME_TOLERANCE)))
     return rows
+
+
+def plan_of(run):
+    """What a mode run did, whatever its mode is called: configs that wrote
+    the same partitions of each input and the same lines, and rescanned as
+    often, ran the same join (grace, hybrid and segmented do when the write
+    intensity lets them write everything)."""
+    return (run.get("mat_outer"), run.get("mat_inner"), run.get("lines_written"),
+            run.get("rescans"))
+
+
+def auto_checks(result):
+    """[(write ns, auto, fastest)] for the mode sweep: each a plan's median
+    ms over every run of it (auto's and the modes' that ran the same plan
+    pooled: single runs vary by 20% on this machine, and two configs running
+    one plan differ by noise alone) and a label naming its configs; auto's
+    plan against the fastest plan some mode ran."""
+    out = []
+    for wns in sorted({m["write_ns"] for m in result.get("modes", [])}):
+        runs = [m for m in result["modes"] if m["write_ns"] == wns]
+        if not any(m["config"] == "auto" for m in runs) or len({m["config"] for m in runs}) < 2:
+            continue
+        plans = {}
+        for m in runs:
+            plans.setdefault(plan_of(m), []).append(m)
+
+        def figure(rs):
+            configs = sorted({m["config"] for m in rs})
+            return {"ms": statistics.median(m["ms"] for m in rs),
+                    "label": "/".join(configs) + f", {len(rs)} runs"}
+        auto_plans = {plan_of(m) for m in runs if m["config"] == "auto"}
+        auto_runs = [m for p in auto_plans for m in plans[p]]
+        best = min((figure(rs) for rs in plans.values()
+                    if any(m["config"] != "auto" for m in rs)), key=lambda f: f["ms"])
+        out.append((wns, figure(auto_runs), best))
+    return out
 
 
 def markdown(result, machine_line, title_quick):
@@ -107,7 +139,10 @@ def markdown(result, machine_line, title_quick):
         out += ["## Modes against write latency", "",
                 f"work_mem {result['modes'][0]['work_mem_kb']} kB (PostgreSQL's ~16 batches), "
                 f"reads {result['read_ns']} ns a line, "
-                + ("one run each." if runs == 1 else f"medians of {runs} runs each."), ""]
+                + ("one run each." if runs == 1 else f"medians of {runs} runs each.")
+                + " The auto target compares plans, not configs: configs that wrote the same "
+                "partitions and lines and rescanned as often ran the same join, and their runs "
+                "are pooled (two configs running one plan differ here by noise alone).", ""]
         out += _table(["write ns", "config", "ran", "ms", "lines written", "rescans",
                        "written partitions (outer / inner)"],
                       [[m["write_ns"], m["config"], m.get("mode"), f"{m['ms']:.0f}",

@@ -6,7 +6,8 @@
 #	the next one the rest of the limit, and that one fetches its other
 #	blocks without keeping them and is still right; the held count comes
 #	back when the cursor closes, and when a join fails inside a
-#	subtransaction (not only at the transaction's end).
+#	subtransaction (not only at the transaction's end).  The outer table's
+#	blocks are held too, after the inner table's, up to the same limit.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -84,6 +85,46 @@ my ($after) = $out =~ /Inner Pinned Blocks: (\d+)/;
 is($after // -1, $blocks,
 	'in the same transaction, the next join gets the whole limit again');
 is(pinned_blocks(''), $blocks, 'and so does one in the next transaction');
+
+# the outer table's blocks are held too, after the inner's, within the same
+# limit: with several partitions (a table of 64kB) and both tables small, the
+# inner table is held whole and the outer one up to the limit; the outer
+# rows of the other blocks are fetched as a larger table's are
+$node->safe_psql('postgres', q{
+CREATE TABLE pin_inner2 AS
+SELECT g AS id FROM generate_series(1, 3500) g;
+CREATE TABLE pin_outer2 AS
+SELECT g AS id, (g * 7) % 3500 + 1 AS k FROM generate_series(1, 7000) g;
+ANALYZE pin_inner2;
+ANALYZE pin_outer2;
+});
+my $inner2 = $node->safe_psql('postgres',
+	"SELECT pg_relation_size('pin_inner2') / current_setting('block_size')::int");
+my $outer2 = $node->safe_psql('postgres',
+	"SELECT pg_relation_size('pin_outer2') / current_setting('block_size')::int");
+ok($inner2 < $limit && $inner2 + $outer2 > $limit,
+	"the inner table ($inner2 blocks) fits the limit, not with the outer ($outer2)");
+my $query2 = 'SELECT count(*), sum(o.id), sum(i.id) FROM pin_outer2 o JOIN pin_inner2 i ON o.k = i.id';
+my $set2 = "$set SET hash_mem_multiplier = 1;";
+my $plan2 = $node->safe_psql('postgres',
+	"$set2 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $query2");
+my ($parts2) = $plan2 =~ /Partitions: (\d+)/;
+ok(($parts2 // 0) > 1, 'the join has several partitions');
+my ($held_in) = $plan2 =~ /Inner Pinned Blocks: (\d+)/;
+my ($held_out) = $plan2 =~ /Outer Pinned Blocks: (\d+)/;
+is($held_in // -1, $inner2, 'the inner table is held whole');
+is($held_out // -1, $limit - $inner2, 'the outer table up to the limit');
+is($node->safe_psql('postgres', "$set2 $query2"),
+	$node->safe_psql('postgres', "SET braidsort.join_mode = off; $query2"),
+	'the join, fetching outer rows from held and other blocks, is right');
+my $failing2 = 'SELECT sum(i.id / (o.id - 5000)) FROM pin_outer2 o JOIN pin_inner2 i ON o.k = i.id';
+($ret, $out, $err) = $node->psql('postgres', "$set2 BEGIN; SAVEPOINT s; $failing2;
+ROLLBACK TO SAVEPOINT s;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $query2;
+COMMIT;", on_error_stop => 0);
+like($err, qr/division by zero/, 'a join holding both sides fails in a subtransaction');
+my ($after_out) = $out =~ /Outer Pinned Blocks: (\d+)/;
+is($after_out // -1, $limit - $inner2, 'both sides\' counts came back');
 
 $node->stop;
 done_testing();
