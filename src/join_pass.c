@@ -337,15 +337,18 @@ join_pass_next_round(BraidJoinState *st)
 
 /*
  * prefetch_inner
- *		Ask for the inner row of a hash's first entry (itself in the cache
- *		by now) to be brought into the cache: its tuple when the entry says
- *		where it is, else its line pointer; then (second, a few rows later)
- *		the tuple of an entry that does not say.
+ *		Ask for the inner row of a hash's first matching entry (its bucket
+ *		in the cache by now: the entries before it are passed over in the
+ *		same line; the bucket's first entry is another hash's in many buckets,
+ *		and its row the wrong one to prefetch) to be brought into the
+ *		cache: its tuple when the entry says where it is, else its line
+ *		pointer; then (second, a few rows later) the tuple of an entry that
+ *		does not say.
  */
 static void
 prefetch_inner(BraidJoinState *st, uint32 hash, bool second)
 {
-	uint32		i = join_table_first(&st->table, hash);
+	uint32		i = join_table_first_match(&st->table, hash);
 	const BraidJoinEntry *e;
 
 	if (i == JOIN_NO_ENTRY)
