@@ -605,15 +605,16 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 			 * The inner rows are fetched all over the table, each block many
 			 * times, and the outer rows of each written partition in a pass
 			 * of their own over the table's blocks: when the table takes at
-			 * most a quarter of shared buffers, each block is pinned once,
-			 * as a row of it is read, and kept (its pages are then read as
-			 * the executor reads a scan's pinned page), saving a pin and
-			 * unpin, the buffer header's spinlock and the line pointer per
-			 * fetch.  All joins together keep at most a quarter of shared
-			 * buffers (take_held_block; the inner input, read first, before
-			 * the outer); blocks past that are fetched as below.
+			 * most half of shared buffers, each block is pinned once, as a
+			 * row of it is read, and kept (its pages are then read as the
+			 * executor reads a scan's pinned page), saving a pin and unpin,
+			 * the buffer header's spinlock and the line pointer per fetch.
+			 * All joins together keep at most a quarter of shared buffers
+			 * (take_held_block; the inner input, read first, before the
+			 * outer): a larger table has its first blocks held, and the
+			 * blocks past the limit are fetched as below.
 			 */
-			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 4))
+			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
 			{
 				s->held = palloc0(sizeof(Buffer) * nblocks);
 				s->nheld = nblocks;

@@ -49,9 +49,9 @@
  * fetched by TID in block order (fetch_ns, 100 ns).  PostgreSQL's batches
  * cost it about 60 ns a tuple and 0.3 ns a byte written and read back in
  * temporary files on a tmpfs (JM_PG_*).  So the model takes a BraidJoin
- * with one partition, which beats PostgreSQL's batches (1.26x measured),
+ * with one partition, which beats PostgreSQL's batches (1.43x measured),
  * and declines those whose outer rows are fetched back: measured, a few
- * partitions still win (1.11x with 3) and many lose (0.75x with 9), as
+ * partitions still win (1.40x with 2) and many lose (0.88x with 6), as
  * PostgreSQL's smaller batches fit the cache, which this model does not
  * see.
  *
