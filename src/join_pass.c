@@ -212,8 +212,9 @@ load_round(BraidJoinState *st)
 	join_table_reset(&st->table);
 	/*
 	 * A whole partition's count is known: no room wasted by doubling.  A
-	 * piece's is about its share: the array grows to the budget in one step
-	 * (past it, a skewed piece, by doubling).
+	 * piece's is only about its share: its array doubles, but no further
+	 * than the budget in its last step (past it, a skewed piece, it doubles
+	 * again).
 	 */
 	st->table.grow_limit = (uint32) Min(st->budget / JOIN_TABLE_ENTRY_BYTES + 1,
 										(size_t) PG_UINT32_MAX / 4);

@@ -252,7 +252,7 @@ join_row_heap_pos(JoinSide *s)
 	char	   *page;
 	char	   *data;
 
-	if ((s->nheld == 0 && s->nrecent == 0) || !TTS_IS_BUFFERTUPLE(scanslot))
+	if (s->nheld == 0 || !TTS_IS_BUFFERTUPLE(scanslot))
 		return 0;
 	bslot = (BufferHeapTupleTableSlot *) scanslot;
 	tuple = bslot->base.tuple;
@@ -621,9 +621,6 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 				s->held_cb.func = held_reset_callback;
 				s->held_cb.arg = s;
 				MemoryContextRegisterResetCallback(estate->es_query_cxt, &s->held_cb);
-			}
-			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
-			{
 				s->recent = palloc0(sizeof(Buffer) * nblocks);
 				s->nrecent = nblocks;
 			}

@@ -75,10 +75,11 @@ typedef struct JoinSide
 	Buffer	   *recent;			/* the buffer that last held each block (a
 								 * hint for ReadRecentBuffer), or NULL */
 	BlockNumber nrecent;
-	Buffer	   *held;			/* a table that fits: each block pinned as
-								 * a row of it is read (or at its first
-								 * fetch) and kept until the join releases
-								 * its fetches */
+	Buffer	   *held;			/* a table of at most half of shared
+								 * buffers: each block pinned as a row of it
+								 * is read (or at its first fetch), within
+								 * the server's limit, and kept until the
+								 * join releases its fetches */
 	BlockNumber nheld;
 	BlockNumber nheld_pinned;	/* held blocks pinned now */
 	BlockNumber held_peak;		/* ... at most (EXPLAIN ANALYZE) */

@@ -87,14 +87,15 @@ is($after // -1, $blocks,
 is(pinned_blocks(''), $blocks, 'and so does one in the next transaction');
 
 # the outer table's blocks are held too, after the inner's, within the same
-# limit: with several partitions (a table of 64kB) and both tables small, the
-# inner table is held whole and the outer one up to the limit; the outer
-# rows of the other blocks are fetched as a larger table's are
+# limit: with several partitions (a table of 64kB), an inner table within
+# the limit and an outer one of up to half of shared buffers, the inner
+# table is held whole and the outer one up to the limit; the outer rows of
+# the other blocks are fetched as a larger table's are
 $node->safe_psql('postgres', q{
 CREATE TABLE pin_inner2 AS
 SELECT g AS id FROM generate_series(1, 3500) g;
 CREATE TABLE pin_outer2 AS
-SELECT g AS id, (g * 7) % 3500 + 1 AS k FROM generate_series(1, 7000) g;
+SELECT g AS id, (g * 7) % 3500 + 1 AS k FROM generate_series(1, 10000) g;
 ANALYZE pin_inner2;
 ANALYZE pin_outer2;
 });
@@ -102,8 +103,8 @@ my $inner2 = $node->safe_psql('postgres',
 	"SELECT pg_relation_size('pin_inner2') / current_setting('block_size')::int");
 my $outer2 = $node->safe_psql('postgres',
 	"SELECT pg_relation_size('pin_outer2') / current_setting('block_size')::int");
-ok($inner2 < $limit && $inner2 + $outer2 > $limit,
-	"the inner table ($inner2 blocks) fits the limit, not with the outer ($outer2)");
+ok($inner2 < $limit && $outer2 > $limit && $outer2 <= 2 * $limit,
+	"the inner table ($inner2 blocks) fits the limit, the outer ($outer2) half of shared buffers only");
 my $query2 = 'SELECT count(*), sum(o.id), sum(i.id) FROM pin_outer2 o JOIN pin_inner2 i ON o.k = i.id';
 my $set2 = "$set SET hash_mem_multiplier = 1;";
 my $plan2 = $node->safe_psql('postgres',
@@ -118,6 +119,8 @@ is($node->safe_psql('postgres', "$set2 $query2"),
 	$node->safe_psql('postgres', "SET braidsort.join_mode = off; $query2"),
 	'the join, fetching outer rows from held and other blocks, is right');
 my $failing2 = 'SELECT sum(i.id / (o.id - 5000)) FROM pin_outer2 o JOIN pin_inner2 i ON o.k = i.id';
+like($node->safe_psql('postgres', "$set2 EXPLAIN (COSTS OFF) $failing2"),
+	qr/Custom Scan \(BraidJoin\)/, 'that failing join is a BraidJoin');
 ($ret, $out, $err) = $node->psql('postgres', "$set2 BEGIN; SAVEPOINT s; $failing2;
 ROLLBACK TO SAVEPOINT s;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $query2;
