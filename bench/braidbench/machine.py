@@ -21,10 +21,18 @@ def describe(repo):
                 cpu = line.split(":", 1)[1].strip()
                 break
     mem_kb = 0
+    huge = {}
     with open("/proc/meminfo") as f:
         for line in f:
             if line.startswith("MemTotal"):
                 mem_kb = int(line.split()[1])
+            elif line.startswith(("HugePages_Total", "Hugepagesize")):
+                huge[line.split(":")[0]] = int(line.split()[1])
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/shmem_enabled") as f:
+            thp_shmem = f.read().strip()
+    except OSError:
+        thp_shmem = ""
     pkglib = _cmd(["/usr/lib/postgresql/15/bin/pg_config", "--pkglibdir"])
     so = os.path.join(pkglib, "braidsort.so")
     so_hash = ""
@@ -41,4 +49,10 @@ def describe(repo):
         "commit": _cmd(["git", "-C", repo, "rev-parse", "--short", "HEAD"]),
         "dirty": bool(_cmd(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"])),
         "braidsort_so_sha256": so_hash,
+        # huge pages reserved (vm.nr_hugepages): PostgreSQL's huge_pages=try
+        # maps shared buffers in them when there are enough, which changes
+        # the cost of random reads in shared buffers (the join's fetches)
+        "hugepages_total": huge.get("HugePages_Total", 0),
+        "hugepage_kb": huge.get("Hugepagesize", 0),
+        "thp_shmem": thp_shmem,
     }

@@ -65,7 +65,9 @@ def machine_line(result):
     load = m.get("loadavg_at_start", [float("nan")])
     return (f"Machine: {m['cpus']} CPUs ({m['cpu_model']}), {m['memory_gb']} GB, kernel "
             f"{m['kernel']}, {m['postgres']}; braidsort at {m['commit']}"
-            f"{' (with uncommitted changes)' if m.get('dirty') else ''}; load average at the "
+            f"{' (with uncommitted changes)' if m.get('dirty') else ''}"
+            + (f"; {m['hugepages_total']} huge pages of {m.get('hugepage_kb', 0) // 1024} MB reserved"
+               if m.get("hugepages_total") else "") + "; load average at the "
             f"start {load[0]:.2f}" + (f", run took {result['seconds']:.0f} s" if "seconds" in result
                                       else "") + ".")
 
