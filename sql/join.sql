@@ -83,17 +83,21 @@ BEGIN
 	RETURN result;
 END $$;
 
--- what ran: mode, partitions, materialized partitions and rescans per side
-CREATE FUNCTION join_ran(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+-- the lines of q's EXPLAIN ANALYZE that match pattern
+CREATE FUNCTION join_plan_lines(q text, pattern text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
 	line text;
 BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		IF line ~ '(Join Mode|Partitions|Rounds|Rescans|Gather Source|Lazy|Partition 0):' THEN
+		IF line ~ pattern THEN
 			RETURN NEXT btrim(line);
 		END IF;
 	END LOOP;
 END $$;
+-- what ran: mode, partitions, materialized partitions and rescans per side
+CREATE FUNCTION join_ran(q text) RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT join_plan_lines(q, '(Join Mode|Partitions|Rounds|Rescans|Gather Source|Lazy|Partition 0):')
+$$;
 
 -- one key, duplicates on both sides, NULL keys
 SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
@@ -188,20 +192,14 @@ SELECT join_check('SELECT jo.id FROM jr2 jo WHERE NOT EXISTS (SELECT 1 FROM jr W
 -- tables that fit a quarter of shared buffers have every block pinned once
 -- for the fetches, on both sides: the outer rows of the written partitions
 -- are fetched from their pages by the entry's place in it
-CREATE FUNCTION join_pinned(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		IF line ~ 'Pinned Blocks:' THEN
-			RETURN NEXT regexp_replace(btrim(line), '\d+$', '') ||
-				CASE WHEN substring(line from '\d+$')::bigint =
-					pg_relation_size(CASE WHEN line ~ 'Outer' THEN 'jr2' ELSE 'jr' END) /
-					current_setting('block_size')::int
-				THEN 'every block' ELSE substring(line from '\d+$') END;
-		END IF;
-	END LOOP;
-END $$;
+CREATE FUNCTION join_pinned(q text) RETURNS SETOF text LANGUAGE sql AS $$
+	SELECT regexp_replace(line, '\d+$', '') ||
+		CASE WHEN substring(line from '\d+$')::bigint =
+			pg_relation_size(CASE WHEN line ~ 'Outer' THEN 'jr2' ELSE 'jr' END) /
+			current_setting('block_size')::int
+		THEN 'every block' ELSE substring(line from '\d+$') END
+	FROM join_plan_lines(q, 'Pinned Blocks:') AS line
+$$;
 SET braidsort.join_mode = grace;
 SELECT join_pinned('SELECT count(*), sum(length(jr.pad)) FROM jr2 jo JOIN jr ON jo.k = jr.id');
 SET braidsort.join_mode = off;

@@ -28,6 +28,13 @@
 #include "braidsort.h"
 #include "join_state.h"
 
+/* budget_entries: the entries the table takes within the budget, and one. */
+static uint32
+budget_entries(const BraidJoinState *st)
+{
+	return (uint32) Min(st->budget / JOIN_TABLE_ENTRY_BYTES + 1, (size_t) PG_UINT32_MAX / 4);
+}
+
 /* log_entry: append an entry to partition p's log of a side. */
 static void
 log_entry(JoinSide *s, int p, uint32 hash, uint32 pos, uint64 ref)
@@ -87,8 +94,7 @@ first_inner_pass(BraidJoinState *st)
 	JoinSide   *s = &st->inner;
 
 	/* partition 0's entries go no further than the budget (evict_resident) */
-	st->table.grow_limit = (uint32) Min(st->budget / JOIN_TABLE_ENTRY_BYTES + 1,
-										(size_t) PG_UINT32_MAX / 4);
+	st->table.grow_limit = budget_entries(st);
 	for (;;)
 	{
 		TupleTableSlot *slot = ExecProcNode(s->ps);
@@ -216,8 +222,7 @@ load_round(BraidJoinState *st)
 	 * than the budget in its last step (past it, a skewed piece, it doubles
 	 * again).
 	 */
-	st->table.grow_limit = (uint32) Min(st->budget / JOIN_TABLE_ENTRY_BYTES + 1,
-										(size_t) PG_UINT32_MAX / 4);
+	st->table.grow_limit = budget_entries(st);
 	if (st->npieces == 1)
 		join_table_reserve(&st->table, (uint32) Min(s->counts[p], (uint64) PG_UINT32_MAX / 4));
 	if (s->mat[p])

@@ -81,7 +81,7 @@ held_reset_callback(void *arg)
 
 	give_back_held(s->nheld_pinned);
 	s->nheld_pinned = 0;
-	s->nheld = 0;
+	s->nblocks = 0;
 }
 
 /*
@@ -139,7 +139,7 @@ held_page(JoinSide *s, BlockNumber blk)
 {
 	Buffer		buf;
 
-	if (blk >= s->nheld)
+	if (blk >= s->nblocks)
 		return NULL;
 	buf = s->held[blk];
 	if (!BufferIsValid(buf))
@@ -252,17 +252,18 @@ join_row_heap_pos(JoinSide *s)
 	char	   *page;
 	char	   *data;
 
-	if (s->nheld == 0 || !TTS_IS_BUFFERTUPLE(scanslot))
+	if (s->nblocks == 0 || !TTS_IS_BUFFERTUPLE(scanslot))
 		return 0;
 	bslot = (BufferHeapTupleTableSlot *) scanslot;
 	tuple = bslot->base.tuple;
 	if (tuple == NULL || !BufferIsValid(bslot->buffer) || BufferIsLocal(bslot->buffer))
 		return 0;
 	blk = ItemPointerGetBlockNumber(&scanslot->tts_tid);
-	if (blk >= s->nheld || (!BufferIsValid(s->held[blk]) && !take_held_block(s)))
+	if (blk >= s->nblocks)
+		return 0;
+	if (!BufferIsValid(s->held[blk]) && !take_held_block(s))
 	{
-		if (blk < s->nrecent)
-			s->recent[blk] = bslot->buffer;
+		s->recent[blk] = bslot->buffer;
 		return 0;
 	}
 	if (!BufferIsValid(s->held[blk]))
@@ -376,7 +377,7 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 		BlockNumber blk = braid_ref_block(ref);
 
 		/* the pin taken with the entry is kept until the entry is gone */
-		if (unlikely(blk >= s->nheld || !BufferIsValid(s->held[blk])))
+		if (unlikely(blk >= s->nblocks || !BufferIsValid(s->held[blk])))
 			elog(ERROR, "braidsort: %s row (%u,%u) of \"%s\" lost its pinned page",
 				 s->name, blk, braid_ref_offset(ref), RelationGetRelationName(s->rel));
 		s->fetched.t_data = (HeapTupleHeader)
@@ -415,14 +416,14 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 			 * the buffer mapping lookup, a shared hash probe and lock per
 			 * fetch otherwise (as the sort's gather does).
 			 */
-			if (blk < s->nrecent && BufferIsValid(s->recent[blk]) &&
+			if (blk < s->nblocks && BufferIsValid(s->recent[blk]) &&
 				ReadRecentBuffer(s->rel->rd_node, MAIN_FORKNUM, blk, s->recent[blk]))
 				s->bufs[slot] = s->recent[blk];
 			else
 			{
 				s->bufs[slot] = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk,
 												   RBM_NORMAL, NULL);
-				if (blk < s->nrecent)
+				if (blk < s->nblocks)
 					s->recent[blk] = s->bufs[slot];
 			}
 			s->blks[slot] = blk;
@@ -480,7 +481,7 @@ join_row_prefetch(JoinSide *s, uint64 ref, uint32 pos, bool tuple)
 	blk = braid_ref_block(ref);
 	if (pos & JOIN_POS_VALID)
 	{
-		if (!tuple && blk < s->nheld && BufferIsValid(buf = s->held[blk]))
+		if (!tuple && blk < s->nblocks && BufferIsValid(buf = s->held[blk]))
 		{
 			page = (char *) BufferGetPage(buf) + JOIN_POS_OFFSET(pos);
 			__builtin_prefetch(page);
@@ -489,9 +490,11 @@ join_row_prefetch(JoinSide *s, uint64 ref, uint32 pos, bool tuple)
 		}
 		return;
 	}
-	buf = blk < s->nheld ? s->held[blk] : InvalidBuffer;
+	if (blk >= s->nblocks)
+		return;
+	buf = s->held[blk];
 	/* a block not held (the limit was reached): its hint */
-	if (!BufferIsValid(buf) && blk < s->nrecent)
+	if (!BufferIsValid(buf))
 		buf = s->recent[blk];
 	if (!BufferIsValid(buf) || BufferIsLocal(buf))
 		return;
@@ -617,12 +620,11 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
 			{
 				s->held = palloc0(sizeof(Buffer) * nblocks);
-				s->nheld = nblocks;
+				s->recent = palloc0(sizeof(Buffer) * nblocks);
+				s->nblocks = nblocks;
 				s->held_cb.func = held_reset_callback;
 				s->held_cb.arg = s;
 				MemoryContextRegisterResetCallback(estate->es_query_cxt, &s->held_cb);
-				s->recent = palloc0(sizeof(Buffer) * nblocks);
-				s->nrecent = nblocks;
 			}
 		}
 	}
@@ -652,7 +654,7 @@ join_row_release_fetch(JoinSide *s)
 	{
 		uint64		released = 0;
 
-		for (BlockNumber b = 0; b < s->nheld; b++)
+		for (BlockNumber b = 0; b < s->nblocks; b++)
 			if (BufferIsValid(s->held[b]))
 			{
 				ReleaseBuffer(s->held[b]);

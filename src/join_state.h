@@ -72,15 +72,14 @@ typedef struct JoinSide
 	Buffer	   *bufs;			/* pinned blocks of recent fetches, by
 								 * block number modulo npins */
 	BlockNumber *blks;
+	/* a table of at most half of shared buffers, by block number: */
+	BlockNumber nblocks;		/* blocks the two arrays cover (0: none) */
 	Buffer	   *recent;			/* the buffer that last held each block (a
-								 * hint for ReadRecentBuffer), or NULL */
-	BlockNumber nrecent;
-	Buffer	   *held;			/* a table of at most half of shared
-								 * buffers: each block pinned as a row of it
-								 * is read (or at its first fetch), within
-								 * the server's limit, and kept until the
-								 * join releases its fetches */
-	BlockNumber nheld;
+								 * hint for ReadRecentBuffer) */
+	Buffer	   *held;			/* each block pinned as a row of it is read
+								 * (or at its first fetch), within the
+								 * server's limit, and kept until the join
+								 * releases its fetches */
 	BlockNumber nheld_pinned;	/* held blocks pinned now */
 	BlockNumber held_peak;		/* ... at most (EXPLAIN ANALYZE) */
 	bool		held_full;		/* the server's limit was reached */

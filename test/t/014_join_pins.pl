@@ -29,8 +29,15 @@ ANALYZE pin_inner;
 ANALYZE pin_outer;
 });
 
-my $blocks = $node->safe_psql('postgres',
-	"SELECT pg_relation_size('pin_inner') / current_setting('block_size')::int");
+# blocks($table): the table's size in blocks
+sub blocks
+{
+	my ($table) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT pg_relation_size('$table') / current_setting('block_size')::int");
+}
+
+my $blocks = blocks('pin_inner');
 my $limit = $node->safe_psql('postgres',
 	"SELECT setting::int / 4 FROM pg_settings WHERE name = 'shared_buffers'");
 ok($blocks > $limit / 2 && $blocks <= $limit,
@@ -99,10 +106,8 @@ SELECT g AS id, (g * 7) % 3500 + 1 AS k FROM generate_series(1, 10000) g;
 ANALYZE pin_inner2;
 ANALYZE pin_outer2;
 });
-my $inner2 = $node->safe_psql('postgres',
-	"SELECT pg_relation_size('pin_inner2') / current_setting('block_size')::int");
-my $outer2 = $node->safe_psql('postgres',
-	"SELECT pg_relation_size('pin_outer2') / current_setting('block_size')::int");
+my $inner2 = blocks('pin_inner2');
+my $outer2 = blocks('pin_outer2');
 ok($inner2 < $limit && $outer2 > $limit && $outer2 <= 2 * $limit,
 	"the inner table ($inner2 blocks) fits the limit, the outer ($outer2) half of shared buffers only");
 my $query2 = 'SELECT count(*), sum(o.id), sum(i.id) FROM pin_outer2 o JOIN pin_inner2 i ON o.k = i.id';
