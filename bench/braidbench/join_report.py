@@ -119,8 +119,14 @@ def markdown(result, machine_line, title_quick):
     out += [f"Command: `{result.get('command', '')}`", "",
             f"Query: `{result['query']}`; inner table {d['inner_bytes'] / 1e6:.0f} MB, outer "
             f"{d['outer_bytes'] / 1e6:.0f} MB. Parallel query off (PostgreSQL would build a "
-            "Parallel Hash, which BraidJoin leaves alone). Medians; bytes: PostgreSQL's "
-            "temporary files (EXPLAIN BUFFERS), BraidJoin's device bytes.", ""]
+            "Parallel Hash, which BraidJoin leaves alone). Medians; time: "
+            + ("the plain query as the client sees it"
+               if result.get("timing") else
+               "EXPLAIN ANALYZE's Execution Time (results before the bench timed plain "
+               "queries: its instrumentation slowed PostgreSQL's join more than "
+               "BraidJoin, so these ratios overstate BraidJoin's)")
+            + "; bytes: PostgreSQL's temporary files (EXPLAIN BUFFERS), BraidJoin's "
+            "device bytes.", ""]
     med = medians(result)
     body = []
     for t, vs in sorted(med.items()):
