@@ -49,11 +49,12 @@
  * fetched by TID in block order (fetch_ns, 100 ns).  PostgreSQL's batches
  * cost it about 60 ns a tuple and 0.3 ns a byte written and read back in
  * temporary files on a tmpfs (JM_PG_*).  So the model takes a BraidJoin
- * with one partition, which beats PostgreSQL's batches (a median 1.2x of
- * paired plain runs, 300k x 3M), and declines those whose outer rows are
- * fetched back: measured, they take about PostgreSQL's time (1.05x with 2
- * partitions, 0.98x with 6; 0.93x and 0.92x at 1M x 10M), saving bytes
- * written only.
+ * with one partition, which beats PostgreSQL's batches (1.57x measured,
+ * plain queries), and declines those whose outer rows are fetched back,
+ * although they win too (1.44x with 2 partitions, 1.11x with 6; 1.15x and
+ * 1.03x with 3 and 10 at 1M x 10M): PostgreSQL's batches cost it more than
+ * JM_PG_* says, mostly as cache misses in a batch's hash table, which this
+ * model does not see.
  *
  * The write intensity is a share of grace's lines.  -1 asks for each
  * mode's cost-optimal choice (hybrid and segmented then write exactly the
