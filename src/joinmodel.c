@@ -53,8 +53,8 @@
  * plain queries), and declines those whose outer rows are fetched back,
  * although they win too (1.44x with 2 partitions, 1.11x with 6; 1.15x and
  * 1.03x with 3 and 10 at 1M x 10M): PostgreSQL's batches cost it more than
- * JM_PG_* says, mostly as cache misses in a batch's hash table, which this
- * model does not see.
+ * JM_PG_* says, and this model has no term for how a batch's hash table
+ * fits the cache.
  *
  * The write intensity is a share of grace's lines.  -1 asks for each
  * mode's cost-optimal choice (hybrid and segmented then write exactly the

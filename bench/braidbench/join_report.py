@@ -149,9 +149,7 @@ def markdown(result, machine_line, title_quick):
             "Parallel Hash, which BraidJoin leaves alone). Medians; time: "
             + ("the plain query as the client sees it"
                if result.get("timing") else
-               "EXPLAIN ANALYZE's Execution Time (results before the bench timed plain "
-               "queries: its instrumentation slowed PostgreSQL's join more than "
-               "BraidJoin, so these ratios overstate BraidJoin's)")
+               "EXPLAIN (ANALYZE, TIMING OFF)'s Execution Time")
             + "; bytes: PostgreSQL's temporary files (EXPLAIN BUFFERS), BraidJoin's "
             "device bytes.", ""]
     med = medians(result)

@@ -15,12 +15,13 @@ read (EXPLAIN BUFFERS' temp blocks) against BraidJoin's device bytes, the
 batches PostgreSQL used and the partitions and mode BraidJoin used.
 
 The time is the plain query's, what a DBA waits for, not EXPLAIN
-ANALYZE's Execution Time (whose per-row instrumentation the two joins pay
-differently).  The plan's figures come from one EXPLAIN (ANALYZE, BUFFERS)
-per configuration, run before its first timed run and not timed.  The
-timed query is never prepared: psycopg prepares a statement run five
-times, and a prepared statement without parameters keeps the plan it was
-prepared with whatever work_mem and braidsort.join_mode say later.
+ANALYZE's Execution Time.  The plan's figures come from one EXPLAIN
+(ANALYZE, BUFFERS) per configuration, run before its first timed run and
+not timed; braidsort.stats' join counters, read around each timed run,
+check that it ran the join those figures describe (timed_ran).  The timed
+query is never prepared: psycopg prepares a statement run five times, and
+a prepared statement without parameters keeps the plan it was prepared
+with whatever work_mem and braidsort.join_mode say later.
 
 Part 2 (modes): at the 16-batch work_mem, every join mode and auto on
 devices whose writes cost more and more (braidsort.emulate_write_ns;
@@ -168,12 +169,22 @@ def run_one(conn, settings, facts=None):
         if facts is None:
             facts = {}
         facts[key] = got
+    before = _join_counts(conn)
     t0 = time.perf_counter()
     # never prepared: a prepared plan would not follow the settings
     conn.execute(QUERY, prepare=False).fetchall()
+    ms = (time.perf_counter() - t0) * 1000.0
+    ran = [c[len("joins_"):] for c, n in _join_counts(conn).items() if n > before.get(c, 0)]
     r = dict(facts[key])
-    r.update({"ms": (time.perf_counter() - t0) * 1000.0, "load1": None})
+    r.update({"ms": ms, "load1": None, "timed_ran": ran[0] if len(ran) == 1 else
+              ("postgres" if not ran else "/".join(ran))})
     return r
+
+
+def _join_counts(conn):
+    """braidsort.stats' finished joins by mode (joins_grace, ...)."""
+    return dict(conn.execute("SELECT counter, value FROM braidsort.stats "
+                             "WHERE scope = 'global' AND counter LIKE 'joins_%'", prepare=False).fetchall())
 
 
 def calibrate(conn, progress):
@@ -227,6 +238,10 @@ def run(args, repo, cl, progress=None):
                     r.update({"variant": name, "target_batches": target, "work_mem_kb": wm_kb,
                               "rep": rep, "auto_takes": auto_takes})
                     result["runs"].append(r)
+                    if r["timed_ran"] != (r.get("mode") if r["ran"] == "braidjoin" else "postgres"):
+                        result["warnings"].append(f"{target} batches {name} rep {rep + 1}: the "
+                                                  f"timed run ran {r['timed_ran']}, its EXPLAIN "
+                                                  f"{r.get('mode') or r['ran']}")
                     progress.step(f"{target} batches ({wm_kb} kB) {name} rep {rep + 1}: "
                                   f"{r['ms']:.0f} ms, ran {r['ran']} "
                                   f"{r.get('mode') or r.get('batches')}, written "
@@ -245,6 +260,9 @@ def run(args, repo, cl, progress=None):
                 r = run_one(conn, settings, facts)
                 r.update({"config": mode, "write_ns": wns, "work_mem_kb": wm16, "rep": rep})
                 result["modes"].append(r)
+                if r["timed_ran"] != r.get("mode"):
+                    result["warnings"].append(f"modes: {mode} at {wns} ns: the timed run ran "
+                                              f"{r['timed_ran']}, its EXPLAIN {r.get('mode')}")
                 progress.step(f"modes: write {wns} ns {mode} rep {rep + 1}: {r['ms']:.0f} ms, ran "
                               f"{r.get('mode')}, {r.get('lines_written', 0)} lines written, "
                               f"{r.get('rescans', 0)} rescans")
