@@ -153,6 +153,12 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	in->budget_bytes = (double) budget;
 	in->inner_rescan = data->inner_rescan;
 	in->outer_rescan = data->outer_rescan;
+	/*
+	 * A side not read by heap TID writes its rows to the value log (an
+	 * exact-key inner side keeps no value log: its entries hold the key).
+	 */
+	in->inner_log_width = data->inner_by_tid || data->exact_key ? 0 : data->inner_width;
+	in->outer_log_width = data->outer_by_tid ? 0 : data->outer_width;
 	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
 }
 
@@ -396,7 +402,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	data.mode = (int) mode;
 	data.partitions = est[mode].partitions;
 	pg_ms = braid_jm_pg_ms(&in, nbatch, data.inner_width, data.outer_width);
-	own_ms = est[mode].ms;
+	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
 	if (!braid_force && own_ms >= pg_ms)
 	{
 		*why = psprintf("the cost model expects no gain (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f x %.0f rows in %d batches)",

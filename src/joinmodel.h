@@ -58,6 +58,10 @@ typedef struct BraidJmInput
 								 * output (about its rows) */
 	double		match_fetch_ns; /* ns to fetch one of them, anywhere in the
 								 * inner input, recheck and emit the pair */
+	double		inner_log_width;	/* bytes of an inner row written to the
+									 * value log (the input is not read by
+									 * heap TID), else 0 */
+	double		outer_log_width;	/* the same for the outer input */
 	bool		inner_rescan;	/* the inner input can be read again */
 	bool		outer_rescan;	/* the outer input can be read again */
 } BraidJmInput;
@@ -90,6 +94,7 @@ extern void braid_jm_plan_sides(const BraidJmInput *in, BraidJoinMode mode,
 								int *mat_inner, int *mat_outer);
 extern double braid_jm_pg_ms(const BraidJmInput *in, double batches,
 							 double inner_width, double outer_width);
+extern double braid_jm_against_pg_ms(const BraidJmInput *in, const BraidJmEstimate *est);
 extern const char *braid_jm_mode_name(BraidJoinMode mode);
 
 #endif							/* BRAID_JOINMODEL_H */
