@@ -10,13 +10,13 @@ CREATE FUNCTION join_modes(query text,
 						   OUT write_intensity float8, OUT partitions int,
 						   OUT lines_written float8, OUT lines_read float8,
 						   OUT rescans float8, OUT est_ms float8,
-						   OUT postgresql_ms float8, OUT feasible boolean,
-						   OUT chosen boolean)
+						   OUT postgresql_ms float8, OUT compared_ms float8,
+						   OUT feasible boolean, OUT chosen boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'braidsort_join_modes'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION join_modes(text) IS
-'plans a query and estimates, for every hash join braidsort would take (BraidJoin), each mode (grace, hybrid, segmented, lazy) at braidsort.write_intensity: partitions, lines written and read, rescans, ms, PostgreSQL''s own hash join''s ms, and which one would run';
+'plans a query and estimates, for every hash join braidsort would take (BraidJoin), each mode (grace, hybrid, segmented, lazy) at braidsort.write_intensity: partitions, lines written and read, rescans, ms, PostgreSQL''s own hash join''s ms, the mode''s ms as weighed against it (the join is taken when the chosen mode''s is lower), and which one would run';
 
 COMMENT ON VIEW stats IS
 'braidsort counters since server start or stats_reset(): sorts by method, joins by mode, rows, value bytes avoided, declines by reason, and per-device spill traffic';

@@ -305,8 +305,10 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 				own_ms;
 	Oid			relid;
 	double		pages;
-	bool		cached;
+	bool		inner_cached = false,
+				outer_cached = false;
 	char	   *tid_why;
+	char	   *unmeasured = NULL;
 	CustomScan *cscan;
 	List	   *inner_keys;
 
@@ -385,8 +387,8 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	data.inner_width = inner->plan_width;
 	data.outer_width = outer->plan_width;
 	data.pg_batches = nbatch;
-	data.inner_by_tid = braid_heap_tid_input(stmt, inner, &relid, &pages, &cached, &tid_why);
-	data.outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &pages, &cached, &tid_why);
+	data.inner_by_tid = braid_heap_tid_input(stmt, inner, &relid, &pages, &inner_cached, &tid_why);
+	data.outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &pages, &outer_cached, &tid_why);
 	data.inner_rescan = side_can_rescan(inner, data.inner_by_tid, processes);
 	data.outer_rescan = side_can_rescan(outer, data.outer_by_tid, processes);
 	data.exact_key = exact_key(hj, hash);
@@ -407,6 +409,26 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	{
 		*why = psprintf("the cost model expects no gain (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f x %.0f rows in %d batches)",
 						own_ms, pg_ms, data.inner_rows, data.outer_rows, nbatch);
+		return NULL;
+	}
+
+	/*
+	 * The comparison with PostgreSQL was fitted on tables that shared
+	 * buffers hold, read by sequential scans.  Outside that, without
+	 * braidsort.force, leave the join to PostgreSQL: every match fetches an
+	 * inner row by TID, and a written partition's outer rows are fetched
+	 * back by TID, which is a read per row where the table is not cached
+	 * and a random one where an index scan gave the rows' order.
+	 */
+	if (data.inner_by_tid && !inner_cached)
+		unmeasured = "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
+	else if (est[mode].mat_outer > 0 && data.outer_by_tid && !outer_cached)
+		unmeasured = "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID";
+	else if (est[mode].mat_outer > 0 && IsA(outer, IndexScan))
+		unmeasured = "the outer rows of written partitions would be fetched back by TID in index order";
+	if (!braid_force && unmeasured != NULL)
+	{
+		*why = unmeasured;
 		return NULL;
 	}
 	elog(DEBUG1, "braidsort: Hash Join replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated",

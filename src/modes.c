@@ -130,8 +130,8 @@ join_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 
 	for (int m = 0; m < BRAID_JM_NMODES; m++)
 	{
-		Datum		values[12];
-		bool		nulls[12] = {0};
+		Datum		values[13];
+		bool		nulls[13] = {0};
 
 		values[0] = Int32GetDatum(cscan->scan.plan.plan_node_id);
 		values[1] = CStringGetTextDatum(clause);
@@ -143,8 +143,9 @@ join_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 		values[7] = Float8GetDatum(est[m].rescans);
 		values[8] = Float8GetDatum(est[m].ms);
 		values[9] = Float8GetDatum(pg_ms);
-		values[10] = BoolGetDatum(est[m].feasible);
-		values[11] = BoolGetDatum(m == data.mode);
+		values[10] = Float8GetDatum(braid_jm_against_pg_ms(&in, &est[m]));
+		values[11] = BoolGetDatum(est[m].feasible);
+		values[12] = BoolGetDatum(m == data.mode);
 		tuplestore_putvalues(w->rsinfo->setResult, w->rsinfo->setDesc, values, nulls);
 	}
 }

@@ -134,5 +134,19 @@ like($err, qr/division by zero/, 'a join holding both sides fails in a subtransa
 my ($after_out) = $out =~ /Outer Pinned Blocks: (\d+)/;
 is($after_out // -1, $limit - $inner2, 'both sides\' counts came back');
 
+# unforced, auto leaves a join to PostgreSQL when its inner table is larger
+# than half of shared buffers: every match would fetch an inner row by TID
+# from a table the buffers do not hold (what the model was not fitted on)
+my $big = blocks('pin_outer');
+ok($big > 2 * $limit, "pin_outer ($big blocks) is larger than half of shared buffers");
+($ret, $out, $err) = $node->psql('postgres',
+	"SET work_mem = '64kB'; SET enable_mergejoin = off; SET client_min_messages = debug1;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pin_outer o JOIN pin_outer x ON o.k = x.id;");
+like($err, qr/Hash Join left to PostgreSQL: its inner table is larger than half of shared buffers/,
+	'auto declines a join whose inner table the buffers cannot hold');
+like($out, qr/Hash Join/, 'and PostgreSQL\'s hash join runs it');
+like($node->safe_psql('postgres', "$set EXPLAIN (COSTS OFF) SELECT count(*) FROM pin_outer o JOIN pin_outer x ON o.k = x.id"),
+	qr/Custom Scan \(BraidJoin\)/, 'braidsort.force takes it');
+
 $node->stop;
 done_testing();
