@@ -23,8 +23,12 @@
  * strict, of a plain SELECT (planner.c declines the others whole), neither
  * the Hash Join nor its Hash parallel-aware, and PostgreSQL's own sizing
  * (ExecChooseHashTableSize) expecting more than one batch.  Then, unless
- * braidsort.force is on, the cost model must expect a win.  RIGHT and FULL
- * joins need a match flag per inner row and are left to PostgreSQL.
+ * braidsort.force is on, the cost model must expect a win, and the join
+ * must be of the kind its comparison with PostgreSQL was fitted on: an
+ * inner table read by TID that shared buffers can hold, and written
+ * partitions' outer rows fetched back from such a table in block order
+ * (not an index scan's).  RIGHT and FULL joins need a match flag per inner
+ * row and are left to PostgreSQL.
  *
  * src/join_plan.c
  *
@@ -420,11 +424,11 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	 * back by TID, which is a read per row where the table is not cached
 	 * and a random one where an index scan gave the rows' order.
 	 */
-	if (data.inner_by_tid && !inner_cached)
+	if (data.inner_by_tid && !inner_cached && in.match_rows > 0)
 		unmeasured = "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
 	else if (est[mode].mat_outer > 0 && data.outer_by_tid && !outer_cached)
 		unmeasured = "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID";
-	else if (est[mode].mat_outer > 0 && IsA(outer, IndexScan))
+	else if (est[mode].mat_outer > 0 && data.outer_by_tid && IsA(outer, IndexScan))
 		unmeasured = "the outer rows of written partitions would be fetched back by TID in index order";
 	if (!braid_force && unmeasured != NULL)
 	{
@@ -432,7 +436,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		return NULL;
 	}
 	elog(DEBUG1, "braidsort: Hash Join replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated",
-		 braid_force && own_ms >= pg_ms ? " (forced)" : "",
+		 braid_force && (own_ms >= pg_ms || unmeasured != NULL) ? " (forced)" : "",
 		 braid_jm_mode_name(mode), data.partitions, own_ms, pg_ms, nbatch);
 
 	inner_keys = (List *) to_inner_var((Node *) hash->hashkeys, NULL);

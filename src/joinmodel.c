@@ -503,8 +503,10 @@ braid_jm_pg_ms(const BraidJmInput *in, double batches, double inner_width,
  *		A mode's estimate in the terms of the comparison with PostgreSQL
  *		(braid_jm_pg_ms): each outer row fetched back from a written
  *		partition at JM_VS_PG_FETCH_NS instead of fetch_ns (see the top of
- *		the file).  The planner takes the join when this is below
- *		PostgreSQL's.
+ *		the file), from a value log too, whose writing the estimate already
+ *		counts (fitted on heap fetches only: a value log's rows may be
+ *		charged more than they cost, which errs towards PostgreSQL).  The
+ *		planner takes the join when this is below PostgreSQL's.
  */
 double
 braid_jm_against_pg_ms(const BraidJmInput *in, const BraidJmEstimate *est)

@@ -271,7 +271,8 @@ braidsort_sort_modes(PG_FUNCTION_ARGS)
  * braidsort_join_modes
  *		SQL: braidsort.join_modes(query text) returns setof (node,
  *		join_clause, mode, write_intensity, partitions, lines_written,
- *		lines_read, rescans, est_ms, postgresql_ms, feasible, chosen).
+ *		lines_read, rescans, est_ms, postgresql_ms, compared_ms, feasible,
+ *		chosen).
  */
 Datum
 braidsort_join_modes(PG_FUNCTION_ARGS)
