@@ -52,6 +52,17 @@
 #include "join_plan.h"
 #include "plancost.h"
 
+/*
+ * Each round fetching a written partition's outer rows back by TID visits
+ * about every page of the outer table (the partition's rows are all over
+ * it).  bench --join and by hand (plain queries), BraidJoin won with up to
+ * 1.8M such page visits (45 rounds over 40k pages, 1.32x) and lost with
+ * 5.1M (38 rounds over 133k pages, 0.89x; 2.5M: 1.05x); the comparison
+ * with PostgreSQL was fitted up to 1.2M.  Beyond this, without
+ * braidsort.force, the join is left to PostgreSQL.
+ */
+#define JOIN_MAX_OUTER_PAGE_ROUNDS	2.0e6
+
 /* positions in the parameter list of custom_private */
 #define JP_JOINTYPE		0
 #define JP_SINGLE		1
@@ -308,7 +319,8 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	double		pg_ms,
 				own_ms;
 	Oid			relid;
-	double		pages;
+	double		pages,
+				outer_pages = 0;
 	bool		inner_cached = false,
 				outer_cached = false;
 	char	   *tid_why;
@@ -392,7 +404,8 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	data.outer_width = outer->plan_width;
 	data.pg_batches = nbatch;
 	data.inner_by_tid = braid_heap_tid_input(stmt, inner, &relid, &pages, &inner_cached, &tid_why);
-	data.outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &pages, &outer_cached, &tid_why);
+	data.outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &outer_pages, &outer_cached,
+											 &tid_why);
 	data.inner_rescan = side_can_rescan(inner, data.inner_by_tid, processes);
 	data.outer_rescan = side_can_rescan(outer, data.outer_by_tid, processes);
 	data.exact_key = exact_key(hj, hash);
@@ -430,6 +443,10 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		unmeasured = "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID";
 	else if (est[mode].mat_outer > 0 && data.outer_by_tid && IsA(outer, IndexScan))
 		unmeasured = "the outer rows of written partitions would be fetched back by TID in index order";
+	else if (est[mode].mat_outer > 0 && data.outer_by_tid &&
+			 est[mode].mat_outer * outer_pages > JOIN_MAX_OUTER_PAGE_ROUNDS)
+		unmeasured = psprintf("its %d rounds would each visit the outer table's %.0f pages, more than measured to win",
+							  est[mode].mat_outer, outer_pages);
 	if (!braid_force && unmeasured != NULL)
 	{
 		*why = unmeasured;
