@@ -27,7 +27,8 @@
  * must be of the kind its comparison with PostgreSQL was fitted on: an
  * inner table read by TID that shared buffers can hold, and written
  * partitions' outer rows fetched back from such a table in block order
- * (not an index scan's).  RIGHT and FULL joins need a match flag per inner
+ * (not an index scan's), in rounds that visit its pages at most 2M times
+ * in all (JOIN_MAX_OUTER_PAGE_ROUNDS).  RIGHT and FULL joins need a match flag per inner
  * row and are left to PostgreSQL.
  *
  * src/join_plan.c
@@ -55,10 +56,11 @@
 /*
  * Each round fetching a written partition's outer rows back by TID visits
  * about every page of the outer table (the partition's rows are all over
- * it).  bench --join and by hand (plain queries), BraidJoin won with up to
- * 1.8M such page visits (45 rounds over 40k pages, 1.32x) and lost with
- * 5.1M (38 rounds over 133k pages, 0.89x; 2.5M: 1.05x); the comparison
- * with PostgreSQL was fitted up to 1.2M.  Beyond this, without
+ * it), or at most one page a row.  bench --join and by hand (plain
+ * queries), BraidJoin won clearly with up to 1.8M such page visits in all
+ * (45 rounds over 40k pages, 1.32x), narrowly with 2.5M (19 rounds over
+ * 133k pages, 1.05x), and lost with 5.1M (38 rounds, 0.89x); the
+ * comparison with PostgreSQL was fitted up to 1.2M.  Beyond 2M, without
  * braidsort.force, the join is left to PostgreSQL.
  */
 #define JOIN_MAX_OUTER_PAGE_ROUNDS	2.0e6
@@ -431,11 +433,13 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 
 	/*
 	 * The comparison with PostgreSQL was fitted on tables that shared
-	 * buffers hold, read by sequential scans.  Outside that, without
-	 * braidsort.force, leave the join to PostgreSQL: every match fetches an
-	 * inner row by TID, and a written partition's outer rows are fetched
-	 * back by TID, which is a read per row where the table is not cached
-	 * and a random one where an index scan gave the rows' order.
+	 * buffers hold, read by sequential scans, with up to 1.2M outer page
+	 * visits in the rounds.  Outside that, without braidsort.force, leave
+	 * the join to PostgreSQL: every match fetches an inner row by TID, and
+	 * a written partition's outer rows are fetched back by TID, which is a
+	 * read per row where the table is not cached, a random one where an
+	 * index scan gave the rows' order, and a walk over the outer table's
+	 * pages in every round.
 	 */
 	if (data.inner_by_tid && !inner_cached && in.match_rows > 0)
 		unmeasured = "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
@@ -444,9 +448,12 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	else if (est[mode].mat_outer > 0 && data.outer_by_tid && IsA(outer, IndexScan))
 		unmeasured = "the outer rows of written partitions would be fetched back by TID in index order";
 	else if (est[mode].mat_outer > 0 && data.outer_by_tid &&
-			 est[mode].mat_outer * outer_pages > JOIN_MAX_OUTER_PAGE_ROUNDS)
-		unmeasured = psprintf("its %d rounds would each visit the outer table's %.0f pages, more than measured to win",
-							  est[mode].mat_outer, outer_pages);
+			 est[mode].mat_outer * Min(outer_pages, data.outer_rows / est[mode].partitions) >
+			 JOIN_MAX_OUTER_PAGE_ROUNDS)
+		unmeasured = psprintf("its %d written outer partitions would be fetched back in rounds visiting about %.0f pages of the outer table in all, more than the %.0f measured",
+							  est[mode].mat_outer,
+							  est[mode].mat_outer * Min(outer_pages, data.outer_rows / est[mode].partitions),
+							  JOIN_MAX_OUTER_PAGE_ROUNDS);
 	if (!braid_force && unmeasured != NULL)
 	{
 		*why = unmeasured;

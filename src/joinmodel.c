@@ -66,12 +66,13 @@
  * predicts between the two joins are within 650 ms of the six measured
  * (320 to 7229 ms), and overstate BraidJoin's lead at 64 batches (482 ms
  * predicted against 320 measured at 300k, 1030 against 549 at 1M) and at
- * 1M rows and 16 batches (2602 against 2055): more partitions than
- * measured are taken on extrapolation.  Without braidsort.force the
- * planner also leaves to PostgreSQL what the fit did not cover: tables
- * larger than half of shared buffers read by TID, and an outer index scan
- * whose rows would be fetched back in index order.  The rest of the model's costs are the same on both
- * sides and cancel.
+ * 1M rows and 16 batches (2602 against 2055).  The rest of the model's
+ * costs are the same on both sides and cancel.  Without braidsort.force
+ * the planner (join_plan.c) also leaves to PostgreSQL what the fit did not
+ * cover: an inner table read by TID larger than half of shared buffers,
+ * and written partitions whose outer rows would be fetched back from such
+ * an outer table, in an index scan's order, or in rounds visiting its
+ * pages more than 2M times in all.
  *
  * The write intensity is a share of grace's lines.  -1 asks for each
  * mode's cost-optimal choice (hybrid and segmented then write exactly the
