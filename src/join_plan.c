@@ -28,8 +28,8 @@
  * inner table read by TID that shared buffers can hold, and written
  * partitions' outer rows fetched back from such a table in block order
  * (not an index scan's), in rounds that visit its pages at most 2M times
- * in all (JOIN_MAX_OUTER_PAGE_ROUNDS).  RIGHT and FULL joins need a match flag per inner
- * row and are left to PostgreSQL.
+ * in all (JOIN_MAX_OUTER_PAGE_ROUNDS; beyond_fit).  RIGHT and FULL joins
+ * need a match flag per inner row and are left to PostgreSQL.
  *
  * src/join_plan.c
  *
@@ -299,6 +299,39 @@ side_can_rescan(Plan *child, bool by_tid, int processes)
 }
 
 /*
+ * beyond_fit
+ *		Why a join is not of the kind the comparison with PostgreSQL was
+ *		fitted on (tables that shared buffers hold, read by sequential
+ *		scans, with up to 1.2M outer page visits in the rounds), or NULL:
+ *		every match fetches an inner row by TID, and a written partition's
+ *		outer rows are fetched back by TID, which is a read per row where
+ *		the table is not cached, a random one where an index scan gave the
+ *		rows' order, and a walk over the outer table's pages in every round.
+ */
+static char *
+beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double match_rows,
+		   bool outer_index_scan, bool inner_cached, bool outer_cached, double outer_pages)
+{
+	bool		fetch_back = est->mat_outer > 0 && data->outer_by_tid;
+	double		visits;
+
+	if (data->inner_by_tid && !inner_cached && match_rows > 0)
+		return "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
+	if (!fetch_back)
+		return NULL;
+	if (!outer_cached)
+		return "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID";
+	if (outer_index_scan)
+		return "the outer rows of written partitions would be fetched back by TID in index order";
+	/* a round visits every page of the table, or at most one a row */
+	visits = est->mat_outer * Min(outer_pages, data->outer_rows / Max(est->partitions, 1));
+	if (visits > JOIN_MAX_OUTER_PAGE_ROUNDS)
+		return psprintf("its %d written outer partitions would be fetched back in rounds visiting about %.0f pages of the outer table in all, more than the %.0f measured",
+						est->mat_outer, visits, JOIN_MAX_OUTER_PAGE_ROUNDS);
+	return NULL;
+}
+
+/*
  * braid_try_join
  *		A BraidJoin replacing the Hash Join, or NULL (with *why) to leave it.
  *		"processes" is how many processes run it at once (under a Gather).
@@ -326,7 +359,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	bool		inner_cached = false,
 				outer_cached = false;
 	char	   *tid_why;
-	char	   *unmeasured = NULL;
+	char	   *unmeasured;
 	CustomScan *cscan;
 	List	   *inner_keys;
 
@@ -431,29 +464,8 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		return NULL;
 	}
 
-	/*
-	 * The comparison with PostgreSQL was fitted on tables that shared
-	 * buffers hold, read by sequential scans, with up to 1.2M outer page
-	 * visits in the rounds.  Outside that, without braidsort.force, leave
-	 * the join to PostgreSQL: every match fetches an inner row by TID, and
-	 * a written partition's outer rows are fetched back by TID, which is a
-	 * read per row where the table is not cached, a random one where an
-	 * index scan gave the rows' order, and a walk over the outer table's
-	 * pages in every round.
-	 */
-	if (data.inner_by_tid && !inner_cached && in.match_rows > 0)
-		unmeasured = "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
-	else if (est[mode].mat_outer > 0 && data.outer_by_tid && !outer_cached)
-		unmeasured = "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID";
-	else if (est[mode].mat_outer > 0 && data.outer_by_tid && IsA(outer, IndexScan))
-		unmeasured = "the outer rows of written partitions would be fetched back by TID in index order";
-	else if (est[mode].mat_outer > 0 && data.outer_by_tid &&
-			 est[mode].mat_outer * Min(outer_pages, data.outer_rows / est[mode].partitions) >
-			 JOIN_MAX_OUTER_PAGE_ROUNDS)
-		unmeasured = psprintf("its %d written outer partitions would be fetched back in rounds visiting about %.0f pages of the outer table in all, more than the %.0f measured",
-							  est[mode].mat_outer,
-							  est[mode].mat_outer * Min(outer_pages, data.outer_rows / est[mode].partitions),
-							  JOIN_MAX_OUTER_PAGE_ROUNDS);
+	unmeasured = beyond_fit(&data, &est[mode], in.match_rows, IsA(outer, IndexScan),
+							inner_cached, outer_cached, outer_pages);
 	if (!braid_force && unmeasured != NULL)
 	{
 		*why = unmeasured;

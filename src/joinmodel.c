@@ -121,6 +121,17 @@ nonneg(double v)
 }
 
 /*
+ * spilled_tuple_ns
+ *		A tuple of width bytes written to a temporary file and read back, as
+ *		PostgreSQL's batches and braidsort's value log do (JM_PG_*).
+ */
+static double
+spilled_tuple_ns(double width)
+{
+	return JM_PG_TUPLE_NS + fmin(nonneg(width), 1e9) * JM_PG_BYTE_NS;
+}
+
+/*
  * braid_jm_input_defaults
  *		Defaults of the per-row and per-line costs (a tmpfs on this class of
  *		machine); rows, budget and the rescan flags are the caller's.
@@ -434,11 +445,9 @@ braid_jm_estimate(const BraidJmInput *in, BraidJoinMode mode, double wi,
 	 * probed in hand).
 	 */
 	if (in->inner_log_width > 0)
-		ns += inner.rows * (JM_PG_TUPLE_NS +
-							fmin(nonneg(in->inner_log_width), 1e9) * JM_PG_BYTE_NS);
+		ns += inner.rows * spilled_tuple_ns(in->inner_log_width);
 	if (in->outer_log_width > 0)
-		ns += outer.rows * n / k * (JM_PG_TUPLE_NS +
-									fmin(nonneg(in->outer_log_width), 1e9) * JM_PG_BYTE_NS);
+		ns += outer.rows * n / k * spilled_tuple_ns(in->outer_log_width);
 
 	est->mat_inner = mi;
 	est->mat_outer = mo;
@@ -494,8 +503,7 @@ braid_jm_pg_ms(const BraidJmInput *in, double batches, double inner_width,
 	double		ns;
 
 	ns = t * nonneg(in->inner_row_ns) + v * nonneg(in->outer_row_ns) + v * nonneg(in->probe_ns);
-	ns += spilled * ((t + v) * JM_PG_TUPLE_NS +
-					 (t * nonneg(inner_width) + v * nonneg(outer_width)) * JM_PG_BYTE_NS);
+	ns += spilled * (t * spilled_tuple_ns(inner_width) + v * spilled_tuple_ns(outer_width));
 	return nonneg(ns) / 1e6;
 }
 

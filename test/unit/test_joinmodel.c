@@ -228,15 +228,10 @@ test_joinmodel_choose(void)
 static BraidJmInput
 measured_input(double inner, double wm_kb)
 {
-	BraidJmInput in;
+	BraidJmInput in = paper_input(inner, 1);
 
-	braid_jm_input_defaults(&in);
-	in.inner_rows = inner;
-	in.outer_rows = 10 * inner;
 	in.match_rows = 10 * inner;
 	in.budget_bytes = wm_kb * 1024 * 2;
-	in.inner_rescan = true;
-	in.outer_rescan = true;
 	return in;
 }
 
