@@ -66,7 +66,18 @@
  * predicts between the two joins are within 650 ms of the six measured
  * (320 to 7229 ms), and overstate BraidJoin's lead at 64 batches (482 ms
  * predicted against 320 measured at 300k, 1030 against 549 at 1M) and at
- * 1M rows and 16 batches (2602 against 2055).  The rest of the model's
+ * 1M rows and 16 batches (2602 against 2055).  Those rows were 69 bytes
+ * wide (as the plan sees the inner input).  With wider inner rows
+ * (300k x 3M, the inner rows 264 and 648 bytes, 87 and 195 MB) BraidJoin
+ * fared worse, PostgreSQL no better: the matches' inner rows, fetched all
+ * over a larger table, each span more lines (by hand, plain queries,
+ * paired medians of 4-5 runs, two or three times; PostgreSQL's time over
+ * BraidJoin's: 264 bytes 1.03-1.08x at 2 MB and 0.79-1.00x at 512 kB,
+ * 648 bytes 0.92-1.09x and 0.86-0.97x, where the model without width had
+ * predicted gains of 0.5 to 1.4 s).  So each match costs
+ * JM_VS_PG_MATCH_BYTE_NS (1 ns) a byte of the inner row's width beyond 69
+ * against PostgreSQL: the 264-byte join at 2 MB is still taken, the other
+ * three are declined, and the fitted points are as they were.  The rest of the model's
  * costs are the same on both sides and cancel.  Without braidsort.force
  * the planner (join_plan.c) also leaves to PostgreSQL what the fit did not
  * cover: an inner table read by TID larger than half of shared buffers,
@@ -100,6 +111,8 @@
 #define JM_PG_TUPLE_NS			850.0
 #define JM_PG_BYTE_NS			0.3
 #define JM_VS_PG_FETCH_NS		850.0
+#define JM_VS_PG_MATCH_BYTE_NS	1.0
+#define JM_VS_PG_MATCH_FIT_WIDTH 69.0
 #define JM_MAX_ROWS				1e15
 
 /* clamp_rows: a row count made finite and non-negative. */
@@ -153,6 +166,7 @@ braid_jm_input_defaults(BraidJmInput *in)
 	in->probe_ns = JM_DEFAULT_PROBE_NS;
 	in->match_rows = 0;
 	in->match_fetch_ns = JM_DEFAULT_MATCH_NS;
+	in->match_width = 0;
 	in->inner_log_width = 0;
 	in->outer_log_width = 0;
 	in->inner_rescan = false;
@@ -514,16 +528,20 @@ braid_jm_pg_ms(const BraidJmInput *in, double batches, double inner_width,
  *		partition at JM_VS_PG_FETCH_NS instead of fetch_ns (see the top of
  *		the file), from a value log too, whose writing the estimate already
  *		counts (fitted on heap fetches only: a value log's rows may be
- *		charged more than they cost, which errs towards PostgreSQL).  The
- *		planner takes the join when this is below PostgreSQL's.
+ *		charged more than they cost, which errs towards PostgreSQL); and
+ *		each match's inner row, fetched by TID, JM_VS_PG_MATCH_BYTE_NS a
+ *		byte of its width beyond the fitted rows' (see the top of the
+ *		file).  The planner takes the join when this is below PostgreSQL's.
  */
 double
 braid_jm_against_pg_ms(const BraidJmInput *in, const BraidJmEstimate *est)
 {
 	int			k = est->partitions < 1 ? 1 : est->partitions;
 	double		fetched = clamp_rows(in->outer_rows) / k * est->mat_outer;
+	double		wider = nonneg(fmin(nonneg(in->match_width), 1e9) - JM_VS_PG_MATCH_FIT_WIDTH);
 
-	return est->ms + fetched * nonneg(JM_VS_PG_FETCH_NS - nonneg(in->fetch_ns)) / 1e6;
+	return est->ms + (fetched * nonneg(JM_VS_PG_FETCH_NS - nonneg(in->fetch_ns)) +
+					  clamp_rows(in->match_rows) * wider * JM_VS_PG_MATCH_BYTE_NS) / 1e6;
 }
 
 /* braid_jm_mode_name: a mode's name, as braidsort.join_mode spells it. */

@@ -58,6 +58,9 @@ typedef struct BraidJmInput
 								 * output (about its rows) */
 	double		match_fetch_ns; /* ns to fetch one of them, anywhere in the
 								 * inner input, recheck and emit the pair */
+	double		match_width;	/* bytes of the inner row a match fetches
+								 * by heap TID (the inner input's width), 0
+								 * when matches fetch no heap row */
 	double		inner_log_width;	/* bytes of an inner row written to the
 									 * value log (the input is not read by
 									 * heap TID), else 0 */
