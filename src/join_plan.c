@@ -175,7 +175,11 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	 * exact-key inner side keeps no value log: its entries hold the key).
 	 */
 	in->inner_log_width = data->inner_by_tid || data->exact_key ? 0 : data->inner_width;
-	/* a match fetches its inner row by TID (not with an exact key) */
+	/*
+	 * a match fetches its inner row by TID (not with an exact key), at a
+	 * cost that grows with the bytes read from it (measured on heap
+	 * fetches only: a value log's rows are costed as spilled tuples)
+	 */
 	in->match_width = data->inner_by_tid && !data->exact_key ? data->inner_width : 0;
 	in->outer_log_width = data->outer_by_tid ? 0 : data->outer_width;
 	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);

@@ -20,7 +20,7 @@ WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather',
                'max_worker_processes', 'parallel_leader_participation', 'jit',
                'hash_mem_multiplier', 'temp_tablespaces', 'shared_preload_libraries',
                'lc_collate', 'random_page_cost', 'effective_cache_size', 'block_size',
-               'fsync', 'wal_level')
+               'fsync', 'wal_level', 'huge_pages', 'shared_memory_size_in_huge_pages')
    OR (name LIKE 'braidsort.%' AND source <> 'default')
 ORDER BY 1"""
 

@@ -60,14 +60,33 @@ def _table(head, rows, align=None):
     return out
 
 
+def _huge_pages_needed(result):
+    """The huge pages the server's shared memory needs (recorded since the
+    setting was added to SETTINGS_QUERY), or None."""
+    settings = result.get("settings", {})
+    if settings and all(isinstance(v, dict) for v in settings.values()):
+        settings = next(iter(settings.values()))
+    try:
+        return int(settings.get("shared_memory_size_in_huge_pages"))
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
 def machine_line(result):
     m = result["machine"]
     load = m.get("loadavg_at_start", [float("nan")])
+    huge = ""
+    if m.get("hugepages_total"):
+        huge = f"; {m['hugepages_total']} huge pages of {m.get('hugepage_kb', 0) // 1024} MB reserved"
+        needed = _huge_pages_needed(result)
+        # huge_pages = try falls back to small pages, silently, when too few
+        if needed is not None:
+            huge += (f" (shared memory needs {needed}: "
+                     f"{'enough' if needed <= m['hugepages_total'] else 'too few: PostgreSQL fell back to small pages'})")
     return (f"Machine: {m['cpus']} CPUs ({m['cpu_model']}), {m['memory_gb']} GB, kernel "
             f"{m['kernel']}, {m['postgres']}; braidsort at {m['commit']}"
             f"{' (with uncommitted changes)' if m.get('dirty') else ''}"
-            + (f"; {m['hugepages_total']} huge pages of {m.get('hugepage_kb', 0) // 1024} MB reserved"
-               if m.get("hugepages_total") else "") + "; load average at the "
+            + huge + "; load average at the "
             f"start {load[0]:.2f}" + (f", run took {result['seconds']:.0f} s" if "seconds" in result
                                       else "") + ".")
 
