@@ -26,9 +26,11 @@
  * braidsort.force is on, the cost model must expect a win, and the join
  * must be of the kind its comparison with PostgreSQL was fitted on: an
  * inner table read by TID that shared buffers can hold, and written
- * partitions' outer rows fetched back from such a table in block order
- * (not an index scan's), in rounds that visit its pages at most 2M times
- * in all (JOIN_MAX_OUTER_PAGE_ROUNDS; beyond_fit).  RIGHT and FULL joins
+ * partitions' outer rows fetched back in block order (not an index
+ * scan's) from a table within effective_cache_size (one that shared
+ * buffers do not hold has each page a round reads back costed), in rounds
+ * that visit its pages at most 2M times in all (JOIN_MAX_OUTER_PAGE_ROUNDS;
+ * beyond_fit).  RIGHT and FULL joins
  * need a match flag per inner row and are left to PostgreSQL.
  *
  * src/join_plan.c
@@ -80,7 +82,8 @@
 /*
  * braid_join_pack
  *		The custom_private list of a BraidJoin: the parameters, the three
- *		row estimates (as Float nodes: they may exceed an int), the hash
+ *		row estimates and the outer table's uncached pages (as Float nodes:
+ *		they may exceed an int), the hash
  *		operators and their collations.
  */
 List *
@@ -101,9 +104,10 @@ braid_join_pack(const BraidJoinPlanData *data)
 	params = lappend_int(params, data->outer_width);
 	params = lappend_int(params, data->pg_batches);
 	params = lappend_int(params, flags);
-	rows = list_make3(makeFloat(psprintf("%.0f", data->inner_rows)),
+	rows = list_make4(makeFloat(psprintf("%.0f", data->inner_rows)),
 					  makeFloat(psprintf("%.0f", data->outer_rows)),
-					  makeFloat(psprintf("%.0f", data->join_rows)));
+					  makeFloat(psprintf("%.0f", data->join_rows)),
+					  makeFloat(psprintf("%.0f", data->outer_uncached_pages)));
 	return list_make4(params, rows, data->hashops, data->hashcolls);
 }
 
@@ -123,7 +127,7 @@ braid_join_unpack(List *private, BraidJoinPlanData *data)
 			 list_length(private));
 	params = (List *) linitial(private);
 	rows = (List *) lsecond(private);
-	if (list_length(params) != JP_FLAGS + 1 || list_length(rows) != 3)
+	if (list_length(params) != JP_FLAGS + 1 || list_length(rows) != 4)
 		elog(ERROR, "braidsort: malformed BraidJoin plan data");
 	data->jointype = list_nth_int(params, JP_JOINTYPE);
 	data->single_match = list_nth_int(params, JP_SINGLE) != 0;
@@ -142,6 +146,7 @@ braid_join_unpack(List *private, BraidJoinPlanData *data)
 	data->inner_rows = floatVal(linitial(rows));
 	data->outer_rows = floatVal(lsecond(rows));
 	data->join_rows = floatVal(lthird(rows));
+	data->outer_uncached_pages = floatVal(lfourth(rows));
 	data->hashops = (List *) lthird(private);
 	data->hashcolls = (List *) lfourth(private);
 }
@@ -182,6 +187,7 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	 */
 	in->match_width = data->inner_by_tid && !data->exact_key ? data->inner_width : 0;
 	in->outer_log_width = data->outer_by_tid ? 0 : data->outer_width;
+	in->outer_uncached_pages = data->outer_by_tid ? data->outer_uncached_pages : 0;
 	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
 }
 
@@ -307,12 +313,14 @@ side_can_rescan(Plan *child, bool by_tid, int processes)
 /*
  * beyond_fit
  *		Why a join is not of the kind the comparison with PostgreSQL was
- *		fitted on (tables that shared buffers hold, read by sequential
- *		scans, with up to 1.2M outer page visits in the rounds), or NULL:
- *		every match fetches an inner row by TID, and a written partition's
- *		outer rows are fetched back by TID, which is a read per row where
- *		the table is not cached, a random one where an index scan gave the
- *		rows' order, and a walk over the outer table's pages in every round.
+ *		fitted on (tables that shared buffers hold, or an outer table the
+ *		kernel's cache holds, read by sequential scans, with up to 1.2M
+ *		outer page visits in the rounds), or NULL: every match fetches an
+ *		inner row by TID, and a written partition's outer rows are fetched
+ *		back by TID, which is a read per row where the table is not cached,
+ *		perhaps from disk where it is larger than effective_cache_size, a
+ *		random one where an index scan gave the rows' order, and a walk over
+ *		the outer table's pages in every round.
  */
 static char *
 beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double match_rows,
@@ -325,8 +333,8 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 		return "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
 	if (!fetch_back)
 		return NULL;
-	if (!outer_cached)
-		return "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID";
+	if (!outer_cached && outer_pages > (double) effective_cache_size)
+		return "its outer table is larger than effective_cache_size, and the outer rows of written partitions would be fetched back by TID";
 	if (outer_index_scan)
 		return "the outer rows of written partitions would be fetched back by TID in index order";
 	/* a round visits every page of the table, or at most one a row */
@@ -450,6 +458,9 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	data.inner_rescan = side_can_rescan(inner, data.inner_by_tid, processes);
 	data.outer_rescan = side_can_rescan(outer, data.outer_by_tid, processes);
 	data.exact_key = exact_key(hj, hash);
+	/* rounds would read its pages back through the buffer manager */
+	if (data.outer_by_tid && !outer_cached)
+		data.outer_uncached_pages = outer_pages;
 	/* exact keys: an inner input that is not a heap scan keeps no value log */
 	if (data.exact_key && !data.inner_by_tid)
 		data.inner_rescan = false;

@@ -81,13 +81,21 @@
  * 1.23x), and the fitted points are as they were.  The width is the
  * plan's, of the columns the query reads from the inner row (the
  * measured queries read all of it); a one-partition join of rows wider
- * than about 930 bytes is declined, unmeasured.  The rest of the model's
- * costs are the same on both sides and cancel.  Without braidsort.force
- * the planner (join_plan.c) also leaves to PostgreSQL what the fit did not
- * cover: an inner table read by TID larger than half of shared buffers,
- * and written partitions whose outer rows would be fetched back from such
- * an outer table, in an index scan's order, or in rounds visiting its
- * pages more than 2M times in all.
+ * than about 930 bytes is declined, unmeasured.  An outer table larger
+ * than half of shared buffers (not held, its pages read again through the
+ * buffer manager in every round, from the kernel's cache) costs each page
+ * a round visits about 3.2 us against PostgreSQL (JM_VS_PG_UNCACHED_PAGE_NS;
+ * by hand, 300k x 3M at shared_buffers 128 MB, the 40k-page outer table
+ * uncached, paired medians of 4 runs: 1.30x, 1.08x, 0.92x and 0.79x at 2,
+ * 3, 6 and 12 partitions, 207 to 1233 ms short of the fitted model's
+ * gains; 3.2 us fits them by least squares and takes the first two).  The
+ * rest of the model's costs are the same on both sides and cancel.
+ * Without braidsort.force the planner (join_plan.c) also leaves to
+ * PostgreSQL what the fit did not cover: an inner table read by TID larger
+ * than half of shared buffers, and written partitions whose outer rows
+ * would be fetched back from an outer table larger than
+ * effective_cache_size (from disk, perhaps), in an index scan's order, or
+ * in rounds visiting its pages more than 2M times in all.
  *
  * The write intensity is a share of grace's lines.  -1 asks for each
  * mode's cost-optimal choice (hybrid and segmented then write exactly the
@@ -117,6 +125,7 @@
 #define JM_VS_PG_FETCH_NS		850.0
 #define JM_VS_PG_MATCH_BYTE_NS	1.0
 #define JM_VS_PG_MATCH_FIT_WIDTH 69.0
+#define JM_VS_PG_UNCACHED_PAGE_NS 3200.0
 #define JM_MAX_ROWS				1e15
 
 /* clamp_rows: a row count made finite and non-negative. */
@@ -171,6 +180,7 @@ braid_jm_input_defaults(BraidJmInput *in)
 	in->match_rows = 0;
 	in->match_fetch_ns = JM_DEFAULT_MATCH_NS;
 	in->match_width = 0;
+	in->outer_uncached_pages = 0;
 	in->inner_log_width = 0;
 	in->outer_log_width = 0;
 	in->inner_rescan = false;
@@ -535,7 +545,10 @@ braid_jm_pg_ms(const BraidJmInput *in, double batches, double inner_width,
  *		charged more than they cost, which errs towards PostgreSQL); and
  *		each match's inner row, fetched by TID, JM_VS_PG_MATCH_BYTE_NS a
  *		byte of its width beyond the fitted rows' (see the top of the
- *		file).  The planner takes the join when this is below PostgreSQL's.
+ *		file); and, for an outer table shared buffers do not hold, each
+ *		page a round reads back through the buffer manager,
+ *		JM_VS_PG_UNCACHED_PAGE_NS.  The planner takes the join when this is
+ *		below PostgreSQL's.
  */
 double
 braid_jm_against_pg_ms(const BraidJmInput *in, const BraidJmEstimate *est)
@@ -544,8 +557,13 @@ braid_jm_against_pg_ms(const BraidJmInput *in, const BraidJmEstimate *est)
 	double		fetched = clamp_rows(in->outer_rows) / k * est->mat_outer;
 	double		wider = nonneg(fmin(nonneg(in->match_width), 1e9) - JM_VS_PG_MATCH_FIT_WIDTH);
 
+	/* a round visits every page of the table, or at most one a row */
+	double		uncached = est->mat_outer *
+		fmin(fmin(nonneg(in->outer_uncached_pages), JM_MAX_ROWS), clamp_rows(in->outer_rows) / k);
+
 	return est->ms + (fetched * nonneg(JM_VS_PG_FETCH_NS - nonneg(in->fetch_ns)) +
-					  clamp_rows(in->match_rows) * wider * JM_VS_PG_MATCH_BYTE_NS) / 1e6;
+					  clamp_rows(in->match_rows) * wider * JM_VS_PG_MATCH_BYTE_NS +
+					  uncached * JM_VS_PG_UNCACHED_PAGE_NS) / 1e6;
 }
 
 /* braid_jm_mode_name: a mode's name, as braidsort.join_mode spells it. */

@@ -58,6 +58,9 @@ typedef struct BraidJmInput
 								 * output (about its rows) */
 	double		match_fetch_ns; /* ns to fetch one of them, anywhere in the
 								 * inner input, recheck and emit the pair */
+	double		outer_uncached_pages;	/* pages of the outer table, read by
+										 * TID, that shared buffers do not
+										 * hold (0: they do) */
 	double		match_width;	/* bytes of the inner row a match fetches
 								 * by heap TID (the inner input's width), 0
 								 * when matches fetch no heap row */

@@ -148,5 +148,33 @@ like($out, qr/Hash Join/, 'and PostgreSQL\'s hash join runs it');
 like($node->safe_psql('postgres', "SET braidsort.force = on; SET work_mem = '64kB'; SET enable_mergejoin = off; EXPLAIN (COSTS OFF) SELECT count(*) FROM pin_outer o JOIN pin_outer x ON o.k = x.id"),
 	qr/Custom Scan \(BraidJoin\)/, 'braidsort.force takes it');
 
+# unforced, an outer table larger than half of shared buffers: the pages
+# each round reads back through the buffer manager are costed (the join is
+# taken here, two partitions, one round), but beyond effective_cache_size
+# (perhaps from disk) the join is left to PostgreSQL
+$node->safe_psql('postgres', q{
+CREATE TABLE pin_mid AS SELECT g AS id, g % 7 AS c FROM generate_series(1, 10000) g;
+ANALYZE pin_mid;
+});
+my $mid = blocks('pin_mid');
+ok($mid <= $limit * 2 && $big > $limit * 2,
+	"pin_mid ($mid blocks) fits half of shared buffers, pin_outer ($big) does not");
+my $uncached = q{SET work_mem = '64kB'; SET enable_mergejoin = off; SET enable_nestloop = off;
+SET max_parallel_workers_per_gather = 0; SET client_min_messages = debug1;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(length(o.v)) FROM pin_outer o JOIN pin_mid m ON o.id = m.id};
+($ret, $out, $err) = $node->psql('postgres', $uncached);
+like($out, qr/Custom Scan \(BraidJoin\)(?s:.*)Partitions: 2/,
+	'a join fetching outer rows back from an uncached table is taken');
+($ret, $out, $err) = $node->psql('postgres', "SET effective_cache_size = '8kB'; $uncached");
+like($err, qr/Hash Join left to PostgreSQL: its outer table is larger than effective_cache_size/,
+	'beyond effective_cache_size it is left to PostgreSQL');
+like($out, qr/Hash Join/, 'and PostgreSQL\'s hash join runs it');
+is($node->safe_psql('postgres', q{SET work_mem = '64kB'; SET enable_mergejoin = off;
+SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0;
+SELECT count(*), sum(length(o.v)) FROM pin_outer o JOIN pin_mid m ON o.id = m.id}),
+	$node->safe_psql('postgres', q{SET braidsort.join_mode = off; SET enable_mergejoin = off;
+SELECT count(*), sum(length(o.v)) FROM pin_outer o JOIN pin_mid m ON o.id = m.id}),
+	'and the uncached join taken is right');
+
 $node->stop;
 done_testing();
