@@ -28,10 +28,10 @@
  * inner table read by TID that shared buffers can hold, and written
  * partitions' outer rows fetched back in block order (not an index
  * scan's) from a table within effective_cache_size (one that shared
- * buffers do not hold has each page a round reads back costed), in rounds
- * that visit its pages at most 2M times in all (JOIN_MAX_OUTER_PAGE_ROUNDS;
- * beyond_fit).  RIGHT and FULL joins
- * need a match flag per inner row and are left to PostgreSQL.
+ * buffers do not hold has each page a round reads back costed, and is
+ * declined in parallel workers), in rounds that visit its pages at most 2M
+ * times in all (JOIN_MAX_OUTER_PAGE_ROUNDS; beyond_fit).  RIGHT and FULL
+ * joins need a match flag per inner row and are left to PostgreSQL.
  *
  * src/join_plan.c
  *
@@ -82,8 +82,8 @@
 /*
  * braid_join_pack
  *		The custom_private list of a BraidJoin: the parameters, the three
- *		row estimates and the outer table's uncached pages (as Float nodes:
- *		they may exceed an int), the hash
+ *		row estimates and the outer table's uncached pages (as Float
+ *		nodes: they may exceed an int), the hash
  *		operators and their collations.
  */
 List *
@@ -314,17 +314,19 @@ side_can_rescan(Plan *child, bool by_tid, int processes)
  * beyond_fit
  *		Why a join is not of the kind the comparison with PostgreSQL was
  *		fitted on (tables that shared buffers hold, or an outer table the
- *		kernel's cache holds, read by sequential scans, with up to 1.2M
- *		outer page visits in the rounds), or NULL: every match fetches an
- *		inner row by TID, and a written partition's outer rows are fetched
- *		back by TID, which is a read per row where the table is not cached,
- *		perhaps from disk where it is larger than effective_cache_size, a
- *		random one where an index scan gave the rows' order, and a walk over
- *		the outer table's pages in every round.
+ *		kernel's cache holds, read by sequential scans in one process, with
+ *		up to 1.2M outer page visits in the rounds), or NULL: every match
+ *		fetches an inner row by TID, and a written partition's outer rows
+ *		are fetched back by TID: a read of each page in every round where
+ *		shared buffers do not hold the table (costed), perhaps from disk
+ *		where it is larger than effective_cache_size, a random read where
+ *		an index scan gave the rows' order, and a walk over the outer
+ *		table's pages in every round.
  */
 static char *
 beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double match_rows,
-		   bool outer_index_scan, bool inner_cached, bool outer_cached, double outer_pages)
+		   bool outer_index_scan, bool inner_cached, bool outer_cached, double outer_pages,
+		   int processes)
 {
 	bool		fetch_back = est->mat_outer > 0 && data->outer_by_tid;
 	double		visits;
@@ -335,6 +337,8 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 		return NULL;
 	if (!outer_cached && outer_pages > (double) effective_cache_size)
 		return "its outer table is larger than effective_cache_size, and the outer rows of written partitions would be fetched back by TID";
+	if (!outer_cached && processes > 1)
+		return "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID in parallel workers (not measured)";
 	if (outer_index_scan)
 		return "the outer rows of written partitions would be fetched back by TID in index order";
 	/* a round visits every page of the table, or at most one a row */
@@ -482,7 +486,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	}
 
 	unmeasured = beyond_fit(&data, &est[mode], in.match_rows, IsA(outer, IndexScan),
-							inner_cached, outer_cached, outer_pages);
+							inner_cached, outer_cached, outer_pages, processes);
 	if (!braid_force && unmeasured != NULL)
 	{
 		*why = unmeasured;

@@ -36,9 +36,9 @@ typedef struct BraidJoinPlanData
 	int			outer_width;
 	int			pg_batches;		/* PostgreSQL's planned batches */
 	double		outer_uncached_pages;	/* pages of an outer table read by TID
-										 * that is larger than half of shared
-										 * buffers (they do not hold it), else
-										 * 0 */
+										 * that shared buffers do not hold
+										 * (larger than half of them; a
+										 * temporary table never), else 0 */
 	bool		inner_by_tid;	/* the input is a heap scan: refs are TIDs */
 	bool		outer_by_tid;	/* (else its rows go to a value log) */
 	bool		inner_rescan;	/* the input can be read again */

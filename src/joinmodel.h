@@ -59,8 +59,8 @@ typedef struct BraidJmInput
 	double		match_fetch_ns; /* ns to fetch one of them, anywhere in the
 								 * inner input, recheck and emit the pair */
 	double		outer_uncached_pages;	/* pages of the outer table, read by
-										 * TID, that shared buffers do not
-										 * hold (0: they do) */
+										 * TID, when shared buffers do not
+										 * hold it (0: they do) */
 	double		match_width;	/* bytes of the inner row a match fetches
 								 * by heap TID (the inner input's width), 0
 								 * when matches fetch no heap row */

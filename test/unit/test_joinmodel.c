@@ -409,6 +409,17 @@ test_joinmodel_against_pg(void)
 			check_that(&c, fabs(own - cached - est[m].mat_outer * 40000 * 3200 / 1e6) < 1e-6,
 					   "%d rounds over 40k uncached pages", est[m].mat_outer);
 		}
+		/* at most one page a row fetched back: 6 partitions, 10M pages */
+		{
+			BraidJmInput in = measured_input(3e5, 512);
+			BraidJoinMode m = braid_jm_choose(&in, -1, est);
+			double		before = braid_jm_against_pg_ms(&in, &est[m]);
+
+			in.outer_uncached_pages = 1e7;
+			check_that(&c, fabs(braid_jm_against_pg_ms(&in, &est[m]) - before -
+								est[m].mat_outer * (3e6 / est[m].partitions) * 3200 / 1e6) < 1e-6,
+					   "the page charge is capped at a page a row");
+		}
 		/* nothing written: nothing read back */
 		{
 			BraidJmInput in = measured_input(3e5, 8192);
@@ -479,6 +490,14 @@ test_joinmodel_garbage(void)
 		in.outer_log_width = INFINITY;
 		in.match_width = NAN;
 		in.outer_uncached_pages = INFINITY;
+		for (int m = 0; m < BRAID_JM_NMODES; m++)
+		{
+			braid_jm_estimate(&in, (BraidJoinMode) m, 0.5, &e);
+			check_that(&c, isfinite(braid_jm_against_pg_ms(&in, &e)),
+					   "infinite uncached pages: %s's comparison figure is finite",
+					   braid_jm_mode_name(m));
+		}
+		in.outer_uncached_pages = NAN;
 		for (int m = 0; m < BRAID_JM_NMODES; m++)
 		{
 			braid_jm_estimate(&in, (BraidJoinMode) m, 0.5, &e);
