@@ -422,7 +422,7 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 			else
 			{
 				s->bufs[slot] = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk,
-												   RBM_NORMAL, NULL);
+												   RBM_NORMAL, s->strategy);
 				if (blk < s->nblocks)
 					s->recent[blk] = s->bufs[slot];
 			}
@@ -626,6 +626,16 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 				s->held_cb.arg = s;
 				MemoryContextRegisterResetCallback(estate->es_query_cxt, &s->held_cb);
 			}
+
+			/*
+			 * A larger outer table is read again, block by block, in every
+			 * round: through a ring of buffers, as a sequential scan of it
+			 * is, so that each round does not push everything else out of
+			 * shared buffers (PostgreSQL's own batches never pass through
+			 * them).  Its memory goes with the query's context.
+			 */
+			else if (nblocks > 0 && s->npins == 1)
+				s->strategy = GetAccessStrategy(BAS_BULKREAD);
 		}
 	}
 	else

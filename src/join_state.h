@@ -72,6 +72,10 @@ typedef struct JoinSide
 	Buffer	   *bufs;			/* pinned blocks of recent fetches, by
 								 * block number modulo npins */
 	BlockNumber *blks;
+	BufferAccessStrategy strategy;	/* a ring for the outer table's blocks
+									 * when shared buffers cannot hold it
+									 * (read back in block order), else
+									 * NULL */
 	/* a table of at most half of shared buffers, by block number: */
 	BlockNumber nblocks;		/* blocks the two arrays cover (0: none) */
 	Buffer	   *recent;			/* the buffer that last held each block (a

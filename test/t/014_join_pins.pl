@@ -187,6 +187,38 @@ SELECT (SELECT compared_ms FROM braidsort.join_modes('SELECT count(*) FROM pin_o
      - (SELECT compared_ms FROM braidsort.join_modes('SELECT count(*) FROM pin_outer_t o JOIN pin_mid m ON o.id = m.id') WHERE chosen AND partitions = 2)});
 ok(abs($charge - $big * 0.0032) < 0.001,
 	"one round's reads of the uncached outer table charged ($charge ms for $big pages)");
-
 $node->stop;
+
+# a round reads such a table back through a ring of buffers, as a scan of
+# it does, so that it does not push everything else out of shared buffers:
+# with 512 of them, a table of 45 blocks read just before the join stays
+# (a read of the outer table's blocks without the ring evicts it)
+my $ring = braid_node('ring', conf => "shared_buffers = 4MB\n");
+dax_tablespace($ring, 'ring');
+$ring->safe_psql('postgres', q{
+CREATE EXTENSION IF NOT EXISTS pg_buffercache;
+CREATE TABLE ring_outer AS
+SELECT g AS id, g % 10000 + 1 AS k, repeat('q', 100) || g AS v FROM generate_series(1, 80000) g;
+CREATE TABLE ring_inner AS SELECT g AS id, g % 7 AS c FROM generate_series(1, 10000) g;
+CREATE TABLE ring_hot AS SELECT g AS id, g % 7 AS c FROM generate_series(1, 10000) g;
+ANALYZE ring_outer, ring_inner, ring_hot;
+});
+my ($outer_blocks, $hot_blocks) = split /\|/, $ring->safe_psql('postgres',
+	"SELECT pg_relation_size('ring_outer') / 8192, pg_relation_size('ring_hot') / 8192");
+ok($outer_blocks > 256, "ring_outer ($outer_blocks blocks) is larger than half of shared buffers");
+$ring->restart;
+my $survived = $ring->safe_psql('postgres', q{
+SELECT count(*) FROM ring_hot;
+SET work_mem = '64kB'; SET enable_mergejoin = off; SET enable_nestloop = off;
+SET max_parallel_workers_per_gather = 0; SET braidsort.force = on;
+SET braidsort.join_mode = grace;
+SELECT count(*), sum(length(o.v)) FROM ring_outer o JOIN ring_inner i ON o.k = i.id;
+SELECT count(*) FROM pg_buffercache
+WHERE relfilenode = pg_relation_filenode('ring_hot') AND reldatabase =
+	(SELECT oid FROM pg_database WHERE datname = current_database())});
+my ($cached) = $survived =~ /(\d+)$/;
+ok(defined $cached && $cached == $hot_blocks,
+	"a table read before the join stays in shared buffers ("
+	  . ($cached // '?') . " of its $hot_blocks blocks)");
+$ring->stop;
 done_testing();
