@@ -628,13 +628,15 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 			}
 
 			/*
-			 * A larger outer table is read again, block by block, in every
-			 * round: through a ring of buffers, as a sequential scan of it
-			 * is, so that each round does not push everything else out of
-			 * shared buffers (PostgreSQL's own batches never pass through
-			 * them).  Its memory goes with the query's context.
+			 * A larger outer table under a sequential scan is read again,
+			 * block by block, in every round: through a ring of buffers, as
+			 * the scan reads it, so that each round does not push everything
+			 * else out of shared buffers (PostgreSQL's own batches never
+			 * pass through them).  Not under a bitmap scan (PostgreSQL gives
+			 * those no ring either: they may touch few of the pages).  Its
+			 * memory goes with the query's context.
 			 */
-			else if (nblocks > 0 && s->npins == 1)
+			else if (nblocks > 0 && s->is_outer && IsA(s->ps, SeqScanState))
 				s->strategy = GetAccessStrategy(BAS_BULKREAD);
 		}
 	}

@@ -68,7 +68,8 @@ typedef struct JoinSide
 	Relation	rel;
 	TupleTableSlot *fetchslot;
 	HeapTupleData fetched;
-	int			npins;			/* JOIN_FETCH_PINS, 1 for the outer side */
+	int			npins;			/* JOIN_FETCH_PINS, 1 for an outer
+								 * sequential or bitmap scan (block order) */
 	Buffer	   *bufs;			/* pinned blocks of recent fetches, by
 								 * block number modulo npins */
 	BlockNumber *blks;

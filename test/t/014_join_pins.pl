@@ -193,7 +193,7 @@ $node->stop;
 # it does, so that it does not push everything else out of shared buffers:
 # with 512 of them, a table of 45 blocks read just before the join stays
 # (a read of the outer table's blocks without the ring evicts it)
-my $ring = braid_node('ring', conf => "shared_buffers = 4MB\n");
+my $ring = braid_node('ring', conf => "shared_buffers = 4MB\nautovacuum = off\n");
 dax_tablespace($ring, 'ring');
 $ring->safe_psql('postgres', q{
 CREATE EXTENSION IF NOT EXISTS pg_buffercache;
@@ -206,16 +206,24 @@ ANALYZE ring_outer, ring_inner, ring_hot;
 my ($outer_blocks, $hot_blocks) = split /\|/, $ring->safe_psql('postgres',
 	"SELECT pg_relation_size('ring_outer') / 8192, pg_relation_size('ring_hot') / 8192");
 ok($outer_blocks > 256, "ring_outer ($outer_blocks blocks) is larger than half of shared buffers");
-$ring->restart;
-my $survived = $ring->safe_psql('postgres', q{
-SELECT count(*) FROM ring_hot;
-SET work_mem = '64kB'; SET enable_mergejoin = off; SET enable_nestloop = off;
+my $ring_set = q{SET work_mem = '64kB'; SET enable_mergejoin = off; SET enable_nestloop = off;
 SET max_parallel_workers_per_gather = 0; SET braidsort.force = on;
-SET braidsort.join_mode = grace;
-SELECT count(*), sum(length(o.v)) FROM ring_outer o JOIN ring_inner i ON o.k = i.id;
+SET braidsort.join_mode = grace;};
+my $ring_query = 'SELECT count(*), sum(length(o.v)) FROM ring_outer o JOIN ring_inner i ON o.k = i.id';
+like($ring->safe_psql('postgres', "$ring_set EXPLAIN (COSTS OFF) $ring_query"),
+	qr/Custom Scan \(BraidJoin\)(?s:.*)Partitions: [2-9]/,
+	'that join is a BraidJoin writing partitions');
+my $ring_expected = $ring->safe_psql('postgres', "SET braidsort.join_mode = off; $ring_query");
+$ring->restart;
+my $survived = $ring->safe_psql('postgres', qq{
+SELECT count(*) FROM ring_hot;
+$ring_set
+$ring_query;
 SELECT count(*) FROM pg_buffercache
 WHERE relfilenode = pg_relation_filenode('ring_hot') AND reldatabase =
 	(SELECT oid FROM pg_database WHERE datname = current_database())});
+my @lines = split /\n/, $survived;
+is($lines[1], $ring_expected, 'the join through the ring is right');
 my ($cached) = $survived =~ /(\d+)$/;
 ok(defined $cached && $cached == $hot_blocks,
 	"a table read before the join stays in shared buffers ("
