@@ -98,8 +98,9 @@
  * PostgreSQL what the fit did not cover: an inner table read by TID larger
  * than half of shared buffers, and written partitions whose outer rows
  * would be fetched back from an outer table larger than
- * effective_cache_size (from disk, perhaps), in an index scan's order, or
- * in rounds visiting its pages more than 2M times in all.
+ * effective_cache_size (from disk, perhaps), by parallel workers from one
+ * shared buffers do not hold (unmeasured), in an index scan's order, or in
+ * rounds visiting its pages more than 2M times in all.
  *
  * The write intensity is a share of grace's lines.  -1 asks for each
  * mode's cost-optimal choice (hybrid and segmented then write exactly the
