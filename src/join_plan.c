@@ -187,7 +187,7 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	 */
 	in->match_width = data->inner_by_tid && !data->exact_key ? data->inner_width : 0;
 	in->outer_log_width = data->outer_by_tid ? 0 : data->outer_width;
-	in->outer_uncached_pages = data->outer_by_tid ? data->outer_uncached_pages : 0;
+	in->outer_uncached_pages = data->outer_uncached_pages;
 	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
 }
 
@@ -341,8 +341,7 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 		return "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID in parallel workers (not measured)";
 	if (outer_index_scan)
 		return "the outer rows of written partitions would be fetched back by TID in index order";
-	/* a round visits every page of the table, or at most one a row */
-	visits = est->mat_outer * Min(outer_pages, data->outer_rows / Max(est->partitions, 1));
+	visits = braid_jm_outer_page_visits(data->outer_rows, outer_pages, est);
 	if (visits > JOIN_MAX_OUTER_PAGE_ROUNDS)
 		return psprintf("its %d written outer partitions would be fetched back in rounds visiting about %.0f pages of the outer table in all, more than the %.0f measured",
 						est->mat_outer, visits, JOIN_MAX_OUTER_PAGE_ROUNDS);

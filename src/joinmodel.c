@@ -561,14 +561,27 @@ braid_jm_against_pg_ms(const BraidJmInput *in, const BraidJmEstimate *est)
 	int			k = est->partitions < 1 ? 1 : est->partitions;
 	double		fetched = clamp_rows(in->outer_rows) / k * est->mat_outer;
 	double		wider = nonneg(fmin(nonneg(in->match_width), 1e9) - JM_VS_PG_MATCH_FIT_WIDTH);
-	double		uncached;
+	double		uncached = braid_jm_outer_page_visits(in->outer_rows, in->outer_uncached_pages,
+													  est);
 
-	/* a round visits every page of the table, or at most one a row */
-	uncached = est->mat_outer * fmin(fmin(nonneg(in->outer_uncached_pages), JM_MAX_ROWS),
-									 clamp_rows(in->outer_rows) / k);
 	return est->ms + (fetched * nonneg(JM_VS_PG_FETCH_NS - nonneg(in->fetch_ns)) +
 					  clamp_rows(in->match_rows) * wider * JM_VS_PG_MATCH_BYTE_NS +
 					  uncached * JM_VS_PG_UNCACHED_PAGE_NS) / 1e6;
+}
+
+/*
+ * braid_jm_outer_page_visits
+ *		The outer table's pages (of outer_pages) that the rounds fetching
+ *		back a mode's written outer partitions visit in all: a round visits
+ *		every page of the table (the partition's rows are all over it), or
+ *		at most one page a row.
+ */
+double
+braid_jm_outer_page_visits(double outer_rows, double outer_pages, const BraidJmEstimate *est)
+{
+	int			k = est->partitions < 1 ? 1 : est->partitions;
+
+	return est->mat_outer * fmin(fmin(nonneg(outer_pages), JM_MAX_ROWS), clamp_rows(outer_rows) / k);
 }
 
 /* braid_jm_mode_name: a mode's name, as braidsort.join_mode spells it. */

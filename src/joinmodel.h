@@ -101,6 +101,8 @@ extern void braid_jm_plan_sides(const BraidJmInput *in, BraidJoinMode mode,
 extern double braid_jm_pg_ms(const BraidJmInput *in, double batches,
 							 double inner_width, double outer_width);
 extern double braid_jm_against_pg_ms(const BraidJmInput *in, const BraidJmEstimate *est);
+extern double braid_jm_outer_page_visits(double outer_rows, double outer_pages,
+										 const BraidJmEstimate *est);
 extern const char *braid_jm_mode_name(BraidJoinMode mode);
 
 #endif							/* BRAID_JOINMODEL_H */

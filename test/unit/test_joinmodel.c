@@ -235,6 +235,30 @@ measured_input(double inner, double wm_kb)
 	return in;
 }
 
+/* auto_est: the estimate of the mode auto picks for in. */
+static BraidJmEstimate
+auto_est(const BraidJmInput *in)
+{
+	BraidJmEstimate est[BRAID_JM_NMODES];
+
+	return est[braid_jm_choose(in, -1, est)];
+}
+
+/*
+ * extra_ms: what a match width and uncached outer pages add to the
+ * comparison of the mode auto picks for in (which they do not change).
+ */
+static double
+extra_ms(BraidJmInput in, double match_width, double uncached_pages)
+{
+	BraidJmEstimate e = auto_est(&in);
+	double		before = braid_jm_against_pg_ms(&in, &e);
+
+	in.match_width = match_width;
+	in.outer_uncached_pages = uncached_pages;
+	return braid_jm_against_pg_ms(&in, &e) - before;
+}
+
 /*
  * test_joinmodel_against_pg: the comparison with PostgreSQL's hash join
  * takes the six joins bench --join measured faster than PostgreSQL's
@@ -279,38 +303,33 @@ test_joinmodel_against_pg(void)
 	}
 	{
 		BraidJmInput in = measured_input(3e5, 2048);
-		BraidJoinMode m;
-		double		before;
+		double		before = auto_est(&in).ms;
+		BraidJmEstimate e;
 
-		m = braid_jm_choose(&in, -1, est);
-		before = est[m].ms;
 		in.inner_log_width = 69;
 		in.outer_log_width = 69;
-		m = braid_jm_choose(&in, -1, est);
-		check_that(&c, est[m].ms > before, "a value log costs");
-		check_that(&c, braid_jm_against_pg_ms(&in, &est[m]) > braid_jm_pg_ms(&in, 16, 69, 69),
+		e = auto_est(&in);
+		check_that(&c, e.ms > before, "a value log costs");
+		check_that(&c, braid_jm_against_pg_ms(&in, &e) > braid_jm_pg_ms(&in, 16, 69, 69),
 				   "both inputs through the value log: declined");
 	}
 	{
 		/* an outer value log: only the rows not probed in hand are written */
 		BraidJmInput in = measured_input(3e5, 8192);
-		BraidJoinMode m;
-		double		before;
+		double		before = auto_est(&in).ms;
+		BraidJmEstimate e;
 
-		m = braid_jm_choose(&in, -1, est);
-		before = est[m].ms;
 		in.outer_log_width = 69;
-		m = braid_jm_choose(&in, -1, est);
-		check_that(&c, est[m].partitions == 1 && est[m].ms == before,
+		e = auto_est(&in);
+		check_that(&c, e.partitions == 1 && e.ms == before,
 				   "one partition: the outer value log writes nothing");
 		in = measured_input(3e5, 512);
-		m = braid_jm_choose(&in, -1, est);
-		before = est[m].ms;
+		before = auto_est(&in).ms;
 		in.outer_log_width = 69;
-		m = braid_jm_choose(&in, -1, est);
-		check_that(&c, fabs(est[m].ms - before - 3e6 * 5 / 6 * (850 + 69 * 0.3) / 1e6) < 1e-6,
+		e = auto_est(&in);
+		check_that(&c, fabs(e.ms - before - 3e6 * 5 / 6 * (850 + 69 * 0.3) / 1e6) < 1e-6,
 				   "6 partitions: 5/6 of the outer rows logged (%g ms over %g)",
-				   est[m].ms, before);
+				   e.ms, before);
 	}
 	/* the value log's cost is the same in every mode: the choice stands */
 	for (int i = 0; i < 6; i++)
@@ -323,9 +342,9 @@ test_joinmodel_against_pg(void)
 		{
 			in.write_ns = (double[]) {8, 600, 2400}[w];
 			in.inner_log_width = in.outer_log_width = 0;
-			without = braid_jm_choose(&in, -1, est);
+			without = auto_est(&in).mode;
 			in.inner_log_width = in.outer_log_width = 69;
-			with = braid_jm_choose(&in, -1, est);
+			with = auto_est(&in).mode;
 			check_that(&c, with == without, "value logs changed the mode: %s, %s",
 					   braid_jm_mode_name(without), braid_jm_mode_name(with));
 		}
@@ -354,13 +373,13 @@ test_joinmodel_against_pg(void)
 		for (int i = 0; i < 6; i++)
 		{
 			BraidJmInput in = measured_input(3e5, wide[i].wm_kb);
-			BraidJoinMode m;
+			BraidJmEstimate e;
 			double		own,
 						pg;
 
 			in.match_width = wide[i].width;
-			m = braid_jm_choose(&in, -1, est);
-			own = braid_jm_against_pg_ms(&in, &est[m]);
+			e = auto_est(&in);
+			own = braid_jm_against_pg_ms(&in, &e);
 			pg = braid_jm_pg_ms(&in, wide[i].batches, wide[i].width, 69);
 			check_that(&c, (own < pg) == wide[i].taken,
 					   "%g-byte inner rows at %g kB: %g ms against PostgreSQL's %g",
@@ -369,12 +388,8 @@ test_joinmodel_against_pg(void)
 		for (int i = 0; i < 6; i++)
 		{
 			BraidJmInput in = measured_input(measured[i].inner, measured[i].wm_kb);
-			BraidJoinMode m = braid_jm_choose(&in, -1, est);
-			double		before = braid_jm_against_pg_ms(&in, &est[m]);
 
-			in.match_width = 69;
-			check_that(&c, braid_jm_against_pg_ms(&in, &est[m]) == before,
-					   "the fitted width adds nothing");
+			check_that(&c, extra_ms(in, 69, 0) == 0, "the fitted width adds nothing");
 		}
 	}
 	{
@@ -395,49 +410,40 @@ test_joinmodel_against_pg(void)
 		for (int i = 0; i < 4; i++)
 		{
 			BraidJmInput in = measured_input(3e5, uncached[i].wm_kb);
-			BraidJoinMode m = braid_jm_choose(&in, -1, est);
-			double		cached = braid_jm_against_pg_ms(&in, &est[m]);
+			BraidJmEstimate e = auto_est(&in);
 			double		own,
 						pg;
 
 			in.outer_uncached_pages = 40000;
-			own = braid_jm_against_pg_ms(&in, &est[m]);
+			own = braid_jm_against_pg_ms(&in, &e);
 			pg = braid_jm_pg_ms(&in, uncached[i].batches, 69, 69);
 			check_that(&c, (own < pg) == uncached[i].taken,
 					   "uncached outer at %g kB: %g ms against PostgreSQL's %g",
 					   uncached[i].wm_kb, own, pg);
-			check_that(&c, fabs(own - cached - est[m].mat_outer * 40000 * 3200 / 1e6) < 1e-6,
-					   "%d rounds over 40k uncached pages", est[m].mat_outer);
+			check_that(&c, fabs(extra_ms(measured_input(3e5, uncached[i].wm_kb), 0, 40000) -
+								e.mat_outer * 40000 * 3200 / 1e6) < 1e-6,
+					   "%d rounds over 40k uncached pages", e.mat_outer);
 		}
 		/* at most one page a row fetched back: 6 partitions, 10M pages */
 		{
 			BraidJmInput in = measured_input(3e5, 512);
-			BraidJoinMode m = braid_jm_choose(&in, -1, est);
-			double		before = braid_jm_against_pg_ms(&in, &est[m]);
+			BraidJmEstimate e = auto_est(&in);
 
-			in.outer_uncached_pages = 1e7;
-			check_that(&c, fabs(braid_jm_against_pg_ms(&in, &est[m]) - before -
-								est[m].mat_outer * (3e6 / est[m].partitions) * 3200 / 1e6) < 1e-6,
+			check_that(&c, fabs(extra_ms(in, 0, 1e7) -
+								e.mat_outer * (3e6 / e.partitions) * 3200 / 1e6) < 1e-6,
 					   "the page charge is capped at a page a row");
 		}
 		/* nothing written: nothing read back */
-		{
-			BraidJmInput in = measured_input(3e5, 8192);
-			BraidJoinMode m = braid_jm_choose(&in, -1, est);
-			double		before = braid_jm_against_pg_ms(&in, &est[m]);
-
-			in.outer_uncached_pages = 40000;
-			check_that(&c, braid_jm_against_pg_ms(&in, &est[m]) == before,
-					   "one partition: uncached outer pages cost nothing more");
-		}
+		check_that(&c, extra_ms(measured_input(3e5, 8192), 0, 40000) == 0,
+				   "one partition: uncached outer pages cost nothing more");
 	}
 	{
 		BraidJmInput in = measured_input(3e5, 512);
-		BraidJoinMode m;
+		BraidJmEstimate e;
 
 		in.match_rows = 20 * in.outer_rows;
-		m = braid_jm_choose(&in, -1, est);
-		check_that(&c, braid_jm_against_pg_ms(&in, &est[m]) > braid_jm_pg_ms(&in, 64, 69, 69),
+		e = auto_est(&in);
+		check_that(&c, braid_jm_against_pg_ms(&in, &e) > braid_jm_pg_ms(&in, 64, 69, 69),
 				   "20 matches an outer row, 6 partitions: declined");
 	}
 	check_report(&c, "joinmodel: the measured joins beat PostgreSQL's, value logs, wide inner rows, many rounds over an uncached outer table and many matches do not");
