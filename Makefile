@@ -12,6 +12,7 @@ OBJS = \
 	src/gather.o \
 	src/gather_copy.o \
 	src/guc.o \
+	src/hugepages.o \
 	src/indexmap.o \
 	src/instr.o \
 	src/iosched.o \

@@ -44,6 +44,7 @@ _PG_init(void)
 	braid_define_gucs();
 	braid_shmem_init();
 	braid_shmem_add(NULL, NULL, braid_profiles_load);
+	braid_shmem_add(NULL, NULL, braid_advise_huge_pages);
 	braid_shmem_add(braid_progress_shmem_request, braid_progress_shmem_init, NULL);
 	braid_shmem_add(braid_instr_shmem_request, braid_instr_shmem_init, NULL);
 	braid_worker_register();

@@ -28,9 +28,13 @@ extern int	braid_sort_mode;
 extern double braid_write_intensity;
 extern int	braid_join_mode;
 extern bool braid_join_read_ahead;
+extern bool braid_advise_huge_pages_on;
 extern int	braid_sort_thread_count(int processes);
 extern void braid_define_gucs(void);
 extern size_t braid_budget_bytes(void);
+
+/* hugepages.c */
+extern void braid_advise_huge_pages(void);
 
 /* worker.c */
 extern void braid_worker_register(void);

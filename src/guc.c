@@ -36,6 +36,7 @@ int			braid_sort_mode = BRAID_SORT_MODE_AUTO;
 double		braid_write_intensity = -1.0;
 int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
 bool		braid_join_read_ahead = true;
+bool		braid_advise_huge_pages_on = true;
 
 static const struct config_enum_entry adaptive_options[] = {
 	{"off", BRAID_ADAPTIVE_OFF, false},
@@ -341,6 +342,18 @@ braid_define_gucs(void)
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("braidsort.advise_huge_pages",
+							 "Advises the kernel to back shared buffers with transparent huge pages.",
+							 "Has an effect only where the kernel's "
+							 "transparent_hugepage/shmem_enabled setting is \"advise\", and "
+							 "shared memory is not in explicit huge pages (huge_pages). "
+							 "BraidJoin's reads of rows by TID run faster in huge pages.",
+							 &braid_advise_huge_pages_on,
+							 true,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("braidsort");
 }

@@ -22,6 +22,7 @@ WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather',
                'lc_collate', 'random_page_cost', 'effective_cache_size', 'block_size',
                'fsync', 'wal_level', 'huge_pages', 'shared_memory_size_in_huge_pages')
    OR (name LIKE 'braidsort.%' AND source <> 'default')
+   OR name = 'braidsort.advise_huge_pages'
 ORDER BY 1"""
 
 VARIANTS = {

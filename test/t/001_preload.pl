@@ -55,6 +55,38 @@ like($log, qr/invalid value for parameter "braidsort.work_mem": 10/,
 is($node->safe_psql('postgres', 'SHOW braidsort.work_mem'), '-1',
 	'invalid setting falls back to the default');
 
+# braidsort.advise_huge_pages: the postmaster advises its mapping of the
+# 32 MB of shared buffers MADV_HUGEPAGE (the "hg" flag in smaps; whether
+# the kernel then uses huge pages is its shmem_enabled setting's call),
+# and does not when the parameter is off.  The advice covers the pool's
+# whole 2 MB pages: at least 28 MB of 32.
+sub advised_kb
+{
+	my $pid = (split /\n/, slurp_file($node->data_dir . '/postmaster.pid'))[0];
+	my ($kb, $size) = (0, 0);
+
+	foreach my $line (split /\n/, slurp_file("/proc/$pid/smaps"))
+	{
+		$size = $1 if $line =~ /^Size:\s+(\d+) kB/;
+		$kb += $size if $line =~ /^VmFlags:.* hg\b/;
+	}
+	return $kb;
+}
+SKIP:
+{
+	skip 'the kernel has no transparent huge pages', 3
+	  unless -d '/sys/kernel/mm/transparent_hugepage' && -r '/proc/self/smaps';
+	$node->append_conf('postgresql.conf', 'shared_buffers = 32MB');
+	$node->restart;
+	is($node->safe_psql('postgres', 'SHOW braidsort.advise_huge_pages'), 'on',
+		'huge pages are advised by default');
+	cmp_ok(advised_kb(), '>=', 28 * 1024,
+		'shared buffers are advised huge pages');
+	$node->append_conf('postgresql.conf', 'braidsort.advise_huge_pages = off');
+	$node->restart;
+	is(advised_kb(), 0, 'nothing is advised with braidsort.advise_huge_pages off');
+}
+
 # ALTER EXTENSION UPDATE from 0.1 gives what a fresh install of 0.3 gives
 my $objects = q{
 SELECT string_agg(p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') '

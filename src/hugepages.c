@@ -1,0 +1,70 @@
+/*-------------------------------------------------------------------------
+ *
+ * hugepages.c
+ *	  Advising the kernel to back shared buffers with huge pages.
+ *
+ * BraidJoin reads its rows by TID straight from pages all over shared
+ * buffers, a few rows a page at a time.  In 4 kB pages each such access
+ * to a page the TLB does not cover (a few MB of it) waits for a page
+ * walk, and in a virtual machine a page walk goes through two page
+ * tables: at PostgreSQL's 64 batches that was a sixth of BraidJoin's time
+ * here, and with shared memory in 2 MB pages BraidJoin ran 1.1x-1.3x
+ * faster (docs/benchmarks.md).  PostgreSQL's own huge_pages = try maps
+ * shared memory in explicit huge pages only when the kernel has enough of
+ * them reserved (vm.nr_hugepages).  Without them the kernel can still
+ * back the shared mapping with transparent huge pages, when
+ * /sys/kernel/mm/transparent_hugepage/shmem_enabled says "always", or
+ * says "advise" and the range was advised so (MADV_HUGEPAGE).  This file
+ * gives that advice for the buffer pool, once, in the postmaster, when
+ * the shared memory is created (again after a crash); the children
+ * inherit it with the mapping.  Under any other setting the advice
+ * changes nothing.
+ *
+ * Only whole 2 MB pages inside the pool are advised: transparent huge
+ * pages cover nothing else, and a mapping already in explicit huge pages
+ * can only be split at their boundaries.
+ *
+ * src/hugepages.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/mman.h>
+
+#include "storage/bufmgr.h"
+
+#include "braidsort.h"
+
+/* the size of a transparent huge page on x86-64 and most other ports */
+#define BRAID_HUGE_PAGE_SIZE	((uintptr_t) 2 * 1024 * 1024)
+
+/*
+ * braid_advise_huge_pages
+ *		The shared memory was just created (a shmem "created" callback, in
+ *		the postmaster): advise the kernel to back the buffer pool's whole
+ *		2 MB pages with huge pages, when braidsort.advise_huge_pages is on.
+ *		A refusal (a kernel without transparent huge pages) is reported at
+ *		DEBUG1 and otherwise ignored: it is only advice.
+ */
+void
+braid_advise_huge_pages(void)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t	start;
+	uintptr_t	end;
+
+	if (!braid_advise_huge_pages_on || BufferBlocks == NULL)
+		return;
+	start = TYPEALIGN(BRAID_HUGE_PAGE_SIZE, (uintptr_t) BufferBlocks);
+	end = TYPEALIGN_DOWN(BRAID_HUGE_PAGE_SIZE,
+						 (uintptr_t) BufferBlocks + (uintptr_t) NBuffers * BLCKSZ);
+	if (end <= start)
+		return;
+	if (madvise((void *) start, end - start, MADV_HUGEPAGE) != 0)
+		elog(DEBUG1, "braidsort: huge pages not advised for shared buffers: %m");
+	else
+		elog(DEBUG1, "braidsort: huge pages advised for %zu MB of shared buffers",
+			 (size_t) ((end - start) >> 20));
+#endif
+}
