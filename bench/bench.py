@@ -18,9 +18,11 @@ settings, the commit, every measurement, the EXPLAIN captures) with a
 markdown summary next to it.
 """
 import argparse
+import contextlib
 import datetime
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -91,6 +93,10 @@ def add_common(p):
     p.add_argument("--no-build", action="store_true", help="use the installed braidsort.so")
     p.add_argument("--no-deps", action="store_true", help="skip installing packages")
     p.add_argument("--note", default="", help="a remark kept in the result file")
+    p.add_argument("--thp-shmem", choices=("machine", "advise"), default="machine",
+                   help="the kernel's transparent huge pages for shared memory during the "
+                        "run: as the machine has them, or 'advise' (braidsort.advise_huge_pages "
+                        "then puts shared buffers in them; restored afterwards; root) [machine]")
 
 
 def parse_args(argv):
@@ -167,6 +173,29 @@ def cluster_for(spec, port):
                               tmpfs_size=spec["tmpfs"], settings=settings)
 
 
+THP_SHMEM = "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+
+
+@contextlib.contextmanager
+def thp_shmem(want, log):
+    """The kernel's transparent huge pages for shared memory set to want
+    ('advise') for the run and restored afterwards; 'machine' leaves them
+    as they are (the result records the setting either way)."""
+    if want == "machine":
+        yield
+        return
+    with open(THP_SHMEM) as f:
+        before = re.search(r"\[(\w+)\]", f.read()).group(1)
+    log(f"transparent huge pages for shared memory: {want} (was {before})")
+    with open(THP_SHMEM, "w") as f:
+        f.write(want)
+    try:
+        yield
+    finally:
+        with open(THP_SHMEM, "w") as f:
+            f.write(before)
+
+
 def write_result(result, out, name):
     from braidbench import report
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -186,7 +215,7 @@ def measure_one(args):
     spec = _call(args.workload, "cluster_spec", args)
     progress = Progress(_call(args.workload, "steps", args))
     progress.log(f"{args.workload}: cluster with a {spec['tmpfs']} tmpfs on port {args.port}")
-    with cluster_for(spec, args.port) as cl:
+    with thp_shmem(args.thp_shmem, progress.log), cluster_for(spec, args.port) as cl:
         result = _call(args.workload, "run", args, REPO, cl, progress=progress)
     if args.note:
         result["note"] = args.note
