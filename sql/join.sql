@@ -360,5 +360,21 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM jpv_o o JOIN jpv_i i ON o.fk = i.id;
 COMMIT;
 DROP TABLE jpv_i, jpv_o;
 
+-- under a Gather: each worker joins its share of a parallel scan's outer
+-- rows with the whole inner input (a Hash that is not parallel-aware); the
+-- plan data reaches the workers written out and read back (its row counts
+-- once came back as Integer nodes, and the workers crashed)
+BEGIN;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL enable_parallel_hash = off;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL braidsort.join_mode = grace;
+EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.a < jo.a');
+COMMIT;
+
 -- nothing left behind
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();

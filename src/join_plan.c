@@ -80,6 +80,21 @@
 								 * inner_rescan, outer_rescan */
 
 /*
+ * pack_float
+ *		A Float node for a count in the plan data.  Its text always has a
+ *		decimal point: a plan sent to parallel workers is written out and
+ *		read back (nodeToString, stringToNode), and the reader makes a
+ *		token of digits alone an Integer, which floatVal() cannot read.
+ */
+static Node *
+pack_float(double value)
+{
+	if (!isfinite(value))
+		value = 0.0;
+	return (Node *) makeFloat(psprintf("%.1f", value));
+}
+
+/*
  * braid_join_pack
  *		The custom_private list of a BraidJoin: the parameters, the three
  *		row estimates and the outer table's uncached pages (as Float
@@ -104,10 +119,10 @@ braid_join_pack(const BraidJoinPlanData *data)
 	params = lappend_int(params, data->outer_width);
 	params = lappend_int(params, data->pg_batches);
 	params = lappend_int(params, flags);
-	rows = list_make4(makeFloat(psprintf("%.0f", data->inner_rows)),
-					  makeFloat(psprintf("%.0f", data->outer_rows)),
-					  makeFloat(psprintf("%.0f", data->join_rows)),
-					  makeFloat(psprintf("%.0f", data->outer_uncached_pages)));
+	rows = list_make4(pack_float(data->inner_rows),
+					  pack_float(data->outer_rows),
+					  pack_float(data->join_rows),
+					  pack_float(data->outer_uncached_pages));
 	return list_make4(params, rows, data->hashops, data->hashcolls);
 }
 

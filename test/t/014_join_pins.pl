@@ -169,6 +169,25 @@ like($out, qr/Custom Scan \(BraidJoin\)(?s:.*)Partitions: 2/,
 like($err, qr/Hash Join left to PostgreSQL: its outer table is larger than effective_cache_size/,
 	'beyond effective_cache_size it is left to PostgreSQL');
 like($out, qr/Hash Join/, 'and PostgreSQL\'s hash join runs it');
+# under a Gather (each worker's own hash table over its share of the outer
+# rows), fetching the outer rows back from that table is not measured:
+# left to PostgreSQL, unless forced
+my $parallel = q{SET work_mem = '64kB'; SET enable_mergejoin = off; SET enable_nestloop = off;
+SET max_parallel_workers_per_gather = 2; SET enable_parallel_hash = off;
+SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SET client_min_messages = debug1;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(length(o.v)) FROM pin_outer o JOIN pin_mid m ON o.id = m.id};
+($ret, $out, $err) = $node->psql('postgres', $parallel);
+like($out, qr/Gather(?s:.*)Hash Join(?s:.*)Parallel Seq Scan on pin_outer/,
+	'under a Gather, the join\'s outer input is a parallel scan');
+like($err, qr/Hash Join left to PostgreSQL: its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID in parallel workers/,
+	'and fetching its rows back in parallel workers is declined');
+($ret, $out, $err) = $node->psql('postgres', "SET braidsort.force = on; $parallel");
+like($out, qr/Gather(?s:.*)Custom Scan \(BraidJoin\)/, 'braidsort.force takes it');
+is($node->safe_psql('postgres', $parallel =~ s/SET client_min_messages = debug1;\s+EXPLAIN \(COSTS OFF\)/SET braidsort.force = on;/r),
+	$node->safe_psql('postgres', q{SET braidsort.join_mode = off; SET enable_mergejoin = off;
+SELECT count(*), sum(length(o.v)) FROM pin_outer o JOIN pin_mid m ON o.id = m.id}),
+	'and the forced join in parallel workers is right');
 is($node->safe_psql('postgres', q{SET work_mem = '64kB'; SET enable_mergejoin = off;
 SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0;
 SELECT count(*), sum(length(o.v)) FROM pin_outer o JOIN pin_mid m ON o.id = m.id}),
