@@ -68,9 +68,9 @@ foreach my $case (@cases)
 		# again when the sort ended before the signal came
 		for (my $try = 1; $try <= 5 && !$stopped; $try++)
 		{
-			$s = start_psql($node, "SET application_name = '$app'", "$base $set", $query,
+			$s = start_psql($node, "SET application_name = '${app}_$try'", "$base $set", $query,
 				'SELECT pg_sleep(300)');
-			my $pid = session_pid($node, $app);
+			my $pid = session_pid($node, "${app}_$try");
 			isnt($pid, '', "$app: the session started");
 
 			isnt(poll_query($node,

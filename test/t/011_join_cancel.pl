@@ -75,9 +75,9 @@ foreach my $case (@cases)
 			# again when the join ended before the signal came
 			for (my $try = 1; $try <= 5 && !$stopped; $try++)
 			{
-				$s = start_psql($node, "SET application_name = '$app'", "$base $set", $query,
+				$s = start_psql($node, "SET application_name = '${app}_$try'", "$base $set", $query,
 					'SELECT pg_sleep(300)');
-				my $pid = session_pid($node, $app);
+				my $pid = session_pid($node, "${app}_$try");
 				isnt($pid, '', "$app: the session started");
 				isnt(poll_query($node,
 						"SELECT 1 FROM pg_stat_activity WHERE pid = $pid AND query LIKE 'SELECT count(*)%'",
