@@ -184,8 +184,12 @@ def thp_shmem(want, log):
     if want == "machine":
         yield
         return
-    with open(THP_SHMEM) as f:
-        before = re.search(r"\[(\w+)\]", f.read()).group(1)
+    try:
+        with open(THP_SHMEM) as f:
+            before = re.search(r"\[(\w+)\]", f.read()).group(1)
+    except (OSError, AttributeError) as e:
+        sys.exit(f"bench.py: --thp-shmem {want}: cannot read {THP_SHMEM} ({e}); "
+                 "a kernel without transparent huge pages?")
     log(f"transparent huge pages for shared memory: {want} (was {before})")
     with open(THP_SHMEM, "w") as f:
         f.write(want)
@@ -215,7 +219,7 @@ def measure_one(args):
     spec = _call(args.workload, "cluster_spec", args)
     progress = Progress(_call(args.workload, "steps", args))
     progress.log(f"{args.workload}: cluster with a {spec['tmpfs']} tmpfs on port {args.port}")
-    with thp_shmem(args.thp_shmem, progress.log), cluster_for(spec, args.port) as cl:
+    with cluster_for(spec, args.port) as cl:
         result = _call(args.workload, "run", args, REPO, cl, progress=progress)
     if args.note:
         result["note"] = args.note
@@ -303,10 +307,11 @@ def main(argv=None):
         ensure_python_packages()
     if not args.no_build:
         build_and_install()
-    if args.workload == "quick":
-        measure_quick(args)
-    else:
-        measure_one(args)
+    with thp_shmem(args.thp_shmem, print):
+        if args.workload == "quick":
+            measure_quick(args)
+        else:
+            measure_one(args)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,10 @@ Reads result files: those of this driver (any workload), those of its first
 version (realistic, sortbench), and the converted results of the bash
 driver (bench/results/legacy/, used for the history plots only).
 """
-import re
 import json
 import math
 import os
+import re
 
 from braidbench.measure import PHASES, median
 
@@ -84,11 +84,11 @@ def machine_line(result):
         if needed is not None:
             huge += (f" (shared memory needs {needed}: "
                      f"{'enough' if needed <= m['hugepages_total'] else 'too few: PostgreSQL fell back to small pages'})")
-    # the kernel's transparent huge pages for shared memory: under "advise"
-    # braidsort.advise_huge_pages puts shared buffers in them, under
-    # "always" the kernel does anyway (the selected value is in brackets)
+    # the kernel's transparent huge pages for shared memory (the selected
+    # value is in brackets): under "advise" braidsort.advise_huge_pages puts
+    # shared buffers in them, under "always" and the others the kernel does
     thp = re.search(r"\[(\w+)\]", m.get("thp_shmem", "") or "")
-    if thp and thp.group(1) in ("always", "advise"):
+    if thp and thp.group(1) not in ("never", "deny"):
         huge += f"; transparent huge pages for shared memory: {thp.group(1)}"
     return (f"Machine: {m['cpus']} CPUs ({m['cpu_model']}), {m['memory_gb']} GB, kernel "
             f"{m['kernel']}, {m['postgres']}; braidsort at {m['commit']}"
