@@ -374,6 +374,25 @@ SET LOCAL braidsort.join_mode = grace;
 EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
 SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
 SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.a < jo.a');
+-- a Parallel Hash (its table shared, each process building a share of
+-- it): BraidJoin's tables are each process's own, so the inner input, a
+-- Parallel Seq Scan, becomes a Seq Scan that each process reads whole
+SET LOCAL enable_parallel_hash = on;
+EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.a < jo.a');
+SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.a <> jo.a)');
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.b < jo.b)');
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k WHERE ji.a <> 5');
+-- with the leader only collecting
+SET LOCAL parallel_leader_participation = off;
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+RESET parallel_leader_participation;
+-- any other parallel-aware inner input is left to PostgreSQL
+SET LOCAL client_min_messages = debug1;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT k FROM jo UNION ALL SELECT k FROM jo) o
+	JOIN (SELECT k FROM ji UNION ALL SELECT k FROM ji) u ON o.k = u.k;
+RESET client_min_messages;
 COMMIT;
 
 -- nothing left behind

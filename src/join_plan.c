@@ -78,6 +78,7 @@
 #define JP_PG_BATCHES	7
 #define JP_FLAGS		8		/* bits: inner_by_tid, outer_by_tid,
 								 * inner_rescan, outer_rescan */
+#define JP_PG_SHARERS	9
 
 /*
  * pack_float
@@ -119,6 +120,7 @@ braid_join_pack(const BraidJoinPlanData *data)
 	params = lappend_int(params, data->outer_width);
 	params = lappend_int(params, data->pg_batches);
 	params = lappend_int(params, flags);
+	params = lappend_int(params, data->pg_sharers);
 	rows = list_make4(pack_float(data->inner_rows),
 					  pack_float(data->outer_rows),
 					  pack_float(data->join_rows),
@@ -142,7 +144,7 @@ braid_join_unpack(List *private, BraidJoinPlanData *data)
 			 list_length(private));
 	params = (List *) linitial(private);
 	rows = (List *) lsecond(private);
-	if (list_length(params) != JP_FLAGS + 1 || list_length(rows) != 4)
+	if (list_length(params) != JP_PG_SHARERS + 1 || list_length(rows) != 4)
 		elog(ERROR, "braidsort: malformed BraidJoin plan data");
 	data->jointype = list_nth_int(params, JP_JOINTYPE);
 	data->single_match = list_nth_int(params, JP_SINGLE) != 0;
@@ -153,6 +155,7 @@ braid_join_unpack(List *private, BraidJoinPlanData *data)
 	data->outer_width = list_nth_int(params, JP_OUTER_WIDTH);
 	data->pg_batches = list_nth_int(params, JP_PG_BATCHES);
 	flags = list_nth_int(params, JP_FLAGS);
+	data->pg_sharers = list_nth_int(params, JP_PG_SHARERS);
 	data->inner_by_tid = (flags & 1) != 0;
 	data->outer_by_tid = (flags & 2) != 0;
 	data->inner_rescan = (flags & 4) != 0;
@@ -204,6 +207,25 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	in->outer_log_width = data->outer_by_tid ? 0 : data->outer_width;
 	in->outer_uncached_pages = data->outer_uncached_pages;
 	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
+}
+
+/*
+ * braid_join_pg_ms
+ *		PostgreSQL's batched hash join of the plan's inputs, per process:
+ *		where it would have shared its hash table among pg_sharers
+ *		processes (a Parallel Hash), each builds and spills its share of the
+ *		inner rows (the outer rows are per process already).  The barriers
+ *		of a shared table are not costed: the estimate errs toward
+ *		PostgreSQL.
+ */
+double
+braid_join_pg_ms(const BraidJoinPlanData *data, const BraidJmInput *in)
+{
+	BraidJmInput share = *in;
+
+	if (data->pg_sharers > 1)
+		share.inner_rows = in->inner_rows / data->pg_sharers;
+	return braid_jm_pg_ms(&share, data->pg_batches, data->inner_width, data->outer_width);
 }
 
 /*
@@ -364,6 +386,36 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 }
 
 /*
+ * unshared_inner
+ *		The inner input of a Parallel Hash, to be read whole by each process
+ *		instead of a share of it into one table: a Parallel Seq Scan becomes
+ *		a Seq Scan of the same table, its row estimate (which PostgreSQL
+ *		divided among the processes, leader's share included, as its
+ *		get_parallel_divisor does) multiplied back.  The rows of all
+ *		processes' shares together were the table's; each process's whole
+ *		scan sees the same rows (the same snapshot), so each outer row still
+ *		meets every inner row once.  NULL for any other input.
+ */
+static Plan *
+unshared_inner(Plan *inner, int processes)
+{
+	SeqScan    *scan;
+	double		workers = parallel_leader_participation ? processes - 1 : processes;
+	double		divisor = workers;
+
+	if (!IsA(inner, SeqScan) || !inner->parallel_aware || inner->lefttree != NULL ||
+		inner->righttree != NULL || inner->initPlan != NIL || workers < 1)
+		return NULL;
+	if (parallel_leader_participation && 1.0 - 0.3 * workers > 0)
+		divisor += 1.0 - 0.3 * workers;
+	scan = makeNode(SeqScan);
+	memcpy(scan, inner, sizeof(SeqScan));
+	scan->scan.plan.parallel_aware = false;
+	scan->scan.plan.plan_rows = clamp_row_est(inner->plan_rows * divisor);
+	return (Plan *) scan;
+}
+
+/*
  * braid_try_join
  *		A BraidJoin replacing the Hash Join, or NULL (with *why) to leave it.
  *		"processes" is how many processes run it at once (under a Gather).
@@ -392,6 +444,8 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 				outer_cached = false;
 	char	   *tid_why;
 	char	   *unmeasured;
+	int			pg_sharers = 1;
+	int			pg_workers = 0;
 	CustomScan *cscan;
 	List	   *inner_keys;
 
@@ -425,8 +479,22 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	inner = outerPlan(hash);
 	if (hj->join.plan.parallel_aware || hash->plan.parallel_aware)
 	{
-		*why = "the hash table is shared by parallel workers (Parallel Hash)";
-		return NULL;
+		/*
+		 * A Parallel Hash: each process would build its share of one table.
+		 * BraidJoin's tables are its own, so each process reads the inner
+		 * input whole instead, as PostgreSQL's hash join without Parallel
+		 * Hash does under a Gather; only a plain Parallel Seq Scan can be
+		 * made whole.
+		 */
+		inner = unshared_inner(inner, processes);
+		if (inner == NULL)
+		{
+			*why = "the hash table is shared by parallel workers (Parallel Hash) over an input other than a Parallel Seq Scan";
+			return NULL;
+		}
+		pg_sharers = processes;
+		/* PostgreSQL sized its shared table for its workers' combined memory */
+		pg_workers = parallel_leader_participation ? processes - 1 : processes;
 	}
 	if (hash->plan.initPlan != NIL)
 	{
@@ -452,7 +520,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 
 	/* PostgreSQL's own sizing: does its hash table split into batches? */
 	ExecChooseHashTableSize(inner->plan_rows, inner->plan_width,
-							OidIsValid(hash->skewTable), false, 0,
+							OidIsValid(hash->skewTable), pg_workers > 0, pg_workers,
 							&space_allowed, &nbuckets, &nbatch, &nskew);
 	if (nbatch <= 1)
 	{
@@ -470,6 +538,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	data.inner_width = inner->plan_width;
 	data.outer_width = outer->plan_width;
 	data.pg_batches = nbatch;
+	data.pg_sharers = pg_sharers;
 	data.inner_by_tid = braid_heap_tid_input(stmt, inner, &relid, &pages, &inner_cached, &tid_why);
 	data.outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &outer_pages, &outer_cached,
 											 &tid_why);
@@ -490,7 +559,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	mode = braid_join_choose(&data, &in, est);
 	data.mode = (int) mode;
 	data.partitions = est[mode].partitions;
-	pg_ms = braid_jm_pg_ms(&in, nbatch, data.inner_width, data.outer_width);
+	pg_ms = braid_join_pg_ms(&data, &in);
 	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
 	if (!braid_force && own_ms >= pg_ms)
 	{
@@ -506,9 +575,11 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		*why = unmeasured;
 		return NULL;
 	}
-	elog(DEBUG1, "braidsort: Hash Join replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated",
+	elog(DEBUG1, "braidsort: %s replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated%s",
+		 pg_sharers > 1 ? "Parallel Hash Join" : "Hash Join",
 		 braid_force && (own_ms >= pg_ms || unmeasured != NULL) ? " (forced)" : "",
-		 braid_jm_mode_name(mode), data.partitions, own_ms, pg_ms, nbatch);
+		 braid_jm_mode_name(mode), data.partitions, own_ms, pg_ms, nbatch,
+		 pg_sharers > 1 ? psprintf(", per process (each of %d reads the inner input whole)", pg_sharers) : "");
 
 	inner_keys = (List *) to_inner_var((Node *) hash->hashkeys, NULL);
 

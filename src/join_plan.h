@@ -35,6 +35,10 @@ typedef struct BraidJoinPlanData
 	int			inner_width;
 	int			outer_width;
 	int			pg_batches;		/* PostgreSQL's planned batches */
+	int			pg_sharers;		/* processes that would share PostgreSQL's
+								 * hash table (a Parallel Hash replaced,
+								 * each process now reading the inner input
+								 * whole), else 1 */
 	double		outer_uncached_pages;	/* pages of an outer table read by TID
 										 * that shared buffers do not hold
 										 * (larger than half of them; a
@@ -56,6 +60,7 @@ extern void braid_join_unpack(List *private, BraidJoinPlanData *data);
 extern bool braid_join_exact_key_type(Oid type);
 extern void braid_join_model_input(const BraidJoinPlanData *data, size_t budget,
 								   BraidJmInput *in);
+extern double braid_join_pg_ms(const BraidJoinPlanData *data, const BraidJmInput *in);
 extern BraidJoinMode braid_join_choose(const BraidJoinPlanData *data, const BraidJmInput *in,
 									   BraidJmEstimate est[BRAID_JM_NMODES]);
 

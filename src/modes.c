@@ -123,7 +123,7 @@ join_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 	braid_join_unpack(cscan->custom_private, &data);
 	braid_join_model_input(&data, get_hash_memory_limit(), &in);
 	(void) braid_jm_choose(&in, braid_write_intensity, est);
-	pg_ms = braid_jm_pg_ms(&in, data.pg_batches, data.inner_width, data.outer_width);
+	pg_ms = braid_join_pg_ms(&data, &in);
 	context = set_deparse_context_plan(w->deparse_cxt, (Plan *) cscan, ancestors);
 	clause = deparse_expression((Node *) make_ands_explicit(hashclauses), context,
 								w->useprefix, false);

@@ -145,8 +145,12 @@ def markdown(result, machine_line, title_quick):
         out += [f"Note: {result['note']}.", ""]
     out += [f"Command: `{result.get('command', '')}`", "",
             f"Query: `{result['query']}`; inner table {d['inner_bytes'] / 1e6:.0f} MB, outer "
-            f"{d['outer_bytes'] / 1e6:.0f} MB. Parallel query off (PostgreSQL would build a "
-            "Parallel Hash, which BraidJoin leaves alone). Medians; time: "
+            f"{d['outer_bytes'] / 1e6:.0f} MB. "
+            + ("Parallel query on (2 workers): PostgreSQL's Parallel Hash against "
+               "BraidJoin under the Gather, each process reading the inner table whole; "
+               "work_mem as calibrated without parallel query. "
+               if result.get("parallel") == "on" else "Parallel query off. ")
+            + "Medians; time: "
             + ("the plain query as the client sees it"
                if result.get("timing") else
                "EXPLAIN (ANALYZE, TIMING OFF)'s Execution Time")

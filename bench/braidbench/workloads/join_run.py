@@ -29,9 +29,13 @@ reads 10 ns a line), as for the write-limited sorts, --mode-reps times each
 in a new shuffled order every time (the report takes medians: single runs
 vary by 20% on a noisy machine, more than the modes differ).
 
-Parallel query is off: PostgreSQL would otherwise build a Parallel Hash,
-which BraidJoin leaves alone, and the two would not be compared on the same
-join.
+Parallel query is off by default, so that the targets compare the two
+joins in one process each.  With --parallel on (PostgreSQL's default of
+2 workers a Gather), PostgreSQL builds a Parallel Hash (one table shared
+by the processes, at the same work_mem values, calibrated without
+parallel query: its batches are then fewer, as its processes' memory is
+combined), and BraidJoin replaces it with its own table in each process,
+each reading the inner table whole.
 """
 import random
 import time
@@ -60,6 +64,9 @@ def add_arguments(p):
                    help="runs per mode and write latency in the mode sweep [3]")
     p.add_argument("--no-modes", action="store_true", help="skip the mode sweep")
     p.add_argument("--table-tablespace", default="dax")
+    p.add_argument("--parallel", choices=("off", "on"), default="off",
+                   help="parallel query for both joins: off, or on (2 workers, PostgreSQL's "
+                        "default: its Parallel Hash against BraidJoin under the Gather) [off]")
 
 
 def resolve(args):
@@ -106,8 +113,9 @@ def load(conn, n, tablespace, log):
             "outer_bytes": sizes[1], "load_s": round(time.time() - t0, 1)}
 
 
-def _base():
-    return {"max_parallel_workers_per_gather": "0", "braidsort.spill_tablespace": "dax",
+def _base(parallel="off"):
+    return {"max_parallel_workers_per_gather": "2" if parallel == "on" else "0",
+            "braidsort.spill_tablespace": "dax",
             "braidsort.emulate_read_ns": "0", "braidsort.emulate_write_ns": "0",
             "braidsort.write_intensity": "-1", "braidsort.force": "off"}
 
@@ -115,7 +123,7 @@ def _base():
 def _nodes(doc):
     hj = braid = None
     for node in measure.walk(doc["Plan"]):
-        if node.get("Node Type") == "Hash Join":
+        if node.get("Node Type") == "Hash Join" and hj is None:
             hj = node
         if node.get("Custom Plan Provider") == "BraidJoin":
             braid = node
@@ -206,7 +214,7 @@ def run(args, repo, cl, progress=None):
     t0 = time.time()
     result = common.new_result("join", args, repo, cl)
     result.update({"reps": args.reps, "mode_reps": args.mode_reps, "read_ns": READ_NS,
-                   "query": QUERY,
+                   "query": QUERY, "parallel": args.parallel,
                    "sizing": args.size["note"], "runs": [], "modes": []})
     cl.set_conf(shared_buffers=args.size["shared_buffers"])
     cl.restart()
@@ -226,7 +234,7 @@ def run(args, repo, cl, progress=None):
                 wm16 = wm_kb
             # the cost model's own choice (would auto take the join?), then
             # BraidJoin forced, so that it is measured either way
-            measure.apply_settings(conn, dict(_base(), work_mem=f"{wm_kb}kB",
+            measure.apply_settings(conn, dict(_base(args.parallel), work_mem=f"{wm_kb}kB",
                                               **{"braidsort.join_mode": "auto"}))
             plan = measure.explain(conn, QUERY, analyze=False)
             auto_takes = _nodes(plan)[1] is not None
@@ -234,7 +242,7 @@ def run(args, repo, cl, progress=None):
                         ("braid", {"braidsort.join_mode": "auto", "braidsort.force": "on"})]
             for rep in range(args.reps):
                 for name, extra in (variants if rep % 2 == 0 else variants[::-1]):
-                    r = run_one(conn, dict(_base(), work_mem=f"{wm_kb}kB", **extra), facts)
+                    r = run_one(conn, dict(_base(args.parallel), work_mem=f"{wm_kb}kB", **extra), facts)
                     r.update({"variant": name, "target_batches": target, "work_mem_kb": wm_kb,
                               "rep": rep, "auto_takes": auto_takes})
                     result["runs"].append(r)
@@ -253,7 +261,7 @@ def run(args, repo, cl, progress=None):
             order = list(MODES)
             rng.shuffle(order)
             for mode in order:
-                settings = dict(_base(), work_mem=f"{wm16}kB",
+                settings = dict(_base(args.parallel), work_mem=f"{wm16}kB",
                                 **{"braidsort.join_mode": mode, "braidsort.force": "on",
                                    "braidsort.emulate_read_ns": str(READ_NS),
                                    "braidsort.emulate_write_ns": str(wns)})
