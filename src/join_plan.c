@@ -20,9 +20,10 @@
  *	  pack/unpack below).
  *
  * Eligible: INNER, LEFT, SEMI and ANTI joins whose hash functions are
- * strict, of a plain SELECT (planner.c declines the others whole), neither
- * the Hash Join nor its Hash parallel-aware, and PostgreSQL's own sizing
- * (ExecChooseHashTableSize) expecting more than one batch.  Then, unless
+ * strict, of a plain SELECT (planner.c declines the others whole), and
+ * PostgreSQL's own sizing (ExecChooseHashTableSize) expecting more than
+ * one batch.  A Parallel Hash is taken only over a plain Parallel Seq
+ * Scan, which each process then reads whole (unshared_inner).  Then, unless
  * braidsort.force is on, the cost model must expect a win, and the join
  * must be of the kind its comparison with PostgreSQL was fitted on: an
  * inner table read by TID that shared buffers can hold, and written
@@ -389,29 +390,26 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
  * unshared_inner
  *		The inner input of a Parallel Hash, to be read whole by each process
  *		instead of a share of it into one table: a Parallel Seq Scan becomes
- *		a Seq Scan of the same table, its row estimate (which PostgreSQL
- *		divided among the processes, leader's share included, as its
- *		get_parallel_divisor does) multiplied back.  The rows of all
- *		processes' shares together were the table's; each process's whole
- *		scan sees the same rows (the same snapshot), so each outer row still
- *		meets every inner row once.  NULL for any other input.
+ *		a Seq Scan of the same table, with the Hash's estimate of all the
+ *		processes' rows together (rows_total: the scan's own estimate is
+ *		one process's share).  The shares together were the table's rows;
+ *		each process's whole scan sees the same rows (the same snapshot),
+ *		so each outer row still meets every inner row once.  NULL for any
+ *		other input.
  */
 static Plan *
-unshared_inner(Plan *inner, int processes)
+unshared_inner(Hash *hash)
 {
+	Plan	   *inner = outerPlan(hash);
 	SeqScan    *scan;
-	double		workers = parallel_leader_participation ? processes - 1 : processes;
-	double		divisor = workers;
 
 	if (!IsA(inner, SeqScan) || !inner->parallel_aware || inner->lefttree != NULL ||
-		inner->righttree != NULL || inner->initPlan != NIL || workers < 1)
+		inner->righttree != NULL || inner->initPlan != NIL)
 		return NULL;
-	if (parallel_leader_participation && 1.0 - 0.3 * workers > 0)
-		divisor += 1.0 - 0.3 * workers;
 	scan = makeNode(SeqScan);
 	memcpy(scan, inner, sizeof(SeqScan));
 	scan->scan.plan.parallel_aware = false;
-	scan->scan.plan.plan_rows = clamp_row_est(inner->plan_rows * divisor);
+	scan->scan.plan.plan_rows = clamp_row_est(Max(hash->rows_total, inner->plan_rows));
 	return (Plan *) scan;
 }
 
@@ -486,14 +484,17 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		 * Hash does under a Gather; only a plain Parallel Seq Scan can be
 		 * made whole.
 		 */
-		inner = unshared_inner(inner, processes);
+		inner = unshared_inner(hash);
 		if (inner == NULL)
 		{
 			*why = "the hash table is shared by parallel workers (Parallel Hash) over an input other than a Parallel Seq Scan";
 			return NULL;
 		}
 		pg_sharers = processes;
-		/* PostgreSQL sized its shared table for its workers' combined memory */
+		/*
+		 * PostgreSQL's shared table: one batch if the inner rows fit the
+		 * processes' combined memory, else batched as without Parallel Hash
+		 */
 		pg_workers = parallel_leader_participation ? processes - 1 : processes;
 	}
 	if (hash->plan.initPlan != NIL)
