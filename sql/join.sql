@@ -384,6 +384,11 @@ SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k AND 
 SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.a <> jo.a)');
 SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.b < jo.b)');
 SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k WHERE ji.a <> 5');
+-- the inner scan planned with fewer workers than the Gather's
+ALTER TABLE ji SET (parallel_workers = 1);
+EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+ALTER TABLE ji RESET (parallel_workers);
 -- with the leader only collecting
 SET LOCAL parallel_leader_participation = off;
 SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');

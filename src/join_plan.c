@@ -571,6 +571,17 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 
 	unmeasured = beyond_fit(&data, &est[mode], in.match_rows, IsA(outer, IndexScan),
 							inner_cached, outer_cached, outer_pages, processes);
+
+	/*
+	 * Under a Gather each process reads the inner table whole and holds its
+	 * blocks pinned for the fetches, and all joins together hold at most a
+	 * quarter of shared buffers (join_rows.c): the processes beyond that
+	 * would fetch through the buffer mapping, not measured.
+	 */
+	if (unmeasured == NULL && processes > 1 && data.inner_by_tid && in.match_rows > 0 &&
+		pages * processes > (double) NBuffers / 4)
+		unmeasured = psprintf("each of its %d processes would hold the inner table's %.0f blocks, more than a quarter of shared buffers together",
+							  processes, pages);
 	if (!braid_force && unmeasured != NULL)
 	{
 		*why = unmeasured;

@@ -188,6 +188,30 @@ is($node->safe_psql('postgres', $parallel =~ s/SET client_min_messages = debug1;
 	$node->safe_psql('postgres', q{SET braidsort.join_mode = off; SET enable_mergejoin = off;
 SELECT count(*), sum(length(o.v)) FROM pin_outer o JOIN pin_mid m ON o.id = m.id}),
 	'and the forced join in parallel workers is right');
+# a Parallel Hash over tables shared buffers hold: each of the 3
+# processes would read the inner table whole and hold its 45 blocks, more
+# than the quarter of shared buffers all joins may hold together; left
+# to PostgreSQL unless forced
+$node->safe_psql('postgres', q{
+CREATE TABLE pin_o2 AS SELECT g AS id, g % 5 AS c FROM generate_series(1, 12000) g;
+ANALYZE pin_o2;
+});
+my $shared = q{SET work_mem = '64kB'; SET enable_mergejoin = off; SET enable_nestloop = off;
+SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SET client_min_messages = debug1;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(m.c) FROM pin_o2 o JOIN pin_mid m ON o.id = m.id};
+($ret, $out, $err) = $node->psql('postgres', $shared);
+like($out, qr/Parallel Hash Join(?s:.*)Parallel Hash\n/, 'PostgreSQL plans a Parallel Hash');
+like($err, qr/left to PostgreSQL: each of its 3 processes would hold the inner table's 45 blocks, more than a quarter of shared buffers together/,
+	'whose inner table the processes could not all hold is left to PostgreSQL');
+($ret, $out, $err) = $node->psql('postgres', "SET braidsort.force = on; $shared");
+like($out, qr/Gather(?s:.*)Custom Scan \(BraidJoin\)(?s:.*)Seq Scan on pin_mid/,
+	'braidsort.force takes it, the inner table read whole');
+is($node->safe_psql('postgres', $shared =~ s/SET client_min_messages = debug1;\s+EXPLAIN \(COSTS OFF\)/SET braidsort.force = on;/r),
+	$node->safe_psql('postgres', q{SET braidsort.join_mode = off;
+SELECT count(*), sum(m.c) FROM pin_o2 o JOIN pin_mid m ON o.id = m.id}),
+	'and the join is right');
 is($node->safe_psql('postgres', q{SET work_mem = '64kB'; SET enable_mergejoin = off;
 SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0;
 SELECT count(*), sum(length(o.v)) FROM pin_outer o JOIN pin_mid m ON o.id = m.id}),
