@@ -191,8 +191,11 @@ def thp_shmem(want, log):
         sys.exit(f"bench.py: --thp-shmem {want}: cannot read {THP_SHMEM} ({e}); "
                  "a kernel without transparent huge pages?")
     log(f"transparent huge pages for shared memory: {want} (was {before})")
-    with open(THP_SHMEM, "w") as f:
-        f.write(want)
+    try:
+        with open(THP_SHMEM, "w") as f:
+            f.write(want)
+    except OSError as e:
+        sys.exit(f"bench.py: --thp-shmem {want}: cannot write {THP_SHMEM} ({e}); run as root")
     try:
         yield
     finally:

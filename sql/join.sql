@@ -3,11 +3,13 @@
 -- with braidsort.join_mode = off and then forced into every mode (grace,
 -- hybrid, segmented, lazy), compares the rows (order is not defined for a
 -- hash join: they are compared sorted), and says per mode whether the plan
--- really used BraidJoin.  Cases: NULL keys, duplicates, skew, empty sides,
--- cross-type keys, several keys, collations (C, libc, ICU deterministic and
--- not), LEFT/SEMI/ANTI with extra join quals, value-log inputs, rescans
--- with changing parameters, cursors, a BraidSort above, write intensities,
--- EXPLAIN, declines, and no spill file left behind.
+-- really used BraidJoin (and whether PostgreSQL's own was a Parallel Hash).
+-- Cases: NULL keys, duplicates, skew, empty sides, cross-type keys, several
+-- keys, collations (C, libc, ICU deterministic and not), LEFT/SEMI/ANTI
+-- with extra join quals, value-log inputs, rescans with changing
+-- parameters, cursors, a BraidSort above, write intensities, EXPLAIN,
+-- parallel workers (a Parallel Hash replaced), declines, and no spill file
+-- left behind.
 --
 SET braidsort.force = on;
 SET work_mem = '64kB';
@@ -66,7 +68,15 @@ DECLARE
 BEGIN
 	PERFORM set_config('braidsort.join_mode', 'off', true);
 	expected := join_digest(q);
-	result := split_part(expected, ' ', 1) || ' rows:';
+	result := split_part(expected, ' ', 1) || ' rows';
+	-- under a Gather: the join BraidJoin replaces is a Parallel Hash
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		IF line LIKE '%Parallel Hash%' THEN
+			result := result || ' (PostgreSQL: Parallel Hash)';
+			EXIT;
+		END IF;
+	END LOOP;
+	result := result || ':';
 	FOREACH mode IN ARRAY ARRAY['grace', 'hybrid', 'segmented', 'lazy'] LOOP
 		PERFORM set_config('braidsort.join_mode', mode, true);
 		used := false;

@@ -21,9 +21,10 @@
  * PostgreSQL's 64 batches where it had been about even
  * (docs/benchmarks.md).
  *
- * Only whole 2 MB pages inside the pool are advised: transparent huge
- * pages cover nothing else, and a mapping already in explicit huge pages
- * can only be split at their boundaries.
+ * Only whole huge pages inside the pool are advised (2 MB on x86-64, the
+ * kernel's hpage_pmd_size): transparent huge pages cover nothing else,
+ * and a mapping already in explicit huge pages can only be split at
+ * their boundaries.
  *
  * src/hugepages.c
  *
@@ -37,29 +38,55 @@
 
 #include "braidsort.h"
 
-/* the size of a transparent huge page on x86-64 and most other ports */
+/* the size of a transparent huge page where the kernel does not say */
 #define BRAID_HUGE_PAGE_SIZE	((uintptr_t) 2 * 1024 * 1024)
+#define BRAID_HUGE_PAGE_SIZE_FILE "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+
+/*
+ * huge_page_size
+ *		The kernel's transparent huge page size (2 MB on x86-64, larger on
+ *		kernels with larger base pages), or BRAID_HUGE_PAGE_SIZE.
+ */
+static uintptr_t
+huge_page_size(void)
+{
+	FILE	   *f = fopen(BRAID_HUGE_PAGE_SIZE_FILE, "r");
+	unsigned long size = 0;
+
+	if (f != NULL)
+	{
+		if (fscanf(f, "%lu", &size) != 1)
+			size = 0;
+		fclose(f);
+	}
+	/* a power of two, or the default */
+	if (size == 0 || (size & (size - 1)) != 0)
+		return BRAID_HUGE_PAGE_SIZE;
+	return (uintptr_t) size;
+}
 
 /*
  * braid_advise_huge_pages
  *		The shared memory was just created (a shmem "created" callback, in
- *		the postmaster): advise the kernel to back the buffer pool's whole
- *		2 MB pages with huge pages, when braidsort.advise_huge_pages is on.
- *		A refusal (a kernel without transparent huge pages) is reported at
- *		DEBUG1 and otherwise ignored: it is only advice.
+ *		the postmaster): advise the kernel to back the whole huge pages
+ *		inside the buffer pool with huge pages, when
+ *		braidsort.advise_huge_pages is on.  A refusal (a kernel without
+ *		transparent huge pages) is reported at DEBUG1 and otherwise
+ *		ignored: it is only advice.
  */
 void
 braid_advise_huge_pages(void)
 {
 #ifdef MADV_HUGEPAGE
+	uintptr_t	size;
 	uintptr_t	start;
 	uintptr_t	end;
 
 	if (!braid_advise_huge_pages_on || BufferBlocks == NULL)
 		return;
-	start = TYPEALIGN(BRAID_HUGE_PAGE_SIZE, (uintptr_t) BufferBlocks);
-	end = TYPEALIGN_DOWN(BRAID_HUGE_PAGE_SIZE,
-						 (uintptr_t) BufferBlocks + (uintptr_t) NBuffers * BLCKSZ);
+	size = huge_page_size();
+	start = TYPEALIGN(size, (uintptr_t) BufferBlocks);
+	end = TYPEALIGN_DOWN(size, (uintptr_t) BufferBlocks + (uintptr_t) NBuffers * BLCKSZ);
 	if (end <= start)
 		return;
 	if (madvise((void *) start, end - start, MADV_HUGEPAGE) != 0)

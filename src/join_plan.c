@@ -23,7 +23,9 @@
  * strict, of a plain SELECT (planner.c declines the others whole), and
  * PostgreSQL's own sizing (ExecChooseHashTableSize) expecting more than
  * one batch.  A Parallel Hash is taken only over a plain Parallel Seq
- * Scan, which each process then reads whole (unshared_inner).  Then, unless
+ * Scan, which each process then reads whole (unshared_inner); under a
+ * Gather, a join whose processes could not all hold the inner table's
+ * blocks is declined unless forced.  Then, unless
  * braidsort.force is on, the cost model must expect a win, and the join
  * must be of the kind its comparison with PostgreSQL was fitted on: an
  * inner table read by TID that shared buffers can hold, and written
@@ -78,7 +80,7 @@
 #define JP_OUTER_WIDTH	6
 #define JP_PG_BATCHES	7
 #define JP_FLAGS		8		/* bits: inner_by_tid, outer_by_tid,
-								 * inner_rescan, outer_rescan */
+								 * inner_rescan, outer_rescan, exact_key */
 #define JP_PG_SHARERS	9
 
 /*
@@ -98,10 +100,11 @@ pack_float(double value)
 
 /*
  * braid_join_pack
- *		The custom_private list of a BraidJoin: the parameters, the three
- *		row estimates and the outer table's uncached pages (as Float
- *		nodes: they may exceed an int), the hash
- *		operators and their collations.
+ *		The custom_private list of a BraidJoin: the parameters (JP_*, the
+ *		last the processes that would have shared PostgreSQL's table), the
+ *		three row estimates and the outer table's uncached pages (as Float
+ *		nodes, pack_float: they may exceed an int), the hash operators and
+ *		their collations.
  */
 List *
 braid_join_pack(const BraidJoinPlanData *data)
@@ -487,7 +490,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		inner = unshared_inner(hash);
 		if (inner == NULL)
 		{
-			*why = "the hash table is shared by parallel workers (Parallel Hash) over an input other than a Parallel Seq Scan";
+			*why = "its inner input is not a plain Parallel Seq Scan, which each process could read whole";
 			return NULL;
 		}
 		pg_sharers = processes;

@@ -832,7 +832,8 @@ replace_sorts(BraidWalk w, Plan *plan)
 		replacement = braid_try_join(w.stmt, (HashJoin *) plan, w.processes, &why);
 		if (replacement == NULL)
 		{
-			elog(DEBUG1, "braidsort: Hash Join left to PostgreSQL: %s", why);
+			elog(DEBUG1, "braidsort: %s left to PostgreSQL: %s",
+				 plan->parallel_aware ? "Parallel Hash Join" : "Hash Join", why);
 			return plan;
 		}
 		return replacement;

@@ -188,29 +188,37 @@ is($node->safe_psql('postgres', $parallel =~ s/SET client_min_messages = debug1;
 	$node->safe_psql('postgres', q{SET braidsort.join_mode = off; SET enable_mergejoin = off;
 SELECT count(*), sum(length(o.v)) FROM pin_outer o JOIN pin_mid m ON o.id = m.id}),
 	'and the forced join in parallel workers is right');
-# a Parallel Hash over tables shared buffers hold: each of the 3
-# processes would read the inner table whole and hold its 45 blocks, more
-# than the quarter of shared buffers all joins may hold together; left
+# a Parallel Hash over tables shared buffers hold: the inner table's 30
+# blocks fit the quarter of shared buffers all joins may hold (32), but
+# not 3 times over, once for each process that would read it whole; left
 # to PostgreSQL unless forced
 $node->safe_psql('postgres', q{
 CREATE TABLE pin_o2 AS SELECT g AS id, g % 5 AS c FROM generate_series(1, 12000) g;
+CREATE TABLE pin_i3 AS SELECT g AS id, repeat('r', 250) AS w FROM generate_series(1, 800) g;
 ANALYZE pin_o2;
+ANALYZE pin_i3;
 });
-my $shared = q{SET work_mem = '64kB'; SET enable_mergejoin = off; SET enable_nestloop = off;
-SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+my $i3 = blocks('pin_i3');
+ok($i3 <= $limit && 3 * $i3 > $limit,
+	"pin_i3 ($i3 blocks) fits the quarter of shared buffers ($limit) once, not 3 times");
+my $shared = q{SET work_mem = '64kB'; SET hash_mem_multiplier = 1; SET enable_mergejoin = off;
+SET enable_nestloop = off; SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
 SET client_min_messages = debug1;
-EXPLAIN (COSTS OFF) SELECT count(*), sum(m.c) FROM pin_o2 o JOIN pin_mid m ON o.id = m.id};
+EXPLAIN (COSTS OFF) SELECT count(*), sum(length(i.w)) FROM pin_o2 o JOIN pin_i3 i ON o.id = i.id};
 ($ret, $out, $err) = $node->psql('postgres', $shared);
-like($out, qr/Parallel Hash Join(?s:.*)Parallel Hash\n/, 'PostgreSQL plans a Parallel Hash');
-like($err, qr/left to PostgreSQL: each of its 3 processes would hold the inner table's 45 blocks, more than a quarter of shared buffers together/,
+like($out, qr/Parallel Hash Join(?s:.*)Parallel Hash\n(?s:.*)Parallel Seq Scan on pin_i3/,
+	'PostgreSQL plans a Parallel Hash over pin_i3');
+like($err, qr/Parallel Hash Join left to PostgreSQL: each of its 3 processes would hold the inner table's $i3 blocks, more than a quarter of shared buffers together/,
 	'whose inner table the processes could not all hold is left to PostgreSQL');
-($ret, $out, $err) = $node->psql('postgres', "SET braidsort.force = on; $shared");
-like($out, qr/Gather(?s:.*)Custom Scan \(BraidJoin\)(?s:.*)Seq Scan on pin_mid/,
-	'braidsort.force takes it, the inner table read whole');
+my $forced = $shared =~ s/EXPLAIN \(COSTS OFF\)/EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)/r;
+($ret, $out, $err) = $node->psql('postgres', "SET braidsort.force = on; $forced");
+like($out, qr/Workers Launched: [12](?s:.*)Custom Scan \(BraidJoin\)(?s:.*)Seq Scan on pin_i3/,
+	'braidsort.force takes it in parallel workers, the inner table read whole');
+unlike($out, qr/Parallel Seq Scan on pin_i3/, 'no process reads a share of the inner table');
 is($node->safe_psql('postgres', $shared =~ s/SET client_min_messages = debug1;\s+EXPLAIN \(COSTS OFF\)/SET braidsort.force = on;/r),
 	$node->safe_psql('postgres', q{SET braidsort.join_mode = off;
-SELECT count(*), sum(m.c) FROM pin_o2 o JOIN pin_mid m ON o.id = m.id}),
+SELECT count(*), sum(length(i.w)) FROM pin_o2 o JOIN pin_i3 i ON o.id = i.id}),
 	'and the join is right');
 is($node->safe_psql('postgres', q{SET work_mem = '64kB'; SET enable_mergejoin = off;
 SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0;
