@@ -30,6 +30,7 @@ use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(braid_node dax_dir dax_tablespace spill_file_paths count_spill_files sort_table
   reference_result start_psql session_pid wait_for poll_query stop_session
+  signal_statement
   wait_for_stats_flush log_position log_since $parallel_sql);
 
 # settings that make the planner use parallel workers for a sort of a few
@@ -253,6 +254,30 @@ sub stop_session
 			'1', "$app: the backend is gone");
 	}
 	return 1;
+}
+
+# signal_statement($node, $dir, $app, $signal, $setup, $statement, $reached):
+# run $statement in a background session (after $setup), followed by
+# SELECT pg_sleep(300); once $reached->($pid) has waited for the moment to
+# signal it (and checked what it must), stop_session; again, in a new
+# session, when the statement had finished before the signal came (up to 5
+# times).  Returns the last session: its err is complete.
+sub signal_statement
+{
+	my ($node, $dir, $app, $signal, $setup, $statement, $reached) = @_;
+	my ($s, $stopped);
+
+	for (my $try = 1; $try <= 5 && !$stopped; $try++)
+	{
+		$s = start_psql($node, "SET application_name = '${app}_$try'", $setup, $statement,
+			'SELECT pg_sleep(300)');
+		my $pid = session_pid($node, "${app}_$try");
+		Test::More::isnt($pid, '', "$app: the session started");
+		$reached->($pid);
+		$stopped = stop_session($node, $dir, $app, $pid, $signal, $s);
+	}
+	Test::More::ok($stopped, "$app: the $signal came while the statement ran");
+	return $s;
 }
 
 # wait_for_stats_flush($node): wait until no other client backend is left,

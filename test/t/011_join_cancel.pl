@@ -70,15 +70,9 @@ foreach my $case (@cases)
 		{
 			my $app = "$name-$delay-$signal";
 			$app =~ s/\./_/g;
-			my ($s, $stopped);
+			my $s = signal_statement($node, $dir, $app, $signal, "$base $set", $query, sub {
+				my ($pid) = @_;
 
-			# again when the join ended before the signal came
-			for (my $try = 1; $try <= 5 && !$stopped; $try++)
-			{
-				$s = start_psql($node, "SET application_name = '${app}_$try'", "$base $set", $query,
-					'SELECT pg_sleep(300)');
-				my $pid = session_pid($node, "${app}_$try");
-				isnt($pid, '', "$app: the session started");
 				isnt(poll_query($node,
 						"SELECT 1 FROM pg_stat_activity WHERE pid = $pid AND query LIKE 'SELECT count(*)%'",
 						interval => 0.005),
@@ -89,9 +83,7 @@ foreach my $case (@cases)
 						"$app: the join has spill files");
 				}
 				usleep(int($delay * 1e6));
-				$stopped = stop_session($node, $dir, $app, $pid, $signal, $s);
-			}
-			ok($stopped, "$app: the $signal came while the join ran");
+			});
 			like($s->{err}, qr/canceling statement due to user request|terminating connection due to administrator command/,
 				"$app: the join was stopped ($signal)");
 			is($node->safe_psql('postgres',
