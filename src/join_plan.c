@@ -362,30 +362,42 @@ side_can_rescan(Plan *child, bool by_tid, int processes)
  *		shared buffers do not hold the table (costed), perhaps from disk
  *		where it is larger than effective_cache_size, a random read where
  *		an index scan gave the rows' order, and a walk over the outer
- *		table's pages in every round.
+ *		table's pages in every round; under a Gather, every process holds
+ *		the inner table's blocks (JOIN_MAX_HELD_BLOCKS for all).
  */
 static char *
 beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double match_rows,
-		   bool outer_index_scan, bool inner_cached, bool outer_cached, double outer_pages,
-		   int processes)
+		   bool outer_index_scan, bool inner_cached, double inner_pages, bool outer_cached,
+		   double outer_pages, int processes)
 {
 	bool		fetch_back = est->mat_outer > 0 && data->outer_by_tid;
 	double		visits;
 
 	if (data->inner_by_tid && !inner_cached && match_rows > 0)
 		return "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
-	if (!fetch_back)
-		return NULL;
-	if (!outer_cached && outer_pages > (double) effective_cache_size)
-		return "its outer table is larger than effective_cache_size, and the outer rows of written partitions would be fetched back by TID";
-	if (!outer_cached && processes > 1)
-		return "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID in parallel workers (not measured)";
-	if (outer_index_scan)
-		return "the outer rows of written partitions would be fetched back by TID in index order";
-	visits = braid_jm_outer_page_visits(data->outer_rows, outer_pages, est);
-	if (visits > JOIN_MAX_OUTER_PAGE_ROUNDS)
-		return psprintf("its %d written outer partitions would be fetched back in rounds visiting about %.0f pages of the outer table in all, more than the %.0f measured",
-						est->mat_outer, visits, JOIN_MAX_OUTER_PAGE_ROUNDS);
+	if (fetch_back)
+	{
+		if (!outer_cached && outer_pages > (double) effective_cache_size)
+			return "its outer table is larger than effective_cache_size, and the outer rows of written partitions would be fetched back by TID";
+		if (!outer_cached && processes > 1)
+			return "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID in parallel workers (not measured)";
+		if (outer_index_scan)
+			return "the outer rows of written partitions would be fetched back by TID in index order";
+		visits = braid_jm_outer_page_visits(data->outer_rows, outer_pages, est);
+		if (visits > JOIN_MAX_OUTER_PAGE_ROUNDS)
+			return psprintf("its %d written outer partitions would be fetched back in rounds visiting about %.0f pages of the outer table in all, more than the %.0f measured",
+							est->mat_outer, visits, JOIN_MAX_OUTER_PAGE_ROUNDS);
+	}
+
+	/*
+	 * Under a Gather each process reads the inner table whole and holds its
+	 * blocks pinned for the fetches: beyond the server's limit, the
+	 * processes left over would fetch through the buffer mapping.
+	 */
+	if (data->inner_by_tid && match_rows > 0 && processes > 1 &&
+		inner_pages * processes > (double) JOIN_MAX_HELD_BLOCKS)
+		return psprintf("each of its %d processes would hold the inner table's %.0f blocks, more than a quarter of shared buffers together",
+						processes, inner_pages);
 	return NULL;
 }
 
@@ -573,18 +585,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	}
 
 	unmeasured = beyond_fit(&data, &est[mode], in.match_rows, IsA(outer, IndexScan),
-							inner_cached, outer_cached, outer_pages, processes);
-
-	/*
-	 * Under a Gather each process reads the inner table whole and holds its
-	 * blocks pinned for the fetches, and all joins together hold at most a
-	 * quarter of shared buffers (join_rows.c): the processes beyond that
-	 * would fetch through the buffer mapping, not measured.
-	 */
-	if (unmeasured == NULL && processes > 1 && data.inner_by_tid && in.match_rows > 0 &&
-		pages * processes > (double) NBuffers / 4)
-		unmeasured = psprintf("each of its %d processes would hold the inner table's %.0f blocks, more than a quarter of shared buffers together",
-							  processes, pages);
+							inner_cached, pages, outer_cached, outer_pages, processes);
 	if (!braid_force && unmeasured != NULL)
 	{
 		*why = unmeasured;

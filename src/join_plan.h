@@ -17,6 +17,15 @@
 #include "joinmodel.h"
 
 /*
+ * All BraidJoins of the server together keep at most this many blocks
+ * pinned for their fetches by TID (join_rows.c, take_held_block); the
+ * planner declines, unless forced, a join under a Gather whose processes
+ * would need more for the inner table (join_plan.c).  NBuffers is in
+ * miscadmin.h.
+ */
+#define JOIN_MAX_HELD_BLOCKS	((uint64) NBuffers / 4)
+
+/*
  * What the planner leaves a BraidJoin in CustomScan.custom_private.  Its
  * expressions are in custom_exprs: the outer hash keys (OUTER_VAR), the
  * inner hash keys (INNER_VAR), the join qual and the hash clauses (both).

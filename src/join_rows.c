@@ -94,7 +94,7 @@ held_reset_callback(void *arg)
 static bool
 take_held_block(JoinSide *s)
 {
-	uint64		limit = (uint64) NBuffers / 4;
+	uint64		limit = JOIN_MAX_HELD_BLOCKS;
 
 	if (s->held_full)
 		return false;
