@@ -3,7 +3,7 @@
  * explain.c
  *	  EXPLAIN output of a BraidSort node: its sort keys and method, and with
  *	  ANALYZE what the sort did, in this process and in each parallel
- *	  worker.
+ *	  worker; and the worker groups BraidJoin's workers' figures go in.
  *
  * The property names are stable (tools parse them).  A parallel worker's
  * figures (instr.c) go where PostgreSQL puts a Sort's: in text format a
@@ -210,24 +210,28 @@ explain_figures(const BraidSortInstr *instr, int keylen, bool value_log,
  * Per-worker output.  PostgreSQL 15 collects a node's per-worker lines in
  * es->workers_state and prints them after the node's own (ExplainNode);
  * the functions that open and close a worker's part of it are static in
- * explain.c.  open_worker, close_worker and indent_text do what
- * ExplainOpenWorker, ExplainCloseWorker (with ExplainOpenSetAsideGroup,
- * ExplainSaveGroup and ExplainRestoreGroup) and ExplainIndentText do there,
- * so that a worker's figures join the worker's "Worker N:" group, with its
- * times and buffers, exactly as a Sort's do.
+ * explain.c.  braid_explain_open_worker, braid_explain_close_worker and
+ * braid_explain_indent_text do what ExplainOpenWorker, ExplainCloseWorker
+ * (with ExplainOpenSetAsideGroup, ExplainSaveGroup and
+ * ExplainRestoreGroup) and ExplainIndentText do there, so that a worker's
+ * figures join the worker's "Worker N:" group, with its times and buffers,
+ * exactly as a Sort's do.
  */
 
-/* indent_text: as ExplainIndentText. */
-static void
-indent_text(ExplainState *es)
+/* braid_explain_indent_text: as ExplainIndentText. */
+void
+braid_explain_indent_text(ExplainState *es)
 {
 	if (es->str->len == 0 || es->str->data[es->str->len - 1] == '\n')
 		appendStringInfoSpaces(es->str, es->indent * 2);
 }
 
-/* open_worker: as ExplainOpenWorker; begin or resume worker n's output. */
-static void
-open_worker(int n, ExplainState *es)
+/*
+ * braid_explain_open_worker
+ *		As ExplainOpenWorker: begin or resume worker n's output.
+ */
+void
+braid_explain_open_worker(int n, ExplainState *es)
 {
 	ExplainWorkersState *wstate = es->workers_state;
 
@@ -262,16 +266,19 @@ open_worker(int n, ExplainState *es)
 	{
 		if (es->str->len == 0)
 		{
-			indent_text(es);
+			braid_explain_indent_text(es);
 			appendStringInfo(es->str, "Worker %d:  ", n);
 		}
 		es->indent++;
 	}
 }
 
-/* close_worker: as ExplainCloseWorker; pairs with open_worker. */
-static void
-close_worker(int n, ExplainState *es)
+/*
+ * braid_explain_close_worker
+ *		As ExplainCloseWorker; pairs with braid_explain_open_worker.
+ */
+void
+braid_explain_close_worker(int n, ExplainState *es)
 {
 	ExplainWorkersState *wstate = es->workers_state;
 
@@ -308,7 +315,7 @@ explain_tuplesort(const BraidSortInstr *instr, ExplainState *es)
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
-		indent_text(es);
+		braid_explain_indent_text(es);
 		appendStringInfo(es->str, "Sort Method: %s  %s: " INT64_FORMAT "kB\n",
 						 method, space, instr->tuplesort_kb);
 	}
@@ -333,7 +340,7 @@ explain_tuplesort(const BraidSortInstr *instr, ExplainState *es)
 static void
 explain_worker_text(const BraidSortInstr *w, ExplainState *es)
 {
-	indent_text(es);
+	braid_explain_indent_text(es);
 	appendStringInfo(es->str, "Sort Method: %s  Rows Sorted: " INT64_FORMAT
 					 "  IndexMap Memory: " INT64_FORMAT " kB",
 					 method_name(instr_spilled(w), w->wl_mode), w->rows_sorted,
@@ -348,7 +355,7 @@ explain_worker_text(const BraidSortInstr *w, ExplainState *es)
 
 	if (w->runs > 0 || w->device.bytes_written > 0 || w->device.bytes_read > 0)
 	{
-		indent_text(es);
+		braid_explain_indent_text(es);
 		appendStringInfo(es->str, "Runs: " INT64_FORMAT "  Merge Passes: " INT64_FORMAT
 						 "  Device Bytes Written: " UINT64_FORMAT
 						 "  Device Bytes Read: " UINT64_FORMAT "\n",
@@ -357,14 +364,14 @@ explain_worker_text(const BraidSortInstr *w, ExplainState *es)
 	}
 	if (w->wl_mode != BRAID_WL_MERGEPASS)
 	{
-		indent_text(es);
+		braid_explain_indent_text(es);
 		appendStringInfo(es->str, "Selection Passes: " INT64_FORMAT
 						 "  Memory Run Entries: " INT64_FORMAT "\n",
 						 w->selection_passes, w->memory_run_entries);
 	}
 	if (es->timing)
 	{
-		indent_text(es);
+		braid_explain_indent_text(es);
 		appendStringInfo(es->str, "Build Time: %.3f ms  Sort Time: %.3f ms"
 						 "  Merge Time: %.3f ms  Gather Time: %.3f ms\n",
 						 w->build_ms, w->sort_ms, w->merge_ms + w->merge_stream_ms,
@@ -411,7 +418,7 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	if (es->workers_state == NULL && nworkers > 0)
 	{
 		if (instr->sorts == 0)
-			shown = &workers[0].instr;
+			shown = &workers[0].u.sort;
 		nworkers = 0;
 	}
 
@@ -442,12 +449,12 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 
 	for (int i = 0; i < nworkers; i++)
 	{
-		const BraidSortInstr *w = &workers[i].instr;
+		const BraidSortInstr *w = &workers[i].u.sort;
 		int			n = workers[i].worker;
 
 		if (n < 0 || n >= es->workers_state->num_workers)
 			continue;
-		open_worker(n, es);
+		braid_explain_open_worker(n, es);
 		if (w->adaptive == BRAID_ADAPTIVE_TUPLESORT)
 			explain_tuplesort(w, es);
 		else if (es->format == EXPLAIN_FORMAT_TEXT)
@@ -460,6 +467,6 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 			ExplainPropertyText("Gather Source", source_name(value_log, w), es);
 			explain_figures(w, -1, value_log, es);
 		}
-		close_worker(n, es);
+		braid_explain_close_worker(n, es);
 	}
 }

@@ -6,7 +6,9 @@
  * PostgreSQL 15 gives a CustomScan a share of the parallel query's DSM only
  * when the node is parallel_aware, and EXPLAIN calls such a node a
  * "Parallel Custom Scan", which a BraidSort under Gather Merge is not (each
- * process sorts what its own scan returns).  So the workers' figures go
+ * process sorts what its own scan returns), nor a BraidJoin under a Gather
+ * (each process joins its share of the outer rows to the whole inner
+ * input).  So the workers' figures go
  * through braidsort's own shared memory instead: a small table of reports
  * keyed by (leader pid, plan node, worker number).  A worker's node writes
  * its report as it ends, when instrumentation is on; a Gather rescanned
@@ -54,13 +56,17 @@
 
 #include "instr.h"
 
-/* One worker's figures for one node of its leader's query. */
+/*
+ * One worker's figures for one node of its leader's query: a sort's or a
+ * join's (the node's kind).
+ */
 typedef struct BraidReport
 {
 	int			leader_pid;		/* 0: free */
 	int			node;			/* plan_node_id */
 	int			worker;			/* ParallelWorkerNumber */
-	BraidSortInstr instr;
+	BraidInstrKind kind;
+	BraidNodeInstr u;
 } BraidReport;
 
 typedef struct BraidReports
@@ -121,6 +127,17 @@ braid_instr_shmem_init(void)
 	}
 }
 
+/* add_device: one device traffic count to another. */
+static void
+add_device(BraidDeviceStats *into, const BraidDeviceStats *from)
+{
+	into->bytes_written += from->bytes_written;
+	into->bytes_read += from->bytes_read;
+	into->lines_written += from->lines_written;
+	into->lines_read += from->lines_read;
+	into->files += from->files;
+}
+
 /*
  * accumulate
  *		Add a later loop's figures of the same worker, each field as the
@@ -133,11 +150,7 @@ accumulate(BraidSortInstr *into, const BraidSortInstr *from)
 	into->sorts += from->sorts;
 	into->runs += from->runs;
 	into->merge_passes += from->merge_passes;
-	into->device.bytes_written += from->device.bytes_written;
-	into->device.bytes_read += from->device.bytes_read;
-	into->device.lines_written += from->device.lines_written;
-	into->device.lines_read += from->device.lines_read;
-	into->device.files += from->device.files;
+	add_device(&into->device, &from->device);
 	into->gather_batches += from->gather_batches;
 	into->rows_merged_ahead += from->rows_merged_ahead;
 	into->build_ms += from->build_ms;
@@ -165,16 +178,46 @@ accumulate(BraidSortInstr *into, const BraidSortInstr *from)
 	into->tuplesort_kb = from->tuplesort_kb;
 }
 
+/* accumulate_join_side: as accumulate_join, for one input. */
+static void
+accumulate_join_side(BraidJoinSideInstr *into, const BraidJoinSideInstr *from)
+{
+	into->materialized = from->materialized;
+	into->rescans = from->rescans;
+	into->pinned_peak = Max(into->pinned_peak, from->pinned_peak);
+	add_device(&into->device, &from->device);
+}
+
 /*
- * braid_instr_report
- *		A parallel worker's node ends: leave its figures for the leader.
- *		The leader is this worker's lock group leader, set in our own
+ * accumulate_join
+ *		As accumulate, for a join: the device traffic and times add up, the
+ *		peaks take the larger, the last execution's figures the later.
+ */
+static void
+accumulate_join(BraidJoinInstr *into, const BraidJoinInstr *from)
+{
+	into->joined |= from->joined;
+	into->partitions = from->partitions;
+	into->rounds = from->rounds;
+	into->evicted = from->evicted;
+	into->lazy_from = from->lazy_from;
+	into->peak_table_bytes = Max(into->peak_table_bytes, from->peak_table_bytes);
+	accumulate_join_side(&into->outer, &from->outer);
+	accumulate_join_side(&into->inner, &from->inner);
+	into->first_ms += from->first_ms;
+	into->rounds_ms += from->rounds_ms;
+}
+
+/*
+ * report
+ *		Leave a worker's figures of one node for its leader: added to its
+ *		earlier report of the node, or in a free report.  The leader is this worker's lock group leader, set in our own
  *		PGPROC before the worker runs any plan (BecomeLockGroupMember in
  *		ParallelWorkerMain); its pid cannot change while we are in its
  *		group, since a leader waits for its workers before it exits.
  */
-void
-braid_instr_report(int node, const BraidSortInstr *instr)
+static void
+report(int node, BraidInstrKind kind, const void *instr)
 {
 	PGPROC	   *leader = MyProc ? MyProc->lockGroupLeader : NULL;
 	int			leader_pid;
@@ -191,9 +234,12 @@ braid_instr_report(int node, const BraidSortInstr *instr)
 		BraidReport *r = &reports->reports[i];
 
 		if (r->leader_pid == leader_pid && r->node == node &&
-			r->worker == ParallelWorkerNumber)
+			r->worker == ParallelWorkerNumber && r->kind == kind)
 		{
-			accumulate(&r->instr, instr);
+			if (kind == BRAID_INSTR_SORT)
+				accumulate(&r->u.sort, (const BraidSortInstr *) instr);
+			else
+				accumulate_join(&r->u.join, (const BraidJoinInstr *) instr);
 			done = true;
 			break;
 		}
@@ -205,13 +251,31 @@ braid_instr_report(int node, const BraidSortInstr *instr)
 		free_report->leader_pid = leader_pid;
 		free_report->node = node;
 		free_report->worker = ParallelWorkerNumber;
-		free_report->instr = *instr;
+		free_report->kind = kind;
+		if (kind == BRAID_INSTR_SORT)
+			free_report->u.sort = *(const BraidSortInstr *) instr;
+		else
+			free_report->u.join = *(const BraidJoinInstr *) instr;
 		done = true;
 	}
 	LWLockRelease(reports->lock);
 	if (!done)
 		elog(DEBUG1, "braidsort: no room to report worker %d's figures to its leader",
 			 ParallelWorkerNumber);
+}
+
+/* braid_instr_report: a worker's BraidSort node ends. */
+void
+braid_instr_report(int node, const BraidSortInstr *instr)
+{
+	report(node, BRAID_INSTR_SORT, instr);
+}
+
+/* braid_instr_report_join: a worker's BraidJoin node ends. */
+void
+braid_instr_report_join(int node, const BraidJoinInstr *instr)
+{
+	report(node, BRAID_INSTR_JOIN, instr);
 }
 
 /*
@@ -310,7 +374,8 @@ braid_instr_worker_reports(int node, int *nreports)
 		if (r->leader_pid != MyProcPid || r->node != node)
 			continue;
 		out[n].worker = r->worker;
-		out[n].instr = r->instr;
+		out[n].kind = r->kind;
+		out[n].u = r->u;
 		n++;
 	}
 	LWLockRelease(reports->lock);

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * instr.h
- *	  What a BraidSort node did (its EXPLAIN ANALYZE figures), and the
- *	  figures of its parallel workers, passed to the leader.
+ *	  What a BraidSort or BraidJoin node did (its EXPLAIN ANALYZE figures),
+ *	  and the figures of its parallel workers, passed to the leader.
  *
  * src/instr.h
  *
@@ -86,11 +86,55 @@ typedef struct BraidSortInstr
 	int64		tuplesort_kb;	/* ... and how much */
 } BraidSortInstr;
 
+/* What a BraidJoin node did with one of its inputs. */
+typedef struct BraidJoinSideInstr
+{
+	int64		materialized;	/* partitions whose entries it wrote */
+	int64		rescans;
+	int64		pinned_peak;	/* blocks held pinned at most */
+	BraidDeviceStats device;
+} BraidJoinSideInstr;
+
+/*
+ * A BraidJoin node's instrumentation, as its EXPLAIN ANALYZE shows it: the
+ * device traffic and times over every execution (its loops), the rest of
+ * the last one.  Plain data, as BraidSortInstr.
+ */
+typedef struct BraidJoinInstr
+{
+	bool		joined;			/* an execution began */
+	int			partitions;
+	int64		rounds;
+	bool		evicted;		/* partition 0 was written out */
+	int			lazy_from;		/* lazy wrote from this partition on (0:
+								 * never) */
+	size_t		peak_table_bytes;
+	BraidJoinSideInstr outer;
+	BraidJoinSideInstr inner;
+	double		first_ms;
+	double		rounds_ms;
+} BraidJoinInstr;
+
+/* Which node's figures a report holds. */
+typedef enum BraidInstrKind
+{
+	BRAID_INSTR_SORT,
+	BRAID_INSTR_JOIN
+} BraidInstrKind;
+
+/* A node's figures, of its kind. */
+typedef union BraidNodeInstr
+{
+	BraidSortInstr sort;
+	BraidJoinInstr join;
+} BraidNodeInstr;
+
 /* One parallel worker's figures, as its leader reads them. */
 typedef struct BraidWorkerInstr
 {
 	int			worker;			/* ParallelWorkerNumber */
-	BraidSortInstr instr;
+	BraidInstrKind kind;
+	BraidNodeInstr u;
 } BraidWorkerInstr;
 
 /* set-up, registered with braid_shmem_add() (shmem.c) */
@@ -99,6 +143,7 @@ extern void braid_instr_shmem_init(void);
 
 /* a parallel worker's node, as it ends */
 extern void braid_instr_report(int node, const BraidSortInstr *instr);
+extern void braid_instr_report_join(int node, const BraidJoinInstr *instr);
 
 /* the leader's node */
 extern void braid_instr_leader_begin(int node);

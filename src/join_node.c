@@ -59,7 +59,10 @@
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 
+#include "access/parallel.h"
 #include "braidsort.h"
+#include "explain.h"
+#include "instr.h"
 #include "join_state.h"
 #include "stats.h"
 
@@ -72,6 +75,7 @@ static TupleTableSlot *join_exec(CustomScanState *node);
 static void join_end(CustomScanState *node);
 static void join_rescan(CustomScanState *node);
 static void join_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static void join_snapshot(const BraidJoinState *st, BraidJoinInstr *out);
 
 CustomScanMethods braid_join_scan_methods = {
 	.CustomName = BRAID_JOIN_NAME,
@@ -367,6 +371,10 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 										ALLOCSET_DEFAULT_SIZES);
 	setup_passes(st);
 	st->phase = JOIN_START;
+
+	/* workers' EXPLAIN ANALYZE figures come to the leader (instr.c) */
+	if (estate->es_instrument != 0 && !IsParallelWorker())
+		braid_instr_leader_begin(cscan->scan.plan.plan_node_id);
 }
 
 /*
@@ -401,13 +409,29 @@ release_passes(BraidJoinState *st)
 
 /*
  * join_end
- *		Remove the spill files, shut down the children.
+ *		Remove the spill files, shut down the children.  Instrumented, a
+ *		parallel worker leaves what it did for its leader's EXPLAIN
+ *		(instr.c), which the leader's node then frees.
  */
 static void
 join_end(CustomScanState *node)
 {
 	BraidJoinState *st = (BraidJoinState *) node;
+	int			plan_node = node->ss.ps.plan->plan_node_id;
 
+	if (node->ss.ps.instrument != NULL)
+	{
+		if (IsParallelWorker())
+		{
+			BraidJoinInstr instr;
+
+			join_snapshot(st, &instr);
+			if (instr.joined)
+				braid_instr_report_join(plan_node, &instr);
+		}
+		else
+			braid_instr_leader_end(plan_node);
+	}
 	release_passes(st);
 	ExecEndNode(st->outer.ps);
 	ExecEndNode(st->inner.ps);
@@ -475,18 +499,48 @@ join_type_name(JoinType jointype)
 	}
 }
 
-/* explain_side: what ANALYZE saw of one input. */
+/* snapshot_side: join_snapshot, for one input. */
 static void
-explain_side(BraidJoinState *st, JoinSide *s, ExplainState *es)
+snapshot_side(const BraidJoinState *st, const JoinSide *s, BraidJoinSideInstr *out)
 {
-	int			mat = 0;
-	char		label[64];
-	const char *side = s->is_outer ? "Outer" : "Inner";
-
+	out->materialized = 0;
 	if (s->mat != NULL)
 		for (int p = 0; p < st->k; p++)
 			if (s->mat[p])
-				mat++;
+				out->materialized++;
+	out->rescans = s->rescans;
+	out->pinned_peak = s->held_peak;
+	out->device = s->dev;
+}
+
+/*
+ * join_snapshot
+ *		What the node did in this process, as EXPLAIN ANALYZE shows it (and
+ *		a parallel worker reports it).
+ */
+static void
+join_snapshot(const BraidJoinState *st, BraidJoinInstr *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->joined = st->phase != JOIN_START;
+	out->partitions = st->k;
+	out->rounds = st->rounds;
+	out->evicted = st->evicted;
+	out->lazy_from = st->lazy_fired ? st->lazy_round + 1 : 0;
+	out->peak_table_bytes = st->table.peak_bytes;
+	snapshot_side(st, &st->outer, &out->outer);
+	snapshot_side(st, &st->inner, &out->inner);
+	out->first_ms = st->first_ms;
+	out->rounds_ms = st->rounds_ms;
+}
+
+/* explain_side: what ANALYZE saw of one input. */
+static void
+explain_side(const JoinSide *s, const BraidJoinSideInstr *si, ExplainState *es)
+{
+	char		label[64];
+	const char *side = s->is_outer ? "Outer" : "Inner";
+
 	snprintf(label, sizeof(label), "%s Gather Source", side);
 	ExplainPropertyText(label, s->key_refs ? "none (key in entries)" :
 						s->by_tid ? "heap tid" : "value log", es);
@@ -494,32 +548,116 @@ explain_side(BraidJoinState *st, JoinSide *s, ExplainState *es)
 	if (s->by_tid)
 	{
 		snprintf(label, sizeof(label), "%s Pinned Blocks", side);
-		ExplainPropertyInteger(label, NULL, s->held_peak, es);
+		ExplainPropertyInteger(label, NULL, si->pinned_peak, es);
 	}
 	snprintf(label, sizeof(label), "%s Materialized Partitions", side);
-	ExplainPropertyInteger(label, NULL, mat, es);
+	ExplainPropertyInteger(label, NULL, si->materialized, es);
 	snprintf(label, sizeof(label), "%s Rescans", side);
-	ExplainPropertyInteger(label, NULL, s->rescans, es);
+	ExplainPropertyInteger(label, NULL, si->rescans, es);
 	snprintf(label, sizeof(label), "%s Device Bytes Written", side);
-	ExplainPropertyInteger(label, NULL, (int64) s->dev.bytes_written, es);
+	ExplainPropertyInteger(label, NULL, (int64) si->device.bytes_written, es);
 	snprintf(label, sizeof(label), "%s Device Bytes Read", side);
-	ExplainPropertyInteger(label, NULL, (int64) s->dev.bytes_read, es);
+	ExplainPropertyInteger(label, NULL, (int64) si->device.bytes_read, es);
 	snprintf(label, sizeof(label), "%s Device Lines Written", side);
-	ExplainPropertyInteger(label, NULL, (int64) s->dev.lines_written, es);
+	ExplainPropertyInteger(label, NULL, (int64) si->device.lines_written, es);
 	snprintf(label, sizeof(label), "%s Device Lines Read", side);
-	ExplainPropertyInteger(label, NULL, (int64) s->dev.lines_read, es);
+	ExplainPropertyInteger(label, NULL, (int64) si->device.lines_read, es);
+}
+
+/*
+ * explain_figures
+ *		What one process's join did (after Partitions): the node's own
+ *		lines, or a worker's in the formats other than text.
+ */
+static void
+explain_figures(const BraidJoinState *st, const BraidJoinInstr *w, ExplainState *es)
+{
+	ExplainPropertyInteger("Rounds", NULL, w->rounds, es);
+	if (w->evicted)
+		ExplainPropertyText("Partition 0", "written out (outgrew the memory)", es);
+	if (w->lazy_from > 0)
+		ExplainPropertyInteger("Lazy Materialized From Partition", NULL, w->lazy_from, es);
+	ExplainPropertyInteger("Peak Table Memory", "kB",
+						   (int64) (w->peak_table_bytes + 1023) / 1024, es);
+	explain_side(&st->outer, &w->outer, es);
+	explain_side(&st->inner, &w->inner, es);
+	if (es->timing)
+	{
+		ExplainPropertyFloat("First Pass Time", "ms", w->first_ms, 3, es);
+		ExplainPropertyFloat("Rounds Time", "ms", w->rounds_ms, 3, es);
+	}
+}
+
+/*
+ * explain_worker_text
+ *		A worker's figures in text format, a few lines as a Sort's worker
+ *		line: its partitions and rounds, each input's partitions written,
+ *		rescans and device traffic, then with TIMING its times.  The other
+ *		formats have every figure, under the node's names.
+ */
+static void
+explain_worker_text(const BraidJoinInstr *w, ExplainState *es)
+{
+	const BraidJoinSideInstr *sides[2] = {&w->outer, &w->inner};
+
+	braid_explain_indent_text(es);
+	appendStringInfo(es->str, "Partitions: %d  Rounds: " INT64_FORMAT
+					 "  Peak Table Memory: " INT64_FORMAT " kB\n",
+					 w->partitions, w->rounds, (int64) (w->peak_table_bytes + 1023) / 1024);
+	for (int j = 0; j < 2; j++)
+	{
+		const BraidJoinSideInstr *si = sides[j];
+
+		braid_explain_indent_text(es);
+		appendStringInfo(es->str, "%s: Materialized Partitions: " INT64_FORMAT
+						 "  Rescans: " INT64_FORMAT
+						 "  Device Bytes Written: " UINT64_FORMAT
+						 "  Device Bytes Read: " UINT64_FORMAT "\n",
+						 j == 0 ? "Outer" : "Inner", si->materialized, si->rescans,
+						 si->device.bytes_written, si->device.bytes_read);
+	}
+	if (es->timing)
+	{
+		braid_explain_indent_text(es);
+		appendStringInfo(es->str, "First Pass Time: %.3f ms  Rounds Time: %.3f ms\n",
+						 w->first_ms, w->rounds_ms);
+	}
 }
 
 /*
  * join_explain
  *		ExplainCustomScan: the join's conditions, mode and partitions, and
- *		with ANALYZE what each input wrote, read and was rescanned.
+ *		with ANALYZE what each input wrote, read and was rescanned, in this
+ *		process and in each parallel worker that ran the join (instr.c).
+ *		The node's own lines are this process's: a leader that joined
+ *		nothing (parallel_leader_participation = off) shows only the
+ *		planned partitions, and its workers' figures follow.
  */
 static void
 join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	BraidJoinState *st = (BraidJoinState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	BraidJoinInstr mine;
+	const BraidJoinInstr *shown = &mine;
+	BraidWorkerInstr *workers = NULL;
+	int			nworkers = 0;
+
+	join_snapshot(st, &mine);
+	if (es->analyze)
+		workers = braid_instr_worker_reports(cscan->scan.plan.plan_node_id, &nworkers);
+
+	/*
+	 * No per-worker output (an invisible Gather, force_parallel_mode =
+	 * regress, whose single worker ran the plan): as for a Hash Join, the
+	 * worker's figures are shown as the node's.
+	 */
+	if (es->workers_state == NULL && nworkers > 0)
+	{
+		if (!mine.joined && workers[0].kind == BRAID_INSTR_JOIN)
+			shown = &workers[0].u.join;
+		nworkers = 0;
+	}
 
 	ExplainPropertyText("Join Type", join_type_name(st->jointype), es);
 	show_quals("Hash Cond", (List *) lfourth(cscan->custom_exprs), node, ancestors, es);
@@ -532,22 +670,27 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	else
 		ExplainPropertyText("Write Intensity", "cost-optimal", es);
 	ExplainPropertyInteger("Partitions", NULL,
-						   es->analyze && st->phase != JOIN_START ? st->k : st->plan.partitions,
+						   es->analyze && shown->joined ? shown->partitions : st->plan.partitions,
 						   es);
-	if (!es->analyze || st->phase == JOIN_START)
-		return;
-	ExplainPropertyInteger("Rounds", NULL, st->rounds, es);
-	if (st->evicted)
-		ExplainPropertyText("Partition 0", "written out (outgrew the memory)", es);
-	if (st->lazy_fired)
-		ExplainPropertyInteger("Lazy Materialized From Partition", NULL, st->lazy_round + 1, es);
-	ExplainPropertyInteger("Peak Table Memory", "kB",
-						   (int64) (st->table.peak_bytes + 1023) / 1024, es);
-	explain_side(st, &st->outer, es);
-	explain_side(st, &st->inner, es);
-	if (es->timing)
+	if (es->analyze && shown->joined)
+		explain_figures(st, shown, es);
+
+	for (int i = 0; i < nworkers; i++)
 	{
-		ExplainPropertyFloat("First Pass Time", "ms", st->first_ms, 3, es);
-		ExplainPropertyFloat("Rounds Time", "ms", st->rounds_ms, 3, es);
+		const BraidJoinInstr *w = &workers[i].u.join;
+		int			n = workers[i].worker;
+
+		if (workers[i].kind != BRAID_INSTR_JOIN || !w->joined ||
+			n < 0 || n >= es->workers_state->num_workers)
+			continue;
+		braid_explain_open_worker(n, es);
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+			explain_worker_text(w, es);
+		else
+		{
+			ExplainPropertyInteger("Partitions", NULL, w->partitions, es);
+			explain_figures(st, w, es);
+		}
+		braid_explain_close_worker(n, es);
 	}
 }
