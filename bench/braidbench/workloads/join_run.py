@@ -137,25 +137,36 @@ def _hash_node(hj):
     return {}
 
 
-def explain_facts(doc):
+def _block_size(conn):
+    """The server's block size: EXPLAIN BUFFERS counts temporary blocks."""
+    return int(conn.execute("SELECT current_setting('block_size')", prepare=False).fetchone()[0])
+
+
+def _braid_sum(braid, field):
+    """A BraidJoin figure summed over both inputs, the node's own (the
+    leader's) and each parallel worker's ("Workers")."""
+    total = 0
+    for figures in [braid] + braid.get("Workers", []):
+        total += figures.get("Outer " + field, 0) + figures.get("Inner " + field, 0)
+    return total
+
+
+def explain_facts(doc, block_size):
     """What one EXPLAIN (ANALYZE, BUFFERS) says of a run: which join ran,
     its batches or partitions and mode, and the bytes it wrote and read."""
     hj, braid = _nodes(doc)
     r = {}
     if braid is not None:
-        # under a Gather, the node's own figures are the leader's; its spill
-        # files count as temporary blocks, which EXPLAIN BUFFERS sums over
-        # the workers (without one, the two agree)
-        temp_written = doc["Plan"].get("Temp Written Blocks", 0) * 8192
-        temp_read = doc["Plan"].get("Temp Read Blocks", 0) * 8192
+        # under a Gather, the node's own figures are the leader's, and each
+        # worker's follow under "Workers"; its spill files also count as
+        # temporary blocks, which EXPLAIN BUFFERS sums over the processes
+        # (in whole blocks: the two agree but for a block a file)
         r.update({"ran": "braidjoin", "mode": braid.get("Join Mode"),
                   "partitions": braid.get("Partitions"), "rounds": braid.get("Rounds"),
-                  "bytes_written": max(temp_written, braid.get("Outer Device Bytes Written", 0)
-                                       + braid.get("Inner Device Bytes Written", 0)),
-                  "bytes_read": max(temp_read, braid.get("Outer Device Bytes Read", 0)
-                                    + braid.get("Inner Device Bytes Read", 0)),
-                  "lines_written": braid.get("Outer Device Lines Written", 0)
-                  + braid.get("Inner Device Lines Written", 0),
+                  "bytes_written": _braid_sum(braid, "Device Bytes Written"),
+                  "bytes_read": _braid_sum(braid, "Device Bytes Read"),
+                  "temp_written": doc["Plan"].get("Temp Written Blocks", 0) * block_size,
+                  "lines_written": _braid_sum(braid, "Device Lines Written"),
                   "rescans": braid.get("Outer Rescans", 0) + braid.get("Inner Rescans", 0),
                   "mat_outer": braid.get("Outer Materialized Partitions", 0),
                   "mat_inner": braid.get("Inner Materialized Partitions", 0)})
@@ -163,8 +174,8 @@ def explain_facts(doc):
         h = _hash_node(hj)
         r.update({"ran": "postgres", "batches": h.get("Hash Batches"),
                   "batches_planned": h.get("Original Hash Batches"),
-                  "bytes_written": doc["Plan"].get("Temp Written Blocks", 0) * 8192,
-                  "bytes_read": doc["Plan"].get("Temp Read Blocks", 0) * 8192})
+                  "bytes_written": doc["Plan"].get("Temp Written Blocks", 0) * block_size,
+                  "bytes_read": doc["Plan"].get("Temp Read Blocks", 0) * block_size})
     else:
         r["ran"] = "other"
     return r
@@ -178,7 +189,7 @@ def run_one(conn, settings, facts=None):
     measure.apply_settings(conn, settings)
     key = tuple(sorted(settings.items()))
     if facts is None or key not in facts:
-        got = explain_facts(measure.explain(conn, QUERY, buffers=True))
+        got = explain_facts(measure.explain(conn, QUERY, buffers=True), _block_size(conn))
         if facts is None:
             facts = {}
         facts[key] = got
@@ -205,7 +216,7 @@ def calibrate(conn, progress):
     is scaled from it (the batch count is about inner bytes / hash_mem)."""
     measure.apply_settings(conn, dict(_base(), work_mem="64kB", **{"braidsort.join_mode": "off"}))
     t0 = time.perf_counter()
-    r = explain_facts(measure.explain(conn, QUERY, buffers=True))
+    r = explain_facts(measure.explain(conn, QUERY, buffers=True), _block_size(conn))
     r["ms"] = (time.perf_counter() - t0) * 1000.0
     b0 = r.get("batches_planned") or r.get("batches") or 1
     progress.step(f"calibration: PostgreSQL plans {b0} batches at work_mem 64kB "
