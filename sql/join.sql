@@ -389,6 +389,24 @@ SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k AND 
 -- Parallel Seq Scan, becomes a Seq Scan that each process reads whole
 SET LOCAL enable_parallel_hash = on;
 EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
+-- ... costed as the whole scan it is (as without parallel query), not as
+-- the share the Parallel Seq Scan was
+CREATE FUNCTION scan_cost(q text, braidjoin boolean) RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE
+	plan jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
+	IF braidjoin THEN
+		RETURN jsonb_path_query_first(plan,
+			'$.** ? (@."Custom Plan Provider" == "BraidJoin").Plans[1]."Total Cost"');
+	END IF;
+	RETURN jsonb_path_query_first(plan, '$.** ? (@."Node Type" == "Seq Scan")."Total Cost"');
+END $$;
+SET LOCAL max_parallel_workers_per_gather = 0;
+SELECT scan_cost('SELECT ji.k FROM ji', false) AS serial_scan_cost \gset
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT scan_cost('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k', true) = :serial_scan_cost
+	AS whole_scan_cost;
 SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
 SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.a < jo.a');
 SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.a <> jo.a)');

@@ -44,6 +44,7 @@
 
 #include <math.h>
 
+#include "access/table.h"
 #include "catalog/pg_type.h"
 #include "executor/nodeHash.h"
 #include "miscadmin.h"
@@ -51,8 +52,12 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "storage/bufmgr.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/spccache.h"
 
 #include "braidsort.h"
 #include "join_plan.h"
@@ -411,12 +416,22 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
  *		each process's whole scan sees the same rows (the same snapshot),
  *		so each outer row still meets every inner row once.  NULL for any
  *		other input.
+ *
+ *		Its cost is the whole scan's too: cost_seqscan divides a parallel
+ *		scan's CPU part by the processes' share, as its rows, but not its
+ *		disk part (every page is read once in all), so the CPU part is
+ *		scaled back by the rows' ratio and the disk part kept.
  */
 static Plan *
-unshared_inner(Hash *hash)
+unshared_inner(PlannedStmt *stmt, Hash *hash)
 {
 	Plan	   *inner = outerPlan(hash);
 	SeqScan    *scan;
+	RangeTblEntry *rte;
+	Relation	rel;
+	double		disk_cost;
+	double		cpu_cost;
+	double		spc_seq_page_cost;
 
 	if (!IsA(inner, SeqScan) || !inner->parallel_aware || inner->lefttree != NULL ||
 		inner->righttree != NULL || inner->initPlan != NIL)
@@ -425,6 +440,15 @@ unshared_inner(Hash *hash)
 	memcpy(scan, inner, sizeof(SeqScan));
 	scan->scan.plan.parallel_aware = false;
 	scan->scan.plan.plan_rows = clamp_row_est(Max(hash->rows_total, inner->plan_rows));
+
+	rte = rt_fetch(scan->scan.scanrelid, stmt->rtable);
+	rel = table_open(rte->relid, NoLock);
+	get_tablespace_page_costs(rel->rd_rel->reltablespace, NULL, &spc_seq_page_cost);
+	disk_cost = spc_seq_page_cost * (double) RelationGetNumberOfBlocks(rel);
+	table_close(rel, NoLock);
+	cpu_cost = Max(inner->total_cost - inner->startup_cost - disk_cost, 0.0);
+	scan->scan.plan.total_cost = inner->startup_cost + disk_cost +
+		cpu_cost * scan->scan.plan.plan_rows / Max(inner->plan_rows, 1.0);
 	return (Plan *) scan;
 }
 
@@ -499,7 +523,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		 * Hash does under a Gather; only a plain Parallel Seq Scan can be
 		 * made whole.
 		 */
-		inner = unshared_inner(hash);
+		inner = unshared_inner(stmt, hash);
 		if (inner == NULL)
 		{
 			*why = "its inner input is not a plain Parallel Seq Scan, which each process could read whole";
