@@ -590,6 +590,14 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 		 */
 		s->npins = s->is_outer && (IsA(s->ps, SeqScanState) ||
 								   IsA(s->ps, BitmapHeapScanState)) ? 1 : JOIN_FETCH_PINS;
+
+		/*
+		 * A temporary table lives in the session's few local buffers (as
+		 * few as 100): pin few of those, as the sort's gather does, or the
+		 * scans and other nodes could find none left to read into.
+		 */
+		if (RelationUsesLocalBuffers(s->rel))
+			s->npins = Min(s->npins, JOIN_FETCH_LOCAL_PINS);
 		s->bufs = palloc(sizeof(Buffer) * s->npins);
 		s->blks = palloc(sizeof(BlockNumber) * s->npins);
 		for (int i = 0; i < s->npins; i++)

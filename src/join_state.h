@@ -43,6 +43,8 @@
 #define JOIN_READ_CHUNK			4096
 /* pinned pages a side keeps for its fetches by TID */
 #define JOIN_FETCH_PINS			256
+/* ... of a temporary table (local buffers) */
+#define JOIN_FETCH_LOCAL_PINS	8
 /* outer entries of a round looked ahead of for prefetches */
 #define JOIN_PREFETCH_AHEAD		16
 

@@ -54,6 +54,7 @@
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
 #include "utils/datum.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
@@ -92,7 +93,9 @@ static Plan *finish_braid_scan(CustomScan *cscan, Plan *child, List *child_tlist
  *		index or bitmap heap scan of a heap table whose output has no volatile
  *		functions or subplans (it is evaluated again at gather time).  Sets
  *		*relid, and unless table_pages is NULL *table_pages and
- *		*table_cached; otherwise *why says why not.
+ *		*table_cached (the table takes at most half of shared buffers, or
+ *		for a temporary table of temp_buffers); otherwise *why says why
+ *		not.
  */
 bool
 braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_pages,
@@ -129,9 +132,14 @@ braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_p
 	is_heap = (rel->rd_rel->relam == HEAP_TABLE_AM_OID);
 	if (table_pages != NULL)
 	{
+		/*
+		 * Cached: half of the buffers that would hold it at most (a
+		 * temporary table's are the session's local buffers, temp_buffers),
+		 * else its pages come back from the kernel at each revisit.
+		 */
 		*table_pages = (double) RelationGetNumberOfBlocks(rel);
-		*table_cached = RelationUsesLocalBuffers(rel) ||
-			*table_pages <= (double) (NBuffers / 2);
+		*table_cached = *table_pages <=
+			(double) ((RelationUsesLocalBuffers(rel) ? num_temp_buffers : NBuffers) / 2);
 	}
 	table_close(rel, NoLock);
 	if (!is_heap)
