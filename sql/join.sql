@@ -434,22 +434,26 @@ EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
 SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
 ALTER TABLE ji RESET (parallel_workers);
 -- EXPLAIN ANALYZE shows each worker's figures (instr.c), in JSON one
--- "Workers" entry for each worker launched, and the leader's as the node's
--- exactly when it joined; every process partitions the whole inner input,
--- so each writes the same inner bytes; in text a "Worker N:" line each
-CREATE FUNCTION join_workers(q text, OUT one_per_worker boolean, OUT leader_shown boolean,
-							 OUT inner_alike boolean, OUT text_lines boolean)
+-- "Workers" entry for each worker launched (workers are launched: the
+-- suite runs alone), and the leader's as the node's exactly when it
+-- joined; every process partitions the whole inner input, so each writes
+-- the same inner bytes; in text a "Worker N:" line each
+CREATE FUNCTION join_workers(q text, OUT workers_launched boolean, OUT one_per_worker boolean,
+							 OUT leader_shown boolean, OUT inner_alike boolean,
+							 OUT text_lines boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
 	plan jsonb;
 	node jsonb;
 	launched int;
+	text_launched int := 0;
 	lines int := 0;
 	line text;
 BEGIN
 	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO plan;
 	node := jsonb_path_query_first(plan, '$.** ? (@."Custom Plan Provider" == "BraidJoin")');
 	launched := coalesce(jsonb_path_query_first(plan, '$.**."Workers Launched"')::int, 0);
+	workers_launched := launched > 0;
 	one_per_worker := (SELECT count(*) FROM jsonb_array_elements(node->'Workers') w
 					   WHERE w ? 'Rounds' AND w ? 'Outer Device Bytes Written') = launched;
 	leader_shown := (node ? 'Rounds') =
@@ -461,11 +465,13 @@ BEGIN
 						  SELECT (w->>'Inner Device Bytes Written')::bigint
 						  FROM jsonb_array_elements(node->'Workers') w) AS s(b));
 	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		IF line ~ '^\s+Worker \d+:  Partitions: \d+  Rounds: \d+  Peak Table Memory: \d+ kB$' THEN
+		IF line ~ '^\s+Workers Launched: \d+$' THEN
+			text_launched := substring(line FROM '\d+')::int;
+		ELSIF line ~ '^\s+Worker \d+:  Partitions: \d+  Rounds: \d+  Peak Table Memory: \d+ kB$' THEN
 			lines := lines + 1;
 		END IF;
 	END LOOP;
-	text_lines := lines = launched;
+	text_lines := lines = text_launched;
 END $$;
 SELECT * FROM join_workers('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
 -- with the leader only collecting

@@ -43,6 +43,7 @@ extern void braid_worker_register(void);
 extern void braid_planner_init(void);
 extern bool braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid,
 								 double *table_pages, bool *table_cached, char **why);
+extern bool braid_table_cached(Relation rel, double table_pages);
 
 /* sort_node.c */
 extern CustomScanMethods braid_sort_scan_methods;

@@ -417,7 +417,7 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	 */
 	if (es->workers_state == NULL && nworkers > 0)
 	{
-		if (instr->sorts == 0)
+		if (instr->sorts == 0 && workers[0].kind == BRAID_INSTR_SORT)
 			shown = &workers[0].u.sort;
 		nworkers = 0;
 	}
@@ -452,7 +452,8 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 		const BraidSortInstr *w = &workers[i].u.sort;
 		int			n = workers[i].worker;
 
-		if (n < 0 || n >= es->workers_state->num_workers)
+		if (workers[i].kind != BRAID_INSTR_SORT ||
+			n < 0 || n >= es->workers_state->num_workers)
 			continue;
 		braid_explain_open_worker(n, es);
 		if (w->adaptive == BRAID_ADAPTIVE_TUPLESORT)

@@ -8,9 +8,9 @@
  * "Parallel Custom Scan", which a BraidSort under Gather Merge is not (each
  * process sorts what its own scan returns), nor a BraidJoin under a Gather
  * (each process joins its share of the outer rows to the whole inner
- * input).  So the workers' figures go
- * through braidsort's own shared memory instead: a small table of reports
- * keyed by (leader pid, plan node, worker number).  A worker's node writes
+ * input).  So the workers' figures go through braidsort's own shared
+ * memory instead: a small table of reports, a sort's or a join's, keyed by
+ * (leader pid, plan node, worker number).  A worker's node writes
  * its report as it ends, when instrumentation is on; a Gather rescanned
  * launches new workers with the same numbers, whose reports add to the
  * earlier ones.  The leader's EXPLAIN reads its node's reports, and the
@@ -37,8 +37,9 @@
  *
  * A known limit: a query run while another of the same backend is still
  * open (say, from a function called by the outer query) may have a
- * BraidSort node with the same plan node id under a Gather; both then use
- * the same key, and the outer EXPLAIN may show fewer or mixed figures.
+ * BraidSort or BraidJoin node with the same plan node id under a Gather;
+ * both then use the same key, and the outer EXPLAIN may show fewer or mixed
+ * figures (never a join's as a sort's: each reads its own kind only).
  *
  * src/instr.c
  *
@@ -191,7 +192,9 @@ accumulate_join_side(BraidJoinSideInstr *into, const BraidJoinSideInstr *from)
 /*
  * accumulate_join
  *		As accumulate, for a join: the device traffic and times add up, the
- *		peaks take the larger, the last execution's figures the later.
+ *		peaks take the larger, the last execution's figures the later;
+ *		whether partition 0 was ever written out (the node never forgets
+ *		it either).
  */
 static void
 accumulate_join(BraidJoinInstr *into, const BraidJoinInstr *from)
@@ -199,7 +202,7 @@ accumulate_join(BraidJoinInstr *into, const BraidJoinInstr *from)
 	into->joined |= from->joined;
 	into->partitions = from->partitions;
 	into->rounds = from->rounds;
-	into->evicted = from->evicted;
+	into->evicted |= from->evicted;
 	into->lazy_from = from->lazy_from;
 	into->peak_table_bytes = Max(into->peak_table_bytes, from->peak_table_bytes);
 	accumulate_join_side(&into->outer, &from->outer);
@@ -211,10 +214,11 @@ accumulate_join(BraidJoinInstr *into, const BraidJoinInstr *from)
 /*
  * report
  *		Leave a worker's figures of one node for its leader: added to its
- *		earlier report of the node, or in a free report.  The leader is this worker's lock group leader, set in our own
- *		PGPROC before the worker runs any plan (BecomeLockGroupMember in
- *		ParallelWorkerMain); its pid cannot change while we are in its
- *		group, since a leader waits for its workers before it exits.
+ *		earlier report of the node, or in a free report.  The leader is
+ *		this worker's lock group leader, set in our own PGPROC before the
+ *		worker runs any plan (BecomeLockGroupMember in ParallelWorkerMain);
+ *		its pid cannot change while we are in its group, since a leader
+ *		waits for its workers before it exits.
  */
 static void
 report(int node, BraidInstrKind kind, const void *instr)

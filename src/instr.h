@@ -102,7 +102,7 @@ typedef struct BraidJoinSideInstr
  */
 typedef struct BraidJoinInstr
 {
-	bool		joined;			/* an execution began */
+	bool		joined;			/* an execution began (in any loop) */
 	int			partitions;
 	int64		rounds;
 	bool		evicted;		/* partition 0 was written out */

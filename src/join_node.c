@@ -50,6 +50,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
@@ -59,7 +60,6 @@
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 
-#include "access/parallel.h"
 #include "braidsort.h"
 #include "explain.h"
 #include "instr.h"
@@ -146,7 +146,10 @@ join_exec(CustomScanState *node)
 	if (st->phase == JOIN_DONE)
 		return NULL;
 	if (st->phase == JOIN_START)
+	{
+		st->executions++;
 		join_pass_start(st);
+	}
 
 	for (;;)
 	{
@@ -522,7 +525,7 @@ static void
 join_snapshot(const BraidJoinState *st, BraidJoinInstr *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->joined = st->phase != JOIN_START;
+	out->joined = st->executions > 0;
 	out->partitions = st->k;
 	out->rounds = st->rounds;
 	out->evicted = st->evicted;

@@ -364,14 +364,14 @@ side_can_rescan(Plan *child, bool by_tid, int processes)
  *		fitted on (tables that shared buffers hold, or an outer table the
  *		kernel's cache holds, read by sequential scans in one process, with
  *		up to 1.2M outer page visits in the rounds; no temporary inner
- *		table read by TID), or NULL: every match
- *		fetches an inner row by TID, and a written partition's outer rows
- *		are fetched back by TID: a read of each page in every round where
- *		shared buffers do not hold the table (costed), perhaps from disk
- *		where it is larger than effective_cache_size, a random read where
- *		an index scan gave the rows' order, and a walk over the outer
- *		table's pages in every round; under a Gather, every process holds
- *		the inner table's blocks (JOIN_MAX_HELD_BLOCKS for all).
+ *		table read by TID), or NULL: every match fetches an inner row by
+ *		TID (but in a join carrying its key), and a written partition's
+ *		outer rows are fetched back by TID: a read of each page in every
+ *		round where shared buffers do not hold the table (costed), perhaps
+ *		from disk where it is larger than effective_cache_size, a random
+ *		read where an index scan gave the rows' order, and a walk over the
+ *		outer table's pages in every round; under a Gather, every process
+ *		holds the inner table's blocks (JOIN_MAX_HELD_BLOCKS for all).
  */
 static char *
 beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double match_rows,
@@ -390,7 +390,7 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 	 */
 	if (data->inner_by_tid && inner_temp && !data->exact_key && match_rows > 0)
 		return "its inner table is temporary, and every match would fetch an inner row by TID from the session's local buffers";
-	if (data->inner_by_tid && !inner_cached && match_rows > 0)
+	if (data->inner_by_tid && !inner_cached && !data->exact_key && match_rows > 0)
 		return "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
 	if (fetch_back)
 	{
@@ -411,7 +411,7 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 	 * blocks pinned for the fetches: beyond the server's limit, the
 	 * processes left over would fetch through the buffer mapping.
 	 */
-	if (data->inner_by_tid && match_rows > 0 && processes > 1 &&
+	if (data->inner_by_tid && !data->exact_key && match_rows > 0 && processes > 1 &&
 		inner_pages * processes > (double) JOIN_MAX_HELD_BLOCKS)
 		return psprintf("each of its %d processes would hold the inner table's %.0f blocks, more than a quarter of shared buffers together",
 						processes, inner_pages);
@@ -432,7 +432,10 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
  *		Its cost is the whole scan's too: cost_seqscan divides a parallel
  *		scan's CPU part by the processes' share, as its rows, but not its
  *		disk part (every page is read once in all), so the CPU part is
- *		scaled back by the rows' ratio and the disk part kept.
+ *		scaled back by the rows' ratio (rows_total is the share's rows
+ *		times the divisor, before either is rounded) and the disk part
+ *		kept (the table's blocks now: the planner's figure may differ for
+ *		a table never vacuumed nor analyzed).
  */
 static Plan *
 unshared_inner(PlannedStmt *stmt, Hash *hash)
@@ -441,6 +444,7 @@ unshared_inner(PlannedStmt *stmt, Hash *hash)
 	SeqScan    *scan;
 	RangeTblEntry *rte;
 	Relation	rel;
+	double		whole_rows;
 	double		disk_cost;
 	double		cpu_cost;
 	double		spc_seq_page_cost;
@@ -451,7 +455,8 @@ unshared_inner(PlannedStmt *stmt, Hash *hash)
 	scan = makeNode(SeqScan);
 	memcpy(scan, inner, sizeof(SeqScan));
 	scan->scan.plan.parallel_aware = false;
-	scan->scan.plan.plan_rows = clamp_row_est(Max(hash->rows_total, inner->plan_rows));
+	whole_rows = Max(hash->rows_total, inner->plan_rows);
+	scan->scan.plan.plan_rows = clamp_row_est(whole_rows);
 
 	rte = rt_fetch(scan->scan.scanrelid, stmt->rtable);
 	rel = table_open(rte->relid, NoLock);
@@ -460,7 +465,7 @@ unshared_inner(PlannedStmt *stmt, Hash *hash)
 	table_close(rel, NoLock);
 	cpu_cost = Max(inner->total_cost - inner->startup_cost - disk_cost, 0.0);
 	scan->scan.plan.total_cost = inner->startup_cost + disk_cost +
-		cpu_cost * scan->scan.plan.plan_rows / Max(inner->plan_rows, 1.0);
+		cpu_cost * whole_rows / Max(inner->plan_rows, 1.0);
 	return (Plan *) scan;
 }
 

@@ -593,8 +593,9 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 
 		/*
 		 * A temporary table lives in the session's few local buffers (as
-		 * few as 100): pin few of those, as the sort's gather does, or the
-		 * scans and other nodes could find none left to read into.
+		 * few as 100): pin few of those, as the sort's gather does (two
+		 * chunks of 8), or the scans and other nodes could find none left
+		 * to read into.
 		 */
 		if (RelationUsesLocalBuffers(s->rel))
 			s->npins = Min(s->npins, JOIN_FETCH_LOCAL_PINS);

@@ -71,7 +71,9 @@ typedef struct JoinSide
 	TupleTableSlot *fetchslot;
 	HeapTupleData fetched;
 	int			npins;			/* JOIN_FETCH_PINS, 1 for an outer
-								 * sequential or bitmap scan (block order) */
+								 * sequential or bitmap scan (block order),
+								 * at most JOIN_FETCH_LOCAL_PINS for a
+								 * temporary table */
 	Buffer	   *bufs;			/* pinned blocks of recent fetches, by
 								 * block number modulo npins */
 	BlockNumber *blks;
@@ -214,6 +216,7 @@ typedef struct BraidJoinState
 	bool		matched;
 
 	/* for EXPLAIN ANALYZE */
+	int64		executions;		/* times the join began (its loops) */
 	int			rounds;
 	bool		evicted;
 	double		first_ms;

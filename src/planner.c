@@ -88,6 +88,22 @@ static Plan *finish_braid_scan(CustomScan *cscan, Plan *child, List *child_tlist
 							   List *physical, BraidSortPlanData *data);
 
 /*
+ * braid_table_cached
+ *		Do a table's table_pages stay in the buffers that hold it while a
+ *		gather or a join revisits them?  At most half of them: shared
+ *		buffers, or for a temporary table the session's local buffers
+ *		(temp_buffers); else its pages come back from the kernel at each
+ *		revisit.
+ */
+bool
+braid_table_cached(Relation rel, double table_pages)
+{
+	int			buffers = RelationUsesLocalBuffers(rel) ? num_temp_buffers : NBuffers;
+
+	return table_pages <= (double) (buffers / 2);
+}
+
+/*
  * braid_heap_tid_input
  *		Can the Sort's input be refetched by heap TID?  True for a sequential,
  *		index or bitmap heap scan of a heap table whose output has no volatile
@@ -132,14 +148,8 @@ braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_p
 	is_heap = (rel->rd_rel->relam == HEAP_TABLE_AM_OID);
 	if (table_pages != NULL)
 	{
-		/*
-		 * Cached: half of the buffers that would hold it at most (a
-		 * temporary table's are the session's local buffers, temp_buffers),
-		 * else its pages come back from the kernel at each revisit.
-		 */
 		*table_pages = (double) RelationGetNumberOfBlocks(rel);
-		*table_cached = *table_pages <=
-			(double) ((RelationUsesLocalBuffers(rel) ? num_temp_buffers : NBuffers) / 2);
+		*table_cached = braid_table_cached(rel, *table_pages);
 	}
 	table_close(rel, NoLock);
 	if (!is_heap)

@@ -257,8 +257,7 @@ switch_pays(BraidSortState *st)
 	if (!cfg->value_log)
 	{
 		in.table_pages = (double) RelationGetNumberOfBlocks(st->rel);
-		in.table_cached = RelationUsesLocalBuffers(st->rel) ||
-			in.table_pages <= (double) (NBuffers / 2);
+		in.table_cached = braid_table_cached(st->rel, in.table_pages);
 		if (st->child->plan->parallel_aware)
 			in.table_pages /= Max(st->adapt.processes, 1);
 	}

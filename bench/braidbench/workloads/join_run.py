@@ -160,12 +160,17 @@ def explain_facts(doc, block_size):
         # under a Gather, the node's own figures are the leader's, and each
         # worker's follow under "Workers"; its spill files also count as
         # temporary blocks, which EXPLAIN BUFFERS sums over the processes
-        # (in whole blocks: the two agree but for a block a file)
+        # (in whole blocks: each process carries its remainder over, so the
+        # two agree within a block a process).  The larger is taken: a
+        # worker whose report found no room (instr.c) is missing from the
+        # first, never from the second.
+        temp_written = doc["Plan"].get("Temp Written Blocks", 0) * block_size
+        temp_read = doc["Plan"].get("Temp Read Blocks", 0) * block_size
         r.update({"ran": "braidjoin", "mode": braid.get("Join Mode"),
                   "partitions": braid.get("Partitions"), "rounds": braid.get("Rounds"),
-                  "bytes_written": _braid_sum(braid, "Device Bytes Written"),
-                  "bytes_read": _braid_sum(braid, "Device Bytes Read"),
-                  "temp_written": doc["Plan"].get("Temp Written Blocks", 0) * block_size,
+                  "bytes_written": max(temp_written, _braid_sum(braid, "Device Bytes Written")),
+                  "bytes_read": max(temp_read, _braid_sum(braid, "Device Bytes Read")),
+                  "temp_written": temp_written,
                   "lines_written": _braid_sum(braid, "Device Lines Written"),
                   "rescans": braid.get("Outer Rescans", 0) + braid.get("Inner Rescans", 0),
                   "mat_outer": braid.get("Outer Materialized Partitions", 0),
