@@ -382,7 +382,9 @@ compares(const BraidCostInput *in)
  * collated_compares
  *		Comparisons per row that call the collation: both sorts settle equal
  *		strings with a memcmp first (varstr_cmp), so with d distinct values
- *		about log2(d) of a row's comparisons reach strcoll().
+ *		about log2(d) of a row's comparisons reach strcoll().  Both compare
+ *		a collated key only between rows tied on the keys before it: within
+ *		groups of collated_group_rows, none when those keys are unique.
  */
 static double
 collated_compares(const BraidCostInput *in)
@@ -391,6 +393,12 @@ collated_compares(const BraidCostInput *in)
 
 	if (d <= 0 || d > in->rows)
 		d = in->rows;
+	if (in->collated_group_rows > 0 && in->collated_group_rows < d)
+	{
+		d = in->collated_group_rows;
+		if (d < 2)
+			return 0.0;
+	}
 	return d > 2 ? log2(d) : 1.0;
 }
 

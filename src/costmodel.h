@@ -48,6 +48,10 @@ typedef struct BraidCostInput
 								 * comparator (both sorts compare strings) */
 	double		collated_distinct;	/* distinct values of the collated keys
 									 * together (0: as many as rows) */
+	double		collated_group_rows;	/* rows tied on the keys before the
+										 * first collated key, which only
+										 * those ties reach (0: the rows; it
+										 * is the first key) */
 	bool		numeric_key;	/* the first key is a numeric (PostgreSQL
 								 * compares digits, braidsort encodes them) */
 	int			sort_threads;	/* threads braidsort sorts with (per process) */

@@ -241,6 +241,26 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 		}
 		cost->collated_distinct = distinct;
 	}
+
+	/*
+	 * A collated key after others is compared only between rows tied on
+	 * them: about rows / their distinct combinations at a time.  Without
+	 * statistics for them (a value log's input, an expression), they are
+	 * taken as unique, as in a UNION ordered by a key: no collated
+	 * comparisons, which leaves the comparisons' weight out of both sorts
+	 * (it favours braidsort's threads, so a doubt here favours
+	 * PostgreSQL).
+	 */
+	if (keys->collated && keys->collated_key > 0)
+	{
+		double		prefix = 1;
+
+		for (int i = 0; i < keys->collated_key && prefix > 0; i++)
+			prefix *= OidIsValid(relid) ?
+				key_distinct(relid, get_tle_by_resno(child->targetlist,
+													 sort->sortColIdx[i])->expr) : 0;
+		cost->collated_group_rows = prefix > 0 ? Max(cost->rows / prefix, 1.0) : 1.0;
+	}
 	cost->numeric_key = keys->numeric_first;
 	cost->processes = processes;
 	cost->cpus = braid_pool_cpus();

@@ -270,6 +270,12 @@ switch_pays(BraidSortState *st)
 		if (!braid_key_column_for(cfg->sortops[i], cfg->collations[i], cfg->nullsfirst[i],
 								  &col, &why))
 			return false;
+		/*
+		 * a first collated key after others: those taken as unique, as the
+		 * planner does without their statistics (plancost.c)
+		 */
+		if (BRAID_KEY_IS_COLLATED(col.kind) && !in.collated && i > 0)
+			in.collated_group_rows = 1;
 		in.collated |= BRAID_KEY_IS_COLLATED(col.kind);
 		if (i == 0)
 			in.numeric_key = col.kind == BRAID_KEY_NUMERIC;

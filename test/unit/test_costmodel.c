@@ -376,7 +376,34 @@ test_costmodel_collated(void)
 	check_that(&c, !braid_cost_prefers(&in, &why), "1 thread: should leave it to PostgreSQL");
 	in.collated = false;
 	check_that(&c, braid_cost_prefers(&in, &why), "not collated: should take it (%s)", why ? why : "");
-	check_report(&c, "costmodel: collated keys pay their comparisons, braidsort's split among threads");
+
+	/*
+	 * a collated key after a unique one is never compared: neither sort
+	 * pays for it (as if not collated); after keys tying 1000 rows a
+	 * group, each row pays log2(1000) comparisons instead of log2(1M)
+	 */
+	in.collated = true;
+	in.sort_threads = 2;
+	{
+		double		all = braid_cost_pg_ns(&in);
+		double		grouped,
+					unique,
+					plain;
+
+		in.collated_group_rows = 1000;
+		grouped = braid_cost_pg_ns(&in);
+		in.collated_group_rows = 1;
+		unique = braid_cost_pg_ns(&in);
+		in.collated = false;
+		plain = braid_cost_pg_ns(&in);
+		check_that(&c, unique == plain, "unique keys before: no collated comparison (%.0f vs %.0f)",
+				   unique, plain);
+		check_that(&c, grouped > plain && grouped < all &&
+				   fabs((grouped - plain) / (all - plain) - log2(1000) / log2(1e6)) < 1e-9,
+				   "groups of 1000: log2(1000) comparisons a row (%.0f, %.0f, %.0f)",
+				   plain, grouped, all);
+	}
+	check_report(&c, "costmodel: collated keys pay their comparisons, braidsort's split among threads, only among rows tied before them");
 }
 
 /*
