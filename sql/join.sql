@@ -471,7 +471,7 @@ BEGIN
 			lines := lines + 1;
 		END IF;
 	END LOOP;
-	text_lines := lines = text_launched;
+	text_lines := text_launched > 0 AND lines = text_launched;
 END $$;
 SELECT * FROM join_workers('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
 -- with the leader only collecting

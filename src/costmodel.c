@@ -527,12 +527,11 @@ braid_cost_braid_ns(const BraidCostInput *in)
 }
 
 /*
- * braid_cost_estimate
- *		Both sides' estimates, where braidsort would gather from, and whether
- *		it should replace PostgreSQL's Sort (else est->why says why not).
+ * estimate
+ *		braid_cost_estimate for a known collated_group_rows.
  */
-void
-braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est)
+static void
+estimate(const BraidCostInput *in, BraidCostEstimate *est)
 {
 	est->pg_ns = braid_cost_pg_ns(in);
 	est->tid_ns = braid_cost_tid_ns(in);
@@ -569,6 +568,44 @@ braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est)
 			est->why = "braidsort's estimate is not enough below PostgreSQL's external sort";
 	}
 	est->prefers = est->why == NULL;
+}
+
+/*
+ * braid_cost_estimate
+ *		Both sides' estimates, where braidsort would gather from, and whether
+ *		it should replace PostgreSQL's Sort (else est->why says why not).
+ *		Where the rows tied on the keys before a collated key are unknown,
+ *		both extremes are estimated (every row reaching the collation, and
+ *		none), and the one less favourable to braidsort counts: collated
+ *		comparisons favour braidsort when its threads share them, and
+ *		PostgreSQL when they do not (one thread, or a parallel plan's
+ *		processes taking every CPU), since braidsort must come out below
+ *		BRAID_COST_MARGIN of PostgreSQL's estimate.
+ */
+void
+braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est)
+{
+	BraidCostInput every = *in;
+	BraidCostInput none = *in;
+	BraidCostEstimate est_every;
+	BraidCostEstimate est_none;
+
+	if (!in->collated || in->collated_group_rows >= 0)
+	{
+		estimate(in, est);
+		return;
+	}
+	every.collated_group_rows = 0;
+	none.collated_group_rows = 1;
+	estimate(&every, &est_every);
+	estimate(&none, &est_none);
+	if (!est_every.prefers)
+		*est = est_every;
+	else if (!est_none.prefers)
+		*est = est_none;
+	else
+		*est = est_every.braid_ns * est_none.pg_ns >= est_none.braid_ns * est_every.pg_ns ?
+			est_every : est_none;
 }
 
 /*

@@ -51,7 +51,8 @@ typedef struct BraidCostInput
 	double		collated_group_rows;	/* rows tied on the keys before the
 										 * first collated key, which only
 										 * those ties reach (0: the rows; it
-										 * is the first key) */
+										 * is the first key; < 0: unknown,
+										 * see braid_cost_estimate) */
 	bool		numeric_key;	/* the first key is a numeric (PostgreSQL
 								 * compares digits, braidsort encodes them) */
 	int			sort_threads;	/* threads braidsort sorts with (per process) */

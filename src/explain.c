@@ -417,8 +417,12 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	 */
 	if (es->workers_state == NULL && nworkers > 0)
 	{
-		if (instr->sorts == 0 && workers[0].kind == BRAID_INSTR_SORT)
-			shown = &workers[0].u.sort;
+		for (int i = 0; i < nworkers && instr->sorts == 0; i++)
+			if (workers[i].kind == BRAID_INSTR_SORT)
+			{
+				shown = &workers[i].u.sort;
+				break;
+			}
 		nworkers = 0;
 	}
 

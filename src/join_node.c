@@ -657,8 +657,12 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	 */
 	if (es->workers_state == NULL && nworkers > 0)
 	{
-		if (!mine.joined && workers[0].kind == BRAID_INSTR_JOIN)
-			shown = &workers[0].u.join;
+		for (int i = 0; i < nworkers && !mine.joined; i++)
+			if (workers[i].kind == BRAID_INSTR_JOIN)
+			{
+				shown = &workers[i].u.join;
+				break;
+			}
 		nworkers = 0;
 	}
 

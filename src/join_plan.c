@@ -365,7 +365,8 @@ side_can_rescan(Plan *child, bool by_tid, int processes)
  *		kernel's cache holds, read by sequential scans in one process, with
  *		up to 1.2M outer page visits in the rounds; no temporary inner
  *		table read by TID), or NULL: every match fetches an inner row by
- *		TID (but in a join carrying its key), and a written partition's
+ *		TID (a join carrying its key has no such matches: match_rows 0),
+ *		and a written partition's
  *		outer rows are fetched back by TID: a read of each page in every
  *		round where shared buffers do not hold the table (costed), perhaps
  *		from disk where it is larger than effective_cache_size, a random
@@ -388,9 +389,9 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 	 * slower than PostgreSQL's join (the outer table temporary instead:
 	 * even, and costed as any other)
 	 */
-	if (data->inner_by_tid && inner_temp && !data->exact_key && match_rows > 0)
+	if (data->inner_by_tid && inner_temp && match_rows > 0)
 		return "its inner table is temporary, and every match would fetch an inner row by TID from the session's local buffers";
-	if (data->inner_by_tid && !inner_cached && !data->exact_key && match_rows > 0)
+	if (data->inner_by_tid && !inner_cached && match_rows > 0)
 		return "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
 	if (fetch_back)
 	{
@@ -411,7 +412,7 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 	 * blocks pinned for the fetches: beyond the server's limit, the
 	 * processes left over would fetch through the buffer mapping.
 	 */
-	if (data->inner_by_tid && !data->exact_key && match_rows > 0 && processes > 1 &&
+	if (data->inner_by_tid && match_rows > 0 && processes > 1 &&
 		inner_pages * processes > (double) JOIN_MAX_HELD_BLOCKS)
 		return psprintf("each of its %d processes would hold the inner table's %.0f blocks, more than a quarter of shared buffers together",
 						processes, inner_pages);
@@ -432,8 +433,8 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
  *		Its cost is the whole scan's too: cost_seqscan divides a parallel
  *		scan's CPU part by the processes' share, as its rows, but not its
  *		disk part (every page is read once in all), so the CPU part is
- *		scaled back by the rows' ratio (rows_total is the share's rows
- *		times the divisor, before either is rounded) and the disk part
+ *		scaled back by the rows' ratio (rows_total is the share's rows,
+ *		rounded, times the divisor: the ratio is the divisor) and the disk part
  *		kept (the table's blocks now: the planner's figure may differ for
  *		a table never vacuumed nor analyzed).
  */

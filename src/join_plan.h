@@ -49,9 +49,10 @@ typedef struct BraidJoinPlanData
 								 * each process now reading the inner input
 								 * whole), else 1 */
 	double		outer_uncached_pages;	/* pages of an outer table read by TID
-										 * that shared buffers do not hold
-										 * (larger than half of them; a
-										 * temporary table never), else 0 */
+										 * that its buffers do not hold
+										 * (larger than half of shared
+										 * buffers, or of temp_buffers for a
+										 * temporary table), else 0 */
 	bool		inner_by_tid;	/* the input is a heap scan: refs are TIDs */
 	bool		outer_by_tid;	/* (else its rows go to a value log) */
 	bool		inner_rescan;	/* the input can be read again */

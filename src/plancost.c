@@ -245,11 +245,10 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 	/*
 	 * A collated key after others is compared only between rows tied on
 	 * them: about rows / their distinct combinations at a time.  Without
-	 * statistics for them (a value log's input, an expression), they are
-	 * taken as unique, as in a UNION ordered by a key: no collated
-	 * comparisons, which leaves the comparisons' weight out of both sorts
-	 * (it favours braidsort's threads, so a doubt here favours
-	 * PostgreSQL).
+	 * statistics for them (a value log's input, an expression), unknown:
+	 * the cost model then weighs every row reaching the collation and none
+	 * (a UNION ordered by a unique key), and counts the one less
+	 * favourable to braidsort.
 	 */
 	if (keys->collated && keys->collated_key > 0)
 	{
@@ -259,7 +258,7 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 			prefix *= OidIsValid(relid) ?
 				key_distinct(relid, get_tle_by_resno(child->targetlist,
 													 sort->sortColIdx[i])->expr) : 0;
-		cost->collated_group_rows = prefix > 0 ? Max(cost->rows / prefix, 1.0) : 1.0;
+		cost->collated_group_rows = prefix > 0 ? Max(cost->rows / prefix, 1.0) : -1.0;
 	}
 	cost->numeric_key = keys->numeric_first;
 	cost->processes = processes;

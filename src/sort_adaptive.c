@@ -271,11 +271,12 @@ switch_pays(BraidSortState *st)
 								  &col, &why))
 			return false;
 		/*
-		 * a first collated key after others: those taken as unique, as the
-		 * planner does without their statistics (plancost.c)
+		 * a first collated key after others: how many rows tie on those is
+		 * not known here (the planner's statistics stay with the planner),
+		 * so the cost model weighs both extremes (braid_cost_estimate)
 		 */
 		if (BRAID_KEY_IS_COLLATED(col.kind) && !in.collated && i > 0)
-			in.collated_group_rows = 1;
+			in.collated_group_rows = -1;
 		in.collated |= BRAID_KEY_IS_COLLATED(col.kind);
 		if (i == 0)
 			in.numeric_key = col.kind == BRAID_KEY_NUMERIC;

@@ -402,7 +402,44 @@ test_costmodel_collated(void)
 				   fabs((grouped - plain) / (all - plain) - log2(1000) / log2(1e6)) < 1e-9,
 				   "groups of 1000: log2(1000) comparisons a row (%.0f, %.0f, %.0f)",
 				   plain, grouped, all);
+		/* braidsort's side too */
+		in.collated = true;
+		in.collated_group_rows = 0;
+		all = braid_cost_tid_ns(&in);
+		in.collated_group_rows = 1;
+		unique = braid_cost_tid_ns(&in);
+		check_that(&c, unique < all, "braidsort: no collated comparison either (%.0f vs %.0f)",
+				   unique, all);
 	}
+
+	/*
+	 * unknown ties (< 0): taken only if taken both with every row reaching
+	 * the collation and with none.  On one thread, where the comparisons
+	 * cost braidsort about what they cost PostgreSQL, none would take it
+	 * and every row would not: unknown does not.
+	 */
+	for (int threads = 1; threads <= 2; threads++)
+	{
+		bool		every,
+					none,
+					unknown;
+
+		in.sort_threads = threads;
+		in.collated_group_rows = 0;
+		every = braid_cost_prefers(&in, &why);
+		in.collated_group_rows = 1;
+		none = braid_cost_prefers(&in, &why);
+		in.collated_group_rows = -1;
+		unknown = braid_cost_prefers(&in, &why);
+		check_that(&c, unknown == (every && none),
+				   "%d thread(s): unknown ties take it only if both extremes do (%d %d %d)",
+				   threads, every, none, unknown);
+		if (threads == 1)
+			check_that(&c, none && !every && !unknown,
+					   "1 thread: no comparisons would take it, every row not, unknown not (%d %d %d)",
+					   none, every, unknown);
+	}
+	in.collated_group_rows = 0;
 	check_report(&c, "costmodel: collated keys pay their comparisons, braidsort's split among threads, only among rows tied before them");
 }
 

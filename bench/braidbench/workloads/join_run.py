@@ -159,13 +159,13 @@ def explain_facts(doc, block_size):
     if braid is not None:
         # under a Gather, the node's own figures are the leader's, and each
         # worker's follow under "Workers"; its spill files also count as
-        # temporary blocks, which EXPLAIN BUFFERS sums over the processes
-        # (in whole blocks: each process carries its remainder over, so the
-        # two agree within a block a process).  The larger is taken: a
-        # worker whose report found no room (instr.c) is missing from the
-        # first, never from the second.
-        temp_written = doc["Plan"].get("Temp Written Blocks", 0) * block_size
-        temp_read = doc["Plan"].get("Temp Read Blocks", 0) * block_size
+        # the node's temporary blocks, which EXPLAIN BUFFERS sums over the
+        # processes (in whole blocks: each process carries its remainder
+        # over, so the two agree within a block a process).  The larger is
+        # taken: a worker whose report found no room (instr.c) is missing
+        # from the first, never from the second.
+        temp_written = braid.get("Temp Written Blocks", 0) * block_size
+        temp_read = braid.get("Temp Read Blocks", 0) * block_size
         r.update({"ran": "braidjoin", "mode": braid.get("Join Mode"),
                   "partitions": braid.get("Partitions"), "rounds": braid.get("Rounds"),
                   "bytes_written": max(temp_written, _braid_sum(braid, "Device Bytes Written")),
