@@ -408,7 +408,8 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	explain_sort_keys(node, &data, ancestors, es);
 
 	if (es->analyze)
-		workers = braid_instr_worker_reports(cscan->scan.plan.plan_node_id, &nworkers);
+		workers = braid_instr_worker_reports(cscan->scan.plan.plan_node_id, BRAID_INSTR_SORT,
+											 &nworkers);
 
 	/*
 	 * No per-worker output (an invisible Gather, force_parallel_mode =
@@ -417,12 +418,8 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	 */
 	if (es->workers_state == NULL && nworkers > 0)
 	{
-		for (int i = 0; i < nworkers && instr->sorts == 0; i++)
-			if (workers[i].kind == BRAID_INSTR_SORT)
-			{
-				shown = &workers[i].u.sort;
-				break;
-			}
+		if (instr->sorts == 0)
+			shown = &workers[0].u.sort;
 		nworkers = 0;
 	}
 
@@ -456,8 +453,7 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 		const BraidSortInstr *w = &workers[i].u.sort;
 		int			n = workers[i].worker;
 
-		if (workers[i].kind != BRAID_INSTR_SORT ||
-			n < 0 || n >= es->workers_state->num_workers)
+		if (n < 0 || n >= es->workers_state->num_workers)
 			continue;
 		braid_explain_open_worker(n, es);
 		if (w->adaptive == BRAID_ADAPTIVE_TUPLESORT)

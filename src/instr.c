@@ -39,7 +39,8 @@
  * open (say, from a function called by the outer query) may have a
  * BraidSort or BraidJoin node with the same plan node id under a Gather;
  * both then use the same key, and the outer EXPLAIN may show fewer or mixed
- * figures (never a join's as a sort's: each reads its own kind only).
+ * figures (never a join's as a sort's: each reads reports of its own kind
+ * only).
  *
  * src/instr.c
  *
@@ -357,11 +358,11 @@ worker_cmp(const void *a, const void *b)
 
 /*
  * braid_instr_worker_reports
- *		The workers' reports for this backend's node, in worker order
- *		(palloc'd; NULL if none).
+ *		The workers' reports of this kind for this backend's node, in worker
+ *		order (palloc'd; NULL if none).
  */
 BraidWorkerInstr *
-braid_instr_worker_reports(int node, int *nreports)
+braid_instr_worker_reports(int node, BraidInstrKind kind, int *nreports)
 {
 	BraidWorkerInstr *out;
 	int			n = 0;
@@ -375,7 +376,7 @@ braid_instr_worker_reports(int node, int *nreports)
 	{
 		BraidReport *r = &reports->reports[i];
 
-		if (r->leader_pid != MyProcPid || r->node != node)
+		if (r->leader_pid != MyProcPid || r->node != node || r->kind != kind)
 			continue;
 		out[n].worker = r->worker;
 		out[n].kind = r->kind;

@@ -147,7 +147,8 @@ extern void braid_instr_report_join(int node, const BraidJoinInstr *instr);
 
 /* the leader's node */
 extern void braid_instr_leader_begin(int node);
-extern BraidWorkerInstr *braid_instr_worker_reports(int node, int *nreports);
+extern BraidWorkerInstr *braid_instr_worker_reports(int node, BraidInstrKind kind,
+													int *nreports);
 extern void braid_instr_leader_end(int node);
 
 #endif							/* BRAID_INSTR_H */

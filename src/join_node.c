@@ -648,7 +648,8 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	join_snapshot(st, &mine);
 	if (es->analyze)
-		workers = braid_instr_worker_reports(cscan->scan.plan.plan_node_id, &nworkers);
+		workers = braid_instr_worker_reports(cscan->scan.plan.plan_node_id, BRAID_INSTR_JOIN,
+											 &nworkers);
 
 	/*
 	 * No per-worker output (an invisible Gather, force_parallel_mode =
@@ -657,12 +658,8 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	 */
 	if (es->workers_state == NULL && nworkers > 0)
 	{
-		for (int i = 0; i < nworkers && !mine.joined; i++)
-			if (workers[i].kind == BRAID_INSTR_JOIN)
-			{
-				shown = &workers[i].u.join;
-				break;
-			}
+		if (!mine.joined)
+			shown = &workers[0].u.join;
 		nworkers = 0;
 	}
 
@@ -687,8 +684,7 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		const BraidJoinInstr *w = &workers[i].u.join;
 		int			n = workers[i].worker;
 
-		if (workers[i].kind != BRAID_INSTR_JOIN || !w->joined ||
-			n < 0 || n >= es->workers_state->num_workers)
+		if (!w->joined || n < 0 || n >= es->workers_state->num_workers)
 			continue;
 		braid_explain_open_worker(n, es);
 		if (es->format == EXPLAIN_FORMAT_TEXT)

@@ -366,13 +366,13 @@ side_can_rescan(Plan *child, bool by_tid, int processes)
  *		up to 1.2M outer page visits in the rounds; no temporary inner
  *		table read by TID), or NULL: every match fetches an inner row by
  *		TID (a join carrying its key has no such matches: match_rows 0),
- *		and a written partition's
- *		outer rows are fetched back by TID: a read of each page in every
- *		round where shared buffers do not hold the table (costed), perhaps
- *		from disk where it is larger than effective_cache_size, a random
- *		read where an index scan gave the rows' order, and a walk over the
- *		outer table's pages in every round; under a Gather, every process
- *		holds the inner table's blocks (JOIN_MAX_HELD_BLOCKS for all).
+ *		and a written partition's outer rows are fetched back by TID: a
+ *		read of each page in every round where shared buffers do not hold
+ *		the table (costed), perhaps from disk where it is larger than
+ *		effective_cache_size, a random read where an index scan gave the
+ *		rows' order, and a walk over the outer table's pages in every
+ *		round; under a Gather, every process holds the inner table's
+ *		blocks (JOIN_MAX_HELD_BLOCKS for all).
  */
 static char *
 beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double match_rows,

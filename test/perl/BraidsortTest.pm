@@ -30,7 +30,7 @@ use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(braid_node dax_dir dax_tablespace spill_file_paths count_spill_files sort_table
   reference_result start_psql session_pid wait_for poll_query stop_session
-  signal_statement
+  signal_statement statement_reached
   wait_for_stats_flush log_position log_since $parallel_sql);
 
 # settings that make the planner use parallel workers for a sort of a few
@@ -278,6 +278,20 @@ sub signal_statement
 	}
 	Test::More::ok($stopped, "$app: the $signal came while the statement ran");
 	return $s;
+}
+
+# statement_reached($node, $dir, $condition, $name, $files_name): wait
+# until the query $condition returns a row (checked as $name), then, if
+# $files_name is given, until spill files exist in $dir (checked as
+# $files_name): a signal_statement's $reached
+sub statement_reached
+{
+	my ($node, $dir, $condition, $name, $files_name) = @_;
+
+	Test::More::isnt(poll_query($node, $condition, interval => 0.005), '', $name);
+	Test::More::ok(wait_for(sub { count_spill_files($dir) > 0 }, interval => 0.005),
+		$files_name)
+	  if defined $files_name;
 }
 
 # wait_for_stats_flush($node): wait until no other client backend is left,

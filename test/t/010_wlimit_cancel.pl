@@ -66,15 +66,10 @@ foreach my $case (@cases)
 		my $s = signal_statement($node, $dir, $app, $signal, "$base $set", $query, sub {
 			my ($pid) = @_;
 
-			isnt(poll_query($node,
-					"SELECT 1 FROM braidsort.progress WHERE pid = $pid AND $when",
-					interval => 0.005),
-				'', "$app: the sort reached the phase ($when)");
-			if ($files)
-			{
-				ok(wait_for(sub { count_spill_files($dir) > 0 }, interval => 0.005),
-					"$app: the sort has spill files");
-			}
+			statement_reached($node, $dir,
+				"SELECT 1 FROM braidsort.progress WHERE pid = $pid AND $when",
+				"$app: the sort reached the phase ($when)",
+				$files ? "$app: the sort has spill files" : undef);
 		});
 		like($s->{err},
 			$signal eq 'cancel' ? qr/canceling statement due to user request/

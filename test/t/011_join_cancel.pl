@@ -73,15 +73,10 @@ foreach my $case (@cases)
 			my $s = signal_statement($node, $dir, $app, $signal, "$base $set", $query, sub {
 				my ($pid) = @_;
 
-				isnt(poll_query($node,
-						"SELECT 1 FROM pg_stat_activity WHERE pid = $pid AND query LIKE 'SELECT count(*)%'",
-						interval => 0.005),
-					'', "$app: the join started");
-				if ($files)
-				{
-					ok(wait_for(sub { count_spill_files($dir) > 0 }, interval => 0.005),
-						"$app: the join has spill files");
-				}
+				statement_reached($node, $dir,
+					"SELECT 1 FROM pg_stat_activity WHERE pid = $pid AND query LIKE 'SELECT count(*)%'",
+					"$app: the join started",
+					$files ? "$app: the join has spill files" : undef);
 				usleep(int($delay * 1e6));
 			});
 			like($s->{err}, qr/canceling statement due to user request|terminating connection due to administrator command/,
