@@ -35,6 +35,10 @@ typedef struct BraidCostInput
 	BraidGatherFrom only_from;	/* a gather source the DBA insists on, or
 								 * BRAID_FROM_ANY (braidsort.gather_source) */
 	double		entry_bytes;	/* bytes per IndexMap entry */
+	double		full_key_bytes; /* bytes per row of full keys kept beside the
+								 * entries (a collated key, or keys longer
+								 * than the prefix): in memory, in every run
+								 * and every merge pass; 0 = none */
 	double		budget_bytes;	/* braidsort's IndexMap budget */
 	double		sort_mem_bytes; /* work_mem of PostgreSQL's sort */
 	double		table_pages;	/* pages of the table gathered from */
@@ -83,10 +87,20 @@ typedef struct BraidCostEstimate
 /* Rows below which a sort is too small to be worth replacing. */
 #define BRAID_MIN_ROWS 1000.0
 
+/*
+ * Budget charged per run being merged (what a read buffer per run would
+ * cost): the budget divided by this is the merge fan-in, within
+ * [2, BRAID_MAX_FANIN] (braid_cost_merge_fanin).
+ */
+#define BRAID_MERGE_RUN_BYTES (256.0 * 1024.0)
+#define BRAID_MAX_FANIN 1024
+
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);
 extern bool braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from);
+extern int	braid_cost_merge_fanin(double budget_bytes);
+extern double braid_cost_merge_passes(const BraidCostInput *in, BraidGatherFrom from);
 /*
  * Gather bookkeeping by page of the table: per page, the buffer it was last
  * found in and the counting sort's bucket (4 bytes each); per distinct page

@@ -21,6 +21,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/pg_statistic.h"
+#include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/plancat.h"
@@ -39,16 +40,98 @@
 #include "pool.h"
 
 /*
+ * ANALYZE leaves out of its value statistics every value wider than this
+ * (WIDTH_THRESHOLD in commands/analyze.c), measured decompressed.
+ */
+#define BRAID_ANALYZE_WIDTH_THRESHOLD 1024
+
+static HeapTuple column_stats(Oid relid, Expr *expr);
+
+/*
+ * sampled_rows
+ *		About the rows ANALYZE sampled for column attnum of table relid:
+ *		300 per unit of its statistics target, at most the table's.
+ */
+static double
+sampled_rows(Oid relid, AttrNumber attnum)
+{
+	Relation	rel = table_open(relid, NoLock);
+	int			target = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attstattarget;
+	double		rows = Max(rel->rd_rel->reltuples, 0);
+
+	table_close(rel, NoLock);
+	if (target < 0)
+		target = default_statistics_target;
+	return Min(rows, 300.0 * target);
+}
+
+/*
+ * values_too_wide
+ *		Whether ANALYZE found every sampled non-null value of a key
+ *		expression of table relid wider than BRAID_ANALYZE_WIDTH_THRESHOLD
+ *		bytes decompressed: the column has statistics and values, but no
+ *		most common values, histogram or correlation, which ANALYZE leaves
+ *		out only then (compute_scalar_stats).  Its average width is then
+ *		that of the values as stored, compressed or out of line (a TOAST
+ *		pointer is 18 bytes), not of the keys braidsort encodes.
+ */
+static bool
+values_too_wide(Oid relid, Expr *expr)
+{
+	HeapTuple	tuple = column_stats(relid, expr);
+	Form_pg_statistic stats;
+	bool		too_wide = false;
+
+	if (tuple == NULL)
+		return false;
+	stats = (Form_pg_statistic) GETSTRUCT(tuple);
+
+	/*
+	 * Two non-null values sampled at least: one alone gets none of those
+	 * statistics either (ANALYZE samples 300 rows per unit of the column's
+	 * statistics target).
+	 */
+	if (sampled_rows(relid, ((Var *) expr)->varattno) * (1.0 - stats->stanullfrac) >= 2.0)
+	{
+		too_wide = true;
+		for (int i = 0; i < STATISTIC_NUM_SLOTS; i++)
+		{
+			int16		kind = (&stats->stakind1)[i];
+
+			if (kind == STATISTIC_KIND_MCV || kind == STATISTIC_KIND_HISTOGRAM ||
+				kind == STATISTIC_KIND_CORRELATION)
+				too_wide = false;
+		}
+	}
+	ReleaseSysCache(tuple);
+	return too_wide;
+}
+
+/*
  * braid_plan_value_bytes
  *		Estimated average encoded bytes of a variable-width key expression.
+ *		A column's statistics give the width of its values as stored: where
+ *		they say every value was too wide for ANALYZE, the key is counted
+ *		at least that wide (values compressed in place show a tenth of
+ *		their width, or less).  Values only some of which are compressed go
+ *		uncounted.
  */
 double
 braid_plan_value_bytes(Expr *expr, Oid relid)
 {
 	int32		width = 0;
 
+	/* a column under another collation, or relabelled, is the column */
+	while (expr && (IsA(expr, CollateExpr) || IsA(expr, RelabelType)))
+		expr = IsA(expr, CollateExpr) ? ((CollateExpr *) expr)->arg :
+			((RelabelType *) expr)->arg;
 	if (IsA(expr, Var) && ((Var *) expr)->varattno > 0)
+	{
 		width = get_attavgwidth(relid, ((Var *) expr)->varattno);
+		if (width > 0 && width < BRAID_ANALYZE_WIDTH_THRESHOLD &&
+			values_too_wide(relid, expr))
+			width = BRAID_ANALYZE_WIDTH_THRESHOLD;
+	}
 	if (width <= 0)
 		width = get_typavgwidth(exprType((Node *) expr), exprTypmod((Node *) expr));
 	/* drop the (short) varlena header, add the terminator */
@@ -202,6 +285,7 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 		MAXALIGN(cost->sort_width + SizeofMinimalTupleHeader);
 	cost->row_bytes = MAXALIGN(cost->sort_width + SizeofMinimalTupleHeader);
 	cost->entry_bytes = keys->keylen + BRAID_REF_BYTES;
+	cost->full_key_bytes = keys->full_key_bytes;
 	cost->budget_bytes = (double) braid_budget_bytes();
 	cost->sort_mem_bytes = (double) work_mem * 1024.0;
 
@@ -345,7 +429,7 @@ braid_plan_sort_mode(double rows, int keylen, bool value_log, bool can_reread,
 					 BraidWlEstimate est[BRAID_WL_NMODES], double *share)
 {
 	size_t		budget = braid_budget_bytes();
-	int			fanin = (int) Min(Max(budget / (256 * 1024), (size_t) 2), (size_t) 1024);
+	int			fanin = braid_cost_merge_fanin((double) budget);
 	uint32		stride = (uint32) keylen + BRAID_REF_BYTES;
 	BraidWlInput in;
 	BraidWlMode chosen;

@@ -27,6 +27,10 @@ typedef struct BraidKeys
 	bool		collated;		/* a key is ordered by a libc collation */
 	bool		numeric_first;	/* the first key is a numeric */
 	int			collated_key;	/* the first collated key, if there is one */
+	double		full_key_bytes; /* estimated bytes a row of full keys kept
+								 * beside its entry (sort_keys.c): the whole
+								 * key with a collated key, or where the
+								 * average key outgrows the prefix; else 0 */
 } BraidKeys;
 
 extern double braid_plan_value_bytes(Expr *expr, Oid relid);

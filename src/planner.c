@@ -174,6 +174,7 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 {
 	int			fixed_bytes = 0;
 	double		var_bytes = 0;
+	double		whole_bytes = 0;	/* the whole encoded key */
 
 	memset(k, 0, sizeof(*k));
 	for (int i = 0; i < sort->numCols; i++)
@@ -228,6 +229,10 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 			k->has_var = true;
 			var_bytes += 1 + braid_plan_value_bytes(tle->expr, relid);
 		}
+		if (braid_key_fixed_width(col.kind) >= 0)
+			whole_bytes += 1 + braid_key_fixed_width(col.kind);
+		else
+			whole_bytes += 1 + braid_plan_value_bytes(tle->expr, relid);
 	}
 
 	/*
@@ -249,6 +254,14 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 	if (k->collated)
 		k->keylen += 8;			/* where the full key is (sort_keys.c) */
 	k->keylen = TYPEALIGN(8, k->keylen + BRAID_REF_BYTES) - BRAID_REF_BYTES;
+
+	/*
+	 * The full keys kept beside the entries: every row's with a collated
+	 * key, and about every row's when the average key outgrows the prefix
+	 * (rows with shorter keys than the average are not counted off).
+	 */
+	if (k->collated || whole_bytes > k->keylen)
+		k->full_key_bytes = whole_bytes;
 	if (k->keylen + BRAID_REF_BYTES > BRAID_MAX_STRIDE)
 	{
 		*why = "sort key is too wide";

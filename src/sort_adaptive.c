@@ -48,6 +48,7 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -218,11 +219,68 @@ begin_tuplesort(BraidSortState *st, int work_kb)
 								cfg->random_access ? TUPLESORT_RANDOMACCESS : TUPLESORT_NONE);
 }
 
-/* put_row: one row of the child into the tuplesort. */
-static void
-put_row(BraidSortState *st, TupleTableSlot *slot)
+/*
+ * key_bytes
+ *		About the bytes of a row's encoded keys: a null mark each, and a
+ *		fixed-width key's width or a variable-width key's decompressed
+ *		length and a terminator.  The plan's widths are those of the values
+ *		as stored, and a compressed or TOASTed key is encoded whole.
+ */
+static uint64
+key_bytes(BraidSortState *st, TupleTableSlot *slot)
 {
-	tuplesort_puttupleslot(st->adapt.ts, st->cfg.value_log ? slot : heap_row(st, slot));
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	uint64		bytes = 0;
+
+	for (int i = 0; i < st->cfg.nkeys; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, st->adapt.sortcols[i] - 1);
+		bool		isnull;
+		Datum		value = slot_getattr(slot, st->adapt.sortcols[i], &isnull);
+
+		bytes += 1;
+		if (isnull)
+			continue;
+		if (att->attlen > 0)
+			bytes += att->attlen;
+		else if (att->attlen == -1)
+			bytes += toast_raw_datum_size(value) - VARHDRSZ + 1;
+		else
+			bytes += strlen(DatumGetCString(value)) + 1;
+	}
+	return bytes;
+}
+
+/*
+ * has_var_keys
+ *		Whether a key of the sorted rows is of variable width (its bytes
+ *		then worth measuring for switch_pays).
+ */
+static bool
+has_var_keys(BraidSortState *st)
+{
+	TupleDesc	desc = st->cfg.value_log ? ExecGetResultType(st->child) :
+		RelationGetDescr(st->rel);
+
+	for (int i = 0; i < st->cfg.nkeys; i++)
+		if (TupleDescAttr(desc, st->adapt.sortcols[i] - 1)->attlen < 0)
+			return true;
+	return false;
+}
+
+/*
+ * put_row
+ *		One row of the child into the tuplesort; its key bytes counted if
+ *		"measure" (while switch_pays may still ask).
+ */
+static void
+put_row(BraidSortState *st, TupleTableSlot *slot, bool measure)
+{
+	TupleTableSlot *put = st->cfg.value_log ? slot : heap_row(st, slot);
+
+	if (measure)
+		st->adapt.key_bytes += key_bytes(st, put);
+	tuplesort_puttupleslot(st->adapt.ts, put);
 	st->adapt.rows_read++;
 }
 
@@ -281,6 +339,20 @@ switch_pays(BraidSortState *st)
 		if (i == 0)
 			in.numeric_key = col.kind == BRAID_KEY_NUMERIC;
 	}
+
+	/*
+	 * The full keys kept beside the entries, as measured: every row's with
+	 * a collated key, else about every row's when the average key outgrows
+	 * the prefix (as the planner counts them).  (cfg->collated is set only
+	 * once braidsort's path is: not yet.)
+	 */
+	if (st->adapt.rows_read > 0)
+	{
+		double		keys = (double) st->adapt.key_bytes / (double) st->adapt.rows_read;
+
+		if (in.collated || keys > cfg->keylen)
+			in.full_key_bytes = keys;
+	}
 	in.processes = st->adapt.processes;
 	in.cpus = braid_pool_cpus();
 	in.sort_threads = cfg->threads;
@@ -326,6 +398,7 @@ braid_adaptive_sort(BraidSortState *st)
 	int			work_kb = work_mem;
 	bool		switched = false;
 	bool		spilled = false;
+	bool		measure = has_var_keys(st);
 
 	Assert(st->adapt.ts == NULL);
 	estate->es_direction = ForwardScanDirection;
@@ -335,6 +408,7 @@ braid_adaptive_sort(BraidSortState *st)
 	st->adapt.ts = begin_tuplesort(st, (int) Min((int64) work_kb * 2, (int64) MAX_KILOBYTES));
 	st->adapt.rows_read = 0;
 	st->adapt.tuple_bytes = 0;
+	st->adapt.key_bytes = 0;
 	st->adapt.serving = false;
 	st->adapt.carrying = false;
 	st->instr.switch_declined_rows = 0;
@@ -346,7 +420,7 @@ braid_adaptive_sort(BraidSortState *st)
 
 		if (TupIsNull(slot))
 			break;
-		put_row(st, slot);
+		put_row(st, slot, measure && !spilled);
 		if (spilled)
 			continue;
 
@@ -388,7 +462,7 @@ braid_adaptive_sort(BraidSortState *st)
 
 			if (TupIsNull(slot))
 				break;
-			put_row(st, slot);
+			put_row(st, slot, false);
 		}
 		tuplesort_performsort(st->adapt.ts);
 		switched = false;

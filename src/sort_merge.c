@@ -21,6 +21,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "costmodel.h"
 #include "device.h"
 #include "sort_state.h"
 
@@ -28,8 +29,7 @@
 int
 braid_merge_fanin(const BraidSortState *st)
 {
-	return (int) Min(Max(st->cfg.budget / BRAID_MERGE_RUN_BYTES, (size_t) 2),
-					 (size_t) BRAID_MAX_FANIN);
+	return braid_cost_merge_fanin((double) st->cfg.budget);
 }
 
 /*

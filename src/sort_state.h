@@ -67,15 +67,8 @@
 /* Smallest gather arena: room for a few of the largest heap tuples. */
 #define BRAID_MIN_ARENA ((size_t) 4 * BLCKSZ)
 
-/*
- * Budget charged per run being merged (what a read buffer per run would
- * cost): the budget divided by this is the merge fan-in.
- */
-#define BRAID_MERGE_RUN_BYTES ((size_t) 256 * 1024)
-
 /* Halves smaller than this are not worth a helper (braid_pipe_begin). */
 #define BRAID_PIPE_MIN_ENTRIES 1024
-#define BRAID_MAX_FANIN 1024
 
 /* Value log rows read back from the device per read grant. */
 #define BRAID_LOG_WINDOW_ROWS 4096
@@ -317,6 +310,8 @@ typedef struct BraidAdaptive
 	TupleTableSlot *slot;		/* a row read back from it */
 	int64		rows_read;		/* rows of the child it took */
 	uint64		tuple_bytes;	/* heap TID form: their heap tuples' bytes */
+	uint64		key_bytes;		/* their keys' bytes, decompressed (about
+								 * their encodings) */
 	size_t		switch_bytes;	/* its memory past which it switches */
 	int			processes;		/* processes running the node (the plan's) */
 

@@ -680,6 +680,75 @@ test_costmodel_gather_pass(void)
 	check_report(&c, "costmodel: a gather pass costs its page visits");
 }
 
+/*
+ * test_costmodel_full_keys
+ *		Full keys kept beside the entries (long or collated keys) take room
+ *		in memory and are written and read once per merge pass: the fan-in
+ *		is the budget over BRAID_MERGE_RUN_BYTES, within [2, 1024]; 50000
+ *		rows whose 4 kB keys are stored compressed to 91 bytes (what
+ *		PostgreSQL's sort carries) are left to it at a small work_mem.
+ */
+static void
+test_costmodel_full_keys(void)
+{
+	Check		c;
+	BraidCostInput in;
+	const char *why = NULL;
+	double		without,
+				with;
+
+	check_init(&c);
+	check_that(&c, braid_cost_merge_fanin(0) == 2 &&
+			   braid_cost_merge_fanin(16.0 * 1024 * 1024) == 64 &&
+			   braid_cost_merge_fanin(1e12) == BRAID_MAX_FANIN,
+			   "fan-in %d %d %d", braid_cost_merge_fanin(0),
+			   braid_cost_merge_fanin(16.0 * 1024 * 1024), braid_cost_merge_fanin(1e12));
+
+	memset(&in, 0, sizeof(in));
+	in.rows = 50000;
+	in.sort_width = 95;
+	in.tuple_bytes = 130;
+	in.entry_bytes = 40;
+	in.table_pages = 900;
+	in.table_cached = true;
+	in.heap_refetch = true;
+	in.collated = true;
+	in.sort_threads = 2;
+	in.cpus = 2;
+	in.budget_bytes = 192.0 * 1024;
+	in.sort_mem_bytes = 128.0 * 1024;
+
+	/* passes: 1 while the map fits, then log2 of the runs at fan-in 2 */
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 4,
+			   "50000 40-byte entries in 192 kB: 11 runs, 4 passes at fan-in 2 (%g)",
+			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 1,
+			   "map within the budget: 1 pass (%g)",
+			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
+	in.budget_bytes = 192.0 * 1024;
+
+	without = braid_cost_tid_ns(&in);
+	check_that(&c, braid_cost_prefers(&in, &why), "without full keys: taken (%s)", why ? why : "");
+	in.full_key_bytes = 4000;
+	with = braid_cost_tid_ns(&in);
+	/* collated: the arena's slack (a third), no slots */
+	check_that(&c, fabs(braid_cost_indexmap_bytes(&in) - in.rows * (in.entry_bytes + 4000 * 4.0 / 3.0)) < 1,
+			   "indexmap bytes count the full keys (%g)", braid_cost_indexmap_bytes(&in));
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 12,
+			   "2713 runs of half the budget at fan-in 2: 12 passes (%g)",
+			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
+	check_that(&c, with - without >= in.rows * 4000 * (0.5 + 1.5) * 12 * 0.999,
+			   "each pass writes and reads the full keys (%.0f more)", with - without);
+	check_that(&c, !braid_cost_prefers(&in, &why), "4 kB keys at 128 kB: left to PostgreSQL");
+	in.budget_bytes = 6.0 * 1024 * 1024;
+	in.sort_mem_bytes = 4.0 * 1024 * 1024;
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 2,
+			   "85 runs at fan-in 24: 2 passes (%g)",
+			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
+	check_report(&c, "costmodel: full keys fill runs and are rewritten by every merge pass");
+}
+
 /* unit_costmodel: run the tests of this module, in order. */
 void
 unit_costmodel(void)
@@ -692,4 +761,5 @@ unit_costmodel(void)
 	test_costmodel_parallel();
 	test_costmodel_sources();
 	test_costmodel_gather_pass();
+	test_costmodel_full_keys();
 }
