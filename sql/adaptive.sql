@@ -212,6 +212,14 @@ RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_material;
 
+-- a few columns of wider rows: the tuplesort holds the rows PostgreSQL's
+-- would (value log form), not whole table rows, so it sorts in memory where
+-- PostgreSQL's sort does (whole rows would pass work_mem: switched, or
+-- handed back to a tuplesort that spills)
+SET work_mem = '2MB';
+SELECT explain_adaptive('SELECT id, k FROM ad WHERE a = b AND id <= 20000 ORDER BY k, id');
+SELECT check_adaptive('SELECT id, k FROM ad WHERE a = b AND id <= 20000 ORDER BY k, id');
+
 -- a switched sort counts as braidsort's; one that stayed does not
 SET work_mem = '256kB';
 SELECT braidsort.stats_reset();

@@ -621,9 +621,9 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	data.partitions = est[mode].partitions;
 	pg_ms = braid_join_pg_ms(&data, &in);
 	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
-	if (!braid_force && own_ms >= pg_ms)
+	if (!braid_force && own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN)
 	{
-		*why = psprintf("the cost model expects no gain (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f x %.0f rows in %d batches)",
+		*why = psprintf("the cost model expects too little gain (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f x %.0f rows in %d batches)",
 						own_ms, pg_ms, data.inner_rows, data.outer_rows, nbatch);
 		return NULL;
 	}
@@ -638,7 +638,8 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	}
 	elog(DEBUG1, "braidsort: %s replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated%s",
 		 pg_sharers > 1 ? "Parallel Hash Join" : "Hash Join",
-		 braid_force && (own_ms >= pg_ms || unmeasured != NULL) ? " (forced)" : "",
+		 braid_force && (own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN || unmeasured != NULL) ?
+		 " (forced)" : "",
 		 braid_jm_mode_name(mode), data.partitions, own_ms, pg_ms, nbatch,
 		 pg_sharers > 1 ? psprintf(", per process (each of %d reads the inner input whole)", pg_sharers) : "");
 

@@ -393,6 +393,12 @@ heap_rescannable(Plan *child)
 }
 
 /*
+ * How much wider than the Sort's rows a table's may be for an adaptive sort
+ * to hold them whole (heap TID form).
+ */
+#define BRAID_ADAPTIVE_MAX_WIDER 1.25
+
+/*
  * take_adaptively
  *		A BraidSort that takes "sort" adaptively (sort_adaptive.c): the cost
  *		model declines it only because of its row estimate (small_why), so
@@ -437,6 +443,18 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 			((Var *) stle->expr)->varattno == sort->sortColIdx[i];
 	}
 	if (by_tid && !node_tlists(sort, child, true, &output_tlist, &keyexprs, &child_tlist, why))
+		by_tid = false;
+
+	/*
+	 * ... and only where the table's rows are not much wider than the
+	 * Sort's: that tuplesort holds whole table rows, which reach work_mem
+	 * (and, handed back to PostgreSQL's sort, spill) where PostgreSQL's
+	 * narrower rows would fit (two columns of a 340-byte row, at the
+	 * default work_mem: 2.5x slower).  The value log form's tuplesort holds
+	 * the rows PostgreSQL's would.
+	 */
+	if (by_tid && get_relation_data_width(relid, NULL) >
+		BRAID_ADAPTIVE_MAX_WIDER * Max(sort->plan.plan_width, 1))
 		by_tid = false;
 
 	/*

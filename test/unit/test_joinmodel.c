@@ -290,7 +290,8 @@ test_joinmodel_against_pg(void)
 		double		own = braid_jm_against_pg_ms(&in, &est[m]);
 		double		pg = braid_jm_pg_ms(&in, measured[i].batches, 69, 69);
 
-		check_that(&c, own < pg, "%g rows, %g batches: %g ms against PostgreSQL's %g",
+		check_that(&c, own < pg * BRAID_JM_TAKE_MARGIN,
+				   "%g rows, %g batches: %g ms against PostgreSQL's %g",
 				   measured[i].inner, measured[i].batches, own, pg);
 		/* nothing fetched back with one partition */
 		check_that(&c, est[m].partitions > 1 || own == est[m].ms,
