@@ -399,6 +399,49 @@ heap_rescannable(Plan *child)
 #define BRAID_ADAPTIVE_MAX_WIDER 1.25
 
 /*
+ * whole_rows_wider
+ *		Whether the rows of table relid are more than BRAID_ADAPTIVE_MAX_WIDER
+ *		times as large as those of the Sort over it (child), as tuples: the
+ *		table's from its pages and rows as last counted (dead space and all;
+ *		its columns' statistics if it has never been counted), the Sort's
+ *		from its width less the NULL constants PostgreSQL puts for unused
+ *		columns (count(*) over an ordered subquery), which plan_width counts
+ *		at their type's average width.  No statistics are looked up on the
+ *		way: the planner takes many small sorts this way.
+ */
+static bool
+whole_rows_wider(Sort *sort, Plan *child, Oid relid)
+{
+	Relation	rel = table_open(relid, NoLock);
+	double		pages = rel->rd_rel->relpages;
+	double		tuples = rel->rd_rel->reltuples;
+	double		overhead = MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
+	double		table_row;
+	double		sort_width = sort->plan.plan_width;
+	ListCell   *lc;
+
+	table_close(rel, NoLock);
+	table_row = pages > 0 && tuples > 0 ? pages * BLCKSZ / tuples :
+		get_relation_data_width(relid, NULL) + overhead;
+	foreach(lc, sort->plan.targetlist)
+	{
+		Expr	   *expr = ((TargetEntry *) lfirst(lc))->expr;
+
+		if (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
+		{
+			TargetEntry *ctle = get_tle_by_resno(child->targetlist,
+												 ((Var *) expr)->varattno);
+
+			expr = ctle != NULL ? ctle->expr : expr;
+		}
+		if (IsA(expr, Const) && ((Const *) expr)->constisnull)
+			sort_width -= get_typavgwidth(((Const *) expr)->consttype,
+										  ((Const *) expr)->consttypmod);
+	}
+	return table_row > BRAID_ADAPTIVE_MAX_WIDER * (Max(sort_width, 0) + overhead);
+}
+
+/*
  * take_adaptively
  *		A BraidSort that takes "sort" adaptively (sort_adaptive.c): the cost
  *		model declines it only because of its row estimate (small_why), so
@@ -453,8 +496,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	 * default work_mem: 2.5x slower).  The value log form's tuplesort holds
 	 * the rows PostgreSQL's would.
 	 */
-	if (by_tid && get_relation_data_width(relid, NULL) >
-		BRAID_ADAPTIVE_MAX_WIDER * Max(sort->plan.plan_width, 1))
+	if (by_tid && whole_rows_wider(sort, child, relid))
 		by_tid = false;
 
 	/*
@@ -558,7 +600,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 
 	/*
 	 * Too few rows expected for the cost model to be worth asking: taken
-	 * adaptively without looking anything up but the keys (the planner
+	 * adaptively without looking anything up but the keys and the table
+	 * (its access method and size, from the relation cache; the planner
 	 * plans many such sorts, each of which this must not slow down).
 	 */
 	if (!braid_force && braid_adaptive != BRAID_ADAPTIVE_OFF &&
