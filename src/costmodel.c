@@ -231,22 +231,33 @@ braid_cost_merge_fanin(double budget_bytes)
 }
 
 /*
+ * runs_written
+ *		How many runs a spilled sort writes: the IndexMap's share of the
+ *		budget each, which, once full keys have filled it, is split evenly
+ *		between entries and full keys (sort_build.c add_entry).
+ */
+static double
+runs_written(const BraidCostInput *in, BraidGatherFrom from)
+{
+	double		keys = full_key_memory(in);
+
+	if (keys > 0)
+		return in->rows * (keys > in->entry_bytes ? keys : in->entry_bytes) /
+			(map_budget(in, from) / 2);
+	return braid_cost_indexmap_bytes(in) / map_budget(in, from);
+}
+
+/*
  * braid_cost_merge_passes
  *		How many times a spilled sort's runs are read (the last merge
- *		included) and all but the last time written again: runs of the
- *		IndexMap's share of the budget -- which, once full keys have filled
- *		it, is split evenly between entries and full keys (sort_build.c
- *		add_entry) -- merged braid_cost_merge_fanin at a time.  1 for a
- *		sort that does not spill.
+ *		included) and all but the last time written again: runs_written,
+ *		merged braid_cost_merge_fanin at a time.  1 for a sort that does
+ *		not spill.
  */
 double
 braid_cost_merge_passes(const BraidCostInput *in, BraidGatherFrom from)
 {
-	double		keys = full_key_memory(in);
-	double		runs = keys > 0 ?
-		in->rows * (keys > in->entry_bytes ? keys : in->entry_bytes) /
-		(map_budget(in, from) / 2) :
-		braid_cost_indexmap_bytes(in) / map_budget(in, from);
+	double		runs = runs_written(in, from);
 	double		fanin = braid_cost_merge_fanin(in->budget_bytes);
 	double		passes = 1;
 
@@ -553,7 +564,25 @@ sort_ns(const BraidCostInput *in, BraidGatherFrom from)
 			braid_cost_merge_passes(in, from);
 	}
 	if (in->collated)
-		ns += in->rows * collated_compares(in) * BRAID_NS_PER_COLLATED_CMP / speedup;
+	{
+		/*
+		 * A spilled sort's comparisons between runs are made by its merge,
+		 * in the backend (a collation's comparator is not called on the
+		 * threads there): about log2(runs) of a row's, not shared.
+		 */
+		double		total = collated_compares(in);
+		double		merged = 0;
+
+		if (braid_cost_spills(in, from))
+		{
+			double		runs = runs_written(in, from);
+
+			merged = runs > 2 ? log2(runs) : 1.0;
+			if (merged > total)
+				merged = total;
+		}
+		ns += in->rows * ((total - merged) / speedup + merged) * BRAID_NS_PER_COLLATED_CMP;
+	}
 	if (in->numeric_key)
 		ns += in->rows * BRAID_NS_PER_NUMERIC_KEY;
 	return ns;

@@ -440,7 +440,34 @@ test_costmodel_collated(void)
 					   none, every, unknown);
 	}
 	in.collated_group_rows = 0;
-	check_report(&c, "costmodel: collated keys pay their comparisons, braidsort's split among threads, only among rows tied before them");
+
+	/*
+	 * spilled: the merge's comparisons (about log2 of the runs a row) are
+	 * made in the backend, not shared among the threads
+	 */
+	{
+		double		with,
+					without,
+					all = in.rows * log2(in.rows) * 90.0;
+
+		in.sort_threads = 2;
+		in.budget_bytes = 1.5 * 1024 * 1024;
+		with = braid_cost_tid_ns(&in);
+		in.collated = false;
+		without = braid_cost_tid_ns(&in);
+		in.collated = true;
+		check_that(&c, with - without > all / 2 * 1.1 && with - without < all,
+				   "spilled, 2 threads: %.0f ns of collated comparisons, between %.0f and %.0f",
+				   with - without, all / 2, all);
+		in.budget_bytes = 256.0 * 1024 * 1024;
+		with = braid_cost_tid_ns(&in);
+		in.collated = false;
+		without = braid_cost_tid_ns(&in);
+		in.collated = true;
+		check_that(&c, fabs(with - without - all / 2) < 1,
+				   "in memory, 2 threads: every comparison shared (%.0f ns)", with - without);
+	}
+	check_report(&c, "costmodel: collated keys pay their comparisons, braidsort's split among threads but the merge's, only among rows tied before them");
 }
 
 /*
