@@ -534,6 +534,7 @@ static double
 sort_ns(const BraidCostInput *in, BraidGatherFrom from)
 {
 	double		speedup = braid_cost_thread_speedup(in);
+	bool		spills = braid_cost_spills(in, from);
 	double		ns = in->rows * (BRAID_NS_PER_ROW_SERIAL +
 								 BRAID_NS_PER_ROW_THREADED / speedup);
 
@@ -545,7 +546,7 @@ sort_ns(const BraidCostInput *in, BraidGatherFrom from)
 	if (in->processes > 1 && in->cpus > 0 && in->processes > in->cpus)
 		ns += in->rows * BRAID_NS_PER_ROW_CROWDED;
 
-	if (braid_cost_spills(in, from))
+	if (spills)
 	{
 		double		spill_ns = in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
 			BRAID_DEFAULT_SPILL_NS_PER_BYTE;
@@ -573,7 +574,7 @@ sort_ns(const BraidCostInput *in, BraidGatherFrom from)
 		double		total = collated_compares(in);
 		double		merged = 0;
 
-		if (braid_cost_spills(in, from))
+		if (spills)
 		{
 			double		runs = runs_written(in, from);
 

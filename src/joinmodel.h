@@ -35,6 +35,15 @@ typedef enum BraidJoinMode
 /* The largest partition count the model and the executor use. */
 #define BRAID_JM_MAX_PARTITIONS 1024
 
+/*
+ * A join is taken (without braidsort.force) only when braid_jm_against_pg_ms
+ * is below this share of PostgreSQL's estimate: a smaller expected gain is
+ * within the model's error (the 1M x 10M join at 64 batches, expected 9%
+ * faster, measured 3%; a join of 4 matches an outer row expected 1% faster
+ * ran 1.7x slower).
+ */
+#define BRAID_JM_TAKE_MARGIN 0.95
+
 typedef struct BraidJmInput
 {
 	double		inner_rows;		/* |T|: rows of the inner input (hashed) */
@@ -102,14 +111,6 @@ extern double braid_jm_pg_ms(const BraidJmInput *in, double batches,
 							 double inner_width, double outer_width);
 extern double braid_jm_against_pg_ms(const BraidJmInput *in, const BraidJmEstimate *est);
 
-/*
- * A join is taken (without braidsort.force) only when braid_jm_against_pg_ms
- * is below this share of PostgreSQL's estimate: a smaller expected gain is
- * within the model's error (the 1M x 10M join at 64 batches, expected 9%
- * faster, measured 3%; a join of 4 matches an outer row expected 1% faster
- * ran 1.7x slower).
- */
-#define BRAID_JM_TAKE_MARGIN 0.95
 extern double braid_jm_outer_page_visits(double outer_rows, double outer_pages,
 										 const BraidJmEstimate *est);
 extern const char *braid_jm_mode_name(BraidJoinMode mode);

@@ -182,6 +182,7 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 		TargetEntry *tle = get_tle_by_resno(child->targetlist, sort->sortColIdx[i]);
 		BraidKeyColumn col;
 		int			width;
+		double		value_bytes;	/* its encoding's, estimated */
 
 		if (tle == NULL)
 			elog(ERROR, "braidsort: no target list entry for sort key %d", i + 1);
@@ -193,6 +194,10 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 		}
 		if (i == 0)
 			k->numeric_first = (col.kind == BRAID_KEY_NUMERIC);
+		value_bytes = braid_key_fixed_width(col.kind) >= 0 ?
+			braid_key_fixed_width(col.kind) : braid_plan_value_bytes(tle->expr, relid);
+		whole_bytes += 1 + value_bytes;
+
 		/*
 		 * The prefix holds keys up to the first collated key's null mark;
 		 * the rest is compared from the full key.
@@ -227,12 +232,8 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 		else if (width == -1)
 		{
 			k->has_var = true;
-			var_bytes += 1 + braid_plan_value_bytes(tle->expr, relid);
+			var_bytes += 1 + value_bytes;
 		}
-		if (braid_key_fixed_width(col.kind) >= 0)
-			whole_bytes += 1 + braid_key_fixed_width(col.kind);
-		else
-			whole_bytes += 1 + braid_plan_value_bytes(tle->expr, relid);
 	}
 
 	/*
