@@ -93,3 +93,16 @@ SELECT check_sort('SELECT row_to_json(h), id FROM hdr_t h WHERE n IS NULL ORDER 
 SELECT * FROM check_contract('hdr_t', 't', 't', cols => 'id, n, pad');
 SELECT * FROM check_contract('hdr_t', 't', 't', cols => 'xmin, id');
 RESET braidsort.work_mem;
+
+-- rows are refetched by TID only where the row refetched is the row
+-- scanned: not a system catalog's (VACUUM and ANALYZE overwrite pg_class's
+-- rows in place), nor xmax, cmin or cmax (later lockers and updaters
+-- overwrite them).  Even when asked to, these sorts keep a value log.
+SET braidsort.force = on;
+SET braidsort.gather_source = heap_tid;
+EXPLAIN (COSTS OFF) SELECT relname, relpages FROM pg_class ORDER BY relpages DESC, oid;
+EXPLAIN (COSTS OFF) SELECT xmax, id FROM hdr_t ORDER BY t;
+EXPLAIN (COSTS OFF) SELECT cmin, id FROM hdr_t ORDER BY t;
+EXPLAIN (COSTS OFF) SELECT xmin, id FROM hdr_t ORDER BY t;
+RESET braidsort.gather_source;
+RESET braidsort.force;

@@ -449,7 +449,8 @@ spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional,
 				 save_errno == ENOSPC && full_hint ? errhint("%s", full_hint) :
 				 save_errno == ENOSPC ?
 				 errhint("The spill device is full. Free space on it, point braidsort.spill_tablespace "
-						 "at a larger tablespace, or raise braidsort.work_mem so that sorts spill less.") :
+						 "at a larger tablespace, or give sorts (braidsort.work_mem) and hash joins "
+						 "(work_mem) more memory so that they spill less.") :
 				 save_errno == ENOMEM ?
 				 errhint("Too many spill files are mapped at once (see vm.max_map_count); raise "
 						 "braidsort.work_mem so that sorts write fewer runs.") : 0));

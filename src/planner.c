@@ -40,6 +40,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "executor/tuptable.h"
+#include "catalog/catalog.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
 #include "catalog/pg_statistic.h"
@@ -104,10 +105,36 @@ braid_table_cached(Relation rel, double table_pages)
 }
 
 /*
+ * changing_system_column_walker
+ *		Does an expression read a system column that a row version's later
+ *		lockers and updaters overwrite in place (xmax, cmin, cmax)?  Read
+ *		again at gather time, it would show their values, not the scan's.
+ */
+static bool
+changing_system_column_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		AttrNumber	attno = ((Var *) node)->varattno;
+
+		return attno == MaxTransactionIdAttributeNumber ||
+			attno == MinCommandIdAttributeNumber ||
+			attno == MaxCommandIdAttributeNumber;
+	}
+	return expression_tree_walker(node, changing_system_column_walker, context);
+}
+
+/*
  * braid_heap_tid_input
  *		Can the Sort's input be refetched by heap TID?  True for a sequential,
  *		index or bitmap heap scan of a heap table whose output has no volatile
- *		functions or subplans (it is evaluated again at gather time).  Sets
+ *		functions or subplans (it is evaluated again at gather time), reads
+ *		no system column that changes in place, and that is not a system
+ *		catalog (VACUUM, ANALYZE and CREATE INDEX overwrite catalog rows in
+ *		place, heap_inplace_update: the row refetched would not be the row
+ *		scanned, out of order by its new values).  Sets
  *		*relid, and unless table_pages is NULL *table_pages and
  *		*table_cached (the table takes at most half of shared buffers, or
  *		for a temporary table of temp_buffers); otherwise *why says why
@@ -142,6 +169,16 @@ braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_p
 	if (contain_subplans((Node *) child->targetlist))
 	{
 		*why = "output has subplans";
+		return false;
+	}
+	if (changing_system_column_walker((Node *) child->targetlist, NULL))
+	{
+		*why = "output reads xmax, cmin or cmax, which later lockers and updaters overwrite";
+		return false;
+	}
+	if (IsCatalogRelationOid(rte->relid))
+	{
+		*why = "input is a system catalog, whose rows are overwritten in place";
 		return false;
 	}
 	rel = table_open(rte->relid, NoLock);
