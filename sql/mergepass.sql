@@ -12,7 +12,7 @@ SET braidsort.gather_batch = 64;
 -- memory from the gather's batches (their number is shown)
 SET braidsort.sort_threads = 2;
 
--- a 64kB budget merges two runs at a time: several merge passes
+-- a 64kB budget merges four runs at a time: several merge passes
 SELECT * FROM explain_masked('SELECT * FROM longtext ORDER BY t, id');
 SELECT * FROM explain_masked('SELECT id FROM par_t ORDER BY k DESC, id');
 SELECT check_sort('SELECT * FROM longtext ORDER BY t, id');
@@ -45,17 +45,19 @@ BEGIN
 	RETURN runs || ' runs, ' || passes || ' passes: ' || check_sort(q);
 END $$;
 SELECT wm, runs_and_check(wm, 'SELECT id, k FROM par_t ORDER BY k, id')
-FROM (VALUES (2000), (1400), (1100), (900), (750), (600), (500), (420), (360), (300)) v(wm);
+FROM (VALUES (2000), (1400), (1100), (900), (750), (600), (500), (420), (360), (300),
+	(128), (96), (64)) v(wm);
 SELECT runs_and_check(700, 'SELECT * FROM longtext ORDER BY t DESC, id');
--- larger inputs: 3 to 5 runs merged in one pass, 6 and 7 in two.  With the
--- larger budgets the runs after the first are made from half the IndexMap
--- by a helper while the scan goes on (more runs, never another pass).
+-- larger inputs: 5 to 12 runs merged in one pass, and at 150 kB (a fan-in
+-- of 9) 47 in two.  With the larger budgets the runs after the first are
+-- made from half the IndexMap by a helper while the scan goes on (more
+-- runs, never another pass).
 CREATE TABLE merge_t AS
 SELECT i AS id, md5(i::text) COLLATE "C" AS t
 FROM generate_series(1, 150000) i;
 ANALYZE merge_t;
 SELECT wm, runs_and_check(wm, 'SELECT id, t FROM merge_t ORDER BY t, id')
-FROM (VALUES (2600), (2000), (1600), (1300), (1100)) v(wm);
+FROM (VALUES (2600), (2000), (1600), (1300), (1100), (150)) v(wm);
 DROP TABLE merge_t;
 
 -- a larger budget: one merge pass

@@ -88,11 +88,16 @@ typedef struct BraidCostEstimate
 #define BRAID_MIN_ROWS 1000.0
 
 /*
- * Budget charged per run being merged (what a read buffer per run would
- * cost): the budget divided by this is the merge fan-in, within
- * [2, BRAID_MAX_FANIN] (braid_cost_merge_fanin).
+ * Budget charged per run being merged: the budget divided by this is the
+ * merge fan-in, within [2, BRAID_MAX_FANIN] (braid_cost_merge_fanin).  Runs
+ * are read in place from their mappings, so a run's reader holds no read
+ * buffer, only its cursor and its current key rebuilt from the front
+ * coding (merge.c): 16 kB covers keys of up to about that length.  (It was
+ * 256 kB, PostgreSQL's read buffer per tape: a fan-in of 2 below 768 kB of
+ * budget, and a merge pass, writing every entry again, for each doubling
+ * of the runs.)
  */
-#define BRAID_MERGE_RUN_BYTES (256.0 * 1024.0)
+#define BRAID_MERGE_RUN_BYTES (16.0 * 1024.0)
 #define BRAID_MAX_FANIN 1024
 
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);

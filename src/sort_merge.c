@@ -3,8 +3,9 @@
  * sort_merge.c
  *	  MERGE: the runs merged, in passes if need be, then the final merge.
  *
- * The fan-in is the budget over one run buffer's worth (runs are read in
- * place from their mappings, so this only keeps streams few).  While there
+ * The fan-in is the budget over BRAID_MERGE_RUN_BYTES: runs are read in
+ * place from their mappings, and a reader holds only its cursor and its
+ * current key (at most 1024 runs at once, to keep streams few).  While there
  * are more runs than that, intermediate passes merge groups of runs into
  * new runs (writing keys and refs again, never values).  The final merge
  * then either streams into the gather, which takes it batch by batch

@@ -101,7 +101,7 @@
  *	 with the bound: ~15 ns.
  * - entries: 13 bytes in a front-coded run, 20 in lazy's file (a 12-byte
  *	 key prefix and an 8-byte ref, unpadded) at the sortbenchmark shape;
- *	 fan-in 64 (16 MB over 256 kB).
+ *	 fan-in 64 (what 1 MB of budget merges at once).
  */
 #define WL_DEFAULT_WRITE_NS			8.0
 #define WL_DEFAULT_READ_NS			4.0

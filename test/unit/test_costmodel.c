@@ -726,10 +726,10 @@ test_costmodel_full_keys(void)
 
 	check_init(&c);
 	check_that(&c, braid_cost_merge_fanin(0) == 2 &&
-			   braid_cost_merge_fanin(16.0 * 1024 * 1024) == 64 &&
+			   braid_cost_merge_fanin(1024.0 * 1024) == 64 &&
 			   braid_cost_merge_fanin(1e12) == BRAID_MAX_FANIN,
 			   "fan-in %d %d %d", braid_cost_merge_fanin(0),
-			   braid_cost_merge_fanin(16.0 * 1024 * 1024), braid_cost_merge_fanin(1e12));
+			   braid_cost_merge_fanin(1024.0 * 1024), braid_cost_merge_fanin(1e12));
 
 	memset(&in, 0, sizeof(in));
 	in.rows = 50000;
@@ -745,9 +745,13 @@ test_costmodel_full_keys(void)
 	in.budget_bytes = 192.0 * 1024;
 	in.sort_mem_bytes = 128.0 * 1024;
 
-	/* passes: 1 while the map fits, then log2 of the runs at fan-in 2 */
-	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 4,
-			   "50000 40-byte entries in 192 kB: 11 runs, 4 passes at fan-in 2 (%g)",
+	/* passes: 1 while the map fits or its runs merge at once, then more */
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 1,
+			   "50000 40-byte entries in 192 kB: 11 runs, 1 pass at fan-in 12 (%g)",
+			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
+	in.budget_bytes = 40.0 * 1024;
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 6,
+			   "in 40 kB: 33 to 64 runs, 6 passes at fan-in 2 (%g)",
 			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
 	in.budget_bytes = 64.0 * 1024 * 1024;
 	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 1,
@@ -762,16 +766,16 @@ test_costmodel_full_keys(void)
 	/* collated: the arena's slack (a third), no slots */
 	check_that(&c, fabs(braid_cost_indexmap_bytes(&in) - in.rows * (in.entry_bytes + 4000 * 4.0 / 3.0)) < 1,
 			   "indexmap bytes count the full keys (%g)", braid_cost_indexmap_bytes(&in));
-	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 12,
-			   "2713 runs of half the budget at fan-in 2: 12 passes (%g)",
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 4,
+			   "2713 runs of half the budget at fan-in 12: 4 passes (%g)",
 			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
-	check_that(&c, with - without >= in.rows * 4000 * (0.5 + 1.5) * 12 * 0.999,
+	check_that(&c, with - without >= in.rows * 4000 * (0.5 + 1.5) * 4 * 0.999,
 			   "each pass writes and reads the full keys (%.0f more)", with - without);
 	check_that(&c, !braid_cost_prefers(&in, &why), "4 kB keys at 128 kB: left to PostgreSQL");
 	in.budget_bytes = 6.0 * 1024 * 1024;
 	in.sort_mem_bytes = 4.0 * 1024 * 1024;
-	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 2,
-			   "85 runs at fan-in 24: 2 passes (%g)",
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 1,
+			   "85 runs at fan-in 384: 1 pass (%g)",
 			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
 	check_report(&c, "costmodel: full keys fill runs and are rewritten by every merge pass");
 }
