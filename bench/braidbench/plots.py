@@ -27,6 +27,7 @@ PHASE_COLORS = {"Build Time": "#4c72b0", "Sort Time": "#dd8452", "Merge Time": "
                 "Gather Time": "#c44e52", "rest": "#bbbbbb"}
 PG_COLOR = "#8172b3"
 VARIANT_COLORS = {"pg": PG_COLOR, "braid": "#dd8452", "forced": "#4c72b0"}
+DECLINED_COLOR = "#c8c8c8"  # the cost model declined: both runs were PostgreSQL's plan
 
 
 def _save(fig, path):
@@ -133,7 +134,12 @@ def speedup_plot(result, path):
             if v not in result["variants"]:
                 continue
             vals = [r[key] or 0 for _, r in items]
-            ax.bar([x + off for x in xs], vals, w, color=VARIANT_COLORS[v], label=label)
+            colors = [VARIANT_COLORS[v] if v != "braid" or r["ran"] else DECLINED_COLOR
+                      for _, r in items]
+            ax.bar([x + off for x in xs], vals, w, color=colors, label=label)
+            if v == "braid" and not all(r["ran"] for _, r in items):
+                ax.bar([0], [0], w, color=DECLINED_COLOR,
+                       label="cost model declined (PostgreSQL's plan both times: noise)")
             for x, val in zip(xs, vals):
                 if val:
                     ax.text(x + off, val + 0.03, f"{val:.2f}", ha="center", fontsize=7)
@@ -144,8 +150,8 @@ def speedup_plot(result, path):
         if name:
             ax.set_title(name, fontsize=9)
     axes[0, 0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle(f"{report.title(result)}\nspeed-up: ratio of the median times (braid: where "
-                 f"its cost model chose braidsort, else 1) — {_subtitle(result)}", fontsize=9)
+    fig.suptitle(f"{report.title(result)}\nspeed-up: ratio of the median times (braid: as its "
+                 f"cost model decided) — {_subtitle(result)}", fontsize=9)
     return _save(fig, path)
 
 
