@@ -41,6 +41,8 @@ extern void braid_worker_register(void);
 
 /* planner.c */
 extern void braid_planner_init(void);
+extern bool braid_reads_changing_header(Node *node);
+extern bool braid_spill_has_room(double bytes, const char *what, char **why);
 extern bool braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid,
 								 double *table_pages, bool *table_cached, char **why);
 extern bool braid_table_cached(Relation rel, double table_pages);

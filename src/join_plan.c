@@ -344,7 +344,8 @@ to_inner_var(Node *node, void *context)
  *		Can this input be read again within one execution of the join?  A
  *		value log always can; a heap scan only when it is a plain, serial
  *		sequential scan without volatile functions or subplans, outside a
- *		parallel plan (the same rows again: same snapshot, same start block).
+ *		parallel plan (the same rows again: same snapshot, same start block),
+ *		whose filter reads no xmax, cmin or cmax.
  */
 static bool
 side_can_rescan(Plan *child, bool by_tid, int processes)
@@ -352,6 +353,7 @@ side_can_rescan(Plan *child, bool by_tid, int processes)
 	if (!by_tid)
 		return true;
 	return IsA(child, SeqScan) && !child->parallel_aware && processes == 1 &&
+		!braid_reads_changing_header((Node *) child->qual) &&
 		!contain_volatile_functions((Node *) child->qual) &&
 		!contain_volatile_functions((Node *) child->targetlist) &&
 		!contain_subplans((Node *) child->qual) &&

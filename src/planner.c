@@ -58,6 +58,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "braidsort.h"
@@ -127,6 +128,17 @@ changing_system_column_walker(Node *node, void *context)
 }
 
 /*
+ * braid_reads_changing_header
+ *		Does an expression (a target list, a qual) read xmax, cmin or cmax,
+ *		which may differ when it is evaluated again on the same row?
+ */
+bool
+braid_reads_changing_header(Node *node)
+{
+	return changing_system_column_walker(node, NULL);
+}
+
+/*
  * braid_heap_tid_input
  *		Can the Sort's input be refetched by heap TID?  True for a sequential,
  *		index or bitmap heap scan of a heap table whose output has no volatile
@@ -171,9 +183,15 @@ braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_p
 		*why = "output has subplans";
 		return false;
 	}
-	if (changing_system_column_walker((Node *) child->targetlist, NULL))
+	if (braid_reads_changing_header((Node *) child->targetlist))
 	{
 		*why = "output reads xmax, cmin or cmax, which later lockers and updaters overwrite";
+		return false;
+	}
+	if (old_snapshot_threshold >= 0)
+	{
+		/* early pruning may free a line pointer the snapshot still sees */
+		*why = "old_snapshot_threshold is set";
 		return false;
 	}
 	if (IsCatalogRelationOid(rte->relid))
@@ -418,12 +436,14 @@ ns_to_ms(double ns)
  * heap_rescannable
  *		Whether rescanning a heap scan gives the same rows again: a plain,
  *		serial scan without volatile functions or subplans (whose
- *		volatility this cannot see).
+ *		volatility this cannot see), whose filter reads no xmax, cmin or
+ *		cmax (a locker between the passes would change what it passes).
  */
 static bool
 heap_rescannable(Plan *child)
 {
 	return IsA(child, SeqScan) && !child->parallel_aware &&
+		!braid_reads_changing_header((Node *) child->qual) &&
 		!contain_volatile_functions((Node *) child->qual) &&
 		!contain_volatile_functions((Node *) child->targetlist) &&
 		!contain_subplans((Node *) child->qual) &&
