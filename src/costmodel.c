@@ -213,15 +213,52 @@ braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from)
 }
 
 /*
+ * braid_cost_device_bytes
+ *		At most how many bytes a sort gathering from "from" holds on the
+ *		spill device at once, as a MergePass (the write-limited modes write
+ *		less): its runs (each entry and full key at most its size in
+ *		memory; twice, when an intermediate pass writes new runs before
+ *		the old ones go), and a value log beyond its share of the budget.
+ */
+double
+braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
+{
+	double		bytes = 0;
+
+	if (braid_cost_spills(in, from))
+		bytes += in->rows * (in->entry_bytes + in->full_key_bytes) *
+			(braid_cost_merge_passes(in, from) > 1 ? 2 : 1);
+	if (from == BRAID_FROM_VALUE_LOG)
+	{
+		double		row = in->row_bytes > 0 ? in->row_bytes : in->tuple_bytes;
+		double		in_memory = in->budget_bytes / 2;
+
+		if (in_memory > BRAID_VLOG_MAX_MEMORY)
+			in_memory = BRAID_VLOG_MAX_MEMORY;
+		if (in->rows * row > in_memory)
+			bytes += in->rows * row;
+	}
+	return bytes;
+}
+
+/*
  * braid_cost_merge_fanin
  *		How many runs one merge takes at once within a budget of
- *		budget_bytes (sort_merge.c): BRAID_MERGE_RUN_BYTES each, at least 2,
- *		at most BRAID_MAX_FANIN.
+ *		budget_bytes (sort_merge.c) when its longest key (or, planning, its
+ *		keys) takes key_bytes: BRAID_MERGE_RUN_BYTES each, and with long
+ *		keys no more readers than a quarter of the budget holds (each its
+ *		cursor and a key buffer of up to twice the key); at least 2, at
+ *		most BRAID_MAX_FANIN.
  */
 int
-braid_cost_merge_fanin(double budget_bytes)
+braid_cost_merge_fanin(double budget_bytes, double key_bytes)
 {
 	double		fanin = budget_bytes / BRAID_MERGE_RUN_BYTES;
+	double		readers = budget_bytes / 4 /
+		(BRAID_MERGE_READER_BYTES + 2 * (key_bytes > 0 ? key_bytes : 0));
+
+	if (readers < fanin)
+		fanin = readers;
 
 	if (fanin < 2)
 		return 2;
@@ -258,7 +295,7 @@ double
 braid_cost_merge_passes(const BraidCostInput *in, BraidGatherFrom from)
 {
 	double		runs = runs_written(in, from);
-	double		fanin = braid_cost_merge_fanin(in->budget_bytes);
+	double		fanin = braid_cost_merge_fanin(in->budget_bytes, in->full_key_bytes);
 	double		passes = 1;
 
 	/* (counted, not logarithms: exact at powers of the fan-in) */

@@ -91,20 +91,23 @@ typedef struct BraidCostEstimate
  * Budget charged per run being merged: the budget divided by this is the
  * merge fan-in, within [2, BRAID_MAX_FANIN] (braid_cost_merge_fanin).  Runs
  * are read in place from their mappings, so a run's reader holds no read
- * buffer, only its cursor and its current key rebuilt from the front
- * coding (merge.c): 16 kB covers keys of up to about that length.  (It was
- * 256 kB, PostgreSQL's read buffer per tape: a fan-in of 2 below 768 kB of
- * budget, and a merge pass, writing every entry again, for each doubling
- * of the runs.)
+ * buffer, only its cursor (about BRAID_MERGE_READER_BYTES) and its current
+ * key rebuilt from the front coding (merge.c), in a buffer that grows by
+ * doubling to up to twice the longest key.  With long keys the readers
+ * take at most a quarter of the budget.  (It was 256 kB, PostgreSQL's read
+ * buffer per tape: a fan-in of 2 below 768 kB of budget, and a merge pass,
+ * writing every entry again, for each doubling of the runs.)
  */
 #define BRAID_MERGE_RUN_BYTES (16.0 * 1024.0)
+#define BRAID_MERGE_READER_BYTES 512.0
 #define BRAID_MAX_FANIN 1024
 
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);
 extern bool braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from);
-extern int	braid_cost_merge_fanin(double budget_bytes);
+extern double braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from);
+extern int	braid_cost_merge_fanin(double budget_bytes, double key_bytes);
 extern double braid_cost_merge_passes(const BraidCostInput *in, BraidGatherFrom from);
 /*
  * Gather bookkeeping by page of the table: per page, the buffer it was last

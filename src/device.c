@@ -54,6 +54,7 @@
 
 #include <libpmem.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "access/parallel.h"
@@ -317,6 +318,32 @@ Oid
 braid_spill_tablespace_guess(void)
 {
 	return spill_tablespace_resolve(false);
+}
+
+/*
+ * braid_spill_free_bytes
+ *		Free bytes on the file system spill files are expected to go to
+ *		(braid_spill_tablespace_guess), for the planner: false when it
+ *		cannot tell.  The tablespace's temporary directory may not exist
+ *		yet; its parents do.
+ */
+bool
+braid_spill_free_bytes(double *bytes)
+{
+	char		path[MAXPGPATH];
+	struct statvfs fs;
+
+	TempTablespacePath(path, braid_spill_tablespace_guess());
+	for (int up = 0; up < 3 && path[0] != '\0'; up++)
+	{
+		if (statvfs(path, &fs) == 0)
+		{
+			*bytes = (double) fs.f_bavail * (double) fs.f_frsize;
+			return true;
+		}
+		get_parent_directory(path);
+	}
+	return false;
 }
 
 /*

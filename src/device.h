@@ -69,6 +69,7 @@ extern BraidSpillFile *braid_spill_try_create(size_t size, BraidDeviceStats *sta
 extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats,
 											 const char *full_hint);
 extern Oid	braid_spill_tablespace_guess(void);
+extern bool braid_spill_free_bytes(double *bytes);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
 extern void braid_spill_write_direct(BraidSpillFile *f, const void *data, size_t len);
 extern uint8 *braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads);

@@ -630,6 +630,11 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		return NULL;
 	}
 
+	/* its partitions, written whole before the first is joined (grace) */
+	if (!braid_force &&
+		!braid_spill_has_room(est[mode].lines_written * 64.0, "join", why))
+		return NULL;
+
 	unmeasured = beyond_fit(&data, &est[mode], in.match_rows, IsA(outer, IndexScan),
 							inner_cached, inner_temp, pages, outer_cached, outer_pages,
 							processes);

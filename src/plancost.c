@@ -429,7 +429,7 @@ braid_plan_sort_mode(double rows, int keylen, bool value_log, bool can_reread,
 					 BraidWlEstimate est[BRAID_WL_NMODES], double *share)
 {
 	size_t		budget = braid_budget_bytes();
-	int			fanin = braid_cost_merge_fanin((double) budget);
+	int			fanin = braid_cost_merge_fanin((double) budget, (double) keylen);
 	uint32		stride = (uint32) keylen + BRAID_REF_BYTES;
 	BraidWlInput in;
 	BraidWlMode chosen;

@@ -106,6 +106,26 @@ braid_table_cached(Relation rel, double table_pages)
 }
 
 /*
+ * braid_spill_has_room
+ *		Has the spill device room for the bytes a sort or a join ("what")
+ *		expects to hold on it at once?  Its free space as the planner sees
+ *		it (concurrent queries may take some by the time this one runs);
+ *		true when nothing is to be written or the file system cannot tell,
+ *		otherwise false with *why.
+ */
+bool
+braid_spill_has_room(double bytes, const char *what, char **why)
+{
+	double		free_bytes;
+
+	if (bytes <= 0 || !braid_spill_free_bytes(&free_bytes) || bytes <= free_bytes)
+		return true;
+	*why = psprintf("the spill device has %.0f MB free, and the %s may write %.0f MB to it",
+					free_bytes / (1024 * 1024), what, bytes / (1024 * 1024));
+	return false;
+}
+
+/*
  * changing_system_column_walker
  *		Does an expression read a system column that a row version's later
  *		lockers and updaters overwrite in place (xmax, cmin, cmax)?  Read
@@ -686,6 +706,17 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		*why = psprintf("%s (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f rows%s)",
 						est.why, ns_to_ms(est.braid_ns), ns_to_ms(est.pg_ns), cost.rows,
 						processes > 1 ? psprintf(" in each of %d processes", processes) : "");
+		return NULL;
+	}
+
+	/*
+	 * A sort the spill device has no room for would fail where PostgreSQL's
+	 * sort, whose files may go elsewhere, would not.
+	 */
+	if (!braid_force &&
+		!braid_spill_has_room(braid_cost_device_bytes(&cost, est.from), "sort", why))
+	{
+		*kind = BRAID_DECLINE_COST;
 		return NULL;
 	}
 

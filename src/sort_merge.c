@@ -26,11 +26,15 @@
 #include "device.h"
 #include "sort_state.h"
 
-/* braid_merge_fanin: how many runs one merge takes at once, within the budget. */
+/*
+ * braid_merge_fanin
+ *		How many runs one merge takes at once, within the budget, for the
+ *		longest key built so far.
+ */
 int
 braid_merge_fanin(const BraidSortState *st)
 {
-	return braid_cost_merge_fanin((double) st->cfg.budget);
+	return braid_cost_merge_fanin((double) st->cfg.budget, (double) st->build.longest_key);
 }
 
 /*
@@ -75,8 +79,9 @@ braid_merge_all_runs(BraidSortState *st)
 	/*
 	 * Runs made from half the IndexMap during the scan stand for half a run
 	 * each: if the whole runs they replace would have been merged at once,
-	 * so are they.  The merge's memory does not grow with its fan-in (runs
-	 * are read in place), the limit is there to keep streams few.
+	 * so are they.  (Runs are read in place: the merge's memory is its
+	 * readers' cursors and keys, which the fan-in keeps within a quarter
+	 * of the budget.)
 	 */
 	if (st->runset.half_runs > 0)
 	{

@@ -174,6 +174,8 @@ typedef struct BraidBuild
 	size_t		nentries;
 	size_t		capacity;
 	bool		any_truncated;
+	uint32		longest_key;	/* bytes of the longest key (the merge's
+								 * readers rebuild whole keys) */
 	BraidOverflow ovf;
 	int64		rows_built;		/* rows taken from the child */
 	uint64		tuple_bytes;	/* bytes of the rows sorted (statistics) */

@@ -97,7 +97,7 @@ $query}), "0\n$expected", 'subtransaction abort removes its files; next sort is 
 # a full device
 SKIP:
 {
-	skip 'BRAID_TEST_TINY_DAX not set (scripts/test.sh mounts a tiny tmpfs)', 4
+	skip 'BRAID_TEST_TINY_DAX not set (scripts/test.sh mounts a tiny tmpfs)', 7
 	  unless $ENV{BRAID_TEST_TINY_DAX};
 	my $tiny = $ENV{BRAID_TEST_TINY_DAX};
 	$node->safe_psql('postgres', "CREATE TABLESPACE tiny LOCATION '$tiny'");
@@ -110,6 +110,18 @@ SET braidsort.spill_tablespace = tiny; $query});
 	like($stderr, qr/HINT:  The spill device is full/, 'full device: hint');
 	my @left = glob("$tiny/PG_*/pgsql_tmp/*");
 	is(scalar(@left), 0, 'full device: nothing left behind');
+
+	# unforced, the planner leaves a sort the device has no room for to
+	# PostgreSQL's sort, whose files go where temp_tablespaces says
+	my $auto = q{SET client_min_messages = debug1; SET braidsort.work_mem = 2048;};
+	my $plain = 'EXPLAIN (COSTS OFF) SELECT * FROM t ORDER BY k';
+	like($node->safe_psql('postgres', "$auto SET braidsort.spill_tablespace = dax; $plain"),
+		qr/Custom Scan \(BraidSort\)/, 'room on the device: the sort is taken');
+	($ret, $stdout, $stderr) = $node->psql('postgres',
+		"$auto SET braidsort.spill_tablespace = tiny; $plain");
+	unlike($stdout, qr/BraidSort/, 'no room: left to PostgreSQL');
+	like($stderr, qr/the spill device has \d+ MB free, and the sort may write \d+ MB to it/,
+		'no room: the decline says why');
 }
 
 # a terminated backend (a FATAL exit) while helpers make runs or merge ahead:

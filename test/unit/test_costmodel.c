@@ -725,11 +725,14 @@ test_costmodel_full_keys(void)
 				with;
 
 	check_init(&c);
-	check_that(&c, braid_cost_merge_fanin(0) == 2 &&
-			   braid_cost_merge_fanin(1024.0 * 1024) == 64 &&
-			   braid_cost_merge_fanin(1e12) == BRAID_MAX_FANIN,
-			   "fan-in %d %d %d", braid_cost_merge_fanin(0),
-			   braid_cost_merge_fanin(1024.0 * 1024), braid_cost_merge_fanin(1e12));
+	check_that(&c, braid_cost_merge_fanin(0, 0) == 2 &&
+			   braid_cost_merge_fanin(1024.0 * 1024, 16) == 64 &&
+			   braid_cost_merge_fanin(1e12, 16) == BRAID_MAX_FANIN &&
+			   braid_cost_merge_fanin(16.0 * 1024 * 1024, 32768) == 63 &&
+			   braid_cost_merge_fanin(64.0 * 1024, 32768) == 2,
+			   "fan-in %d %d %d %d %d", braid_cost_merge_fanin(0, 0),
+			   braid_cost_merge_fanin(1024.0 * 1024, 16), braid_cost_merge_fanin(1e12, 16),
+			   braid_cost_merge_fanin(16.0 * 1024 * 1024, 32768), braid_cost_merge_fanin(64.0 * 1024, 32768));
 
 	memset(&in, 0, sizeof(in));
 	in.rows = 50000;
@@ -766,18 +769,67 @@ test_costmodel_full_keys(void)
 	/* collated: the arena's slack (a third), no slots */
 	check_that(&c, fabs(braid_cost_indexmap_bytes(&in) - in.rows * (in.entry_bytes + 4000 * 4.0 / 3.0)) < 1,
 			   "indexmap bytes count the full keys (%g)", braid_cost_indexmap_bytes(&in));
-	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 4,
-			   "2713 runs of half the budget at fan-in 12: 4 passes (%g)",
+	/* 4 kB keys: readers within a quarter of 192 kB, fan-in 5 */
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 5,
+			   "2713 runs of half the budget at fan-in 5: 5 passes (%g)",
 			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
-	check_that(&c, with - without >= in.rows * 4000 * (0.5 + 1.5) * 4 * 0.999,
+	check_that(&c, with - without >= in.rows * 4000 * (0.5 + 1.5) * 5 * 0.999,
 			   "each pass writes and reads the full keys (%.0f more)", with - without);
 	check_that(&c, !braid_cost_prefers(&in, &why), "4 kB keys at 128 kB: left to PostgreSQL");
 	in.budget_bytes = 6.0 * 1024 * 1024;
 	in.sort_mem_bytes = 4.0 * 1024 * 1024;
 	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 1,
-			   "85 runs at fan-in 384: 1 pass (%g)",
+			   "85 runs at fan-in 184: 1 pass (%g)",
 			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
 	check_report(&c, "costmodel: full keys fill runs and are rewritten by every merge pass");
+}
+
+/*
+ * test_costmodel_device_bytes
+ *		What a sort may hold on the spill device at once: nothing when it
+ *		fits, its runs once spilled (twice with an intermediate pass), and
+ *		from a value log, the rows beyond the log's half of the budget.
+ */
+static void
+test_costmodel_device_bytes(void)
+{
+	Check		c;
+	BraidCostInput in;
+
+	check_init(&c);
+	memset(&in, 0, sizeof(in));
+	in.rows = 100000;
+	in.sort_width = 40;
+	in.tuple_bytes = 100;
+	in.row_bytes = 120;
+	in.entry_bytes = 24;
+	in.table_pages = 2000;
+	in.table_cached = true;
+	in.heap_refetch = true;
+	in.sort_threads = 2;
+	in.cpus = 2;
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	in.sort_mem_bytes = 64.0 * 1024 * 1024;
+
+	check_that(&c, braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID) == 0,
+			   "fits: nothing on the device (%g)", braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID));
+	check_that(&c, braid_cost_device_bytes(&in, BRAID_FROM_VALUE_LOG) == 0,
+			   "fits with its log: nothing (%g)", braid_cost_device_bytes(&in, BRAID_FROM_VALUE_LOG));
+	in.budget_bytes = 1024.0 * 1024;
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 1 &&
+			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID) == in.rows * in.entry_bytes,
+			   "1 MB: runs merged in one pass, each entry once (%g)",
+			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID));
+	check_that(&c, braid_cost_device_bytes(&in, BRAID_FROM_VALUE_LOG) ==
+			   in.rows * (in.entry_bytes + in.row_bytes),
+			   "1 MB from a value log: the runs and the log (%g)",
+			   braid_cost_device_bytes(&in, BRAID_FROM_VALUE_LOG));
+	in.budget_bytes = 40.0 * 1024;
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) > 1 &&
+			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID) == 2 * in.rows * in.entry_bytes,
+			   "40 kB: intermediate passes, old and new runs at once (%g)",
+			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID));
+	check_report(&c, "costmodel: a sort's bytes on the spill device at once");
 }
 
 /* unit_costmodel: run the tests of this module, in order. */
@@ -793,4 +845,5 @@ unit_costmodel(void)
 	test_costmodel_sources();
 	test_costmodel_gather_pass();
 	test_costmodel_full_keys();
+	test_costmodel_device_bytes();
 }
