@@ -31,13 +31,15 @@ SET braidsort.gather_batch = 512;};
 # the sorts: name, settings, the phases it must go through
 my @sorts = (
 	[ 'onepass', 'SET braidsort.work_mem = 65536;', [qw(building gathering)] ],
-	[ 'mergepass', 'SET braidsort.work_mem = 1024; SET braidsort.sort_mode = mergepass;',
+	# (a budget small enough for intermediate merge passes: at 256 kB the
+	# fan-in is 16, and these sorts write 80 to 160 runs)
+	[ 'mergepass', 'SET braidsort.work_mem = 256; SET braidsort.sort_mode = mergepass;',
 		[qw(building merging gathering)] ],
 	[ 'valuelog-onepass',
 		q{SET braidsort.work_mem = 65536; SET braidsort.gather_source = value_log;},
 		[qw(building gathering)] ],
 	[ 'valuelog-mergepass',
-		q{SET braidsort.work_mem = 1024; SET braidsort.sort_mode = mergepass;
+		q{SET braidsort.work_mem = 256; SET braidsort.sort_mode = mergepass;
 SET braidsort.gather_source = value_log;},
 		[qw(building merging gathering)] ],
 	[ 'hybrid', 'SET braidsort.work_mem = 1024; SET braidsort.sort_mode = hybrid;',
