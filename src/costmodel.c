@@ -214,11 +214,12 @@ braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from)
 
 /*
  * braid_cost_device_bytes
- *		At most how many bytes a sort gathering from "from" holds on the
- *		spill device at once, as a MergePass (the write-limited modes write
- *		less): its runs (each entry and full key at most its size in
- *		memory; twice, when an intermediate pass writes new runs before
- *		the old ones go), and a value log beyond its share of the budget.
+ *		About how many bytes one process's sort gathering from "from" holds
+ *		on the spill device at once, as a MergePass (the write-limited modes
+ *		write less): its runs (each entry and full key at most its size in
+ *		memory; twice, when an intermediate pass writes new runs before the
+ *		old ones go), the merged refs a random-access sort writes, and a
+ *		value log beyond its share of the budget.
  */
 double
 braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
@@ -227,7 +228,8 @@ braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
 
 	if (braid_cost_spills(in, from))
 		bytes += in->rows * (in->entry_bytes + in->full_key_bytes) *
-			(braid_cost_merge_passes(in, from) > 1 ? 2 : 1);
+			(braid_cost_merge_passes(in, from) > 1 ? 2 : 1) +
+			in->rows * 8.0;	/* the merged refs (8 bytes a row), for random access */
 	if (from == BRAID_FROM_VALUE_LOG)
 	{
 		double		row = in->row_bytes > 0 ? in->row_bytes : in->tuple_bytes;
@@ -239,6 +241,25 @@ braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
 			bytes += in->rows * row;
 	}
 	return bytes;
+}
+
+/*
+ * braid_cost_merge_readers
+ *		How many run readers a quarter of a budget of budget_bytes holds,
+ *		each its cursor and a key buffer of up to twice key_bytes; at least
+ *		2, at most BRAID_MAX_FANIN.
+ */
+int
+braid_cost_merge_readers(double budget_bytes, double key_bytes)
+{
+	double		readers = budget_bytes / 4 /
+		(BRAID_MERGE_READER_BYTES + 2 * (key_bytes > 0 ? key_bytes : 0));
+
+	if (readers < 2)
+		return 2;
+	if (readers > BRAID_MAX_FANIN)
+		return BRAID_MAX_FANIN;
+	return (int) readers;
 }
 
 /*
@@ -254,8 +275,7 @@ int
 braid_cost_merge_fanin(double budget_bytes, double key_bytes)
 {
 	double		fanin = budget_bytes / BRAID_MERGE_RUN_BYTES;
-	double		readers = budget_bytes / 4 /
-		(BRAID_MERGE_READER_BYTES + 2 * (key_bytes > 0 ? key_bytes : 0));
+	double		readers = braid_cost_merge_readers(budget_bytes, key_bytes);
 
 	if (readers < fanin)
 		fanin = readers;

@@ -108,6 +108,7 @@ extern bool braid_cost_is_onepass(const BraidCostInput *in);
 extern bool braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from);
 extern double braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from);
 extern int	braid_cost_merge_fanin(double budget_bytes, double key_bytes);
+extern int	braid_cost_merge_readers(double budget_bytes, double key_bytes);
 extern double braid_cost_merge_passes(const BraidCostInput *in, BraidGatherFrom from);
 /*
  * Gather bookkeeping by page of the table: per page, the buffer it was last

@@ -630,9 +630,15 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		return NULL;
 	}
 
-	/* its partitions, written whole before the first is joined (grace) */
+	/*
+	 * Its partitions (written whole before the first is joined, as grace
+	 * does) and its inputs' value logs, in every process.
+	 */
 	if (!braid_force &&
-		!braid_spill_has_room(est[mode].lines_written * 64.0, "join", why))
+		!braid_spill_has_room((est[mode].lines_written * 64.0 +
+							   in.inner_rows * in.inner_log_width +
+							   in.outer_rows * in.outer_log_width) * Max(processes, 1),
+							  "join", why))
 		return NULL;
 
 	unmeasured = beyond_fit(&data, &est[mode], in.match_rows, IsA(outer, IndexScan),

@@ -711,10 +711,12 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 
 	/*
 	 * A sort the spill device has no room for would fail where PostgreSQL's
-	 * sort, whose files may go elsewhere, would not.
+	 * sort, whose files may go elsewhere, would not (under a Gather, every
+	 * process writes its own files).
 	 */
 	if (!braid_force &&
-		!braid_spill_has_room(braid_cost_device_bytes(&cost, est.from), "sort", why))
+		!braid_spill_has_room(braid_cost_device_bytes(&cost, est.from) * Max(processes, 1),
+							  "sort", why))
 	{
 		*kind = BRAID_DECLINE_COST;
 		return NULL;

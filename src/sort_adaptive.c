@@ -358,7 +358,18 @@ switch_pays(BraidSortState *st)
 	in.sort_threads = cfg->threads;
 	braid_cost_estimate(&in, &est);
 	if (est.prefers)
-		return true;
+	{
+		char	   *why;
+
+		/* as the planner asks: room on the spill device, for every process */
+		if (braid_spill_has_room(braid_cost_device_bytes(&in, est.from) *
+								 Max(in.processes, 1), "sort", &why))
+			return true;
+		st->instr.switch_declined_rows = st->adapt.rows_read;
+		elog(DEBUG1, "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s",
+			 st->adapt.rows_read, why);
+		return false;
+	}
 	st->instr.switch_declined_rows = st->adapt.rows_read;
 	elog(DEBUG1, "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f rows%s)",
 		 st->adapt.rows_read, est.why, est.braid_ns / 1e6, est.pg_ns / 1e6, in.rows,

@@ -88,7 +88,9 @@ braid_merge_all_runs(BraidSortState *st)
 		int			whole = list_length(st->runset.runs) - st->runset.half_runs / 2;
 
 		if (whole <= fanin)
-			fanin = Min(Max(fanin, list_length(st->runset.runs)), BRAID_MAX_FANIN);
+			fanin = Min(Max(fanin, list_length(st->runset.runs)),
+						braid_cost_merge_readers((double) st->cfg.budget,
+												 (double) st->build.longest_key));
 	}
 
 	braid_sort_set_phase(st, BRAID_PROGRESS_MERGING);

@@ -787,8 +787,9 @@ test_costmodel_full_keys(void)
 /*
  * test_costmodel_device_bytes
  *		What a sort may hold on the spill device at once: nothing when it
- *		fits, its runs once spilled (twice with an intermediate pass), and
- *		from a value log, the rows beyond the log's half of the budget.
+ *		fits, its runs once spilled (twice with an intermediate pass) and
+ *		the merged refs, and from a value log, the rows beyond the log's
+ *		half of the budget.
  */
 static void
 test_costmodel_device_bytes(void)
@@ -817,16 +818,16 @@ test_costmodel_device_bytes(void)
 			   "fits with its log: nothing (%g)", braid_cost_device_bytes(&in, BRAID_FROM_VALUE_LOG));
 	in.budget_bytes = 1024.0 * 1024;
 	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 1 &&
-			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID) == in.rows * in.entry_bytes,
-			   "1 MB: runs merged in one pass, each entry once (%g)",
+			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID) == in.rows * (in.entry_bytes + 8),
+			   "1 MB: runs merged in one pass, each entry once, and the merged refs (%g)",
 			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID));
 	check_that(&c, braid_cost_device_bytes(&in, BRAID_FROM_VALUE_LOG) ==
-			   in.rows * (in.entry_bytes + in.row_bytes),
+			   in.rows * (in.entry_bytes + 8 + in.row_bytes),
 			   "1 MB from a value log: the runs and the log (%g)",
 			   braid_cost_device_bytes(&in, BRAID_FROM_VALUE_LOG));
 	in.budget_bytes = 40.0 * 1024;
 	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) > 1 &&
-			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID) == 2 * in.rows * in.entry_bytes,
+			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID) == in.rows * (2 * in.entry_bytes + 8),
 			   "40 kB: intermediate passes, old and new runs at once (%g)",
 			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID));
 	check_report(&c, "costmodel: a sort's bytes on the spill device at once");
