@@ -212,6 +212,28 @@ braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from)
 	return braid_cost_indexmap_bytes(in) > map_budget(in, from);
 }
 
+/* vlog_row_bytes: a row's bytes in the value log. */
+static double
+vlog_row_bytes(const BraidCostInput *in)
+{
+	return in->row_bytes > 0 ? in->row_bytes : in->tuple_bytes;
+}
+
+/*
+ * vlog_on_device
+ *		Does a value log of the input outgrow its memory (half the budget,
+ *		at most valuelog.c's limit) and go to the spill device?
+ */
+static bool
+vlog_on_device(const BraidCostInput *in)
+{
+	double		in_memory = in->budget_bytes / 2;
+
+	if (in_memory > BRAID_VLOG_MAX_MEMORY)
+		in_memory = BRAID_VLOG_MAX_MEMORY;
+	return in->rows * vlog_row_bytes(in) > in_memory;
+}
+
 /*
  * braid_cost_device_bytes
  *		About how many bytes one process's sort gathering from "from" holds
@@ -230,16 +252,8 @@ braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
 		bytes += in->rows * (in->entry_bytes + in->full_key_bytes) *
 			(braid_cost_merge_passes(in, from) > 1 ? 2 : 1) +
 			in->rows * 8.0;	/* the merged refs (8 bytes a row), for random access */
-	if (from == BRAID_FROM_VALUE_LOG)
-	{
-		double		row = in->row_bytes > 0 ? in->row_bytes : in->tuple_bytes;
-		double		in_memory = in->budget_bytes / 2;
-
-		if (in_memory > BRAID_VLOG_MAX_MEMORY)
-			in_memory = BRAID_VLOG_MAX_MEMORY;
-		if (in->rows * row > in_memory)
-			bytes += in->rows * row;
-	}
+	if (from == BRAID_FROM_VALUE_LOG && vlog_on_device(in))
+		bytes += in->rows * vlog_row_bytes(in);
 	return bytes;
 }
 
@@ -674,14 +688,11 @@ braid_cost_tid_ns(const BraidCostInput *in)
 double
 braid_cost_vlog_ns(const BraidCostInput *in)
 {
-	double		row = in->row_bytes > 0 ? in->row_bytes : in->tuple_bytes;
+	double		row = vlog_row_bytes(in);
 	double		ns = sort_ns(in, BRAID_FROM_VALUE_LOG) +
 		in->rows * (BRAID_VLOG_NS_PER_ROW + BRAID_VLOG_NS_PER_BYTE * row);
-	double		in_memory = in->budget_bytes / 2;
 
-	if (in_memory > BRAID_VLOG_MAX_MEMORY)
-		in_memory = BRAID_VLOG_MAX_MEMORY;
-	if (in->rows * row > in_memory)
+	if (vlog_on_device(in))
 		ns += in->rows * (row * (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
 								 BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
 						  BRAID_VLOG_NS_PER_ROW_DEVICE);

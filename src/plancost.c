@@ -450,3 +450,15 @@ braid_plan_sort_mode(double rows, int keylen, bool value_log, bool can_reread,
 		*share = 0.5;
 	return chosen;
 }
+
+/*
+ * braid_sort_has_room
+ *		braid_spill_has_room for a sort gathering from "from": what each of
+ *		its processes may hold on the device (braid_cost_device_bytes).
+ */
+bool
+braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, char **why)
+{
+	return braid_spill_has_room(braid_cost_device_bytes(in, from) * Max(in->processes, 1),
+								"sort", why);
+}

@@ -46,4 +46,6 @@ extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, bool value_log,
 										BraidWlEstimate est[BRAID_WL_NMODES],
 										double *share);
 
+extern bool braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, char **why);
+
 #endif							/* BRAID_PLANCOST_H */

@@ -714,9 +714,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	 * sort, whose files may go elsewhere, would not (under a Gather, every
 	 * process writes its own files).
 	 */
-	if (!braid_force &&
-		!braid_spill_has_room(braid_cost_device_bytes(&cost, est.from) * Max(processes, 1),
-							  "sort", why))
+	if (!braid_force && !braid_sort_has_room(&cost, est.from, why))
 	{
 		*kind = BRAID_DECLINE_COST;
 		return NULL;

@@ -61,6 +61,7 @@
 #include "device.h"
 #include "iosched.h"
 #include "keys.h"
+#include "plancost.h"
 #include "pool.h"
 #include "refs.h"
 
@@ -362,8 +363,7 @@ switch_pays(BraidSortState *st)
 		char	   *why;
 
 		/* as the planner asks: room on the spill device, for every process */
-		if (braid_spill_has_room(braid_cost_device_bytes(&in, est.from) *
-								 Max(in.processes, 1), "sort", &why))
+		if (braid_sort_has_room(&in, est.from, &why))
 			return true;
 		st->instr.switch_declined_rows = st->adapt.rows_read;
 		elog(DEBUG1, "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s",
