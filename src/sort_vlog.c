@@ -87,6 +87,7 @@ load_log_window(BraidSortState *st, int64 pos)
 	int			n = 0;
 	size_t		used = 0;
 	bool		copy = st->vlog.on_device;
+	instr_time	start;
 
 	if (st->merge.merger)
 	{
@@ -107,6 +108,7 @@ load_log_window(BraidSortState *st, int64 pos)
 	st->win.n = 0;
 
 	braid_sort_read_scope(st, &scope);
+	INSTR_TIME_SET_CURRENT(start);
 	while (n < BRAID_LOG_WINDOW_ROWS)
 	{
 		uint64		ref;
@@ -158,6 +160,9 @@ load_log_window(BraidSortState *st, int64 pos)
 			st->win.tuple[n] = braid_vlog_get(&st->vlog, ref & ~BRAID_REF_TRUNCATED);
 		n++;
 	}
+	/* the final merge runs here, window by window: count it as merge time */
+	if (st->merge.merger)
+		st->instr.merge_stream_ms += braid_elapsed_ms(start);
 	if (copy && n > 0)
 	{
 		LogCopyTask task;
@@ -207,8 +212,12 @@ braid_vlog_emit(BraidSortState *st, int64 pos)
 		if (pos < st->win.first || pos >= st->win.first + st->win.n)
 		{
 			const BraidProgress *prev = braid_progress_enter(&st->mon.progress);
+			instr_time	start;
 
+			/* Gather Time: the windows' loads, less their merging */
+			INSTR_TIME_SET_CURRENT(start);
 			load_log_window(st, pos);
+			st->instr.gather_ms += braid_elapsed_ms(start);
 			braid_progress_leave(prev);
 		}
 		tuple = st->win.tuple[pos - st->win.first];
