@@ -59,6 +59,13 @@ typedef struct BraidCostInput
 										 * see braid_cost_estimate) */
 	bool		numeric_key;	/* the first key is a numeric (PostgreSQL
 								 * compares digits, braidsort encodes them) */
+	double		tie_distinct;	/* distinct values of the first key of a sort
+								 * by several (ANALYZE's); 0: one key, or
+								 * unknown */
+	int			tie_walk_columns;	/* columns PostgreSQL's sort steps over
+									 * to read the second key in a tuple (0:
+									 * at a fixed offset) */
+	bool		tie_numeric;	/* the second key is a numeric */
 	int			sort_threads;	/* threads braidsort sorts with (per process) */
 	int			processes;		/* processes running the sort at once (a
 								 * parallel plan's workers and leader); 0 = 1 */

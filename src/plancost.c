@@ -21,6 +21,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/pg_statistic.h"
+#include "catalog/pg_type_d.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
@@ -263,6 +264,39 @@ key_distinct(Oid relid, Expr *expr)
 }
 
 /*
+ * plan_ties
+ *		What PostgreSQL's sort does with rows tied on the first of several
+ *		keys (costmodel.c, PG_NS_PER_TIE): the first key's distinct values,
+ *		and how it reads the second key from its tuples, which are laid out
+ *		as the child's target list.  Past the first variable-width column a
+ *		column has no fixed offset, and heap_getattr steps over each column
+ *		from there to it.
+ */
+static void
+plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
+{
+	AttrNumber	second = sort->sortColIdx[1];
+	int			first_varwidth = 0;
+	ListCell   *lc;
+
+	cost->tie_distinct = key_distinct(relid, get_tle_by_resno(child->targetlist,
+															   sort->sortColIdx[0])->expr);
+	foreach(lc, child->targetlist)
+	{
+		TargetEntry *tle = (TargetEntry *) lfirst(lc);
+
+		if (tle->resno >= second)
+			continue;
+		if (get_typlen(exprType((Node *) tle->expr)) < 0 &&
+			(first_varwidth == 0 || tle->resno < first_varwidth))
+			first_varwidth = tle->resno;
+	}
+	cost->tie_walk_columns = first_varwidth > 0 ? second - first_varwidth : 0;
+	cost->tie_numeric = exprType((Node *) get_tle_by_resno(child->targetlist,
+														   second)->expr) == NUMERICOID;
+}
+
+/*
  * braid_plan_cost_input
  *		What the cost model needs to know about a Sort (costmodel.c): its
  *		rows and their widths, its keys, the table its rows can be
@@ -345,6 +379,8 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 		cost->collated_group_rows = prefix > 0 ? Max(cost->rows / prefix, 1.0) : -1.0;
 	}
 	cost->numeric_key = keys->numeric_first;
+	if (sort->numCols > 1 && OidIsValid(relid))
+		plan_ties(sort, child, relid, cost);
 	cost->processes = processes;
 	cost->cpus = braid_pool_cpus();
 	cost->sort_threads = braid_sort_thread_count(processes);

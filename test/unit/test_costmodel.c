@@ -833,6 +833,63 @@ test_costmodel_device_bytes(void)
 	check_report(&c, "costmodel: a sort's bytes on the spill device at once");
 }
 
+/*
+ * test_costmodel_ties: rows tied on the first of several keys cost
+ * PostgreSQL's sort a comparison of the second key each, read from the
+ * tuples (more past variable-width columns, more for a numeric); none when
+ * the first key is unique or unknown, and braidsort's estimate is the same.
+ */
+static void
+test_costmodel_ties(void)
+{
+	Check		c;
+	BraidCostInput in = accepting_input();
+	double		one_key,
+				braid,
+				fixed,
+				walked,
+				numeric;
+
+	check_init(&c);
+	in.rows = 3e6;
+	one_key = braid_cost_pg_ns(&in);
+	braid = braid_cost_tid_ns(&in);
+
+	in.tie_distinct = 3e6;		/* unique first key: no ties */
+	check_that(&c, braid_cost_pg_ns(&in) == one_key, "unique first key: %g, expected %g",
+			   braid_cost_pg_ns(&in), one_key);
+	in.tie_distinct = 1e7;		/* statistics above the rows */
+	check_that(&c, braid_cost_pg_ns(&in) == one_key, "more distinct than rows: %g, expected %g",
+			   braid_cost_pg_ns(&in), one_key);
+
+	/* 5 distinct first keys: log2(3e6 / 5) = 19.2 ties a row */
+	in.tie_distinct = 5;
+	fixed = braid_cost_pg_ns(&in) - one_key;
+	check_that(&c, fabs(fixed - 3e6 * log2(3e6 / 5) * 40.0) < 1e3,
+			   "5 distinct, second key at a fixed offset: %g ns more", fixed);
+	in.tie_walk_columns = 4;
+	walked = braid_cost_pg_ns(&in) - one_key;
+	check_that(&c, walked > fixed, "4 columns stepped over: %g, not above %g", walked, fixed);
+	in.tie_numeric = true;
+	numeric = braid_cost_pg_ns(&in) - one_key;
+	check_that(&c, numeric > walked, "numeric second key: %g, not above %g", numeric, walked);
+	check_that(&c, braid_cost_tid_ns(&in) == braid,
+			   "braidsort's estimate moved with the ties: %g, was %g", braid_cost_tid_ns(&in), braid);
+
+	/* a parallel process's share: fewer rows, fewer ties each */
+	{
+		BraidCostInput share = in;
+
+		share.rows = 1e6;
+		numeric = braid_cost_pg_ns(&share);
+		share.tie_distinct = 0;
+		numeric -= braid_cost_pg_ns(&share);
+		check_that(&c, fabs(numeric - 1e6 * log2(1e6 / 5) * (40.0 + 4 * 20.0 + 115.0)) < 1e3,
+				   "1M rows: %g ns more", numeric);
+	}
+	check_report(&c, "costmodel: rows tied on the first key cost PostgreSQL's sort");
+}
+
 /* unit_costmodel: run the tests of this module, in order. */
 void
 unit_costmodel(void)
@@ -847,4 +904,5 @@ unit_costmodel(void)
 	test_costmodel_gather_pass();
 	test_costmodel_full_keys();
 	test_costmodel_device_bytes();
+	test_costmodel_ties();
 }
