@@ -39,5 +39,6 @@ AS 'MODULE_PATHNAME', 'braidsort_scheduler'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 CREATE VIEW scheduler AS SELECT * FROM scheduler();
+GRANT SELECT ON scheduler TO PUBLIC;
 COMMENT ON VIEW scheduler IS
 'per spill device: active and waiting readers and writers, grants, waits, phase switches, read/write overlaps (0 under io_policy = interference_aware), reads made without a read grant (always 0), and the emulated device clock: time reserved, time queued for a free lane, lines read under interference';

@@ -20,3 +20,7 @@ COMMENT ON FUNCTION join_modes(text) IS
 
 COMMENT ON VIEW stats IS
 'braidsort counters since server start or stats_reset(): sorts by method, joins by mode, rows, value bytes avoided, declines by reason, and per-device spill traffic';
+
+-- 0.4 as first written recreated the scheduler view without the grant
+-- every view has: every role may read it again.
+GRANT SELECT ON scheduler TO PUBLIC;

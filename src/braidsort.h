@@ -41,6 +41,21 @@ extern void braid_worker_register(void);
 
 /* planner.c */
 extern void braid_planner_init(void);
+extern bool braid_plan_messages_hidden;
+
+/*
+ * BRAID_PLAN_DEBUG
+ *		The planner's DEBUG1 account of what it did with a Sort or a Hash
+ *		Join.  Its estimates come from the tables' statistics, which a role
+ *		may not read (pg_stats hides them): for a statement with a table the
+ *		role may not read, which the executor refuses only after planning,
+ *		nothing is said.
+ */
+#define BRAID_PLAN_DEBUG(...) \
+	do { \
+		if (!braid_plan_messages_hidden) \
+			elog(DEBUG1, __VA_ARGS__); \
+	} while (0)
 extern bool braid_reads_changing_header(Node *node);
 extern bool braid_spill_has_room(double bytes, const char *what, char **why);
 extern bool braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid,

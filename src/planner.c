@@ -45,6 +45,7 @@
 #include "catalog/pg_class_d.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type_d.h"
+#include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -74,6 +75,9 @@
 #include "stats.h"
 
 static planner_hook_type prev_planner_hook = NULL;
+
+/* the statement being planned has tables the role may not read */
+bool		braid_plan_messages_hidden = false;
 
 /* Largest key prefix kept in an IndexMap entry for variable-width keys. */
 #define BRAID_MAX_VAR_PREFIX 48
@@ -605,7 +609,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 						small_why, sort->plan.plan_rows, *why);
 		return NULL;
 	}
-	elog(DEBUG1, "braidsort: Sort taken adaptively: %s (%.0f rows estimated%s); it runs as PostgreSQL's sort unless its input outgrows work_mem",
+	BRAID_PLAN_DEBUG("braidsort: Sort taken adaptively: %s (%.0f rows estimated%s); it runs as PostgreSQL's sort unless its input outgrows work_mem",
 		 small_why, sort->plan.plan_rows,
 		 processes > 1 ? psprintf(" in each of %d processes", processes) : "");
 
@@ -723,7 +727,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	/* over a heap scan, gather by TID unless a value log is cheaper */
 	by_tid = est.from == BRAID_FROM_HEAP_TID;
 	if (!by_tid)
-		elog(DEBUG1, "braidsort: rows go to a value log: %s",
+		BRAID_PLAN_DEBUG("braidsort: rows go to a value log: %s",
 			 !heap_ok ? tid_why :
 			 braid_gather_source == BRAID_GATHER_VALUE_LOG ? "braidsort.gather_source is value_log" :
 			 psprintf("cheaper than refetching them (%.0f ms against %.0f ms estimated)",
@@ -753,7 +757,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		est.braid_ns = Max(est.braid_ns + (wl_est[wl_mode].ms - wl_est[BRAID_WL_MERGEPASS].ms) * 1e6,
 						   0.0);
 
-	elog(DEBUG1, "braidsort: Sort replaced%s: braidsort %.0f ms (%s), PostgreSQL %.0f ms estimated for %.0f rows%s",
+	BRAID_PLAN_DEBUG("braidsort: Sort replaced%s: braidsort %.0f ms (%s), PostgreSQL %.0f ms estimated for %.0f rows%s",
 		 braid_force && !est.prefers ? " (forced)" : "",
 		 ns_to_ms(est.braid_ns), by_tid ? "heap tid" : "value log", ns_to_ms(est.pg_ns),
 		 cost.rows, processes > 1 ? psprintf(" in each of %d processes", processes) : "");
@@ -996,7 +1000,7 @@ replace_sorts(BraidWalk w, Plan *plan)
 			replace_sorts_in_list(inner, ((CustomScan *) plan)->custom_plans);
 			break;
 		case T_IncrementalSort:
-			elog(DEBUG1, "braidsort: Incremental Sort left to PostgreSQL: braidsort replaces only full sorts");
+			BRAID_PLAN_DEBUG("braidsort: Incremental Sort left to PostgreSQL: braidsort replaces only full sorts");
 			break;
 		default:
 			break;
@@ -1013,7 +1017,7 @@ replace_sorts(BraidWalk w, Plan *plan)
 		replacement = braid_try_join(w.stmt, (HashJoin *) plan, w.processes, &why);
 		if (replacement == NULL)
 		{
-			elog(DEBUG1, "braidsort: %s left to PostgreSQL: %s",
+			BRAID_PLAN_DEBUG("braidsort: %s left to PostgreSQL: %s",
 				 plan->parallel_aware ? "Parallel Hash Join" : "Hash Join", why);
 			return plan;
 		}
@@ -1029,14 +1033,14 @@ replace_sorts(BraidWalk w, Plan *plan)
 
 		if (w.bounded)
 		{
-			elog(DEBUG1, "braidsort: Sort left to PostgreSQL: it may be bounded by a LIMIT");
+			BRAID_PLAN_DEBUG("braidsort: Sort left to PostgreSQL: it may be bounded by a LIMIT");
 			braid_stats_count_decline(BRAID_DECLINE_BOUNDED);
 			return plan;
 		}
 		replacement = try_braid_sort(w.stmt, (Sort *) plan, w.processes, &why, &kind);
 		if (replacement == NULL)
 		{
-			elog(DEBUG1, "braidsort: Sort left to PostgreSQL: %s", why);
+			BRAID_PLAN_DEBUG("braidsort: Sort left to PostgreSQL: %s", why);
 			braid_stats_count_decline(kind);
 			return plan;
 		}
@@ -1123,6 +1127,12 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	if (!braid_enable)
 		return stmt;
+
+	/*
+	 * The executor checks the role's permissions only after planning: until
+	 * then, say nothing to the client about tables it may not read.
+	 */
+	braid_plan_messages_hidden = !ExecCheckRTPerms(stmt->rtable, false);
 	why = statement_decline_reason(stmt);
 	if (why == NULL)
 	{
@@ -1157,10 +1167,10 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 			joins += count_nodes((Plan *) lfirst(lc), T_HashJoin);
 		}
 		if (n > 0)
-			elog(DEBUG1, "braidsort: %d Sort%s left to PostgreSQL: %s",
+			BRAID_PLAN_DEBUG("braidsort: %d Sort%s left to PostgreSQL: %s",
 				 n, n == 1 ? "" : "s", why);
 		if (joins > 0)
-			elog(DEBUG1, "braidsort: %d Hash Join%s left to PostgreSQL: %s",
+			BRAID_PLAN_DEBUG("braidsort: %d Hash Join%s left to PostgreSQL: %s",
 				 joins, joins == 1 ? "" : "s", why);
 		while (n-- > 0)
 			braid_stats_count_decline(BRAID_DECLINE_STATEMENT);

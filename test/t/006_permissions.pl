@@ -212,5 +212,36 @@ $query});
 		'revoked after SET: the workers fall back');
 }
 
+# The planner's DEBUG1 messages carry estimates from a table's statistics,
+# which pg_stats hides from a role that may not read the table; the
+# executor refuses the statement only after planning, so for such a
+# statement nothing is said.  A table app may read is still explained.
+{
+	$node->safe_psql('postgres', q{
+CREATE TABLE hidden AS SELECT g AS id, g % 7 AS v FROM generate_series(1, 50000) g;
+ANALYZE hidden;
+});
+	my $ask = q{SET client_min_messages = debug1; SET work_mem = '64kB';
+SET max_parallel_workers_per_gather = 0;
+};
+	($ret, $out, $err) = as_app("$ask SELECT * FROM hidden WHERE v = 3 ORDER BY id;");
+	like($err, qr/permission denied for table hidden/, 'unreadable table: refused');
+	unlike($err, qr/braidsort:/, 'unreadable table: no braidsort message before the refusal');
+	($ret, $out, $err) = as_app("$ask SELECT count(*) FROM hidden a JOIN hidden b USING (id);");
+	unlike($err, qr/braidsort:/, 'unreadable tables joined: no message');
+	($ret, $out, $err) = as_app("$ask SELECT count(*) FROM braidsort.sort_modes('SELECT * FROM hidden ORDER BY id');");
+	unlike($err, qr/braidsort:/, 'sort_modes() over an unreadable table: no message');
+	($ret, $out, $err) = as_app("$ask SELECT * FROM t ORDER BY 1 LIMIT 0;");
+	like($err, qr/braidsort:/, 'a readable table: still explained at debug1');
+}
+
+# Every view of the extension is readable by every role.
+is($node->safe_psql('postgres', q{
+SELECT string_agg(c.relname || '=' || has_table_privilege('public', c.oid, 'select'), ',' ORDER BY c.relname)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = 'braidsort' AND c.relkind = 'v'}),
+	'device_profiles=true,progress=true,scheduler=true,stats=true',
+	'PUBLIC may select every view');
+
 $node->stop;
 done_testing();
