@@ -260,6 +260,67 @@ DECLARE c2 NO SCROLL CURSOR FOR SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
 FETCH ALL FROM c2;
 COMMIT;
 
+-- a filter calling a stable function (current_setting) may pass other rows
+-- later in a cursor, after set_config(): neither input is read again
+-- (segmented and lazy write instead; lazy read the inner table again and
+-- dropped matches of the rows already scanned), and every mode returns the
+-- rows of one reading of each input (PostgreSQL's may differ by the rows
+-- read ahead before the change)
+CREATE FUNCTION jw_cursor(mode text) RETURNS refcursor LANGUAGE plpgsql AS $$
+DECLARE
+	c refcursor := 'jw_c';
+BEGIN
+	PERFORM set_config('braidsort.join_mode', mode, true);
+	PERFORM set_config('jw.min', '0', true);
+	OPEN c NO SCROLL FOR EXECUTE 'SELECT jo.id AS o, ji.id AS i FROM jo JOIN ji ON jo.k = ji.k
+		WHERE jo.id > current_setting(''jw.min'')::int AND ji.id > current_setting(''jw.min'')::int';
+	RETURN c;
+END $$;
+-- the rows left in it
+CREATE FUNCTION jw_rest(c refcursor) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	n bigint := 0;
+BEGIN
+	LOOP
+		FETCH c INTO r;
+		EXIT WHEN NOT FOUND;
+		n := n + 1;
+	END LOOP;
+	RETURN n;
+END $$;
+BEGIN;
+SELECT jw_cursor('grace');
+FETCH 1 FROM jw_c;
+SELECT set_config('jw.min', '3000', true);
+SELECT jw_rest('jw_c');
+ROLLBACK;
+BEGIN;
+SELECT jw_cursor('hybrid');
+FETCH 1 FROM jw_c;
+SELECT set_config('jw.min', '3000', true);
+SELECT jw_rest('jw_c');
+ROLLBACK;
+BEGIN;
+SELECT jw_cursor('segmented');
+FETCH 1 FROM jw_c;
+SELECT set_config('jw.min', '3000', true);
+SELECT jw_rest('jw_c');
+ROLLBACK;
+BEGIN;
+SELECT jw_cursor('lazy');
+FETCH 1 FROM jw_c;
+SELECT set_config('jw.min', '3000', true);
+SELECT jw_rest('jw_c');
+ROLLBACK;
+SET braidsort.join_mode = lazy;
+SELECT set_config('jw.min', '0', false);
+SELECT join_ran('SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k
+	WHERE jo.id > current_setting(''jw.min'')::int AND ji.id > current_setting(''jw.min'')::int');
+RESET braidsort.join_mode;
+DROP FUNCTION jw_cursor(text);
+DROP FUNCTION jw_rest(refcursor);
+
 -- join_modes(): one row per mode for every BraidJoin of a planned query
 -- (here one join in a subquery and one at the top), the chosen mode marked
 SET braidsort.join_mode = segmented;

@@ -137,6 +137,35 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 SET max_parallel_workers_per_gather = 0;
 
+-- a filter calling a stable function (current_setting) may pass other rows
+-- in a later pass (a cursor after set_config, a row security policy on
+-- current_user after SET ROLE): the scan is not read again, segment and
+-- lazy run as hybrid, and the cursor returns PostgreSQL's rows
+SELECT set_config('wl.min', '0', false);
+SELECT mode, wl_check(mode, 0, 'SELECT id, k FROM wl_t WHERE id > current_setting(''wl.min'')::int ORDER BY k, id')
+FROM (VALUES ('segment'), ('lazy')) m(mode);
+SET braidsort.sort_mode = lazy;
+SET braidsort.write_intensity = 0;
+BEGIN;
+DECLARE wl_c NO SCROLL CURSOR FOR
+	SELECT id, k FROM wl_t WHERE id > current_setting('wl.min')::int ORDER BY k, id;
+FETCH 2 FROM wl_c;
+SELECT set_config('wl.min', '6000', false);
+MOVE 9000 IN wl_c;
+FETCH 2 FROM wl_c;
+COMMIT;
+SET braidsort.enable = off;
+SELECT set_config('wl.min', '0', false);
+BEGIN;
+DECLARE wl_c NO SCROLL CURSOR FOR
+	SELECT id, k FROM wl_t WHERE id > current_setting('wl.min')::int ORDER BY k, id;
+FETCH 2 FROM wl_c;
+SELECT set_config('wl.min', '6000', false);
+MOVE 9000 IN wl_c;
+FETCH 2 FROM wl_c;
+COMMIT;
+RESET braidsort.enable;
+
 -- nothing is left in the spill tablespace
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();
 

@@ -343,9 +343,11 @@ to_inner_var(Node *node, void *context)
  * side_can_rescan
  *		Can this input be read again within one execution of the join?  A
  *		value log always can; a heap scan only when it is a plain, serial
- *		sequential scan without volatile functions or subplans, outside a
- *		parallel plan (the same rows again: same snapshot, same start block),
- *		whose filter reads no xmax, cmin or cmax.
+ *		sequential scan calling only immutable functions (a stable one's
+ *		value may change between the passes, in a cursor), without
+ *		subplans, outside a parallel plan (the same rows again: same
+ *		snapshot, same start block), whose filter reads no xmax, cmin or
+ *		cmax.
  */
 static bool
 side_can_rescan(Plan *child, bool by_tid, int processes)
@@ -354,8 +356,8 @@ side_can_rescan(Plan *child, bool by_tid, int processes)
 		return true;
 	return IsA(child, SeqScan) && !child->parallel_aware && processes == 1 &&
 		!braid_reads_changing_header((Node *) child->qual) &&
-		!contain_volatile_functions((Node *) child->qual) &&
-		!contain_volatile_functions((Node *) child->targetlist) &&
+		!contain_mutable_functions((Node *) child->qual) &&
+		!contain_mutable_functions((Node *) child->targetlist) &&
 		!contain_subplans((Node *) child->qual) &&
 		!contain_subplans((Node *) child->targetlist);
 }
@@ -649,7 +651,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		*why = unmeasured;
 		return NULL;
 	}
-	elog(DEBUG1, "braidsort: %s replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated%s",
+	BRAID_PLAN_DEBUG("braidsort: %s replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated%s",
 		 pg_sharers > 1 ? "Parallel Hash Join" : "Hash Join",
 		 braid_force && (own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN || unmeasured != NULL) ?
 		 " (forced)" : "",

@@ -23,8 +23,8 @@
  *	  and Gather Merge;
  * and, unless braidsort.force is on, the cost model expects a win
  * (costmodel.c).  Rows are refetched by TID when the input is a
- * sequential, index or bitmap heap scan of a heap table whose output has
- * no volatile functions or subplans (it is evaluated again on the
+ * sequential, index or bitmap heap scan of a heap table whose output calls
+ * only immutable functions and has no subplans (it is evaluated again on the
  * refetched tuple) and the cost model finds that cheaper than a value log;
  * otherwise every input row goes to a value log.
  *
@@ -165,8 +165,10 @@ braid_reads_changing_header(Node *node)
 /*
  * braid_heap_tid_input
  *		Can the Sort's input be refetched by heap TID?  True for a sequential,
- *		index or bitmap heap scan of a heap table whose output has no volatile
- *		functions or subplans (it is evaluated again at gather time), reads
+ *		index or bitmap heap scan of a heap table whose output calls only
+ *		immutable functions and has no subplans (it is evaluated again at
+ *		gather time: a stable function's value may have changed since the
+ *		scan, in a cursor after set_config() or SET ROLE), reads
  *		no system column that changes in place, and that is not a system
  *		catalog (VACUUM, ANALYZE and CREATE INDEX overwrite catalog rows in
  *		place, heap_inplace_update: the row refetched would not be the row
@@ -197,9 +199,9 @@ braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_p
 		*why = "input is not a plain table";
 		return false;
 	}
-	if (contain_volatile_functions((Node *) child->targetlist))
+	if (contain_mutable_functions((Node *) child->targetlist))
 	{
-		*why = "output has volatile functions";
+		*why = "output calls functions that are not immutable";
 		return false;
 	}
 	if (contain_subplans((Node *) child->targetlist))
@@ -459,17 +461,20 @@ ns_to_ms(double ns)
 /*
  * heap_rescannable
  *		Whether rescanning a heap scan gives the same rows again: a plain,
- *		serial scan without volatile functions or subplans (whose
- *		volatility this cannot see), whose filter reads no xmax, cmin or
- *		cmax (a locker between the passes would change what it passes).
+ *		serial scan calling only immutable functions (a stable one's value
+ *		may change between the passes: current_setting() after set_config()
+ *		in a cursor, current_user in a row security policy after SET ROLE)
+ *		without subplans (whose volatility this cannot see), whose filter
+ *		reads no xmax, cmin or cmax (a locker between the passes would
+ *		change what it passes).
  */
 static bool
 heap_rescannable(Plan *child)
 {
 	return IsA(child, SeqScan) && !child->parallel_aware &&
 		!braid_reads_changing_header((Node *) child->qual) &&
-		!contain_volatile_functions((Node *) child->qual) &&
-		!contain_volatile_functions((Node *) child->targetlist) &&
+		!contain_mutable_functions((Node *) child->qual) &&
+		!contain_mutable_functions((Node *) child->targetlist) &&
 		!contain_subplans((Node *) child->qual) &&
 		!contain_subplans((Node *) child->targetlist);
 }
@@ -740,8 +745,8 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	/*
 	 * Should the IndexMap outgrow the budget: the write-limited mode.  A
 	 * heap scan is read again by rescanning it, which gives the same rows
-	 * only for a plain, serial scan without volatile functions or subplans
-	 * (whose volatility this cannot see); a value log
+	 * only for a plain, serial scan calling only immutable functions,
+	 * without subplans (heap_rescannable); a value log
 	 * can always be read again.
 	 */
 	can_reread = !by_tid || heap_rescannable(child);
