@@ -336,6 +336,9 @@ WHERE mode IN ('grace', 'lazy') ORDER BY mode;
 SELECT count(*) FROM braidsort.join_modes('SELECT 1');
 SELECT * FROM braidsort.join_modes('SELECT 1; SELECT 2');
 SELECT * FROM braidsort.join_modes('VACUUM jo');
+-- errors in the query point into it
+SELECT * FROM braidsort.join_modes('SELEC 1');
+SELECT * FROM braidsort.join_modes('SELECT * FROM jo JOIN no_such_table ON true');
 RESET braidsort.join_mode;
 
 -- braidsort.stats counts finished joins by mode

@@ -201,6 +201,25 @@ walk_plan(ModesWalk *w, Plan *plan, List *ancestors)
 }
 
 /*
+ * query_error_callback
+ *		An error in the query string (a syntax error, an unknown relation)
+ *		points into that string, shown as the error's QUERY, not into the
+ *		statement that called the function (as SPI does).
+ */
+static void
+query_error_callback(void *arg)
+{
+	int			position = geterrposition();
+
+	if (position > 0)
+	{
+		errposition(0);
+		internalerrposition(position);
+		internalerrquery((const char *) arg);
+	}
+}
+
+/*
  * plan_and_walk
  *		Plan the one statement of a query string (as EXPLAIN would, without
  *		running it) and put rows for every node a walk looks for; fname
@@ -214,8 +233,13 @@ plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	List	   *raw;
 	ListCell   *lc;
+	ErrorContextCallback errcallback;
 
 	InitMaterializedSRF(fcinfo, 0);
+	errcallback.callback = query_error_callback;
+	errcallback.arg = query;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
 	raw = pg_parse_query(query);
 	if (list_length(raw) != 1)
 		ereport(ERROR,
@@ -251,6 +275,7 @@ plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
 		foreach(sp, stmt->subplans)
 			walk_plan(&w, (Plan *) lfirst(sp), NIL);
 	}
+	error_context_stack = errcallback.previous;
 }
 
 /*
