@@ -59,6 +59,7 @@
 
 #include "access/parallel.h"
 #include "access/xact.h"
+#include "catalog/pg_tablespace_d.h"
 #include "commands/tablespace.h"
 #include "executor/instrument.h"
 #include "miscadmin.h"
@@ -147,6 +148,12 @@ braid_check_spill_tablespace(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("Tablespace \"%s\" does not exist.", *newval);
 		return false;
 	}
+	if (spc == GLOBALTABLESPACE_OID)
+	{
+		/* as for temp_tablespaces: the shared catalogs' tablespace holds none */
+		GUC_check_errdetail("Temporary files are never placed in tablespace \"%s\".", *newval);
+		return false;
+	}
 	if (spc != MyDatabaseTableSpace)
 	{
 		AclResult	aclresult = pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
@@ -194,7 +201,7 @@ spill_tablespace_resolve(bool report)
 	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
 	{
 		wanted = get_tablespace_oid(braid_spill_tablespace, true);
-		if (!OidIsValid(wanted) ||
+		if (!OidIsValid(wanted) || wanted == GLOBALTABLESPACE_OID ||
 			(wanted != MyDatabaseTableSpace &&
 			 pg_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK))
 			unusable = true;
@@ -236,6 +243,9 @@ spill_tablespace_resolve(bool report)
 		ereport(DEBUG1,
 				(errmsg("braidsort.spill_tablespace \"%s\" is not usable by this role, spilling to tablespace \"%s\" instead",
 						braid_spill_tablespace, instead ? instead : "?"),
+				 wanted == GLOBALTABLESPACE_OID ?
+				 errdetail("Temporary files are never placed in tablespace \"%s\".",
+						   braid_spill_tablespace) :
 				 OidIsValid(wanted) ?
 				 errdetail("Role \"%s\" has no CREATE privilege on tablespace \"%s\".",
 						   GetUserNameFromId(GetUserId(), false),

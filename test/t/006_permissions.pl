@@ -235,6 +235,11 @@ SET max_parallel_workers_per_gather = 0;
 	like($err, qr/braidsort:/, 'a readable table: still explained at debug1');
 }
 
+# pg_global holds no temporary files, even for a superuser
+($ret, $out, $err) = $node->psql('postgres', 'SET braidsort.spill_tablespace = pg_global');
+like($err, qr/invalid value for parameter "braidsort.spill_tablespace": "pg_global"\nDETAIL:  Temporary files are never placed in tablespace "pg_global"./,
+	'SET to pg_global: refused');
+
 # Every view of the extension is readable by every role.
 is($node->safe_psql('postgres', q{
 SELECT string_agg(c.relname || '=' || has_table_privilege('public', c.oid, 'select'), ',' ORDER BY c.relname)
