@@ -26,6 +26,7 @@ OBJS = \
 	src/keys.o \
 	src/merge.o \
 	src/partlog.o \
+	src/permissions.o \
 	src/plancost.o \
 	src/plandata.o \
 	src/planner.o \

@@ -39,6 +39,9 @@ extern void braid_advise_huge_pages(void);
 /* worker.c */
 extern void braid_worker_register(void);
 
+/* permissions.c */
+extern bool braid_rtable_permitted(List *rtable, bool ereport_on_violation);
+
 /* planner.c */
 extern void braid_planner_init(void);
 extern bool braid_plan_messages_hidden;

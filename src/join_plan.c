@@ -652,11 +652,11 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		return NULL;
 	}
 	BRAID_PLAN_DEBUG("braidsort: %s replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated%s",
-		 pg_sharers > 1 ? "Parallel Hash Join" : "Hash Join",
-		 braid_force && (own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN || unmeasured != NULL) ?
-		 " (forced)" : "",
-		 braid_jm_mode_name(mode), data.partitions, own_ms, pg_ms, nbatch,
-		 pg_sharers > 1 ? psprintf(", per process (each of %d reads the inner input whole)", pg_sharers) : "");
+					 pg_sharers > 1 ? "Parallel Hash Join" : "Hash Join",
+					 braid_force && (own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN || unmeasured != NULL) ?
+					 " (forced)" : "",
+					 braid_jm_mode_name(mode), data.partitions, own_ms, pg_ms, nbatch,
+					 pg_sharers > 1 ? psprintf(", per process (each of %d reads the inner input whole)", pg_sharers) : "");
 
 	inner_keys = (List *) to_inner_var((Node *) hash->hashkeys, NULL);
 

@@ -217,6 +217,8 @@ query_error_callback(void *arg)
 		internalerrposition(position);
 		internalerrquery((const char *) arg);
 	}
+	else
+		errcontext("query \"%s\"", (const char *) arg);
 }
 
 /*
@@ -261,8 +263,11 @@ plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
 					 errmsg("%s cannot plan a utility statement", fname),
 					 errhint("Pass the query itself, e.g. the SELECT of an EXPLAIN.")));
 		stmt = pg_plan_query(q, query, CURSOR_OPT_PARALLEL_OK, NULL);
-		/* as EXPLAIN (ExecutorStart): the caller must be allowed to read them */
-		(void) ExecCheckRTPerms(stmt->rtable, true);
+		/*
+		 * as EXPLAIN (ExecutorStart): the caller must be allowed to read
+		 * them (without the executor's hook: permissions.c)
+		 */
+		(void) braid_rtable_permitted(stmt->rtable, true);
 		w.rsinfo = rsinfo;
 		w.stmt = stmt;
 		w.deparse_cxt = deparse_context_for_plan_tree(stmt,

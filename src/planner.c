@@ -45,7 +45,6 @@
 #include "catalog/pg_class_d.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type_d.h"
-#include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -615,8 +614,8 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 		return NULL;
 	}
 	BRAID_PLAN_DEBUG("braidsort: Sort taken adaptively: %s (%.0f rows estimated%s); it runs as PostgreSQL's sort unless its input outgrows work_mem",
-		 small_why, sort->plan.plan_rows,
-		 processes > 1 ? psprintf(" in each of %d processes", processes) : "");
+					 small_why, sort->plan.plan_rows,
+					 processes > 1 ? psprintf(" in each of %d processes", processes) : "");
 
 	cscan = make_braid_scan(sort, child, Max(sort->plan.startup_cost - child->total_cost, 0.0),
 							output_tlist);
@@ -733,10 +732,10 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	by_tid = est.from == BRAID_FROM_HEAP_TID;
 	if (!by_tid)
 		BRAID_PLAN_DEBUG("braidsort: rows go to a value log: %s",
-			 !heap_ok ? tid_why :
-			 braid_gather_source == BRAID_GATHER_VALUE_LOG ? "braidsort.gather_source is value_log" :
-			 psprintf("cheaper than refetching them (%.0f ms against %.0f ms estimated)",
-					  ns_to_ms(est.vlog_ns), ns_to_ms(est.tid_ns)));
+						 !heap_ok ? tid_why :
+						 braid_gather_source == BRAID_GATHER_VALUE_LOG ? "braidsort.gather_source is value_log" :
+						 psprintf("cheaper than refetching them (%.0f ms against %.0f ms estimated)",
+								  ns_to_ms(est.vlog_ns), ns_to_ms(est.tid_ns)));
 
 	if (!node_tlists(sort, child, by_tid, &output_tlist, &keyexprs, &child_tlist, why))
 		return NULL;
@@ -763,9 +762,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 						   0.0);
 
 	BRAID_PLAN_DEBUG("braidsort: Sort replaced%s: braidsort %.0f ms (%s), PostgreSQL %.0f ms estimated for %.0f rows%s",
-		 braid_force && !est.prefers ? " (forced)" : "",
-		 ns_to_ms(est.braid_ns), by_tid ? "heap tid" : "value log", ns_to_ms(est.pg_ns),
-		 cost.rows, processes > 1 ? psprintf(" in each of %d processes", processes) : "");
+					 braid_force && !est.prefers ? " (forced)" : "",
+					 ns_to_ms(est.braid_ns), by_tid ? "heap tid" : "value log", ns_to_ms(est.pg_ns),
+					 cost.rows, processes > 1 ? psprintf(" in each of %d processes", processes) : "");
 
 	/*
 	 * The sort's own cost (beyond reading its input), scaled by braidsort's
@@ -1023,7 +1022,7 @@ replace_sorts(BraidWalk w, Plan *plan)
 		if (replacement == NULL)
 		{
 			BRAID_PLAN_DEBUG("braidsort: %s left to PostgreSQL: %s",
-				 plan->parallel_aware ? "Parallel Hash Join" : "Hash Join", why);
+							 plan->parallel_aware ? "Parallel Hash Join" : "Hash Join", why);
 			return plan;
 		}
 		return replacement;
@@ -1135,9 +1134,11 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 
 	/*
 	 * The executor checks the role's permissions only after planning: until
-	 * then, say nothing to the client about tables it may not read.
+	 * then, say nothing about tables it may not read (permissions.c).  Set
+	 * for every statement planned, before anything below plans another.
 	 */
-	braid_plan_messages_hidden = !ExecCheckRTPerms(stmt->rtable, false);
+	braid_plan_messages_hidden = message_level_is_interesting(DEBUG1) &&
+		!braid_rtable_permitted(stmt->rtable, false);
 	why = statement_decline_reason(stmt);
 	if (why == NULL)
 	{
@@ -1173,10 +1174,10 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 		}
 		if (n > 0)
 			BRAID_PLAN_DEBUG("braidsort: %d Sort%s left to PostgreSQL: %s",
-				 n, n == 1 ? "" : "s", why);
+							 n, n == 1 ? "" : "s", why);
 		if (joins > 0)
 			BRAID_PLAN_DEBUG("braidsort: %d Hash Join%s left to PostgreSQL: %s",
-				 joins, joins == 1 ? "" : "s", why);
+							 joins, joins == 1 ? "" : "s", why);
 		while (n-- > 0)
 			braid_stats_count_decline(BRAID_DECLINE_STATEMENT);
 	}

@@ -233,6 +233,16 @@ SET max_parallel_workers_per_gather = 0;
 	unlike($err, qr/braidsort:/, 'sort_modes() over an unreadable table: no message');
 	($ret, $out, $err) = as_app("$ask SELECT * FROM t ORDER BY 1 LIMIT 0;");
 	like($err, qr/braidsort:/, 'a readable table: still explained at debug1');
+
+	# the same statements as the owner are explained
+	for my $q (
+		'SELECT * FROM hidden WHERE v = 3 ORDER BY id;',
+		'SELECT count(*) FROM hidden a JOIN hidden b USING (id);',
+		"SELECT count(*) FROM braidsort.sort_modes('SELECT * FROM hidden ORDER BY id');")
+	{
+		($ret, $out, $err) = $node->psql('postgres', "$ask $q");
+		like($err, qr/braidsort:/, "as the owner, explained: $q");
+	}
 }
 
 # pg_global holds no temporary files, even for a superuser
