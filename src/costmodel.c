@@ -37,14 +37,14 @@
  * collated key that reaches strcoll() (log2 of its distinct values a row:
  * equal strings are settled by memcmp), and ~40 ns per comparison of rows
  * tied on the first of several keys (more when the second key lies past
- * variable-width columns, or is a numeric; see PG_NS_PER_TIE).  braidsort:
- * ~170 ns a row taking
- * and emitting it (~90 ns more when a parallel plan's processes outnumber
- * the CPUs: its memory-bound phases suffer more from sharing them than
- * PostgreSQL's sort does), ~160 ns a row of threaded work, ~1 ns per byte gathered
- * (threaded), ~90 ns per collated comparison (threaded), ~350 ns a row for
- * a numeric key's digits, ~100 ns a row more
- * and each entry's bytes written and read back when it spills runs; a
+ * variable-width columns, or is a numeric; see PG_NS_PER_TIE).
+ * braidsort: ~170 ns a row taking and emitting it (~90 ns more when a
+ * parallel plan's processes outnumber the CPUs: its memory-bound phases
+ * suffer more from sharing them than PostgreSQL's sort does), ~160 ns a
+ * row of threaded work, ~1 ns per byte gathered (threaded), ~90 ns per
+ * collated comparison (threaded), ~350 ns a row for a numeric key's
+ * digits, ~100 ns a row more and each entry's bytes written and read back
+ * when it spills runs; a
  * value log ~250 ns a row plus ~1 ns a byte, and beyond half the budget
  * ~100 ns a row and its bytes at the device's cost.  When the spill device
  * has a stored profile its measured write and read cost replaces the
@@ -130,7 +130,7 @@
  * created_at 101.  The constants are below every one of them.
  */
 #define PG_NS_PER_TIE				40.0
-#define PG_NS_PER_TIE_WALKED_COLUMN 20.0
+#define PG_NS_PER_TIE_WALKED_COL	20.0
 #define PG_NS_PER_NUMERIC_TIE		115.0
 
 /*
@@ -631,7 +631,7 @@ braid_cost_pg_ns(const BraidCostInput *in)
 	if (in->numeric_key)
 		ns += in->rows * compares(in) * PG_NS_PER_NUMERIC_CMP;
 	ns += in->rows * tied_compares(in) *
-		(PG_NS_PER_TIE + PG_NS_PER_TIE_WALKED_COLUMN * in->tie_walk_columns +
+		(PG_NS_PER_TIE + PG_NS_PER_TIE_WALKED_COL * in->tie_walk_columns +
 		 (in->tie_numeric ? PG_NS_PER_NUMERIC_TIE : 0.0));
 	return ns;
 }

@@ -150,7 +150,11 @@ braid_check_spill_tablespace(char **newval, void **extra, GucSource source)
 	}
 	if (spc == GLOBALTABLESPACE_OID)
 	{
-		/* as for temp_tablespaces: the shared catalogs' tablespace holds none */
+		/*
+		 * The shared catalogs' tablespace (temp_tablespaces accepts it, and
+		 * fd.c sends its files to the default tablespace instead): refused,
+		 * so that the setting says where spill files go.
+		 */
 		GUC_check_errdetail("Temporary files are never placed in tablespace \"%s\".", *newval);
 		return false;
 	}
@@ -241,7 +245,10 @@ spill_tablespace_resolve(bool report)
 		if (braid_shared != NULL)
 			pg_atomic_fetch_add_u64(&braid_shared->spill_tablespace_fallbacks, 1);
 		ereport(DEBUG1,
-				(errmsg("braidsort.spill_tablespace \"%s\" is not usable by this role, spilling to tablespace \"%s\" instead",
+				(wanted == GLOBALTABLESPACE_OID ?
+				 errmsg("braidsort.spill_tablespace \"%s\" cannot hold spill files, spilling to tablespace \"%s\" instead",
+						braid_spill_tablespace, instead ? instead : "?") :
+				 errmsg("braidsort.spill_tablespace \"%s\" is not usable by this role, spilling to tablespace \"%s\" instead",
 						braid_spill_tablespace, instead ? instead : "?"),
 				 wanted == GLOBALTABLESPACE_OID ?
 				 errdetail("Temporary files are never placed in tablespace \"%s\".",

@@ -27,6 +27,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/plancat.h"
 #include "parser/parsetree.h"
+#include "storage/bufmgr.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -252,12 +253,21 @@ key_distinct(Oid relid, Expr *expr)
 		return 0;
 	distinct = ((Form_pg_statistic) GETSTRUCT(tuple))->stadistinct;
 	ReleaseSysCache(tuple);
-	/* negative: a fraction of the rows */
+	/*
+	 * negative: a fraction of the rows, which are as many as the table has
+	 * now (its density as last counted over its current pages, as the
+	 * planner estimates a table's rows): after a bulk load a unique key
+	 * stays unique
+	 */
 	if (distinct < 0)
 	{
 		Relation	rel = table_open(relid, NoLock);
+		double		tuples = Max(rel->rd_rel->reltuples, 0);
+		double		pages = rel->rd_rel->relpages;
 
-		distinct = -distinct * Max(rel->rd_rel->reltuples, 0);
+		if (pages > 0 && tuples > 0)
+			tuples = Max(tuples, tuples / pages * RelationGetNumberOfBlocks(rel));
+		distinct = -distinct * tuples;
 		table_close(rel, NoLock);
 	}
 	return distinct;
@@ -292,8 +302,8 @@ plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
 			first_varwidth = tle->resno;
 	}
 	cost->tie_walk_columns = first_varwidth > 0 ? second - first_varwidth : 0;
-	cost->tie_numeric = exprType((Node *) get_tle_by_resno(child->targetlist,
-														   second)->expr) == NUMERICOID;
+	cost->tie_numeric = getBaseType(exprType((Node *) get_tle_by_resno(child->targetlist,
+																	   second)->expr)) == NUMERICOID;
 }
 
 /*

@@ -224,13 +224,20 @@ profile_tablespace(FunctionCallInfo fcinfo)
 	 * elsewhere (device.c); profiling that other tablespace in its place
 	 * would store a profile the DBA did not ask for: say so instead.
 	 */
-	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0' &&
-		!OidIsValid(get_tablespace_oid(braid_spill_tablespace, true)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tablespace \"%s\" does not exist", braid_spill_tablespace),
-				 errdetail("braidsort.spill_tablespace names it, and no tablespace was given to profile."),
-				 errhint("Set braidsort.spill_tablespace to an existing tablespace, or name the tablespace to profile.")));
+	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
+	{
+		Oid			named = get_tablespace_oid(braid_spill_tablespace, true);
+
+		if (!OidIsValid(named))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("tablespace \"%s\" does not exist", braid_spill_tablespace),
+					 errdetail("braidsort.spill_tablespace names it, and no tablespace was given to profile."),
+					 errhint("Set braidsort.spill_tablespace to an existing tablespace, or name the tablespace to profile.")));
+		/* pg_global, set server-wide: check_profile_target says why not */
+		if (named == GLOBALTABLESPACE_OID)
+			return named;
+	}
 	return braid_spill_tablespace_guess();
 }
 
