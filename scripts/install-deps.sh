@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 PKGS="postgresql-15 postgresql-server-dev-15 postgresql-contrib libpmem-dev python3-psycopg \
-	libicu-dev libipc-run-perl build-essential util-linux locales"
+	libicu-dev libipc-run-perl build-essential util-linux locales postgresql-15-pgaudit"
 
 missing=""
 for p in $PKGS; do

@@ -6,7 +6,11 @@
 #	error, with a DEBUG1 message and the stats counter
 #	spill_tablespace_fallbacks, in parallel workers too; the planner's
 #	guess of the spill device follows the same rule; an interactive SET of
-#	a tablespace the role may not use is refused at once.
+#	a tablespace the role may not use is refused at once.  pg_global is
+#	refused.  The planner's DEBUG1 messages say nothing about a statement
+#	reading a table the role may not read; every view is readable by all;
+#	beside pgaudit the plan-time permission check runs no audit hook (it
+#	crashed the backend) and a sort is audited once.
 #
 #	Runs the sorts as "app", a role that is not a superuser.  BRAID_TEST_DAX
 #	(a tmpfs standing in for a DAX mount, from scripts/test.sh) holds the
@@ -259,4 +263,26 @@ WHERE n.nspname = 'braidsort' AND c.relkind = 'v'}),
 	'PUBLIC may select every view');
 
 $node->stop;
+
+# Beside pgaudit, whose ExecutorCheckPerms_hook writes through state its
+# ExecutorStart hook pushes: braidsort's plan-time check of permissions
+# must not call that hook (it crashed the backend: no statement was being
+# executed yet).  Each statement is audited once, as it runs.
+my $audit = braid_node('audit', preload => 'pgaudit, braidsort',
+	conf => "pgaudit.log = 'read'\npgaudit.log_client = on\n");
+sort_table($audit, 't', 50000);
+($ret, $out, $err) = $audit->psql('postgres', q{
+SET client_min_messages = debug1;
+SET work_mem = '64kB';
+SET braidsort.force = on;
+SELECT 1;
+SELECT count(*) FROM (SELECT * FROM t ORDER BY 2 OFFSET 10) s;
+SELECT count(*) FROM braidsort.sort_modes('SELECT * FROM t ORDER BY 2');
+});
+is($ret, 0, 'with pgaudit: statements run');
+like($err, qr/braidsort: Sort replaced/, 'with pgaudit: the sort is explained at debug1');
+my @audited = ($err =~ /AUDIT: SESSION,\d+,\d+,READ,SELECT,,,"?SELECT count\(\*\) FROM \(SELECT \* FROM t/g);
+is(scalar(@audited), 1, 'with pgaudit: the sort is audited once');
+is($audit->safe_psql('postgres', 'SELECT 1'), '1', 'with pgaudit: the server is up');
+$audit->stop;
 done_testing();
