@@ -404,6 +404,9 @@ candidate_room(BraidSortState *st)
 	st->build.entries = MemoryContextAllocHuge(st->sortcxt, st->wl.cap * st->cfg.stride);
 	st->build.capacity = st->wl.cap;
 	st->build.nentries = 0;
+	/* EXPLAIN's IndexMap Memory: the candidates' room is the IndexMap */
+	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
+								   st->wl.cap * st->cfg.stride);
 }
 
 /*
