@@ -375,7 +375,8 @@ prefetch_inner(BraidJoinState *st, uint32 hash, bool second)
  *		bucket and the outer row's line pointer, then the bucket's first
  *		entry and the outer tuple, then the inner tuple (or its line
  *		pointer, and then its tuple, when the entry does not say where it
- *		is).
+ *		is).  Entries of the round's other pieces are skipped: they are not
+ *		joined in this one.
  */
 static void
 prefetch_ahead(BraidJoinState *st)
@@ -384,23 +385,25 @@ prefetch_ahead(BraidJoinState *st)
 	const BraidJoinEntry *ahead;
 	int			at = st->chunk_pos;
 
-	if (at + JOIN_PREFETCH_AHEAD < st->chunk_n)
+	if (at + JOIN_PREFETCH_AHEAD < st->chunk_n &&
+		in_piece(st, (ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD])->hash))
 	{
-		ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD];
 		join_table_prefetch(&st->table, ahead->hash, false);
 		join_row_prefetch(o, ahead->ref, ahead->pos, false);
 	}
-	if (at + JOIN_PREFETCH_AHEAD / 2 < st->chunk_n)
+	if (at + JOIN_PREFETCH_AHEAD / 2 < st->chunk_n &&
+		in_piece(st, (ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD / 2])->hash))
 	{
-		ahead = &st->chunk[at + JOIN_PREFETCH_AHEAD / 2];
 		join_table_prefetch(&st->table, ahead->hash, true);
 		join_row_prefetch(o, ahead->ref, ahead->pos, true);
 	}
 	if (st->exact_key)
 		return;
-	if (at + JOIN_PREFETCH_AHEAD / 4 < st->chunk_n)
+	if (at + JOIN_PREFETCH_AHEAD / 4 < st->chunk_n &&
+		in_piece(st, st->chunk[at + JOIN_PREFETCH_AHEAD / 4].hash))
 		prefetch_inner(st, st->chunk[at + JOIN_PREFETCH_AHEAD / 4].hash, false);
-	if (at + JOIN_PREFETCH_AHEAD / 8 < st->chunk_n)
+	if (at + JOIN_PREFETCH_AHEAD / 8 < st->chunk_n &&
+		in_piece(st, st->chunk[at + JOIN_PREFETCH_AHEAD / 8].hash))
 		prefetch_inner(st, st->chunk[at + JOIN_PREFETCH_AHEAD / 8].hash, true);
 }
 

@@ -251,6 +251,13 @@ piece_of(const BraidJoinState *st, uint32 hash)
 	return st->npieces <= 1 ? 0 : (int) (((uint64) below * (uint64) st->npieces) >> 32);
 }
 
+/* in_piece: whether a hash value falls in the piece being joined. */
+static inline bool
+in_piece(const BraidJoinState *st, uint32 hash)
+{
+	return st->npieces <= 1 || piece_of(st, hash) == st->piece;
+}
+
 /* join_table_bytes: memory the table takes with n entries. */
 static inline size_t
 join_table_bytes(uint32 n)
