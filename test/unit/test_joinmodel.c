@@ -261,11 +261,12 @@ extra_ms(BraidJmInput in, double match_width, double uncached_pages)
 
 /*
  * test_joinmodel_against_pg: the comparison with PostgreSQL's hash join
- * takes the six joins bench --join measured faster than PostgreSQL's
- * (plain queries: 300k and 1M inner rows at PostgreSQL's 4, 16 and 64
- * batches), and declines joins it has no reason to expect faster: both
- * inputs through the value log, and outer rows matching 20 inner rows each
- * with many partitions.
+ * takes the five joins bench --join measured clearly faster than
+ * PostgreSQL's (plain queries: 300k and 1M inner rows at PostgreSQL's 4,
+ * 16 and 64 batches, but 1M at 64, measured 1.03x and 0.90x: within the
+ * margin, declined), and declines joins it has no reason to expect
+ * faster: both inputs through the value log, and outer rows matching 20
+ * inner rows each with many partitions.
  */
 static void
 test_joinmodel_against_pg(void)
@@ -290,9 +291,12 @@ test_joinmodel_against_pg(void)
 		double		own = braid_jm_against_pg_ms(&in, &est[m]);
 		double		pg = braid_jm_pg_ms(&in, measured[i].batches, 69, 69);
 
-		check_that(&c, own < pg * BRAID_JM_TAKE_MARGIN,
+		check_that(&c, (own < pg * BRAID_JM_TAKE_MARGIN) == (i != 5),
 				   "%g rows, %g batches: %g ms against PostgreSQL's %g",
 				   measured[i].inner, measured[i].batches, own, pg);
+		/* ... yet expected faster, within the margin */
+		check_that(&c, own < pg, "%g rows, %g batches: expected faster",
+				   measured[i].inner, measured[i].batches);
 		/* nothing fetched back with one partition */
 		check_that(&c, est[m].partitions > 1 || own == est[m].ms,
 				   "one partition: the comparison adds nothing");
