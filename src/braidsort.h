@@ -60,6 +60,7 @@ extern bool braid_plan_messages_hidden;
 			elog(DEBUG1, __VA_ARGS__); \
 	} while (0)
 extern bool braid_reads_changing_header(Node *node);
+extern bool braid_heap_rescannable(Plan *child);
 extern bool braid_spill_has_room(double bytes, const char *what, char **why);
 extern bool braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid,
 								 double *table_pages, bool *table_cached, char **why);

@@ -52,7 +52,6 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
@@ -342,24 +341,17 @@ to_inner_var(Node *node, void *context)
 /*
  * side_can_rescan
  *		Can this input be read again within one execution of the join?  A
- *		value log always can; a heap scan only when it is a plain, serial
- *		sequential scan calling only immutable functions (a stable one's
- *		value may change between the passes, in a cursor), without
- *		subplans, outside a parallel plan (the same rows again: same
- *		snapshot, same start block), whose filter reads no xmax, cmin or
- *		cmax.
+ *		value log always can; a heap scan only as a sort's input can
+ *		(braid_heap_rescannable: a plain, serial sequential scan calling
+ *		only immutable functions; the same rows again, same snapshot, same
+ *		start block), and outside a parallel plan.
  */
 static bool
 side_can_rescan(Plan *child, bool by_tid, int processes)
 {
 	if (!by_tid)
 		return true;
-	return IsA(child, SeqScan) && !child->parallel_aware && processes == 1 &&
-		!braid_reads_changing_header((Node *) child->qual) &&
-		!contain_mutable_functions((Node *) child->qual) &&
-		!contain_mutable_functions((Node *) child->targetlist) &&
-		!contain_subplans((Node *) child->qual) &&
-		!contain_subplans((Node *) child->targetlist);
+	return processes == 1 && braid_heap_rescannable(child);
 }
 
 /*

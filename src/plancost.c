@@ -291,15 +291,18 @@ plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
 
 	cost->tie_distinct = key_distinct(relid, get_tle_by_resno(child->targetlist,
 															   sort->sortColIdx[0])->expr);
+	/* a plan's target list is in resno order */
 	foreach(lc, child->targetlist)
 	{
 		TargetEntry *tle = (TargetEntry *) lfirst(lc);
 
 		if (tle->resno >= second)
-			continue;
-		if (get_typlen(exprType((Node *) tle->expr)) < 0 &&
-			(first_varwidth == 0 || tle->resno < first_varwidth))
+			break;
+		if (get_typlen(exprType((Node *) tle->expr)) < 0)
+		{
 			first_varwidth = tle->resno;
+			break;
+		}
 	}
 	cost->tie_walk_columns = first_varwidth > 0 ? second - first_varwidth : 0;
 	cost->tie_numeric = getBaseType(exprType((Node *) get_tle_by_resno(child->targetlist,

@@ -458,7 +458,7 @@ ns_to_ms(double ns)
 }
 
 /*
- * heap_rescannable
+ * braid_heap_rescannable
  *		Whether rescanning a heap scan gives the same rows again: a plain,
  *		serial scan calling only immutable functions (a stable one's value
  *		may change between the passes: current_setting() after set_config()
@@ -467,8 +467,8 @@ ns_to_ms(double ns)
  *		reads no xmax, cmin or cmax (a locker between the passes would
  *		change what it passes).
  */
-static bool
-heap_rescannable(Plan *child)
+bool
+braid_heap_rescannable(Plan *child)
 {
 	return IsA(child, SeqScan) && !child->parallel_aware &&
 		!braid_reads_changing_header((Node *) child->qual) &&
@@ -624,7 +624,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	data.wl_mode = braid_sort_mode == BRAID_SORT_MODE_AUTO ? BRAID_WL_MERGEPASS :
 		(int) (braid_sort_mode - BRAID_SORT_MODE_MERGEPASS);
 	data.segment_share = 0.5;
-	data.can_reread = !by_tid || heap_rescannable(child);
+	data.can_reread = !by_tid || braid_heap_rescannable(child);
 	data.adaptive = true;
 	return finish_braid_scan(cscan, child, child_tlist, by_tid ? physical : NIL, &data);
 }
@@ -745,10 +745,10 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	 * Should the IndexMap outgrow the budget: the write-limited mode.  A
 	 * heap scan is read again by rescanning it, which gives the same rows
 	 * only for a plain, serial scan calling only immutable functions,
-	 * without subplans (heap_rescannable); a value log
+	 * without subplans (braid_heap_rescannable); a value log
 	 * can always be read again.
 	 */
-	can_reread = !by_tid || heap_rescannable(child);
+	can_reread = !by_tid || braid_heap_rescannable(child);
 	/* the late gather by TID, whose batches a mode's held memory shrinks */
 	gather_bytes = by_tid ? cost.rows * cost.tuple_bytes : 0;
 	gather_pass_ms = by_tid ? braid_cost_gather_pass_ns(&cost) / 1e6 : 0;
