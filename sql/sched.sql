@@ -73,6 +73,9 @@ SET braidsort.adaptive = off;
 EXPLAIN (COSTS OFF) SELECT * FROM sched_t WHERE k < 10 ORDER BY k;     -- cost: too few rows
 SELECT counter, value FROM braidsort.stats
 WHERE scope = 'global' AND counter LIKE 'declined%' ORDER BY counter;
+-- a plan braidsort.sort_modes() only shows counts no decline
+SELECT count(*) FROM braidsort.sort_modes('SELECT * FROM sched_t WHERE k < 10 ORDER BY k');
+SELECT value FROM braidsort.stats WHERE scope = 'global' AND counter = 'declined_cost';
 RESET braidsort.adaptive;
 RESET braidsort.work_mem;
 DROP TABLE sched_t;

@@ -32,6 +32,7 @@
 #include "join_plan.h"
 #include "plancost.h"
 #include "plandata.h"
+#include "stats.h"
 #include "wlimit.h"
 
 PG_FUNCTION_INFO_V1(braidsort_sort_modes);
@@ -262,7 +263,17 @@ plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("%s cannot plan a utility statement", fname),
 					 errhint("Pass the query itself, e.g. the SELECT of an EXPLAIN.")));
-		stmt = pg_plan_query(q, query, CURSOR_OPT_PARALLEL_OK, NULL);
+		/* the declines of a plan that is only shown are not counted */
+		braid_stats_declines_paused = true;
+		PG_TRY();
+		{
+			stmt = pg_plan_query(q, query, CURSOR_OPT_PARALLEL_OK, NULL);
+		}
+		PG_FINALLY();
+		{
+			braid_stats_declines_paused = false;
+		}
+		PG_END_TRY();
 		/*
 		 * as EXPLAIN (ExecutorStart): the caller must be allowed to read
 		 * them (without the executor's hook: permissions.c)

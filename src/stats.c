@@ -54,11 +54,18 @@ static const char *const method_names[BRAID_NUM_METHODS] = {
 	"sorts_lazy",
 };
 
+/*
+ * Set while braidsort.sort_modes() or join_modes() plans its query: that
+ * plan only shows what braidsort would do, and a Sort it leaves to
+ * PostgreSQL there is no decline of a statement's Sort.
+ */
+bool		braid_stats_declines_paused = false;
+
 /* braid_stats_count_decline: one Sort left to PostgreSQL, for this reason. */
 void
 braid_stats_count_decline(BraidDecline why)
 {
-	if (braid_shared != NULL)
+	if (braid_shared != NULL && !braid_stats_declines_paused)
 		pg_atomic_fetch_add_u64(&braid_shared->declines[why], 1);
 }
 

@@ -13,6 +13,8 @@
 #include "instr.h"
 #include "shmem.h"
 
+extern bool braid_stats_declines_paused;
+
 extern void braid_stats_count_decline(BraidDecline why);
 extern void braid_stats_count_sort(BraidMethod method, bool value_log,
 								   uint64 rows, uint64 value_bytes_avoided);
