@@ -5,6 +5,12 @@ in which each inner row matches 10 outer rows, rows of about 80 bytes:
     SELECT count(*), sum(length(o.pad)), sum(length(i.pad))
     FROM jouter o JOIN jinner i ON o.fk = i.id
 
+With --aggregate octet_length the sums are of octet_length() instead:
+the rows of both sides are still fetched and their pad read, but not
+counted character by character (length() of 20M 64-character strings in
+a UTF8 database is about a third of BraidJoin's time at 1M x 10M, the
+same in both joins, and so draws their ratio towards 1).
+
 Part 1 (batches): at work_mem values that make PostgreSQL's hash join use
 about 4, 16 and 64 batches (calibrated from one EXPLAIN ANALYZE of
 PostgreSQL's join: its planned batches at work_mem 64kB, scaled), PostgreSQL and
@@ -49,8 +55,16 @@ DEFAULTS = {"inner_rows": 1000000, "batches": "4,16,64", "write_ns": "0,600,2400
 QUICK = {"inner_rows": 20000, "batches": "4,16", "write_ns": "0,2400", "reps": 1, "mode_reps": 1}
 MODES = ("grace", "hybrid", "segmented", "lazy", "auto")
 READ_NS = 10
-QUERY = ("SELECT count(*), sum(length(o.pad)), sum(length(i.pad)) "
-         "FROM jouter o JOIN jinner i ON o.fk = i.id")
+AGGREGATES = ("length", "octet_length")
+
+
+def query(aggregate="length"):
+    """The join query, its sums of the pads taken with aggregate."""
+    return (f"SELECT count(*), sum({aggregate}(o.pad)), sum({aggregate}(i.pad)) "
+            "FROM jouter o JOIN jinner i ON o.fk = i.id")
+
+
+QUERY = query()
 
 
 def add_arguments(p):
@@ -64,6 +78,9 @@ def add_arguments(p):
                    help="runs per mode and write latency in the mode sweep [3]")
     p.add_argument("--no-modes", action="store_true", help="skip the mode sweep")
     p.add_argument("--table-tablespace", default="dax")
+    p.add_argument("--aggregate", choices=AGGREGATES, default="length",
+                   help="what the query sums of each side's pad: length (characters, the "
+                        "reference) or octet_length (bytes: less work beside the join) [length]")
     p.add_argument("--parallel", choices=("off", "on"), default="off",
                    help="parallel query for both joins: off, or on (2 workers, PostgreSQL's "
                         "default: its Parallel Hash against BraidJoin under the Gather) [off]")
@@ -77,6 +94,7 @@ def resolve(args):
     args.batch_list = [int(b) for b in common.split(args.batches)]
     args.write_list = [] if args.no_modes else [int(w) for w in common.split(args.write_ns)]
     args.size = sortbench.sizing(args.inner_rows * 11, [72], args.table_tablespace)
+    args.query = query(args.aggregate)
 
 
 def cluster_spec(args):
@@ -186,7 +204,7 @@ def explain_facts(doc, block_size):
     return r
 
 
-def run_one(conn, settings, facts=None):
+def run_one(conn, settings, facts=None, sql=QUERY):
     """One timed run of the plain query under settings, with the plan's
     figures from an EXPLAIN (ANALYZE, BUFFERS) of the same settings, run
     (untimed) the first time they are seen; facts caches them by
@@ -194,14 +212,14 @@ def run_one(conn, settings, facts=None):
     measure.apply_settings(conn, settings)
     key = tuple(sorted(settings.items()))
     if facts is None or key not in facts:
-        got = explain_facts(measure.explain(conn, QUERY, buffers=True), _block_size(conn))
+        got = explain_facts(measure.explain(conn, sql, buffers=True), _block_size(conn))
         if facts is None:
             facts = {}
         facts[key] = got
     before = _join_counts(conn)
     t0 = time.perf_counter()
     # never prepared: a prepared plan would not follow the settings
-    conn.execute(QUERY, prepare=False).fetchall()
+    conn.execute(sql, prepare=False).fetchall()
     ms = (time.perf_counter() - t0) * 1000.0
     ran = [c[len("joins_"):] for c, n in _join_counts(conn).items() if n > before.get(c, 0)]
     r = dict(facts[key])
@@ -216,12 +234,12 @@ def _join_counts(conn):
                              "WHERE scope = 'global' AND counter LIKE 'joins_%'", prepare=False).fetchall())
 
 
-def calibrate(conn, progress):
+def calibrate(conn, progress, sql=QUERY):
     """PostgreSQL's batches at work_mem 64kB: the work_mem for a batch count
     is scaled from it (the batch count is about inner bytes / hash_mem)."""
     measure.apply_settings(conn, dict(_base(), work_mem="64kB", **{"braidsort.join_mode": "off"}))
     t0 = time.perf_counter()
-    r = explain_facts(measure.explain(conn, QUERY, buffers=True), _block_size(conn))
+    r = explain_facts(measure.explain(conn, sql, buffers=True), _block_size(conn))
     r["ms"] = (time.perf_counter() - t0) * 1000.0
     b0 = r.get("batches_planned") or r.get("batches") or 1
     progress.step(f"calibration: PostgreSQL plans {b0} batches at work_mem 64kB "
@@ -235,7 +253,7 @@ def run(args, repo, cl, progress=None):
     t0 = time.time()
     result = common.new_result("join", args, repo, cl)
     result.update({"reps": args.reps, "mode_reps": args.mode_reps, "read_ns": READ_NS,
-                   "query": QUERY, "parallel": args.parallel,
+                   "query": args.query, "aggregate": args.aggregate, "parallel": args.parallel,
                    "sizing": args.size["note"], "runs": [], "modes": []})
     cl.set_conf(shared_buffers=args.size["shared_buffers"])
     cl.restart()
@@ -244,7 +262,7 @@ def run(args, repo, cl, progress=None):
         conn.execute("SELECT count(*) FROM jinner")
         conn.execute("SELECT count(*) FROM jouter")
         result["settings"] = common.server_settings(conn)
-        b0 = calibrate(conn, progress)
+        b0 = calibrate(conn, progress, args.query)
         result["calibration_batches_64kb"] = b0
         result["timing"] = "plain query, client-side"
         facts = {}
@@ -257,13 +275,14 @@ def run(args, repo, cl, progress=None):
             # BraidJoin forced, so that it is measured either way
             measure.apply_settings(conn, dict(_base(args.parallel), work_mem=f"{wm_kb}kB",
                                               **{"braidsort.join_mode": "auto"}))
-            plan = measure.explain(conn, QUERY, analyze=False)
+            plan = measure.explain(conn, args.query, analyze=False)
             auto_takes = _nodes(plan)[1] is not None
             variants = [("pg", {"braidsort.join_mode": "off"}),
                         ("braid", {"braidsort.join_mode": "auto", "braidsort.force": "on"})]
             for rep in range(args.reps):
                 for name, extra in (variants if rep % 2 == 0 else variants[::-1]):
-                    r = run_one(conn, dict(_base(args.parallel), work_mem=f"{wm_kb}kB", **extra), facts)
+                    r = run_one(conn, dict(_base(args.parallel), work_mem=f"{wm_kb}kB", **extra),
+                                facts, args.query)
                     r.update({"variant": name, "target_batches": target, "work_mem_kb": wm_kb,
                               "rep": rep, "auto_takes": auto_takes})
                     result["runs"].append(r)
@@ -286,7 +305,7 @@ def run(args, repo, cl, progress=None):
                                 **{"braidsort.join_mode": mode, "braidsort.force": "on",
                                    "braidsort.emulate_read_ns": str(READ_NS),
                                    "braidsort.emulate_write_ns": str(wns)})
-                r = run_one(conn, settings, facts)
+                r = run_one(conn, settings, facts, args.query)
                 r.update({"config": mode, "write_ns": wns, "work_mem_kb": wm16, "rep": rep})
                 result["modes"].append(r)
                 if r["timed_ran"] != r.get("mode"):
