@@ -274,16 +274,17 @@ key_distinct(Oid relid, Expr *expr)
 }
 
 /*
- * plan_ties
+ * braid_plan_ties
  *		What PostgreSQL's sort does with rows tied on the first of several
  *		keys (costmodel.c, PG_NS_PER_TIE): the first key's distinct values,
  *		and how it reads the second key from its tuples, which are laid out
  *		as the child's target list.  Past the first variable-width column a
  *		column has no fixed offset, and heap_getattr steps over each column
- *		from there to it.
+ *		from there to it.  Sets cost's tie_* fields; for a Sort of several
+ *		keys over a table with statistics (relid).
  */
-static void
-plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
+void
+braid_plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
 {
 	AttrNumber	second = sort->sortColIdx[1];
 	int			first_varwidth = 0;
@@ -393,7 +394,7 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 	}
 	cost->numeric_key = keys->numeric_first;
 	if (sort->numCols > 1 && OidIsValid(relid))
-		plan_ties(sort, child, relid, cost);
+		braid_plan_ties(sort, child, relid, cost);
 	cost->processes = processes;
 	cost->cpus = braid_pool_cpus();
 	cost->sort_threads = braid_sort_thread_count(processes);

@@ -104,6 +104,9 @@ braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data, EState *
 
 	st->adapt.on = true;
 	st->adapt.processes = data->processes;
+	st->adapt.tie_distinct = data->tie_distinct;
+	st->adapt.tie_walk_columns = data->tie_walk_columns;
+	st->adapt.tie_numeric = data->tie_numeric;
 
 	/*
 	 * The node returns the tuplesort's rows or projected ones, or after a
@@ -354,6 +357,9 @@ switch_pays(BraidSortState *st)
 		if (in.collated || keys > cfg->keylen)
 			in.full_key_bytes = keys;
 	}
+	in.tie_distinct = st->adapt.tie_distinct;
+	in.tie_walk_columns = st->adapt.tie_walk_columns;
+	in.tie_numeric = st->adapt.tie_numeric;
 	in.processes = st->adapt.processes;
 	in.cpus = braid_pool_cpus();
 	in.sort_threads = cfg->threads;
