@@ -357,6 +357,7 @@ SET client_min_messages = debug1;
 SET braidsort.join_mode = auto;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM jo FULL JOIN ji ON jo.k = ji.k;
 EXPLAIN (COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k FOR UPDATE OF jo;
+EXPLAIN (COSTS OFF) DELETE FROM jo USING ji WHERE jo.k = ji.k;
 SET braidsort.join_mode = off;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
 RESET client_min_messages;

@@ -147,5 +147,7 @@ SELECT braidsort.normalized_key('abc'::text COLLATE "C");
 SELECT braidsort.normalized_key('abc'::text COLLATE libc_c_utf8);
 SELECT braidsort.normalized_key(1.5::numeric), braidsort.normalized_key(1.50::numeric);
 SELECT braidsort.normalized_key(interval '1 day');
+-- an enum's or array's ordering is a polymorphic class's: named by the value's type
+SELECT braidsort.normalized_key(ARRAY[1]);
 SELECT braidsort.normalized_key(-1::int4, true);
 SELECT braidsort.normalized_key(NULL::int4), braidsort.normalized_key(NULL::int4, nulls_first => true);

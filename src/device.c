@@ -450,11 +450,20 @@ spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional,
 	TempTablespacePath(dir, spc);
 	if (MakePGDirectory(dir) < 0 && errno != EEXIST)
 	{
+		int			save_errno = errno;
+		char	   *spcname;
+
 		if (optional)
 			return NULL;
+		/* ENOENT: the tablespace's own directory is gone (a tmpfs rebooted) */
+		spcname = get_tablespace_name(spc);
+		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", dir)));
+				 errmsg("could not create directory \"%s\": %m", dir),
+				 save_errno == ENOENT && spcname != NULL ?
+				 errhint("The directory of tablespace \"%s\" is missing; recreate it (an emptied tmpfs: see braidsort's README) or set braidsort.spill_tablespace to another tablespace.",
+						 spcname) : 0));
 	}
 	if (optional)
 	{

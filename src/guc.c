@@ -105,7 +105,8 @@ check_braid_work_mem(int *newval, void **extra, GucSource source)
 {
 	if (*newval == -1 || *newval >= 64)
 		return true;
-	GUC_check_errdetail("braidsort.work_mem must be -1 (use work_mem) or at least 64kB.");
+	GUC_check_errdetail("%d kB is below the minimum of 64 kB for parameter \"braidsort.work_mem\" (-1 uses work_mem).",
+						*newval);
 	return false;
 }
 

@@ -771,12 +771,25 @@ braidsort_normalized_key(PG_FUNCTION_ARGS)
 				 errhint("braidsort sorts such keys with the collation's comparator; they have no normalized key.")));
 	}
 	if (why != NULL)
+	{
+		Oid			opfamily;
+		Oid			opcintype;
+		int16		strategy;
+
+		/*
+		 * an enum's, array's or range's ordering is its polymorphic
+		 * operator class's: the detail names the value's own type
+		 */
+		if (get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) &&
+			IsPolymorphicType(opcintype))
+			why = psprintf("type %s has no exact key encoding", format_type_be(argtype));
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("braidsort has no exact key encoder for type %s",
 						format_type_be(argtype)),
 				 errdetail("%s.", why),
 				 errhint("Sorts on such keys are left to PostgreSQL's own sort.")));
+	}
 
 	buf.cap = 64;
 	buf.data = palloc(buf.cap);

@@ -1096,12 +1096,12 @@ count_nodes(Plan *plan, NodeTag tag)
 
 /*
  * statement_decline_reason
- *		Why braidsort leaves every Sort of this statement to PostgreSQL, or
- *		NULL.  Rows of a statement that locks or modifies them may be
- *		rechecked by EvalPlanQual, which would see refetched tuples instead
- *		of rechecked ones; braidsort keeps to plain SELECTs, where no such
- *		recheck happens (a conservative line: an INSERT's SELECT would be
- *		safe too, and may be taken later).
+ *		Why braidsort leaves every Sort and Hash Join of this statement to
+ *		PostgreSQL, or NULL.  Rows of a statement that locks or modifies
+ *		them may be rechecked by EvalPlanQual, which would see refetched
+ *		tuples instead of rechecked ones; braidsort keeps to plain SELECTs,
+ *		where no such recheck happens (a conservative line: an INSERT's
+ *		SELECT would be safe too, and may be taken later).
  */
 static const char *
 statement_decline_reason(PlannedStmt *stmt)
@@ -1111,15 +1111,15 @@ statement_decline_reason(PlannedStmt *stmt)
 		case CMD_SELECT:
 			break;
 		case CMD_INSERT:
-			return "the statement is an INSERT (braidsort replaces sorts of SELECT statements only)";
+			return "the statement is an INSERT (braidsort replaces sorts and hash joins of SELECT statements only)";
 		case CMD_UPDATE:
-			return "the statement is an UPDATE (braidsort replaces sorts of SELECT statements only)";
+			return "the statement is an UPDATE (braidsort replaces sorts and hash joins of SELECT statements only)";
 		case CMD_DELETE:
-			return "the statement is a DELETE (braidsort replaces sorts of SELECT statements only)";
+			return "the statement is a DELETE (braidsort replaces sorts and hash joins of SELECT statements only)";
 		case CMD_MERGE:
-			return "the statement is a MERGE (braidsort replaces sorts of SELECT statements only)";
+			return "the statement is a MERGE (braidsort replaces sorts and hash joins of SELECT statements only)";
 		default:
-			return "braidsort replaces sorts of SELECT statements only";
+			return "braidsort replaces sorts and hash joins of SELECT statements only";
 	}
 	if (stmt->rowMarks != NIL)
 		return "the statement locks rows (FOR UPDATE or FOR SHARE), which EvalPlanQual may recheck";

@@ -1,8 +1,8 @@
 # 003_spill.pl
 #	MergePass spill files: they live on the chosen tablespace while a sort
 #	runs and are gone after it ends, after a cancel, after an error, after
-#	a backend crash; a full spill device gives a clear error and leaves
-#	nothing behind.
+#	a backend crash; a full spill device, or one whose directory is gone,
+#	gives a clear error and leaves nothing behind.
 #
 #	BRAID_TEST_DAX (a tmpfs standing in for a DAX mount) and
 #	BRAID_TEST_TINY_DAX (a tmpfs of a couple of megabytes) are mounted by
@@ -14,6 +14,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use File::Path ();
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use BraidsortTest;
@@ -122,6 +123,26 @@ SET braidsort.spill_tablespace = tiny; $query});
 	unlike($stdout, qr/BraidSort/, 'no room: left to PostgreSQL');
 	like($stderr, qr/the spill device has \d+ MB free, and the sort may write \d+ MB to it/,
 		'no room: the decline says why');
+}
+
+# a spill tablespace whose directory is gone (a tmpfs emptied by a reboot):
+# the error says what to do, and nothing is created in its place
+{
+	my $gone = PostgreSQL::Test::Utils::tempdir();
+	$node->safe_psql('postgres', "CREATE TABLESPACE gone LOCATION '$gone'");
+	my ($version) = glob("$gone/PG_*");
+	File::Path::rmtree($version);
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', qq{
+SET braidsort.force = on; SET braidsort.work_mem = 1024;
+SET braidsort.spill_tablespace = gone; $query});
+	isnt($ret, 0, 'missing tablespace directory: the sort fails');
+	like($stderr, qr/ERROR:  could not create directory .*pgsql_tmp.*: No such file or directory/,
+		'missing tablespace directory: the error');
+	like($stderr, qr/HINT:  The directory of tablespace "gone" is missing/,
+		'missing tablespace directory: the hint');
+	ok(!-e $version, 'missing tablespace directory: not recreated');
+	File::Path::make_path($version);
+	$node->safe_psql('postgres', 'DROP TABLESPACE gone');
 }
 
 # a terminated backend (a FATAL exit) while helpers make runs or merge ahead:
