@@ -149,5 +149,8 @@ SELECT braidsort.normalized_key(1.5::numeric), braidsort.normalized_key(1.50::nu
 SELECT braidsort.normalized_key(interval '1 day');
 -- an enum's or array's ordering is a polymorphic class's: named by the value's type
 SELECT braidsort.normalized_key(ARRAY[1]);
+CREATE TYPE kp_mood AS ENUM ('sad', 'ok');
+SELECT braidsort.normalized_key('ok'::kp_mood);
+DROP TYPE kp_mood;
 SELECT braidsort.normalized_key(-1::int4, true);
 SELECT braidsort.normalized_key(NULL::int4), braidsort.normalized_key(NULL::int4, nulls_first => true);

@@ -456,13 +456,13 @@ spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional,
 		if (optional)
 			return NULL;
 		/* ENOENT: the tablespace's own directory is gone (a tmpfs rebooted) */
-		spcname = get_tablespace_name(spc);
+		spcname = IsTransactionState() ? get_tablespace_name(spc) : NULL;
 		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not create directory \"%s\": %m", dir),
 				 save_errno == ENOENT && spcname != NULL ?
-				 errhint("The directory of tablespace \"%s\" is missing; recreate it (an emptied tmpfs: see braidsort's README) or set braidsort.spill_tablespace to another tablespace.",
+				 errhint("The directory of tablespace \"%s\" is missing: recreate it (after a tmpfs was emptied, see braidsort's README), or use another tablespace.",
 						 spcname) : 0));
 	}
 	if (optional)

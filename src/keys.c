@@ -722,6 +722,16 @@ braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
 	return mem_then_len(ra, la - (ra - a), rb, lb - (rb - b));
 }
 
+/* as_sentence: a reason as an errdetail sentence (its first letter upper case) */
+static char *
+as_sentence(const char *why)
+{
+	char	   *s = pstrdup(why);
+
+	s[0] = pg_toupper((unsigned char) s[0]);
+	return s;
+}
+
 /*
  * braidsort_normalized_key(value anyelement, descending bool,
  *							nulls_first bool) returns bytea
@@ -767,7 +777,7 @@ braidsort_normalized_key(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("braidsort has no exact key encoder for type %s",
 						format_type_be(argtype)),
-				 errdetail("%s.", why),
+				 errdetail("%s.", as_sentence(why)),
 				 errhint("braidsort sorts such keys with the collation's comparator; they have no normalized key.")));
 	}
 	if (why != NULL)
@@ -777,17 +787,17 @@ braidsort_normalized_key(PG_FUNCTION_ARGS)
 		int16		strategy;
 
 		/*
-		 * an enum's, array's or range's ordering is its polymorphic
-		 * operator class's: the detail names the value's own type
+		 * an enum's, array's, range's or composite's ordering is its
+		 * pseudo-type operator class's: the detail names the value's type
 		 */
 		if (get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) &&
-			IsPolymorphicType(opcintype))
+			get_typtype(opcintype) == TYPTYPE_PSEUDO)
 			why = psprintf("type %s has no exact key encoding", format_type_be(argtype));
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("braidsort has no exact key encoder for type %s",
 						format_type_be(argtype)),
-				 errdetail("%s.", why),
+				 errdetail("%s.", as_sentence(why)),
 				 errhint("Sorts on such keys are left to PostgreSQL's own sort.")));
 	}
 

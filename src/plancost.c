@@ -24,6 +24,7 @@
 #include "catalog/pg_type_d.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/plancat.h"
 #include "parser/parsetree.h"
@@ -274,17 +275,16 @@ key_distinct(Oid relid, Expr *expr)
 }
 
 /*
- * braid_plan_ties
+ * plan_ties
  *		What PostgreSQL's sort does with rows tied on the first of several
  *		keys (costmodel.c, PG_NS_PER_TIE): the first key's distinct values,
  *		and how it reads the second key from its tuples, which are laid out
  *		as the child's target list.  Past the first variable-width column a
  *		column has no fixed offset, and heap_getattr steps over each column
- *		from there to it.  Sets cost's tie_* fields; for a Sort of several
- *		keys over a table with statistics (relid).
+ *		from there to it.
  */
-void
-braid_plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
+static void
+plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
 {
 	AttrNumber	second = sort->sortColIdx[1];
 	int			first_varwidth = 0;
@@ -308,6 +308,40 @@ braid_plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
 	cost->tie_walk_columns = first_varwidth > 0 ? second - first_varwidth : 0;
 	cost->tie_numeric = getBaseType(exprType((Node *) get_tle_by_resno(child->targetlist,
 																	   second)->expr)) == NUMERICOID;
+}
+
+/*
+ * braid_table_ties
+ *		plan_ties for a sort of whole rows of table rel by its columns
+ *		keyattnos (at least two): the tuplesort of an adaptive sort in heap
+ *		TID form, when its switch weighs staying with PostgreSQL's external
+ *		sort (sort_adaptive.c).  Run then, not at planning: most such sorts
+ *		never reach a switch, and a small sort's planning looks nothing up.
+ *		Past the table's first variable-width column, heap_getattr steps
+ *		over every column (dropped ones too) to the second key's.
+ */
+void
+braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	AttrNumber	second = keyattnos[1];
+	int			first_varwidth = 0;
+
+	cost->tie_distinct = key_distinct(RelationGetRelid(rel),
+									  (Expr *) makeVar(1, keyattnos[0], InvalidOid, -1,
+													   InvalidOid, 0));
+	if (second <= 0 || second > desc->natts)
+		return;
+	for (int i = 0; i + 1 < second; i++)
+	{
+		if (TupleDescAttr(desc, i)->attlen < 0)
+		{
+			first_varwidth = i + 1;
+			break;
+		}
+	}
+	cost->tie_walk_columns = first_varwidth > 0 ? second - first_varwidth : 0;
+	cost->tie_numeric = getBaseType(TupleDescAttr(desc, second - 1)->atttypid) == NUMERICOID;
 }
 
 /*
@@ -394,7 +428,7 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 	}
 	cost->numeric_key = keys->numeric_first;
 	if (sort->numCols > 1 && OidIsValid(relid))
-		braid_plan_ties(sort, child, relid, cost);
+		plan_ties(sort, child, relid, cost);
 	cost->processes = processes;
 	cost->cpus = braid_pool_cpus();
 	cost->sort_threads = braid_sort_thread_count(processes);

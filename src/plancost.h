@@ -13,6 +13,7 @@
 #include "postgres.h"
 
 #include "nodes/plannodes.h"
+#include "utils/relcache.h"
 
 #include "costmodel.h"
 #include "wlimit.h"
@@ -37,7 +38,7 @@ extern double braid_plan_value_bytes(Expr *expr, Oid relid);
 extern void braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 								  bool table_cached, const BraidKeys *keys, int processes,
 								  BraidCostInput *cost);
-extern void braid_plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost);
+extern void braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost);
 extern void braid_plan_spill_line_ns(double *write_ns, double *read_ns);
 extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 								size_t budget, int fanin, bool can_reread, bool value_log);

@@ -16,7 +16,6 @@
  */
 #include "postgres.h"
 
-#include <limits.h>
 #include <math.h>
 
 #include "plandata.h"
@@ -44,9 +43,6 @@
 #define PARAM_GATHER_KB		10
 #define PARAM_GATHER_PASS_US 11
 #define PARAM_ADAPTIVE		12
-#define PARAM_TIE_DISTINCT	13	/* at most INT_MAX */
-#define PARAM_TIE_WALK		14
-#define PARAM_TIE_NUMERIC	15
 
 /* attnos_to_list: an int list of n column numbers. */
 static List *
@@ -103,9 +99,6 @@ braid_plan_pack(const BraidSortPlanData *data)
 	params = lappend_int(params, data->gather_kb);
 	params = lappend_int(params, data->gather_pass_us);
 	params = lappend_int(params, data->adaptive ? 1 : 0);
-	params = lappend_int(params, (int) Min(rint(data->tie_distinct), (double) INT_MAX));
-	params = lappend_int(params, data->tie_walk_columns);
-	params = lappend_int(params, data->tie_numeric ? 1 : 0);
 
 	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
 	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
@@ -155,7 +148,4 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->gather_kb = list_nth_int(params, PARAM_GATHER_KB);
 	data->gather_pass_us = list_nth_int(params, PARAM_GATHER_PASS_US);
 	data->adaptive = list_nth_int(params, PARAM_ADAPTIVE) != 0;
-	data->tie_distinct = list_nth_int(params, PARAM_TIE_DISTINCT);
-	data->tie_walk_columns = list_nth_int(params, PARAM_TIE_WALK);
-	data->tie_numeric = list_nth_int(params, PARAM_TIE_NUMERIC) != 0;
 }

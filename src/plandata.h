@@ -56,10 +56,6 @@ typedef struct BraidSortPlanData
 	bool		adaptive;		/* declined only for its row estimate: starts
 								 * as PostgreSQL's in-memory sort, switches
 								 * past work_mem (sort_adaptive.c) */
-	/* adaptive: PostgreSQL's ties on the first key (braid_plan_ties) */
-	double		tie_distinct;
-	int			tie_walk_columns;
-	bool		tie_numeric;
 } BraidSortPlanData;
 
 extern List *braid_plan_pack(const BraidSortPlanData *data);

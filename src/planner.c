@@ -626,21 +626,6 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	data.segment_share = 0.5;
 	data.can_reread = !by_tid || braid_heap_rescannable(child);
 	data.adaptive = true;
-
-	/*
-	 * What PostgreSQL's sort does with ties on the first key, for the
-	 * switch's comparison (from the statistics of the table scanned)
-	 */
-	if (OidIsValid(relid) && sort->numCols > 1)
-	{
-		BraidCostInput ties;
-
-		memset(&ties, 0, sizeof(ties));
-		braid_plan_ties(sort, child, relid, &ties);
-		data.tie_distinct = ties.tie_distinct;
-		data.tie_walk_columns = ties.tie_walk_columns;
-		data.tie_numeric = ties.tie_numeric;
-	}
 	return finish_braid_scan(cscan, child, child_tlist, by_tid ? physical : NIL, &data);
 }
 

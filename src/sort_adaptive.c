@@ -104,9 +104,6 @@ braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data, EState *
 
 	st->adapt.on = true;
 	st->adapt.processes = data->processes;
-	st->adapt.tie_distinct = data->tie_distinct;
-	st->adapt.tie_walk_columns = data->tie_walk_columns;
-	st->adapt.tie_numeric = data->tie_numeric;
 
 	/*
 	 * The node returns the tuplesort's rows or projected ones, or after a
@@ -334,8 +331,8 @@ switch_pays(BraidSortState *st)
 			return false;
 		/*
 		 * a first collated key after others: how many rows tie on those is
-		 * not known here (the planner's statistics stay with the planner),
-		 * so the cost model weighs both extremes (braid_cost_estimate)
+		 * not looked up here, so the cost model weighs both extremes
+		 * (braid_cost_estimate)
 		 */
 		if (BRAID_KEY_IS_COLLATED(col.kind) && !in.collated && i > 0)
 			in.collated_group_rows = -1;
@@ -357,9 +354,9 @@ switch_pays(BraidSortState *st)
 		if (in.collated || keys > cfg->keylen)
 			in.full_key_bytes = keys;
 	}
-	in.tie_distinct = st->adapt.tie_distinct;
-	in.tie_walk_columns = st->adapt.tie_walk_columns;
-	in.tie_numeric = st->adapt.tie_numeric;
+	/* heap TID form: what the tuplesort that would stay does with ties */
+	if (!cfg->value_log && cfg->nkeys > 1)
+		braid_table_ties(st->rel, cfg->keycols, &in);
 	in.processes = st->adapt.processes;
 	in.cpus = braid_pool_cpus();
 	in.sort_threads = cfg->threads;

@@ -316,9 +316,6 @@ typedef struct BraidAdaptive
 								 * their encodings) */
 	size_t		switch_bytes;	/* its memory past which it switches */
 	int			processes;		/* processes running the node (the plan's) */
-	double		tie_distinct;	/* PostgreSQL's ties on the first key, for */
-	int			tie_walk_columns;	/* switch_pays (the plan's) */
-	bool		tie_numeric;
 
 	AttrNumber *sortcols;		/* the keys' columns in the sorted rows */
 	bool		passthrough;	/* a sorted row is the output row as it is */
