@@ -275,25 +275,31 @@ key_distinct(Oid relid, Expr *expr)
 }
 
 /*
- * plan_ties
+ * braid_tlist_ties
  *		What PostgreSQL's sort does with rows tied on the first of several
  *		keys (costmodel.c, PG_NS_PER_TIE): the first key's distinct values,
  *		and how it reads the second key from its tuples, which are laid out
- *		as the child's target list.  Past the first variable-width column a
- *		column has no fixed offset, and heap_getattr steps over each column
- *		from there to it.
+ *		as tlist (a scan's of table relid, whose statistics are read; the
+ *		keys are its columns keycols).  Past the first variable-width column
+ *		a column has no fixed offset, and heap_getattr steps over each
+ *		column from there to it.  Sets cost's tie_* fields.  For the
+ *		planner, and for an adaptive sort's switch in value-log form (its
+ *		tuplesort holds the child's rows).
  */
-static void
-plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
+void
+braid_tlist_ties(const AttrNumber *keycols, List *tlist, Oid relid, BraidCostInput *cost)
 {
-	AttrNumber	second = sort->sortColIdx[1];
+	AttrNumber	second = keycols[1];
+	TargetEntry *first_tle = get_tle_by_resno(tlist, keycols[0]);
+	TargetEntry *second_tle = get_tle_by_resno(tlist, second);
 	int			first_varwidth = 0;
 	ListCell   *lc;
 
-	cost->tie_distinct = key_distinct(relid, get_tle_by_resno(child->targetlist,
-															   sort->sortColIdx[0])->expr);
+	if (first_tle == NULL || second_tle == NULL)
+		return;
+	cost->tie_distinct = key_distinct(relid, first_tle->expr);
 	/* a plan's target list is in resno order */
-	foreach(lc, child->targetlist)
+	foreach(lc, tlist)
 	{
 		TargetEntry *tle = (TargetEntry *) lfirst(lc);
 
@@ -306,13 +312,12 @@ plan_ties(Sort *sort, Plan *child, Oid relid, BraidCostInput *cost)
 		}
 	}
 	cost->tie_walk_columns = first_varwidth > 0 ? second - first_varwidth : 0;
-	cost->tie_numeric = getBaseType(exprType((Node *) get_tle_by_resno(child->targetlist,
-																	   second)->expr)) == NUMERICOID;
+	cost->tie_numeric = getBaseType(exprType((Node *) second_tle->expr)) == NUMERICOID;
 }
 
 /*
  * braid_table_ties
- *		plan_ties for a sort of whole rows of table rel by its columns
+ *		braid_tlist_ties for a sort of whole rows of table rel by its columns
  *		keyattnos (at least two): the tuplesort of an adaptive sort in heap
  *		TID form, when its switch weighs staying with PostgreSQL's external
  *		sort (sort_adaptive.c).  Run then, not at planning: most such sorts
@@ -428,7 +433,7 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 	}
 	cost->numeric_key = keys->numeric_first;
 	if (sort->numCols > 1 && OidIsValid(relid))
-		plan_ties(sort, child, relid, cost);
+		braid_tlist_ties(sort->sortColIdx, child->targetlist, relid, cost);
 	cost->processes = processes;
 	cost->cpus = braid_pool_cpus();
 	cost->sort_threads = braid_sort_thread_count(processes);

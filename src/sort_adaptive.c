@@ -354,9 +354,21 @@ switch_pays(BraidSortState *st)
 		if (in.collated || keys > cfg->keylen)
 			in.full_key_bytes = keys;
 	}
-	/* heap TID form: what the tuplesort that would stay does with ties */
-	if (!cfg->value_log && cfg->nkeys > 1)
+	/*
+	 * What the tuplesort that would stay does with ties on the first key:
+	 * it holds whole table rows in heap TID form, the child's rows in
+	 * value-log form (the statistics known where the child scans a table)
+	 */
+	if (cfg->nkeys > 1 && !cfg->value_log)
 		braid_table_ties(st->rel, cfg->keycols, &in);
+	else if (cfg->nkeys > 1 && IsA(st->child, SeqScanState))
+	{
+		Relation	scanned = ((ScanState *) st->child)->ss_currentRelation;
+
+		if (scanned != NULL && scanned->rd_rel->relkind == RELKIND_RELATION)
+			braid_tlist_ties(cfg->keycols, st->child->plan->targetlist,
+							 RelationGetRelid(scanned), &in);
+	}
 	in.processes = st->adapt.processes;
 	in.cpus = braid_pool_cpus();
 	in.sort_threads = cfg->threads;
