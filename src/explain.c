@@ -302,6 +302,28 @@ braid_explain_close_worker(int n, ExplainState *es)
 }
 
 /*
+ * explain_switch_estimates
+ *		An adaptive node whose input outgrew work_mem, under braidsort.adaptive
+ *		= on: the cost model's estimates its switch weighed, braidsort's path
+ *		against PostgreSQL's external sort.
+ */
+static void
+explain_switch_estimates(const BraidSortInstr *instr, ExplainState *es)
+{
+	if (!instr->switch_estimated)
+		return;
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyText("Switch Estimates",
+							psprintf("braidsort %.0f ms, PostgreSQL %.0f ms",
+									 instr->switch_braid_ms, instr->switch_pg_ms), es);
+	else
+	{
+		ExplainPropertyFloat("Switch Estimate braidsort", "ms", instr->switch_braid_ms, 0, es);
+		ExplainPropertyFloat("Switch Estimate PostgreSQL", "ms", instr->switch_pg_ms, 0, es);
+	}
+}
+
+/*
  * explain_tuplesort
  *		An adaptive node whose sort stayed PostgreSQL's: its method and
  *		space exactly as a Sort node shows them (show_sort_info), and where
@@ -328,6 +350,7 @@ explain_tuplesort(const BraidSortInstr *instr, ExplainState *es)
 	/* it outgrew work_mem, but the cost model left it to PostgreSQL */
 	if (instr->switch_declined_rows > 0)
 		ExplainPropertyInteger("Switch Declined At Rows", NULL, instr->switch_declined_rows, es);
+	explain_switch_estimates(instr, es);
 }
 
 /*
@@ -435,7 +458,10 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	{
 		ExplainPropertyText("Sort Method", method_name(spilled, wl_mode), es);
 		if (sorted && shown->adaptive == BRAID_ADAPTIVE_SWITCHED)
+		{
 			ExplainPropertyInteger("Switched At Rows", NULL, shown->switched_at_rows, es);
+			explain_switch_estimates(shown, es);
+		}
 		if (spilled && wl_mode != BRAID_WL_MERGEPASS)
 		{
 			if (data.write_intensity < 0)

@@ -175,6 +175,9 @@ accumulate(BraidSortInstr *into, const BraidSortInstr *from)
 	into->adaptive = from->adaptive;
 	into->switched_at_rows = from->switched_at_rows;
 	into->switch_declined_rows = from->switch_declined_rows;
+	into->switch_estimated = from->switch_estimated;
+	into->switch_braid_ms = from->switch_braid_ms;
+	into->switch_pg_ms = from->switch_pg_ms;
 	into->tuplesort_method = from->tuplesort_method;
 	into->tuplesort_disk = from->tuplesort_disk;
 	into->tuplesort_kb = from->tuplesort_kb;

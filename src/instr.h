@@ -81,6 +81,9 @@ typedef struct BraidSortInstr
 	int64		switched_at_rows;	/* ... rows read when it switched */
 	int64		switch_declined_rows;	/* ... or when the cost model left it
 										 * to PostgreSQL's external sort */
+	bool		switch_estimated;	/* ... the cost model was asked: */
+	double		switch_braid_ms;	/* ... its estimate of braidsort's path */
+	double		switch_pg_ms;	/* ... and of PostgreSQL's external sort */
 	int			tuplesort_method;	/* ... TuplesortMethod, if it stayed */
 	bool		tuplesort_disk; /* ... its space was on disk */
 	int64		tuplesort_kb;	/* ... and how much */

@@ -377,6 +377,10 @@ switch_pays(BraidSortState *st)
 	in.cpus = braid_pool_cpus();
 	in.sort_threads = cfg->threads;
 	braid_cost_estimate(&in, &est);
+	/* for EXPLAIN ANALYZE: why it switched or not */
+	st->instr.switch_estimated = true;
+	st->instr.switch_braid_ms = est.braid_ns / 1e6;
+	st->instr.switch_pg_ms = est.pg_ns / 1e6;
 	if (est.prefers)
 	{
 		char	   *why;
@@ -442,6 +446,7 @@ braid_adaptive_sort(BraidSortState *st)
 	st->adapt.serving = false;
 	st->adapt.carrying = false;
 	st->instr.switch_declined_rows = 0;
+	st->instr.switch_estimated = false;
 
 	for (;;)
 	{
