@@ -658,7 +658,7 @@ join_pass_next_outer(BraidJoinState *st)
 			e = &st->chunk[st->chunk_pos++];
 
 			prefetch_ahead(st);
-			if (piece_of(st, e->hash) != st->piece)
+			if (!in_piece(st, e->hash))
 				continue;
 			first = join_table_first_match(&st->table, e->hash);
 			/* an inner or semi join needs the row only if its hash matches */
@@ -728,7 +728,7 @@ join_pass_next_outer(BraidJoinState *st)
 				log_entry(s, p, hash, s->by_tid ? join_row_heap_pos(s) : 0, ref);
 			continue;
 		}
-		if (piece_of(st, hash) != st->piece)
+		if (!in_piece(st, hash))
 			continue;
 		st->cur = slot;
 		st->cur_hash = hash;

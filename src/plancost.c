@@ -24,7 +24,6 @@
 #include "catalog/pg_type_d.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
-#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/plancat.h"
 #include "parser/parsetree.h"
@@ -49,6 +48,8 @@
 #define BRAID_ANALYZE_WIDTH_THRESHOLD 1024
 
 static HeapTuple column_stats(Oid relid, Expr *expr);
+static HeapTuple attr_stats(Oid relid, AttrNumber attno);
+static double attr_distinct(Oid relid, AttrNumber attno);
 
 /*
  * sampled_rows
@@ -142,6 +143,23 @@ braid_plan_value_bytes(Expr *expr, Oid relid)
 }
 
 /*
+ * attr_stats
+ *		The pg_statistic row of column attno of table relid, if it has
+ *		statistics (release it with ReleaseSysCache); else NULL.
+ */
+static HeapTuple
+attr_stats(Oid relid, AttrNumber attno)
+{
+	HeapTuple	tuple;
+
+	if (!OidIsValid(relid) || attno <= 0)
+		return NULL;
+	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+							Int16GetDatum(attno), BoolGetDatum(false));
+	return HeapTupleIsValid(tuple) ? tuple : NULL;
+}
+
+/*
  * column_stats
  *		The pg_statistic row of a key expression of table relid, if it is a
  *		plain column with statistics (release it with ReleaseSysCache);
@@ -150,14 +168,9 @@ braid_plan_value_bytes(Expr *expr, Oid relid)
 static HeapTuple
 column_stats(Oid relid, Expr *expr)
 {
-	Var		   *var = (Var *) expr;
-	HeapTuple	tuple;
-
-	if (!OidIsValid(relid) || !IsA(expr, Var) || var->varattno <= 0)
+	if (!IsA(expr, Var))
 		return NULL;
-	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
-							Int16GetDatum(var->varattno), BoolGetDatum(false));
-	return HeapTupleIsValid(tuple) ? tuple : NULL;
+	return attr_stats(relid, ((Var *) expr)->varattno);
 }
 
 /*
@@ -247,7 +260,18 @@ sort_row_width(Sort *sort, Plan *child, Oid relid)
 static double
 key_distinct(Oid relid, Expr *expr)
 {
-	HeapTuple	tuple = column_stats(relid, expr);
+	return IsA(expr, Var) ? attr_distinct(relid, ((Var *) expr)->varattno) : 0;
+}
+
+/*
+ * attr_distinct
+ *		ANALYZE's number of distinct values of column attno of table relid,
+ *		if it has statistics; else 0.
+ */
+static double
+attr_distinct(Oid relid, AttrNumber attno)
+{
+	HeapTuple	tuple = attr_stats(relid, attno);
 	double		distinct;
 
 	if (tuple == NULL)
@@ -275,6 +299,21 @@ key_distinct(Oid relid, Expr *expr)
 }
 
 /*
+ * set_ties
+ *		The tie_* fields of cost: the first key's distinct values, the
+ *		columns from the first variable-width one (first_varwidth, 0 if
+ *		none comes before) to the second key's (second), and that key's type.
+ */
+static void
+set_ties(BraidCostInput *cost, double distinct, int first_varwidth, AttrNumber second,
+		 Oid second_type)
+{
+	cost->tie_distinct = distinct;
+	cost->tie_walk_columns = first_varwidth > 0 ? second - first_varwidth : 0;
+	cost->tie_numeric = getBaseType(second_type) == NUMERICOID;
+}
+
+/*
  * braid_tlist_ties
  *		What PostgreSQL's sort does with rows tied on the first of several
  *		keys (costmodel.c, PG_NS_PER_TIE): the first key's distinct values,
@@ -297,7 +336,6 @@ braid_tlist_ties(const AttrNumber *keycols, List *tlist, Oid relid, BraidCostInp
 
 	if (first_tle == NULL || second_tle == NULL)
 		return;
-	cost->tie_distinct = key_distinct(relid, first_tle->expr);
 	/* a plan's target list is in resno order */
 	foreach(lc, tlist)
 	{
@@ -311,8 +349,8 @@ braid_tlist_ties(const AttrNumber *keycols, List *tlist, Oid relid, BraidCostInp
 			break;
 		}
 	}
-	cost->tie_walk_columns = first_varwidth > 0 ? second - first_varwidth : 0;
-	cost->tie_numeric = getBaseType(exprType((Node *) second_tle->expr)) == NUMERICOID;
+	set_ties(cost, key_distinct(relid, first_tle->expr), first_varwidth, second,
+			 exprType((Node *) second_tle->expr));
 }
 
 /*
@@ -332,11 +370,11 @@ braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost
 	AttrNumber	second = keyattnos[1];
 	int			first_varwidth = 0;
 
-	cost->tie_distinct = key_distinct(RelationGetRelid(rel),
-									  (Expr *) makeVar(1, keyattnos[0], InvalidOid, -1,
-													   InvalidOid, 0));
 	if (second <= 0 || second > desc->natts)
+	{
+		cost->tie_distinct = attr_distinct(RelationGetRelid(rel), keyattnos[0]);
 		return;
+	}
 	for (int i = 0; i + 1 < second; i++)
 	{
 		if (TupleDescAttr(desc, i)->attlen < 0)
@@ -345,8 +383,8 @@ braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost
 			break;
 		}
 	}
-	cost->tie_walk_columns = first_varwidth > 0 ? second - first_varwidth : 0;
-	cost->tie_numeric = getBaseType(TupleDescAttr(desc, second - 1)->atttypid) == NUMERICOID;
+	set_ties(cost, attr_distinct(RelationGetRelid(rel), keyattnos[0]), first_varwidth, second,
+			 TupleDescAttr(desc, second - 1)->atttypid);
 }
 
 /*

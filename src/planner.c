@@ -1088,6 +1088,8 @@ count_nodes(Plan *plan, NodeTag tag)
  *		where no such recheck happens (a conservative line: an INSERT's
  *		SELECT would be safe too, and may be taken later).
  */
+#define BRAID_SELECT_ONLY "braidsort replaces sorts and hash joins of SELECT statements only"
+
 static const char *
 statement_decline_reason(PlannedStmt *stmt)
 {
@@ -1096,15 +1098,15 @@ statement_decline_reason(PlannedStmt *stmt)
 		case CMD_SELECT:
 			break;
 		case CMD_INSERT:
-			return "the statement is an INSERT (braidsort replaces sorts and hash joins of SELECT statements only)";
+			return "the statement is an INSERT (" BRAID_SELECT_ONLY ")";
 		case CMD_UPDATE:
-			return "the statement is an UPDATE (braidsort replaces sorts and hash joins of SELECT statements only)";
+			return "the statement is an UPDATE (" BRAID_SELECT_ONLY ")";
 		case CMD_DELETE:
-			return "the statement is a DELETE (braidsort replaces sorts and hash joins of SELECT statements only)";
+			return "the statement is a DELETE (" BRAID_SELECT_ONLY ")";
 		case CMD_MERGE:
-			return "the statement is a MERGE (braidsort replaces sorts and hash joins of SELECT statements only)";
+			return "the statement is a MERGE (" BRAID_SELECT_ONLY ")";
 		default:
-			return "braidsort replaces sorts and hash joins of SELECT statements only";
+			return BRAID_SELECT_ONLY;
 	}
 	if (stmt->rowMarks != NIL)
 		return "the statement locks rows (FOR UPDATE or FOR SHARE), which EvalPlanQual may recheck";
