@@ -82,7 +82,7 @@ UNIT_SRCS = test/unit/unit_main.c test/unit/unit.c \
 	test/unit/test_keycodec.c test/unit/test_indexmap.c test/unit/test_pool.c \
 	test/unit/test_costmodel.c test/unit/test_profkernel.c test/unit/test_emulate.c \
 	test/unit/test_sync.c test/unit/test_wlimit.c test/unit/test_joinmodel.c \
-	test/unit/test_joinbucket.c \
+	test/unit/test_joinbucket.c test/unit/test_vlogrow.c \
 	src/indexmap.c src/costmodel.c src/pool.c src/profkernel.c src/emulate.c src/wlimit.c \
 	src/joinmodel.c src/joinbucket.c
 

@@ -83,5 +83,27 @@ SELECT check_sort('SELECT g, md5(g::text) FROM generate_series(1, 20000) g ORDER
 SELECT * FROM check_contract('(SELECT g, md5(g::text) AS m FROM generate_series(1, 20000) g)',
 							 'm', 'm');
 SELECT check_sort('SELECT a.id, d.b FROM alltypes a JOIN dom_t d ON a.i4 % 1000 + 1 = d.a ORDER BY a.tx, a.id, d.b');
+-- rows on the device are packed (a 1- to 3-byte length in front, no
+-- alignment): short rows, rows of 17 kB and rows over 32 kB (too long for
+-- their ref to carry their length) read back through the merge, and by a
+-- write-limited sort's selection passes over the log
+CREATE VIEW vl_long AS
+SELECT g, repeat(chr(65 + g % 26), CASE WHEN g % 500 = 0 THEN 33000 + g
+										WHEN g % 500 = 250 THEN 17000
+										ELSE g % 300 END) AS r
+FROM generate_series(1, 20000) g;
+SELECT line FROM explain_masked('SELECT g, r FROM vl_long ORDER BY md5(r) DESC, g') AS line
+WHERE line ~ 'Sort Method|Gather Source|Merge Passes|Device Bytes Written';
+SELECT check_sort('SELECT g, r FROM vl_long ORDER BY md5(r) DESC, g');
+SET braidsort.sort_mode = segment;
+SET braidsort.write_intensity = 0;
+SELECT line FROM explain_masked('SELECT g, r FROM vl_long ORDER BY md5(r) DESC, g') AS line
+WHERE line ~ 'Sort Method|Gather Source|Selection Passes';
+SELECT check_sort('SELECT g, r FROM vl_long ORDER BY md5(r) DESC, g');
+SET braidsort.sort_mode = lazy;
+SELECT check_sort('SELECT g, length(r) FROM vl_long ORDER BY r, g');
+RESET braidsort.sort_mode;
+RESET braidsort.write_intensity;
+DROP VIEW vl_long;
 RESET braidsort.work_mem;
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();

@@ -232,11 +232,27 @@ braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from)
 	return braid_cost_indexmap_bytes(in) > map_budget(in, from);
 }
 
-/* vlog_row_bytes: a row's bytes in the value log. */
+/* vlog_row_bytes: a row's bytes in the value log's memory. */
 static double
 vlog_row_bytes(const BraidCostInput *in)
 {
 	return in->row_bytes > 0 ? in->row_bytes : in->tuple_bytes;
+}
+
+/*
+ * A row written to the device takes fewer (vlogrow.h, packed): its first
+ * 10 bytes and its alignment (3.5 bytes on average) left out, a 1- or
+ * 2-byte length put in front.
+ */
+#define BRAID_VLOG_PACKED_SAVING	12.0
+
+/* vlog_device_row_bytes: a row's bytes in the value log on the device. */
+static double
+vlog_device_row_bytes(const BraidCostInput *in)
+{
+	double		row = vlog_row_bytes(in) - BRAID_VLOG_PACKED_SAVING;
+
+	return row > 1.0 ? row : 1.0;
 }
 
 /*
@@ -273,7 +289,7 @@ braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
 			(braid_cost_merge_passes(in, from) > 1 ? 2 : 1) +
 			in->rows * 8.0;	/* the merged refs (8 bytes a row), for random access */
 	if (from == BRAID_FROM_VALUE_LOG && vlog_on_device(in))
-		bytes += in->rows * vlog_row_bytes(in);
+		bytes += in->rows * vlog_device_row_bytes(in);
 	return bytes;
 }
 
@@ -734,8 +750,9 @@ braid_cost_vlog_ns(const BraidCostInput *in)
 		in->rows * (BRAID_VLOG_NS_PER_ROW + BRAID_VLOG_NS_PER_BYTE * row);
 
 	if (vlog_on_device(in))
-		ns += in->rows * (row * (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
-								 BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
+		ns += in->rows * (vlog_device_row_bytes(in) *
+						  (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
+						   BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
 						  BRAID_VLOG_NS_PER_ROW_DEVICE);
 	return ns;
 }

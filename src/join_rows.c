@@ -313,16 +313,10 @@ project_child(JoinSide *s, TupleTableSlot *scantuple)
 	return ExecProject(ps->ps_ProjInfo);
 }
 
-/*
- * copy_row
- *		A value-log row copied into the side's buffer (grown in cxt), so that
- *		it can be used after the device's read grant is given back.
- */
-static MinimalTuple
-copy_row(MemoryContext cxt, JoinSide *s, MinimalTuple tuple)
+/* row_buffer: make the side's row buffer (in cxt) hold len bytes. */
+static void
+row_buffer(MemoryContext cxt, JoinSide *s, uint32 len)
 {
-	uint32		len = tuple->t_len;
-
 	if (len > s->rowbuf_cap)
 	{
 		size_t		cap = Max((size_t) len, s->rowbuf_cap * 2);
@@ -332,22 +326,40 @@ copy_row(MemoryContext cxt, JoinSide *s, MinimalTuple tuple)
 		s->rowbuf = MemoryContextAlloc(cxt, cap);
 		s->rowbuf_cap = cap;
 	}
-	memcpy(s->rowbuf, tuple, len);
+}
+
+/*
+ * copy_row
+ *		A value-log row copied into the side's buffer (grown in cxt), so that
+ *		it can be used after the device's read grant is given back.
+ */
+static MinimalTuple
+copy_row(MemoryContext cxt, JoinSide *s, MinimalTuple tuple)
+{
+	row_buffer(cxt, s, tuple->t_len);
+	memcpy(s->rowbuf, tuple, tuple->t_len);
 	return (MinimalTuple) s->rowbuf;
 }
 
-/* copy_out: a value-log row on the device, read under a grant and copied. */
+/*
+ * copy_out
+ *		A value-log row on the device, read under a grant and copied out
+ *		(unpacked, if it is packed) into the side's row buffer.
+ */
 static MinimalTuple
-copy_out(MemoryContext cxt, JoinSide *s, MinimalTuple tuple, BraidSpillFile *f, size_t pos)
+copy_out(MemoryContext cxt, JoinSide *s, uint64 ref)
 {
 	BraidReadScope scope = {0};
+	BraidVlogRow row;
 
-	braid_read_scope_add(&scope, f);
+	braid_vlog_locate(&s->vlog, ref, &row);
+	braid_read_scope_add(&scope, row.file);
 	braid_read_scope_begin(&scope);
-	braid_spill_note_read(f, pos, pos + tuple->t_len);
-	tuple = copy_row(cxt, s, tuple);
+	braid_spill_note_read(row.file, row.pos, row.pos + row.stored);
+	row_buffer(cxt, s, row.len);
+	(void) braid_vlog_row_copy(row.src, row.packed, row.len, s->rowbuf);
 	braid_read_scope_end(&scope);
-	return tuple;
+	return (MinimalTuple) s->rowbuf;
 }
 
 /*
@@ -446,11 +458,7 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 
 		if (s->vlog.on_device)
 		{
-			BraidSpillFile *f;
-			size_t		pos;
-
-			tuple = braid_vlog_locate(&s->vlog, ref, &f, &pos);
-			tuple = copy_out(st->passcxt, s, tuple, f, pos);
+			tuple = copy_out(st->passcxt, s, ref);
 		}
 		else
 			tuple = braid_vlog_get(&s->vlog, ref);
@@ -540,7 +548,8 @@ join_row_reread_next(BraidJoinState *st, JoinSide *s, BraidVlogScan *vscan, uint
 			braid_read_scope_begin(&scope);
 		}
 		tuple = braid_vlog_scan_next(&s->vlog, vscan, ref);
-		if (tuple != NULL && gated)
+		/* a row read in place from the device: copied too */
+		if (tuple != NULL && gated && !vscan->copied)
 			tuple = copy_row(st->passcxt, s, tuple);
 		else if (tuple == NULL)
 			braid_vlog_scan_end(&s->vlog, vscan);

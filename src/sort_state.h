@@ -228,6 +228,7 @@ typedef struct BraidLogWindow
 	int64		first;
 	int			n;
 	MinimalTuple *tuple;
+	uint32	   *len;			/* while loading: t_len, and packed or not */
 	size_t	   *off;
 	char	   *arena;
 	size_t		cap;

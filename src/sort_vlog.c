@@ -32,6 +32,7 @@
 typedef struct LogCopyTask
 {
 	MinimalTuple *src;			/* rows in the log's mapping */
+	uint32	   *len;			/* their t_len, with WINDOW_PACKED */
 	size_t	   *off;			/* their places in the arena */
 	char	   *arena;
 	int			n;
@@ -39,11 +40,14 @@ typedef struct LogCopyTask
 	BraidEmulation em;			/* how the reads are charged */
 } LogCopyTask;
 
+/* in a window's len: the row is stored packed (vlogrow.h) */
+#define WINDOW_PACKED	0x80000000U
+
 /*
  * log_copy_task
  *		A reader thread: copy its share of the window's rows out of the
- *		mapped value log and pay their emulated read delay.  Pure C: it runs
- *		on a pool thread.
+ *		mapped value log (unpacking the packed ones) and pay their emulated
+ *		read delay.  Pure C: it runs on a pool thread.
  */
 static void
 log_copy_task(void *arg, int worker)
@@ -56,15 +60,14 @@ log_copy_task(void *arg, int worker)
 	for (int i = from; i < to; i++)
 	{
 		uintptr_t	a = (uintptr_t) t->src[i];
-		uint32		len;
+		size_t		stored;
 
 		/* rows are scattered over the log: start fetching a few ahead */
 		if (i + 8 < to)
 			__builtin_prefetch(t->src[i + 8]);
-		len = t->src[i]->t_len;
-
-		memcpy(t->arena + t->off[i], t->src[i], len);
-		lines += braid_lines_spanned(a, a + len);
+		stored = braid_vlog_row_copy(t->src[i], (t->len[i] & WINDOW_PACKED) != 0,
+									 t->len[i] & ~WINDOW_PACKED, t->arena + t->off[i]);
+		lines += braid_lines_spanned(a, a + stored);
 	}
 	if (braid_emulation_active(&t->em))
 		(void) braid_emulate_access(&t->em, lines, false);
@@ -104,6 +107,8 @@ load_log_window(BraidSortState *st, int64 pos)
 										   sizeof(MinimalTuple) * BRAID_LOG_WINDOW_ROWS);
 		st->win.off = MemoryContextAlloc(st->gathercxt,
 										 sizeof(size_t) * BRAID_LOG_WINDOW_ROWS);
+		st->win.len = MemoryContextAlloc(st->gathercxt,
+										 sizeof(uint32) * BRAID_LOG_WINDOW_ROWS);
 	}
 	st->win.n = 0;
 
@@ -112,7 +117,6 @@ load_log_window(BraidSortState *st, int64 pos)
 	while (n < BRAID_LOG_WINDOW_ROWS)
 	{
 		uint64		ref;
-		MinimalTuple tuple;
 
 		if (st->merge.merger)
 		{
@@ -130,19 +134,14 @@ load_log_window(BraidSortState *st, int64 pos)
 		}
 		if (copy)
 		{
-			BraidSpillFile *f;
-			size_t		fpos;
-			uint32		len;
+			BraidVlogRow row;
 			size_t		alen;
 
 			/* where the row is; the reader threads copy it below */
 			/* (no need to touch the row: its length is in the ref) */
-			tuple = braid_vlog_locate(&st->vlog, ref & ~BRAID_REF_TRUNCATED, &f, &fpos);
-			len = braid_vlog_ref_len(ref);
-			if (len == 0)
-				len = tuple->t_len;
-			alen = MAXALIGN(len);
-			braid_spill_count_read(f, fpos, fpos + len);
+			braid_vlog_locate(&st->vlog, ref & ~BRAID_REF_TRUNCATED, &row);
+			alen = MAXALIGN(row.len);
+			braid_spill_count_read(row.file, row.pos, row.pos + row.stored);
 			if (used + alen > st->win.cap)
 			{
 				size_t		cap = Max(Max(st->win.cap * 2, used + alen), (size_t) 65536);
@@ -152,7 +151,8 @@ load_log_window(BraidSortState *st, int64 pos)
 					MemoryContextAllocHuge(st->gathercxt, cap);
 				st->win.cap = cap;
 			}
-			st->win.tuple[n] = tuple;	/* source, for now */
+			st->win.tuple[n] = (MinimalTuple) row.src;	/* source, for now */
+			st->win.len[n] = row.len | (row.packed ? WINDOW_PACKED : 0);
 			st->win.off[n] = used;
 			used += alen;
 		}
@@ -173,6 +173,7 @@ load_log_window(BraidSortState *st, int64 pos)
 
 		/* the copies, on the device's reader threads */
 		task.src = st->win.tuple;
+		task.len = st->win.len;
 		task.off = st->win.off;
 		task.arena = st->win.arena;
 		task.n = n;

@@ -16,10 +16,18 @@
  * Rows are read back from the mapping (sort_vlog.c copies them out a window at a
  * time, under a read grant of the device).
  *
+ * Rows in memory are whole minimal tuples, MAXALIGNed, read in place.
+ * Rows the log writes to the device once it is there (segments 1 on) are
+ * packed (vlogrow.h): 10 bytes of each tuple's header left out and no
+ * alignment, about 13 bytes a row less; readers copy them out unpacked
+ * (braid_vlog_locate, braid_vlog_row_copy).  Segment 0, the memory's
+ * bytes written as they were, keeps whole tuples: the refs to them were
+ * handed out already.
+ *
  * A ref (the IndexMap entry's 8-byte payload, laid out in refs.h) holds
- * the segment number, the byte offset and the row's length if it is under
- * 32 kB: whoever reads rows back can lay them out without touching them
- * first.
+ * the segment number, the byte offset and the row's length (its t_len) if
+ * it is under 32 kB: whoever reads rows back can lay them out without
+ * touching them first.
  *
  * src/valuelog.c
  *
@@ -30,6 +38,10 @@
 #include "utils/memutils.h"
 
 #include "valuelog.h"
+#include "vlogrow.h"
+
+StaticAssertDecl(BRAID_VLOG_ROW_SKIP == MINIMAL_TUPLE_DATA_OFFSET,
+				 "a packed row leaves out the bytes before a minimal tuple's data");
 
 #define BRAID_VLOG_FIRST_SEGMENT ((size_t) 4 * 1024 * 1024)
 #define BRAID_VLOG_SEGMENT ((size_t) 64 * 1024 * 1024)
@@ -98,10 +110,11 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 {
 	size_t		len = tuple->t_len;
 	size_t		alen = MAXALIGN(len);
-	static const char zeros[MAXIMUM_ALIGNOF] = {0};
+	size_t		stored;
+	uint8		hdr[8];
+	size_t		hdrlen;
 	uint64		ref;
 
-	log->bytes += alen;
 	if (!log->on_device)
 	{
 		if (log->mem_used + alen <= log->mem_limit)
@@ -118,19 +131,24 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 			memcpy(log->mem + log->mem_used, tuple, len);
 			ref = braid_make_vlog_ref(0, log->mem_used, len);
 			log->mem_used += alen;
+			log->bytes += alen;
 			return ref;
 		}
 		move_to_device(log);
 	}
 
-	if (log->nsegs == 0 || log->seg_used + alen > log->segs[log->nsegs - 1]->size)
-		add_segment(log, Max(alen, Min(BRAID_VLOG_FIRST_SEGMENT << Min(log->nsegs, 4),
-									  BRAID_VLOG_SEGMENT)));
-	braid_spill_write(log->segs[log->nsegs - 1], tuple, len);
-	if (alen > len)
-		braid_spill_write(log->segs[log->nsegs - 1], zeros, alen - len);
+	/* on the device: packed (vlogrow.h) */
+	hdrlen = braid_vlog_pack_header(hdr, (uint32) len);
+	stored = hdrlen + len - BRAID_VLOG_ROW_SKIP;
+	if (log->nsegs < 2 || log->seg_used + stored > log->segs[log->nsegs - 1]->size)
+		add_segment(log, Max(stored, Min(BRAID_VLOG_FIRST_SEGMENT << Min(log->nsegs, 4),
+										 BRAID_VLOG_SEGMENT)));
+	braid_spill_write(log->segs[log->nsegs - 1], hdr, hdrlen);
+	braid_spill_write(log->segs[log->nsegs - 1],
+					  (char *) tuple + BRAID_VLOG_ROW_SKIP, len - BRAID_VLOG_ROW_SKIP);
 	ref = braid_make_vlog_ref(log->nsegs - 1, log->seg_used, len);
-	log->seg_used += alen;
+	log->seg_used += stored;
+	log->bytes += stored;
 	return ref;
 }
 
@@ -147,43 +165,44 @@ braid_vlog_finish(BraidValueLog *log)
 
 /*
  * braid_vlog_get
- *		The row a ref points at, in place (memory or mapping).
+ *		The row a ref points at, in place: only for a log still in memory
+ *		(rows on the device are packed, and are copied out through
+ *		braid_vlog_locate).
  */
 MinimalTuple
 braid_vlog_get(BraidValueLog *log, uint64 ref)
 {
-	int			seg = braid_vlog_ref_seg(ref);
-	size_t		pos = braid_vlog_ref_pos(ref);
-	BraidSpillFile *f;
-	MinimalTuple tuple;
-
-	if (!log->on_device)
-		return (MinimalTuple) (log->mem + pos);
-	if (seg >= log->nsegs)
-		elog(ERROR, "braidsort: value log reference to missing segment %d", seg);
-	f = log->segs[seg];
-	tuple = (MinimalTuple) (f->base + pos);
-	braid_spill_note_read(f, pos, pos + tuple->t_len);
-	return tuple;
+	if (log->on_device)
+		elog(ERROR, "braidsort: value log row read in place from the device");
+	return (MinimalTuple) (log->mem + braid_vlog_ref_pos(ref));
 }
 
 /*
  * braid_vlog_locate
- *		Where the row a ref points at lives on the device: its segment and
- *		offset, without counting the read (the caller copies it and counts).
- *		Only for a log on the device.
+ *		Where the row a ref points at lives on the device, its length and
+ *		form, for braid_vlog_row_copy; the row is touched only when the ref
+ *		does not carry its length.  The read is not counted (the caller
+ *		copies the row and counts row->stored bytes).  Only for a log on the
+ *		device.
  */
-MinimalTuple
-braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidSpillFile **file, size_t *pos)
+void
+braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidVlogRow *row)
 {
 	int			seg = braid_vlog_ref_seg(ref);
 
 	Assert(log->on_device);
 	if (seg >= log->nsegs)
 		elog(ERROR, "braidsort: value log reference to missing segment %d", seg);
-	*file = log->segs[seg];
-	*pos = braid_vlog_ref_pos(ref);
-	return (MinimalTuple) ((*file)->base + *pos);
+	row->file = log->segs[seg];
+	row->pos = braid_vlog_ref_pos(ref);
+	row->src = row->file->base + row->pos;
+	/* segment 0 holds the memory's rows, whole; the others packed */
+	row->packed = seg > 0;
+	row->len = braid_vlog_ref_len(ref);
+	if (row->len == 0)
+		row->len = row->packed ? braid_vlog_packed_len((const uint8 *) row->src) :
+			((MinimalTuple) row->src)->t_len;
+	row->stored = row->packed ? braid_vlog_packed_size(row->len) : row->len;
 }
 
 /*
@@ -199,6 +218,8 @@ braid_vlog_reset(BraidValueLog *log)
 		pfree(log->segs);
 	if (log->mem)
 		pfree(log->mem);
+	if (log->scanbuf)
+		pfree(log->scanbuf);
 	braid_vlog_init(log, log->cxt, log->mem_limit, log->stats);
 }
 
@@ -216,18 +237,22 @@ braid_vlog_scan_begin(BraidValueLog *log, BraidVlogScan *scan)
 	scan->seg = 0;
 	scan->pos = 0;
 	scan->accounted = 0;
+	scan->copied = false;
 }
 
 /*
  * braid_vlog_scan_next
- *		The next row in the order rows were appended, in place, and its ref
- *		(the one braid_vlog_append returned); NULL after the last.
+ *		The next row in the order rows were appended, and its ref (the one
+ *		braid_vlog_append returned); NULL after the last.  A row in memory
+ *		or in segment 0 is returned in place; a packed one unpacked into the
+ *		log's buffer (scan->copied), valid until the next call.
  */
 MinimalTuple
 braid_vlog_scan_next(BraidValueLog *log, BraidVlogScan *scan, uint64 *ref)
 {
 	MinimalTuple tuple;
 
+	scan->copied = false;
 	if (!log->on_device)
 	{
 		if (scan->pos >= log->mem_used)
@@ -246,9 +271,32 @@ braid_vlog_scan_next(BraidValueLog *log, BraidVlogScan *scan, uint64 *ref)
 		f = log->segs[scan->seg];
 		if (scan->pos < f->written)
 		{
-			tuple = (MinimalTuple) (f->base + scan->pos);
-			*ref = braid_make_vlog_ref(scan->seg, scan->pos, tuple->t_len);
-			scan->pos += MAXALIGN(tuple->t_len);
+			const char *src = f->base + scan->pos;
+
+			if (scan->seg == 0)
+			{
+				tuple = (MinimalTuple) src;
+				*ref = braid_make_vlog_ref(scan->seg, scan->pos, tuple->t_len);
+				scan->pos += MAXALIGN(tuple->t_len);
+			}
+			else
+			{
+				uint32		len = braid_vlog_packed_len((const uint8 *) src);
+
+				if (len > log->scanbuf_cap)
+				{
+					size_t		cap = Max((size_t) MAXALIGN(len), log->scanbuf_cap * 2);
+
+					if (log->scanbuf)
+						pfree(log->scanbuf);
+					log->scanbuf = MemoryContextAlloc(log->cxt, cap);
+					log->scanbuf_cap = cap;
+				}
+				*ref = braid_make_vlog_ref(scan->seg, scan->pos, len);
+				scan->pos += braid_vlog_row_copy(src, true, len, log->scanbuf);
+				tuple = (MinimalTuple) log->scanbuf;
+				scan->copied = true;
+			}
 			if (scan->pos - scan->accounted >= BRAID_VLOG_SCAN_CHUNK)
 			{
 				size_t		upto = Min(scan->pos, f->written);

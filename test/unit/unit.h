@@ -17,6 +17,7 @@
  *		test_wlimit.c		src/wlimit.c
  *		test_joinmodel.c	src/joinmodel.c
  *		test_joinbucket.c	src/joinbucket.c
+ *		test_vlogrow.c		src/vlogrow.h
  *
  * Each module file has one entry point, unit_<module>(), that runs its
  * tests in a fixed order.  No test framework: a group of related
@@ -134,5 +135,6 @@ extern void unit_sync(void);
 extern void unit_wlimit(void);
 extern void unit_joinmodel(void);
 extern void unit_joinbucket(void);
+extern void unit_vlogrow(void);
 
 #endif							/* BRAID_UNIT_H */

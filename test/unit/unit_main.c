@@ -37,6 +37,7 @@ static const UnitModule modules[] = {
 	{"wlimit", "src/wlimit.c", unit_wlimit},
 	{"joinmodel", "src/joinmodel.c", unit_joinmodel},
 	{"joinbucket", "src/joinbucket.c", unit_joinbucket},
+	{"vlogrow", "src/vlogrow.h", unit_vlogrow},
 };
 
 #define NUM_MODULES ((int) (sizeof(modules) / sizeof(modules[0])))
