@@ -83,7 +83,7 @@ SELECT check_sort('SELECT g, md5(g::text) FROM generate_series(1, 20000) g ORDER
 SELECT * FROM check_contract('(SELECT g, md5(g::text) AS m FROM generate_series(1, 20000) g)',
 							 'm', 'm');
 SELECT check_sort('SELECT a.id, d.b FROM alltypes a JOIN dom_t d ON a.i4 % 1000 + 1 = d.a ORDER BY a.tx, a.id, d.b');
--- rows on the device are packed (a 1- to 3-byte length in front, no
+-- rows on the device are packed (a varint length in front, no
 -- alignment): short rows, rows of 17 kB and rows over 32 kB (too long for
 -- their ref to carry their length) read back through the merge, and by a
 -- write-limited sort's selection passes over the log

@@ -240,20 +240,11 @@ vlog_row_bytes(const BraidCostInput *in)
 }
 
 /*
- * A row written to the device takes fewer (vlogrow.h, packed): its first
- * 10 bytes and its alignment (3.5 bytes on average) left out, a 1- or
- * 2-byte length put in front.
+ * A row the log writes once it is on the device takes fewer bytes there
+ * (vlogrow.h, packed): its first 10 bytes and its alignment (3.5 bytes on
+ * average) left out, a 1- or 2-byte length put in front.
  */
 #define BRAID_VLOG_PACKED_SAVING	12.0
-
-/* vlog_device_row_bytes: a row's bytes in the value log on the device. */
-static double
-vlog_device_row_bytes(const BraidCostInput *in)
-{
-	double		row = vlog_row_bytes(in) - BRAID_VLOG_PACKED_SAVING;
-
-	return row > 1.0 ? row : 1.0;
-}
 
 /*
  * vlog_on_device
@@ -268,6 +259,29 @@ vlog_on_device(const BraidCostInput *in)
 	if (in_memory > BRAID_VLOG_MAX_MEMORY)
 		in_memory = BRAID_VLOG_MAX_MEMORY;
 	return in->rows * vlog_row_bytes(in) > in_memory;
+}
+
+/*
+ * vlog_device_bytes
+ *		The bytes a value log on the device holds: the rows it kept in
+ *		memory, written whole when it moved there (its first segment), and
+ *		the others packed.
+ */
+static double
+vlog_device_bytes(const BraidCostInput *in)
+{
+	double		row = vlog_row_bytes(in);
+	double		total = in->rows * row;
+	double		in_memory = in->budget_bytes / 2;
+	double		packed = row - BRAID_VLOG_PACKED_SAVING;
+
+	if (in_memory > BRAID_VLOG_MAX_MEMORY)
+		in_memory = BRAID_VLOG_MAX_MEMORY;
+	if (in_memory > total)
+		in_memory = total;
+	if (packed < 1.0)
+		packed = 1.0;
+	return in_memory + (total - in_memory) * packed / (row > 1.0 ? row : 1.0);
 }
 
 /*
@@ -289,7 +303,7 @@ braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
 			(braid_cost_merge_passes(in, from) > 1 ? 2 : 1) +
 			in->rows * 8.0;	/* the merged refs (8 bytes a row), for random access */
 	if (from == BRAID_FROM_VALUE_LOG && vlog_on_device(in))
-		bytes += in->rows * vlog_device_row_bytes(in);
+		bytes += vlog_device_bytes(in);
 	return bytes;
 }
 
@@ -750,10 +764,9 @@ braid_cost_vlog_ns(const BraidCostInput *in)
 		in->rows * (BRAID_VLOG_NS_PER_ROW + BRAID_VLOG_NS_PER_BYTE * row);
 
 	if (vlog_on_device(in))
-		ns += in->rows * (vlog_device_row_bytes(in) *
-						  (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
-						   BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
-						  BRAID_VLOG_NS_PER_ROW_DEVICE);
+		ns += vlog_device_bytes(in) * (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
+									   BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
+			in->rows * BRAID_VLOG_NS_PER_ROW_DEVICE;
 	return ns;
 }
 

@@ -323,7 +323,7 @@ row_buffer(MemoryContext cxt, JoinSide *s, uint32 len)
 
 		if (s->rowbuf)
 			pfree(s->rowbuf);
-		s->rowbuf = MemoryContextAlloc(cxt, cap);
+		s->rowbuf = MemoryContextAllocHuge(cxt, cap);
 		s->rowbuf_cap = cap;
 	}
 }
@@ -352,9 +352,10 @@ copy_out(MemoryContext cxt, JoinSide *s, uint64 ref)
 	BraidReadScope scope = {0};
 	BraidVlogRow row;
 
-	braid_vlog_locate(&s->vlog, ref, &row);
-	braid_read_scope_add(&scope, row.file);
+	/* the grant first: locating a long row reads its length */
+	braid_read_scope_add(&scope, braid_vlog_ref_file(&s->vlog, ref));
 	braid_read_scope_begin(&scope);
+	braid_vlog_locate(&s->vlog, ref, &row);
 	braid_spill_note_read(row.file, row.pos, row.pos + row.stored);
 	row_buffer(cxt, s, row.len);
 	(void) braid_vlog_row_copy(row.src, row.packed, row.len, s->rowbuf);

@@ -19,7 +19,7 @@
  * Rows in memory are whole minimal tuples, MAXALIGNed, read in place.
  * Rows the log writes to the device once it is there (segments 1 on) are
  * packed (vlogrow.h): 10 bytes of each tuple's header left out and no
- * alignment, about 13 bytes a row less; readers copy them out unpacked
+ * alignment, about 12 bytes a row less; readers copy them out unpacked
  * (braid_vlog_locate, braid_vlog_row_copy).  Segment 0, the memory's
  * bytes written as they were, keeps whole tuples: the refs to them were
  * handed out already.
@@ -178,22 +178,35 @@ braid_vlog_get(BraidValueLog *log, uint64 ref)
 }
 
 /*
- * braid_vlog_locate
- *		Where the row a ref points at lives on the device, its length and
- *		form, for braid_vlog_row_copy; the row is touched only when the ref
- *		does not carry its length.  The read is not counted (the caller
- *		copies the row and counts row->stored bytes).  Only for a log on the
- *		device.
+ * braid_vlog_ref_file
+ *		The device segment holding the row a ref points at, to take a read
+ *		grant of before braid_vlog_locate.  Only for a log on the device.
  */
-void
-braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidVlogRow *row)
+BraidSpillFile *
+braid_vlog_ref_file(BraidValueLog *log, uint64 ref)
 {
 	int			seg = braid_vlog_ref_seg(ref);
 
 	Assert(log->on_device);
 	if (seg >= log->nsegs)
 		elog(ERROR, "braidsort: value log reference to missing segment %d", seg);
-	row->file = log->segs[seg];
+	return log->segs[seg];
+}
+
+/*
+ * braid_vlog_locate
+ *		Where the row a ref points at lives on the device, its length and
+ *		form, for braid_vlog_row_copy; the row is touched only when the ref
+ *		does not carry its length (under the caller's read grant of
+ *		braid_vlog_ref_file).  The read is not counted (the caller copies the
+ *		row and counts row->stored bytes).  Only for a log on the device.
+ */
+void
+braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidVlogRow *row)
+{
+	int			seg = braid_vlog_ref_seg(ref);
+
+	row->file = braid_vlog_ref_file(log, ref);
 	row->pos = braid_vlog_ref_pos(ref);
 	row->src = row->file->base + row->pos;
 	/* segment 0 holds the memory's rows, whole; the others packed */
@@ -289,7 +302,7 @@ braid_vlog_scan_next(BraidValueLog *log, BraidVlogScan *scan, uint64 *ref)
 
 					if (log->scanbuf)
 						pfree(log->scanbuf);
-					log->scanbuf = MemoryContextAlloc(log->cxt, cap);
+					log->scanbuf = MemoryContextAllocHuge(log->cxt, cap);
 					log->scanbuf_cap = cap;
 				}
 				*ref = braid_make_vlog_ref(scan->seg, scan->pos, len);

@@ -65,6 +65,7 @@ extern void braid_vlog_init(BraidValueLog *log, MemoryContext cxt, size_t mem_li
 extern uint64 braid_vlog_append(BraidValueLog *log, MinimalTuple tuple);
 extern void braid_vlog_finish(BraidValueLog *log);
 extern MinimalTuple braid_vlog_get(BraidValueLog *log, uint64 ref);
+extern BraidSpillFile *braid_vlog_ref_file(BraidValueLog *log, uint64 ref);
 extern void braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidVlogRow *row);
 extern void braid_vlog_reset(BraidValueLog *log);
 extern void braid_vlog_scan_begin(BraidValueLog *log, BraidVlogScan *scan);

@@ -8,7 +8,7 @@
  * data, each row MAXALIGNed.  Rows in memory stay that way, to be read in
  * place.  On the spill device every byte written is paid for, so a row
  * there is packed: its length minus those first 10 bytes as a LEB128
- * varint (1 byte under 128, 2 under 16 kB), then the tuple from
+ * varint (1 byte for rows under 138 bytes, 2 under 16 kB), then the tuple from
  * t_infomask2 on, unaligned -- PostgreSQL's own tapes drop the same 10
  * bytes (MINIMAL_TUPLE_DATA_OFFSET) and write a 4-byte length instead.  A
  * row of 100 bytes takes 91 bytes packed against 104.  Whoever reads a
