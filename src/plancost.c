@@ -20,6 +20,7 @@
 
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "catalog/index.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type_d.h"
 #include "commands/vacuum.h"
@@ -255,11 +256,20 @@ sort_row_width(Sort *sort, Plan *child, Oid relid)
 /*
  * key_distinct
  *		ANALYZE's number of distinct values of a key expression of table
- *		relid, if it is a plain column with statistics; else 0.
+ *		relid, if it is a plain column with statistics (an index-only
+ *		scan's output column, INDEX_VAR, is one of indextlist's); else 0.
  */
 static double
-key_distinct(Oid relid, Expr *expr)
+key_distinct(Oid relid, Expr *expr, List *indextlist)
 {
+	if (IsA(expr, Var) && ((Var *) expr)->varno == INDEX_VAR)
+	{
+		AttrNumber	col = ((Var *) expr)->varattno;
+
+		if (col < 1 || col > list_length(indextlist))
+			return 0;
+		expr = ((TargetEntry *) list_nth(indextlist, col - 1))->expr;
+	}
 	return IsA(expr, Var) ? attr_distinct(relid, ((Var *) expr)->varattno) : 0;
 }
 
@@ -319,14 +329,16 @@ set_ties(BraidCostInput *cost, double distinct, int first_varwidth, AttrNumber s
  *		keys (costmodel.c, PG_NS_PER_TIE): the first key's distinct values,
  *		and how it reads the second key from its tuples, which are laid out
  *		as tlist (a scan's of table relid, whose statistics are read; the
- *		keys are its columns keycols).  Past the first variable-width column
+ *		keys are its columns keycols; indextlist is an index-only scan's,
+ *		whose output columns are its index's, else NIL).  Past the first variable-width column
  *		a column has no fixed offset, and heap_getattr steps over each
  *		column from there to it.  Sets cost's tie_* fields.  For the
  *		planner, and for an adaptive sort's switch in value-log form (its
  *		tuplesort holds the child's rows).
  */
 void
-braid_tlist_ties(const AttrNumber *keycols, List *tlist, Oid relid, BraidCostInput *cost)
+braid_tlist_ties(const AttrNumber *keycols, List *tlist, List *indextlist, Oid relid,
+				 BraidCostInput *cost)
 {
 	AttrNumber	second = keycols[1];
 	TargetEntry *first_tle = get_tle_by_resno(tlist, keycols[0]);
@@ -349,7 +361,7 @@ braid_tlist_ties(const AttrNumber *keycols, List *tlist, Oid relid, BraidCostInp
 			break;
 		}
 	}
-	set_ties(cost, key_distinct(relid, first_tle->expr), first_varwidth, second,
+	set_ties(cost, key_distinct(relid, first_tle->expr, indextlist), first_varwidth, second,
 			 exprType((Node *) second_tle->expr));
 }
 
@@ -446,7 +458,7 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 				!BRAID_KEY_IS_COLLATED(col.kind))
 				continue;
 			distinct *= key_distinct(relid, get_tle_by_resno(child->targetlist,
-															 sort->sortColIdx[i])->expr);
+															 sort->sortColIdx[i])->expr, NIL);
 		}
 		cost->collated_distinct = distinct;
 	}
@@ -466,12 +478,16 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 		for (int i = 0; i < keys->collated_key && prefix > 0; i++)
 			prefix *= OidIsValid(relid) ?
 				key_distinct(relid, get_tle_by_resno(child->targetlist,
-													 sort->sortColIdx[i])->expr) : 0;
+													 sort->sortColIdx[i])->expr, NIL) : 0;
 		cost->collated_group_rows = prefix > 0 ? Max(cost->rows / prefix, 1.0) : -1.0;
 	}
 	cost->numeric_key = keys->numeric_first;
 	if (sort->numCols > 1 && OidIsValid(relid))
-		braid_tlist_ties(sort->sortColIdx, child->targetlist, relid, cost);
+		braid_tlist_ties(sort->sortColIdx, child->targetlist, NIL, relid, cost);
+	else if (sort->numCols > 1 && IsA(child, IndexOnlyScan))
+		braid_tlist_ties(sort->sortColIdx, child->targetlist,
+						 ((IndexOnlyScan *) child)->indextlist,
+						 IndexGetRelation(((IndexOnlyScan *) child)->indexid, false), cost);
 	cost->processes = processes;
 	cost->cpus = braid_pool_cpus();
 	cost->sort_threads = braid_sort_thread_count(processes);

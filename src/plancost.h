@@ -38,8 +38,8 @@ extern double braid_plan_value_bytes(Expr *expr, Oid relid);
 extern void braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 								  bool table_cached, const BraidKeys *keys, int processes,
 								  BraidCostInput *cost);
-extern void braid_tlist_ties(const AttrNumber *keycols, List *tlist, Oid relid,
-							 BraidCostInput *cost);
+extern void braid_tlist_ties(const AttrNumber *keycols, List *tlist, List *indextlist,
+							 Oid relid, BraidCostInput *cost);
 extern void braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost);
 extern void braid_plan_spill_line_ns(double *write_ns, double *read_ns);
 extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,

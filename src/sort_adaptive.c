@@ -357,20 +357,22 @@ switch_pays(BraidSortState *st)
 	/*
 	 * What the tuplesort that would stay does with ties on the first key:
 	 * it holds whole table rows in heap TID form, the child's rows in
-	 * value-log form (the statistics known where the child scans a table's
-	 * heap: not an index-only scan, whose columns are the index's)
+	 * value-log form (the statistics known where the child scans a table:
+	 * its heap, or an index of it, whose columns an index-only scan outputs)
 	 */
 	if (cfg->nkeys > 1 && !cfg->value_log)
 		braid_table_ties(st->rel, cfg->keycols, &in);
 	else if (cfg->nkeys > 1 &&
 			 (IsA(st->child, SeqScanState) || IsA(st->child, IndexScanState) ||
-			  IsA(st->child, BitmapHeapScanState)))
+			  IsA(st->child, BitmapHeapScanState) || IsA(st->child, IndexOnlyScanState)))
 	{
 		Relation	scanned = ((ScanState *) st->child)->ss_currentRelation;
 
 		if (scanned != NULL && (scanned->rd_rel->relkind == RELKIND_RELATION ||
 								scanned->rd_rel->relkind == RELKIND_MATVIEW))
 			braid_tlist_ties(cfg->keycols, st->child->plan->targetlist,
+							 IsA(st->child, IndexOnlyScanState) ?
+							 ((IndexOnlyScan *) st->child->plan)->indextlist : NIL,
 							 RelationGetRelid(scanned), &in);
 	}
 	in.processes = st->adapt.processes;
