@@ -125,3 +125,15 @@ SET braidsort.enable = 'maybe';
 SET braidsort.no_such_setting = 1;
 SHOW braidsort.work_mem;
 SHOW braidsort.gather_batch;
+
+-- EXPLAIN (SETTINGS) lists the braidsort parameters that change plans
+-- when they differ from their defaults, as it does PostgreSQL's own
+SET braidsort.force = on;
+SET braidsort.join_mode = grace;
+SET braidsort.write_intensity = 0.5;
+SET braidsort.gather_batch = 512;
+EXPLAIN (COSTS OFF, SETTINGS) SELECT g FROM generate_series(1, 10) g ORDER BY g DESC;
+RESET braidsort.force;
+RESET braidsort.join_mode;
+RESET braidsort.write_intensity;
+RESET braidsort.gather_batch;

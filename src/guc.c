@@ -118,21 +118,21 @@ void
 braid_define_gucs(void)
 {
 	DefineCustomBoolVariable("braidsort.enable",
-							 "Enables braidsort's replacement of Sort nodes.",
-							 "When off, every Sort is left to PostgreSQL.",
+							 "Enables braidsort's replacement of Sort and Hash Join nodes.",
+							 "When off, every Sort and every Hash Join is left to PostgreSQL.",
 							 &braid_enable,
 							 true,
 							 PGC_USERSET,
-							 0,
+							 GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("braidsort.force",
-							 "Replaces every eligible Sort, whatever the cost model says.",
-							 "Intended for testing; ineligible Sorts are still left alone.",
+							 "Replaces every eligible Sort and Hash Join, whatever the cost model says.",
+							 "Intended for testing; ineligible ones are still left alone.",
 							 &braid_force,
 							 false,
 							 PGC_USERSET,
-							 0,
+							 GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("braidsort.adaptive",
@@ -145,7 +145,7 @@ braid_define_gucs(void)
 							 BRAID_ADAPTIVE_ON,
 							 adaptive_options,
 							 PGC_USERSET,
-							 0,
+							 GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("braidsort.work_mem",
@@ -157,7 +157,7 @@ braid_define_gucs(void)
 							-1,
 							MAX_KILOBYTES,
 							PGC_USERSET,
-							GUC_UNIT_KB,
+							GUC_UNIT_KB | GUC_EXPLAIN,
 							check_braid_work_mem, NULL, NULL);
 
 	DefineCustomIntVariable("braidsort.gather_batch",
@@ -196,7 +196,7 @@ braid_define_gucs(void)
 							 BRAID_SORT_MODE_AUTO,
 							 sort_mode_options,
 							 PGC_USERSET,
-							 0,
+							 GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("braidsort.join_mode",
@@ -211,7 +211,7 @@ braid_define_gucs(void)
 							 BRAID_JOIN_MODE_AUTO,
 							 join_mode_options,
 							 PGC_USERSET,
-							 0,
+							 GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("braidsort.join_read_ahead",
@@ -231,7 +231,7 @@ braid_define_gucs(void)
 							 &braid_write_intensity,
 							 -1.0, -1.0, 1.0,
 							 PGC_USERSET,
-							 0,
+							 GUC_EXPLAIN,
 							 check_write_intensity, NULL, NULL);
 
 	DefineCustomEnumVariable("braidsort.gather_source",
@@ -245,7 +245,7 @@ braid_define_gucs(void)
 							 BRAID_GATHER_AUTO,
 							 gather_source_options,
 							 PGC_USERSET,
-							 0,
+							 GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("braidsort.spill_tablespace",
@@ -257,7 +257,7 @@ braid_define_gucs(void)
 							   &braid_spill_tablespace,
 							   "",
 							   PGC_USERSET,
-							   0,
+							   GUC_EXPLAIN,
 							   braid_check_spill_tablespace, NULL, NULL);
 
 	DefineCustomIntVariable("braidsort.emulate_read_ns",
@@ -268,7 +268,7 @@ braid_define_gucs(void)
 							0,
 							1000000,
 							PGC_SUSET,
-							0,
+							GUC_EXPLAIN,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("braidsort.emulate_write_ns",
@@ -280,7 +280,7 @@ braid_define_gucs(void)
 							0,
 							1000000,
 							PGC_SUSET,
-							0,
+							GUC_EXPLAIN,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("braidsort.emulate_interference_ns",
