@@ -36,6 +36,21 @@ SELECT counter, value FROM braidsort.stats
 WHERE scope = 'global' AND counter IN ('sorts_onepass', 'sorts_mergepass', 'rows_sorted')
 ORDER BY counter;
 SELECT value > 0 AS avoided_value_writes FROM braidsort.stats WHERE counter = 'value_bytes_avoided';
+-- ... about what PostgreSQL's sort writes with the same memory
+CREATE FUNCTION temp_written(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	plan json;
+BEGIN
+	PERFORM set_config('braidsort.enable', 'off', true);
+	PERFORM set_config('work_mem', '256kB', true);
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || q INTO plan;
+	RETURN (plan->0->'Plan'->>'Temp Written Blocks')::bigint * current_setting('block_size')::bigint;
+END $$;
+SELECT temp_written('SELECT count(*), sum(id) FROM (SELECT * FROM sched_t ORDER BY k OFFSET 0) s')
+	AS pg_written \gset
+SELECT value BETWEEN :pg_written * 2 / 3 AND :pg_written * 3 / 2 AS avoided_near_postgresql_writes
+FROM braidsort.stats WHERE counter = 'value_bytes_avoided';
+DROP FUNCTION temp_written(text);
 SELECT count(DISTINCT scope) > 1 AS has_device_rows,
        bool_and(value > 0) FILTER (WHERE scope <> 'global' AND counter LIKE 'bytes_%') AS device_traffic
 FROM braidsort.stats;

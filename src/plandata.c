@@ -43,6 +43,7 @@
 #define PARAM_GATHER_KB		10
 #define PARAM_GATHER_PASS_US 11
 #define PARAM_ADAPTIVE		12
+#define PARAM_SORT_WIDTH	13
 
 /* attnos_to_list: an int list of n column numbers. */
 static List *
@@ -99,6 +100,7 @@ braid_plan_pack(const BraidSortPlanData *data)
 	params = lappend_int(params, data->gather_kb);
 	params = lappend_int(params, data->gather_pass_us);
 	params = lappend_int(params, data->adaptive ? 1 : 0);
+	params = lappend_int(params, data->sort_width);
 
 	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
 	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
@@ -148,4 +150,5 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->gather_kb = list_nth_int(params, PARAM_GATHER_KB);
 	data->gather_pass_us = list_nth_int(params, PARAM_GATHER_PASS_US);
 	data->adaptive = list_nth_int(params, PARAM_ADAPTIVE) != 0;
+	data->sort_width = list_nth_int(params, PARAM_SORT_WIDTH);
 }

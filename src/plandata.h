@@ -39,6 +39,10 @@ typedef struct BraidSortPlanData
 	int			keylen;			/* bytes of key prefix per entry */
 	bool		truncates;		/* some key may exceed keylen */
 	int			tuple_width;	/* planner's estimate of heap tuple bytes */
+	int			sort_width;		/* ... of a sorted row's data, as
+								 * PostgreSQL's Sort would hold it (NULL
+								 * constants of unused columns left out;
+								 * braidsort.stats) */
 	bool		expect_spill;	/* the IndexMap is expected to spill */
 	int			mode;			/* BRAID_MODE_* */
 	int			processes;		/* processes running the node at once: a

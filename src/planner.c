@@ -485,6 +485,36 @@ braid_heap_rescannable(Plan *child)
 #define BRAID_ADAPTIVE_MAX_WIDER 1.25
 
 /*
+ * sort_width_used
+ *		The Sort's width less the NULL constants PostgreSQL puts for unused
+ *		columns (count(*) over an ordered subquery), which plan_width counts
+ *		at their type's average width; no statistics looked up.
+ */
+static double
+sort_width_used(Sort *sort, Plan *child)
+{
+	double		width = sort->plan.plan_width;
+	ListCell   *lc;
+
+	foreach(lc, sort->plan.targetlist)
+	{
+		Expr	   *expr = ((TargetEntry *) lfirst(lc))->expr;
+
+		if (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
+		{
+			TargetEntry *ctle = get_tle_by_resno(child->targetlist,
+												 ((Var *) expr)->varattno);
+
+			expr = ctle != NULL ? ctle->expr : expr;
+		}
+		if (IsA(expr, Const) && ((Const *) expr)->constisnull)
+			width -= get_typavgwidth(((Const *) expr)->consttype,
+									 ((Const *) expr)->consttypmod);
+	}
+	return Max(width, 0);
+}
+
+/*
  * whole_rows_wider
  *		Whether the rows of table relid are more than BRAID_ADAPTIVE_MAX_WIDER
  *		times as large as those of the Sort over it (child), as tuples: the
@@ -503,28 +533,12 @@ whole_rows_wider(Sort *sort, Plan *child, Oid relid)
 	double		tuples = rel->rd_rel->reltuples;
 	double		overhead = MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
 	double		table_row;
-	double		sort_width = sort->plan.plan_width;
-	ListCell   *lc;
+	double		sort_width = sort_width_used(sort, child);
 
 	table_close(rel, NoLock);
 	table_row = pages > 0 && tuples > 0 ? pages * BLCKSZ / tuples :
 		get_relation_data_width(relid, NULL) + overhead;
-	foreach(lc, sort->plan.targetlist)
-	{
-		Expr	   *expr = ((TargetEntry *) lfirst(lc))->expr;
-
-		if (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
-		{
-			TargetEntry *ctle = get_tle_by_resno(child->targetlist,
-												 ((Var *) expr)->varattno);
-
-			expr = ctle != NULL ? ctle->expr : expr;
-		}
-		if (IsA(expr, Const) && ((Const *) expr)->constisnull)
-			sort_width -= get_typavgwidth(((Const *) expr)->consttype,
-										  ((Const *) expr)->consttypmod);
-	}
-	return table_row > BRAID_ADAPTIVE_MAX_WIDER * (Max(sort_width, 0) + overhead);
+	return table_row > BRAID_ADAPTIVE_MAX_WIDER * (sort_width + overhead);
 }
 
 /*
@@ -621,6 +635,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 							output_tlist);
 	start_plan_data(&data, sort, keys, keyexprs, by_tid, processes);
 	data.tuple_width = sort->plan.plan_width;
+	data.sort_width = (int) sort_width_used(sort, child);
 	data.wl_mode = braid_sort_mode == BRAID_SORT_MODE_AUTO ? BRAID_WL_MERGEPASS :
 		(int) (braid_sort_mode - BRAID_SORT_MODE_MERGEPASS);
 	data.segment_share = 0.5;
@@ -775,6 +790,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 
 	cscan = make_braid_scan(sort, child, own_cost, output_tlist);
 	data.tuple_width = (int) Min(cost.tuple_bytes, (double) INT_MAX);
+	data.sort_width = (int) Min(cost.sort_width, (double) INT_MAX);
 	data.expect_spill = braid_cost_spills(&cost, est.from);
 	data.wl_mode = (int) wl_mode;
 	data.can_reread = can_reread;

@@ -86,30 +86,52 @@ braid_exec_init(void)
 }
 
 /*
+ * PostgreSQL's external sort (tuplesort.c): a tuple on tape is its minimal
+ * tuple less 10 header bytes plus a 4-byte length; in memory, its minimal
+ * tuple, a 24-byte SortTuple and a 16-byte chunk header; each run merged
+ * takes a 256 kB buffer and a block, 6 to 500 runs at a time.
+ */
+#define PG_TAPE_ROW_OVERHEAD	(4 - (double) MINIMAL_TUPLE_DATA_OFFSET)
+#define PG_MEMORY_ROW_OVERHEAD	(24.0 + 16.0)
+#define PG_MERGE_RUN_BYTES		(32.0 * BLCKSZ + BLCKSZ)
+#define PG_MIN_MERGE_ORDER		6
+#define PG_MAX_MERGE_ORDER		500
+
+/*
  * count_sort
  *		Add a finished sort to braidsort.stats, with an estimate of the
- *		value bytes a tuple-carrying external sort with the same memory
- *		would have written: every row once per merge pass, when its rows
- *		outgrow the memory (runs of about the memory's size, merged with
- *		PostgreSQL's fan-in of one 256 kB buffer per run).  braidsort's own
- *		value writes (a value log on the device) are taken off.
+ *		value bytes PostgreSQL's external sort with the same memory would
+ *		have written: the rows it sorts (the Sort's input: the rows a value
+ *		log keeps, as they were; the planner's width of them over a heap
+ *		scan, whose whole heap tuples braidsort refetches), once per pass,
+ *		when they outgrow the memory (runs of about the memory's size,
+ *		merged with PostgreSQL's merge order).  braidsort's own value writes
+ *		(a value log on the device) are taken off.
  */
 static void
 count_sort(BraidSortState *st)
 {
-	double		total = (double) st->build.tuple_bytes;
+	double		rows = (double) st->build.rows_built;
 	double		mem = (double) Max(st->cfg.budget, (size_t) 65536);
 	double		carried = 0;
 	double		own = st->cfg.value_log && st->vlog.on_device ? (double) st->vlog.bytes : 0;
+	double		tuple;
 	BraidMethod method;
 
-	if (total > mem)
+	/* a sorted row's minimal tuple */
+	if (st->cfg.value_log && rows > 0)
+		tuple = (double) st->build.tuple_bytes / rows;
+	else
+		tuple = (double) st->cfg.sort_width + SizeofMinimalTupleHeader;
+	if (rows * (MAXALIGN(tuple) + PG_MEMORY_ROW_OVERHEAD) > mem)
 	{
-		double		runs = ceil(total / mem);
-		double		fanin = Max(floor(mem / (256.0 * 1024)), 2.0);
-		double		passes = Max(ceil(log(runs) / log(fanin)), 1.0);
+		double		runs = ceil(rows * (MAXALIGN(tuple) + PG_MEMORY_ROW_OVERHEAD) / mem);
+		double		order = floor((mem - BLCKSZ) / PG_MERGE_RUN_BYTES);
+		double		passes;
 
-		carried = total * passes;
+		order = Min(Max(order, PG_MIN_MERGE_ORDER), PG_MAX_MERGE_ORDER);
+		passes = Max(ceil(log(runs) / log(order)), 1.0);
+		carried = rows * (tuple + PG_TAPE_ROW_OVERHEAD) * passes;
 	}
 	if (st->instr.wl_mode != BRAID_WL_MERGEPASS)
 		method = BRAID_METHOD_HYBRID + (st->instr.wl_mode - BRAID_WL_HYBRID);
@@ -341,6 +363,7 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->collations = data->collations;
 	cfg->nullsfirst = data->nullsfirst;
 	cfg->keylen = (uint32) data->keylen;
+	cfg->sort_width = data->sort_width;
 	cfg->may_truncate = data->truncates;
 	cfg->stride = cfg->keylen + BRAID_REF_BYTES;
 	cfg->est_rows = st->css.ss.ps.plan->plan_rows;

@@ -162,6 +162,8 @@ typedef struct BraidSortConfig
 	bool		random_access;
 	size_t		budget;
 	double		segment_share;	/* segment: share of the input through runs */
+	int			sort_width;		/* the planner's bytes of a row PostgreSQL's
+								 * Sort would hold (braidsort.stats) */
 } BraidSortConfig;
 
 /* BUILD: the IndexMap being filled (sort_build.c, sort_keys.c). */
