@@ -46,7 +46,7 @@ BEGIN
 		line := regexp_replace(line, 'Switched At Rows: \d+', 'Switched At Rows: N');
 		line := regexp_replace(line, 'Memory Usage: \d+kB', 'Memory Usage: NkB');
 		line := regexp_replace(line, '(Disk: |Switch Declined At Rows: )\d+', '\1N');
-		line := regexp_replace(line, 'Switch Estimates: braidsort \d+ ms', 'Switch Estimates: braidsort N ms');
+		line := regexp_replace(line, 'Switch Estimates: braidsort \d+\.\d+ ms', 'Switch Estimates: braidsort N ms');
 		line := regexp_replace(line, '(Rows Sorted|Device Bytes Written|Device Bytes Read|Device Lines Written|Device Lines Read|Gather Batches|Runs|Merge Passes): \d+', '\1: N');
 		RETURN NEXT line;
 	END LOOP;
@@ -269,6 +269,36 @@ DROP FUNCTION plan_nodes(text);
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 RESET enable_incremental_sort;
+-- parallel workers that switched show their estimates too (and in JSON
+-- the properties the node's own figures have)
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+CREATE FUNCTION switched_workers(q text, OUT workers int, OUT switched int, OUT with_estimates int)
+LANGUAGE plpgsql AS $$
+DECLARE
+	plan jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO plan;
+	SELECT count(*), count(*) FILTER (WHERE w ? 'Switched At Rows'),
+		   count(*) FILTER (WHERE w ? 'Switched At Rows' AND w ? 'Switch Estimate braidsort'
+							AND w ? 'Switch Estimate PostgreSQL')
+	INTO workers, switched, with_estimates
+	FROM jsonb_array_elements(jsonb_path_query_first(plan,
+		'$.** ? (@."Custom Plan Provider" == "BraidSort")')->'Workers') w;
+END $$;
+CREATE TABLE ad_par AS
+SELECT g AS id, g % 2 AS a, g % 2 AS b, md5(g::text) AS t FROM generate_series(1, 200000) g;
+ANALYZE ad_par;
+SELECT workers > 0 AS workers, switched > 0 AS some_switched, with_estimates = switched AS all_show_estimates
+FROM switched_workers('SELECT * FROM ad_par WHERE a = b ORDER BY a, id DESC');
+DROP FUNCTION switched_workers(text);
+DROP TABLE ad_par;
+SET max_parallel_workers_per_gather = 0;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
 DROP TABLE ad_ties;
 RESET work_mem;
 RESET braidsort.adaptive;

@@ -314,13 +314,27 @@ explain_switch_estimates(const BraidSortInstr *instr, ExplainState *es)
 		return;
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 		ExplainPropertyText("Switch Estimates",
-							psprintf("braidsort %.0f ms, PostgreSQL %.0f ms",
+							psprintf("braidsort %.2f ms, PostgreSQL %.2f ms",
 									 instr->switch_braid_ms, instr->switch_pg_ms), es);
 	else
 	{
-		ExplainPropertyFloat("Switch Estimate braidsort", "ms", instr->switch_braid_ms, 0, es);
-		ExplainPropertyFloat("Switch Estimate PostgreSQL", "ms", instr->switch_pg_ms, 0, es);
+		ExplainPropertyFloat("Switch Estimate braidsort", "ms", instr->switch_braid_ms, 2, es);
+		ExplainPropertyFloat("Switch Estimate PostgreSQL", "ms", instr->switch_pg_ms, 2, es);
 	}
+}
+
+/*
+ * explain_write_intensity
+ *		A write-limited sort's share of MergePass's writes: the setting, or
+ *		the cost model's choice.
+ */
+static void
+explain_write_intensity(const BraidSortPlanData *data, ExplainState *es)
+{
+	if (data->write_intensity < 0)
+		ExplainPropertyText("Write Intensity", "cost-optimal", es);
+	else
+		ExplainPropertyFloat("Write Intensity", NULL, data->write_intensity, 2, es);
 }
 
 /*
@@ -370,6 +384,9 @@ explain_worker_text(const BraidSortInstr *w, ExplainState *es)
 					 (int64) (w->peak_map_bytes / 1024));
 	if (w->adaptive == BRAID_ADAPTIVE_SWITCHED)
 		appendStringInfo(es->str, "  Switched At Rows: " INT64_FORMAT, w->switched_at_rows);
+	if (w->adaptive == BRAID_ADAPTIVE_SWITCHED && w->switch_estimated)
+		appendStringInfo(es->str, "  Switch Estimates: braidsort %.2f ms, PostgreSQL %.2f ms",
+						 w->switch_braid_ms, w->switch_pg_ms);
 	if (w->gather_batches > 0)
 		appendStringInfo(es->str, "  Gather Batches: " INT64_FORMAT, w->gather_batches);
 	if (w->sorts > 1)
@@ -463,12 +480,7 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 			explain_switch_estimates(shown, es);
 		}
 		if (spilled && wl_mode != BRAID_WL_MERGEPASS)
-		{
-			if (data.write_intensity < 0)
-				ExplainPropertyText("Write Intensity", "cost-optimal", es);
-			else
-				ExplainPropertyFloat("Write Intensity", NULL, data.write_intensity, 2, es);
-		}
+			explain_write_intensity(&data, es);
 		ExplainPropertyText("Gather Source", source_name(value_log, sorted ? shown : NULL), es);
 		if (sorted)
 			explain_figures(shown, data.keylen, value_log, es);
@@ -490,7 +502,12 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 		{
 			ExplainPropertyText("Sort Method", method_name(instr_spilled(w), w->wl_mode), es);
 			if (w->adaptive == BRAID_ADAPTIVE_SWITCHED)
+			{
 				ExplainPropertyInteger("Switched At Rows", NULL, w->switched_at_rows, es);
+				explain_switch_estimates(w, es);
+			}
+			if (instr_spilled(w) && w->wl_mode != BRAID_WL_MERGEPASS)
+				explain_write_intensity(&data, es);
 			ExplainPropertyText("Gather Source", source_name(value_log, w), es);
 			explain_figures(w, -1, value_log, es);
 		}

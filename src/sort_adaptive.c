@@ -396,7 +396,7 @@ switch_pays(BraidSortState *st)
 		return false;
 	}
 	st->instr.switch_declined_rows = st->adapt.rows_read;
-	elog(DEBUG1, "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f rows%s)",
+	elog(DEBUG1, "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s (braidsort %.2f ms, PostgreSQL %.2f ms estimated for %.0f rows%s)",
 		 st->adapt.rows_read, est.why, est.braid_ns / 1e6, est.pg_ns / 1e6, in.rows,
 		 in.processes > 1 ? psprintf(" in each of %d processes", in.processes) : "");
 	return false;
