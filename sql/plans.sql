@@ -137,3 +137,12 @@ RESET braidsort.force;
 RESET braidsort.join_mode;
 RESET braidsort.write_intensity;
 RESET braidsort.gather_batch;
+
+-- a node sorted again on each rescan counts the rows of all its sorts,
+-- as it does its runs and bytes: 999 + 998 + 997
+SET braidsort.force = on;
+SELECT line FROM explain_masked($q$
+	SELECT count(*) FROM generate_series(1, 3) c(id)
+	CROSS JOIN LATERAL (SELECT g FROM generate_series(1, 1000) g WHERE g > c.id ORDER BY g DESC OFFSET 0) x
+$q$) AS line WHERE line ~ 'Rows Sorted|Sorts:';
+RESET braidsort.force;

@@ -150,6 +150,7 @@ static void
 accumulate(BraidSortInstr *into, const BraidSortInstr *from)
 {
 	into->sorts += from->sorts;
+	into->rows_sorted += from->rows_sorted;
 	into->runs += from->runs;
 	into->merge_passes += from->merge_passes;
 	add_device(&into->device, &from->device);
@@ -165,7 +166,6 @@ accumulate(BraidSortInstr *into, const BraidSortInstr *from)
 	into->select_ms += from->select_ms;
 	into->peak_map_bytes = Max(into->peak_map_bytes, from->peak_map_bytes);
 	into->peak_gather_bytes = Max(into->peak_gather_bytes, from->peak_gather_bytes);
-	into->rows_sorted = from->rows_sorted;
 	into->sort_threads = from->sort_threads;
 	into->gather_source = from->gather_source;
 	into->sorted_refs = from->sorted_refs;

@@ -49,6 +49,7 @@ typedef struct BraidSortInstr
 {
 	/* counted over every sort of the node (its loops) */
 	int64		sorts;
+	int64		rows_sorted;
 	int64		runs;
 	int64		merge_passes;	/* the final merge included */
 	BraidDeviceStats device;
@@ -70,7 +71,6 @@ typedef struct BraidSortInstr
 	size_t		peak_map_bytes;
 	size_t		peak_gather_bytes;
 	/* the last sort */
-	int64		rows_sorted;
 	int			sort_threads;
 	BraidGatherSource gather_source;
 	BraidSortedRefs sorted_refs;

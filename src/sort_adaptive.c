@@ -200,7 +200,6 @@ record_tuplesort(BraidSortState *st)
 	st->instr.tuplesort_method = st->instr.tuplesort_disk ? (int) stats.sortMethod :
 		(int) SORT_TYPE_QUICKSORT;
 	st->instr.tuplesort_kb = stats.spaceUsed;
-	st->instr.rows_sorted = st->adapt.rows_read;
 }
 
 /*
@@ -510,6 +509,7 @@ braid_adaptive_sort(BraidSortState *st)
 							   st->instr.switch_declined_rows > 0);
 	if (!switched)
 	{
+		st->instr.rows_sorted += st->adapt.rows_read;
 		record_tuplesort(st);
 		st->adapt.serving = true;
 		st->pos.built = true;

@@ -231,6 +231,7 @@ build_and_sort(BraidSortState *st)
 	st->css.ss.ps.state->es_direction = dir;
 	st->pos.built = true;
 	st->instr.sorts++;
+	st->instr.rows_sorted += st->build.rows_built;
 	st->pos.current = 0;
 	st->pos.eof_reached = false;
 	st->out.nbatches = 0;
@@ -291,8 +292,6 @@ static void
 snapshot_instr(BraidSortState *st, BraidSortInstr *out)
 {
 	*out = st->instr;
-	out->rows_sorted = st->instr.adaptive == BRAID_ADAPTIVE_TUPLESORT ?
-		st->adapt.rows_read : st->build.rows_built;
 	out->gather_batches = st->out.gather.batches;
 	out->peak_gather_bytes = st->out.gather.peak_arena;
 	if (!st->cfg.value_log)
