@@ -22,23 +22,26 @@ COMMENT ON VIEW progress IS
 
 -- The scheduler view gains the emulated device clock's counters (emulate.c):
 -- device time reserved, time accesses queued for a free lane, and lines read
--- that paid the interference delay.
-DROP VIEW scheduler;
-DROP FUNCTION scheduler();
-CREATE FUNCTION scheduler(OUT device text, OUT tablespace text, OUT io_policy text,
-						  OUT phase text, OUT readers int, OUT writers int,
-						  OUT writer_threads int, OUT waiting_readers int,
-						  OUT waiting_writers int, OUT write_thread_cap int,
-						  OUT read_grants bigint, OUT write_grants bigint,
-						  OUT waits bigint, OUT phase_switches bigint,
-						  OUT overlaps bigint, OUT profilers int,
-						  OUT ungated_reads bigint, OUT emulated_busy_ms float8,
-						  OUT emulated_queued_ms float8, OUT interfered_lines bigint)
+-- that paid the interference delay.  Its function gains three columns, so a
+-- new one takes its place under the same name and the view is replaced in
+-- place, its new columns at the end: views built on it are kept (dropping
+-- it would make the update fail on them).
+CREATE FUNCTION scheduler_0_4(OUT device text, OUT tablespace text, OUT io_policy text,
+							  OUT phase text, OUT readers int, OUT writers int,
+							  OUT writer_threads int, OUT waiting_readers int,
+							  OUT waiting_writers int, OUT write_thread_cap int,
+							  OUT read_grants bigint, OUT write_grants bigint,
+							  OUT waits bigint, OUT phase_switches bigint,
+							  OUT overlaps bigint, OUT profilers int,
+							  OUT ungated_reads bigint, OUT emulated_busy_ms float8,
+							  OUT emulated_queued_ms float8, OUT interfered_lines bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'braidsort_scheduler'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
-CREATE VIEW scheduler AS SELECT * FROM scheduler();
+CREATE OR REPLACE VIEW scheduler AS SELECT * FROM scheduler_0_4() AS scheduler;
+DROP FUNCTION scheduler();
+ALTER FUNCTION scheduler_0_4() RENAME TO scheduler;
 GRANT SELECT ON scheduler TO PUBLIC;
 COMMENT ON VIEW scheduler IS
 'per spill device: active and waiting readers and writers, grants, waits, phase switches, read/write overlaps (0 under io_policy = interference_aware), reads made without a read grant (always 0), and the emulated device clock: time reserved, time queued for a free lane, lines read under interference';

@@ -107,5 +107,18 @@ is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extnam
 is($node->safe_psql('updated', $objects), $node->safe_psql('fresh', $objects),
 	'an updated 0.1 has the objects and privileges of a fresh 0.5');
 
+# a DBA's view on braidsort.scheduler does not stop the update that gave
+# the view new columns (0.3.1 to 0.4), and keeps working
+$node->safe_psql('postgres', 'CREATE DATABASE with_view');
+$node->safe_psql('with_view', "CREATE EXTENSION braidsort VERSION '0.3.1'; "
+	  . 'CREATE VIEW my_io AS SELECT device, phase, waits FROM braidsort.scheduler');
+my ($rc, $out, $err) = $node->psql('with_view', 'ALTER EXTENSION braidsort UPDATE');
+is($rc, 0, 'the update passes a view built on braidsort.scheduler') or diag($err);
+is($node->safe_psql('with_view', 'SELECT count(*) >= 0 FROM my_io; '
+	  . 'SELECT count(*) >= 0 FROM braidsort.scheduler WHERE interfered_lines >= 0'),
+	"t\nt", 'the view and the new columns are read');
+is($node->safe_psql('with_view', $objects), $node->safe_psql('fresh', $objects),
+	'... with the objects of a fresh 0.5');
+
 $node->stop;
 done_testing();
