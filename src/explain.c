@@ -375,7 +375,7 @@ explain_tuplesort(const BraidSortInstr *instr, ExplainState *es)
  *		other formats have every figure.
  */
 static void
-explain_worker_text(const BraidSortInstr *w, ExplainState *es)
+explain_worker_text(const BraidSortInstr *w, const BraidSortPlanData *data, ExplainState *es)
 {
 	braid_explain_indent_text(es);
 	appendStringInfo(es->str, "Sort Method: %s  Rows Sorted: " INT64_FORMAT
@@ -405,7 +405,11 @@ explain_worker_text(const BraidSortInstr *w, ExplainState *es)
 	if (w->wl_mode != BRAID_WL_MERGEPASS)
 	{
 		braid_explain_indent_text(es);
-		appendStringInfo(es->str, "Selection Passes: " INT64_FORMAT
+		if (data->write_intensity < 0)
+			appendStringInfoString(es->str, "Write Intensity: cost-optimal");
+		else
+			appendStringInfo(es->str, "Write Intensity: %.2f", data->write_intensity);
+		appendStringInfo(es->str, "  Selection Passes: " INT64_FORMAT
 						 "  Memory Run Entries: " INT64_FORMAT "\n",
 						 w->selection_passes, w->memory_run_entries);
 	}
@@ -497,7 +501,7 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 		if (w->adaptive == BRAID_ADAPTIVE_TUPLESORT)
 			explain_tuplesort(w, es);
 		else if (es->format == EXPLAIN_FORMAT_TEXT)
-			explain_worker_text(w, es);
+			explain_worker_text(w, &data, es);
 		else
 		{
 			ExplainPropertyText("Sort Method", method_name(instr_spilled(w), w->wl_mode), es);

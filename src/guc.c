@@ -182,7 +182,7 @@ braid_define_gucs(void)
 							0,
 							64,
 							PGC_USERSET,
-							0,
+							GUC_EXPLAIN,
 							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("braidsort.sort_mode",

@@ -38,6 +38,7 @@
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "optimizer/optimizer.h"
+#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -88,12 +89,13 @@ braid_exec_init(void)
 /*
  * PostgreSQL's external sort (tuplesort.c): a tuple on tape is its minimal
  * tuple less 10 header bytes plus a 4-byte length; in memory, its minimal
- * tuple, a 24-byte SortTuple and a 16-byte chunk header; each run merged
- * takes a 256 kB buffer and a block, 6 to 500 runs at a time.
+ * tuple in a chunk of the next power of two, a 24-byte SortTuple and a
+ * 16-byte chunk header; its merge order is the memory over a 256 kB
+ * buffer and two blocks a run (tuplesort_merge_order), 6 to 500.
  */
 #define PG_TAPE_ROW_OVERHEAD	(4 - (double) MINIMAL_TUPLE_DATA_OFFSET)
 #define PG_MEMORY_ROW_OVERHEAD	(24.0 + 16.0)
-#define PG_MERGE_RUN_BYTES		(32.0 * BLCKSZ + BLCKSZ)
+#define PG_MERGE_RUN_BYTES		(32.0 * BLCKSZ + 2 * BLCKSZ)
 #define PG_MIN_MERGE_ORDER		6
 #define PG_MAX_MERGE_ORDER		500
 
@@ -116,6 +118,7 @@ count_sort(BraidSortState *st)
 	double		carried = 0;
 	double		own = st->cfg.value_log && st->vlog.on_device ? (double) st->vlog.bytes : 0;
 	double		tuple;
+	double		in_memory;
 	BraidMethod method;
 
 	/* a sorted row's minimal tuple */
@@ -123,10 +126,11 @@ count_sort(BraidSortState *st)
 		tuple = (double) st->build.tuple_bytes / rows;
 	else
 		tuple = (double) st->cfg.sort_width + SizeofMinimalTupleHeader;
-	if (rows * (MAXALIGN(tuple) + PG_MEMORY_ROW_OVERHEAD) > mem)
+	in_memory = pg_nextpower2_32((uint32) Max(MAXALIGN(tuple), 8)) + PG_MEMORY_ROW_OVERHEAD;
+	if (rows * in_memory > mem)
 	{
-		double		runs = ceil(rows * (MAXALIGN(tuple) + PG_MEMORY_ROW_OVERHEAD) / mem);
-		double		order = floor((mem - BLCKSZ) / PG_MERGE_RUN_BYTES);
+		double		runs = ceil(rows * in_memory / mem);
+		double		order = floor(mem / PG_MERGE_RUN_BYTES);
 		double		passes;
 
 		order = Min(Max(order, PG_MIN_MERGE_ORDER), PG_MAX_MERGE_ORDER);
