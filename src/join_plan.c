@@ -619,7 +619,8 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
 	if (!braid_force && own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN)
 	{
-		*why = psprintf("the cost model expects no gain, or less than 5%% (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f x %.0f rows in %d batches)",
+		*why = psprintf("the cost model expects no gain, or less than %.0f%% (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f x %.0f rows in %d batches)",
+						(1.0 - BRAID_JM_TAKE_MARGIN) * 100.0,
 						own_ms, pg_ms, data.inner_rows, data.outer_rows, nbatch);
 		return NULL;
 	}
