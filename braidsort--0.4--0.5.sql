@@ -18,6 +18,13 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 COMMENT ON FUNCTION join_modes(text) IS
 'plans a query and estimates, for every hash join braidsort would take (BraidJoin), each mode (grace, hybrid, segmented, lazy) at braidsort.write_intensity: partitions, lines written and read, rescans, ms, PostgreSQL''s own hash join''s ms, the mode''s ms as weighed against it (the join is taken when the chosen mode''s is lower), and which one would run';
 
+-- When the counters of stats (and scheduler) last started.
+CREATE FUNCTION stats_reset_time() RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'braidsort_stats_reset_time'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION stats_reset_time() IS
+'when braidsort''s counters (stats, and scheduler''s) last started: the server''s start or the last stats_reset()';
+
 COMMENT ON VIEW stats IS
 'braidsort counters since server start or stats_reset(): sorts by method, joins by mode, rows, value bytes avoided, declines by reason, and per-device spill traffic';
 

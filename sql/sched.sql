@@ -22,6 +22,9 @@ RESET braidsort.read_threads;
 
 SELECT braidsort.stats_reset();
 SELECT counter, value FROM braidsort.stats WHERE scope = 'global' ORDER BY counter;
+-- ... since a moment ago
+SELECT braidsort.stats_reset_time() BETWEEN now() - interval '1 minute' AND clock_timestamp()
+	AS reset_just_now;
 
 CREATE TABLE sched_t AS
 SELECT (g * 7919) % 50021 AS k, repeat('p', 30) AS pad, g AS id

@@ -29,6 +29,7 @@
 
 PG_FUNCTION_INFO_V1(braidsort_stats);
 PG_FUNCTION_INFO_V1(braidsort_stats_reset);
+PG_FUNCTION_INFO_V1(braidsort_stats_reset_time);
 PG_FUNCTION_INFO_V1(braidsort_scheduler);
 
 static const char *const decline_names[BRAID_NUM_DECLINES] = {
@@ -255,6 +256,19 @@ braidsort_stats_reset(PG_FUNCTION_ARGS)
 	LWLockRelease(braid_shared->lock);
 	pg_atomic_write_u64(&braid_shared->stats_reset, (uint64) GetCurrentTimestamp());
 	PG_RETURN_VOID();
+}
+
+/*
+ * braidsort_stats_reset_time
+ *		SQL: braidsort.stats_reset_time(), when the counters last started:
+ *		the server's start or the last stats_reset() (as
+ *		pg_stat_statements_info's stats_reset).
+ */
+Datum
+braidsort_stats_reset_time(PG_FUNCTION_ARGS)
+{
+	require_shared();
+	PG_RETURN_TIMESTAMPTZ((TimestampTz) pg_atomic_read_u64(&braid_shared->stats_reset));
 }
 
 /*
