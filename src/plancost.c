@@ -203,6 +203,24 @@ key_correlation(Oid relid, Expr *expr)
 }
 
 /*
+ * braid_sort_input_expr
+ *		What a Sort's target entry expr holds: the child's expression for an
+ *		OUTER_VAR (a column of the child's output), else expr itself.
+ */
+Expr *
+braid_sort_input_expr(Plan *child, Expr *expr)
+{
+	if (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
+	{
+		TargetEntry *ctle = get_tle_by_resno(child->targetlist, ((Var *) expr)->varattno);
+
+		if (ctle != NULL)
+			return ctle->expr;
+	}
+	return expr;
+}
+
+/*
  * sort_row_width
  *		Bytes of the rows the Sort carries, from what its target list really
  *		holds: a column's average width (the table's statistics for plain
@@ -220,16 +238,8 @@ sort_row_width(Sort *sort, Plan *child, Oid relid)
 
 	foreach(lc, sort->plan.targetlist)
 	{
-		Expr	   *expr = ((TargetEntry *) lfirst(lc))->expr;
+		Expr	   *expr = braid_sort_input_expr(child, ((TargetEntry *) lfirst(lc))->expr);
 
-		if (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
-		{
-			TargetEntry *ctle = get_tle_by_resno(child->targetlist,
-												 ((Var *) expr)->varattno);
-
-			if (ctle != NULL)
-				expr = ctle->expr;
-		}
 		if (IsA(expr, Const))
 		{
 			Const	   *c = (Const *) expr;

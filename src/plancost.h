@@ -38,6 +38,7 @@ extern double braid_plan_value_bytes(Expr *expr, Oid relid);
 extern void braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 								  bool table_cached, const BraidKeys *keys, int processes,
 								  BraidCostInput *cost);
+extern Expr *braid_sort_input_expr(Plan *child, Expr *expr);
 extern void braid_tlist_ties(const AttrNumber *keycols, List *tlist, List *indextlist,
 							 Oid relid, BraidCostInput *cost);
 extern void braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost);

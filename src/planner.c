@@ -498,15 +498,8 @@ sort_width_used(Sort *sort, Plan *child)
 
 	foreach(lc, sort->plan.targetlist)
 	{
-		Expr	   *expr = ((TargetEntry *) lfirst(lc))->expr;
+		Expr	   *expr = braid_sort_input_expr(child, ((TargetEntry *) lfirst(lc))->expr);
 
-		if (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR)
-		{
-			TargetEntry *ctle = get_tle_by_resno(child->targetlist,
-												 ((Var *) expr)->varattno);
-
-			expr = ctle != NULL ? ctle->expr : expr;
-		}
 		if (IsA(expr, Const) && ((Const *) expr)->constisnull)
 			width -= get_typavgwidth(((Const *) expr)->consttype,
 									 ((Const *) expr)->consttypmod);
