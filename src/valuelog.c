@@ -43,8 +43,10 @@
 StaticAssertDecl(BRAID_VLOG_ROW_SKIP == MINIMAL_TUPLE_DATA_OFFSET,
 				 "a packed row leaves out the bytes before a minimal tuple's data");
 
-#define BRAID_VLOG_FIRST_SEGMENT ((size_t) 4 * 1024 * 1024)
+#define BRAID_VLOG_FIRST_SEGMENT ((size_t) 1024 * 1024)
 #define BRAID_VLOG_SEGMENT ((size_t) 64 * 1024 * 1024)
+/* BRAID_VLOG_SEGMENT is BRAID_VLOG_FIRST_SEGMENT doubled this many times */
+#define BRAID_VLOG_DOUBLINGS	6
 #define BRAID_VLOG_MAX_MEMORY ((size_t) 1024 * 1024 * 1024)
 #define BRAID_VLOG_MAX_SEGMENTS 65535
 
@@ -141,7 +143,9 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 	hdrlen = braid_vlog_pack_header(hdr, (uint32) len);
 	stored = hdrlen + len - BRAID_VLOG_ROW_SKIP;
 	if (log->nsegs < 2 || log->seg_used + stored > log->segs[log->nsegs - 1]->size)
-		add_segment(log, Max(stored, Min(BRAID_VLOG_FIRST_SEGMENT << Min(log->nsegs, 4),
+		/* segment 0 is the memory's: the first written here is 1 */
+		add_segment(log, Max(stored, Min(BRAID_VLOG_FIRST_SEGMENT << Min(log->nsegs - 1,
+																		 BRAID_VLOG_DOUBLINGS),
 										 BRAID_VLOG_SEGMENT)));
 	braid_spill_write(log->segs[log->nsegs - 1], hdr, hdrlen);
 	braid_spill_write(log->segs[log->nsegs - 1],
