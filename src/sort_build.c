@@ -134,6 +134,8 @@ braid_build_place_entry(BraidSortState *st, const uint8 *key, size_t len,
 static void
 add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 {
+	bool		aside;
+
 	if (st->wl.flush_at >= 0 && st->wl.entries_added++ == st->wl.flush_at &&
 		st->build.nentries > 0)
 		braid_wl_flush_for_memory_run(st);
@@ -151,14 +153,19 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 		}
 	}
 
-	ref = braid_entry_ref(braid_build_place_entry(st, key, len, st->build.keybuf.sortable, ref),
-						  st->cfg.keylen);
-
 	/* full keys kept aside: the whole IndexMap again, made serially */
-	if (ref & BRAID_REF_TRUNCATED && st->runset.pipe.on)
+	aside = st->cfg.collated || len > st->cfg.keylen;
+	if (aside && st->runset.pipe.on)
 		braid_pipe_end(st);
-	if (ref & BRAID_REF_TRUNCATED &&
-		st->build.capacity * st->cfg.stride + braid_ovf_bytes(&st->build.ovf) > st->cfg.budget)
+
+	/*
+	 * Keeping this key aside would take the IndexMap and the full keys
+	 * beyond the budget (the key store grows by doubling): write a run
+	 * first.  A first key larger than the budget is kept all the same.
+	 */
+	if (aside && st->build.nentries > 0 &&
+		st->build.capacity * st->cfg.stride +
+		braid_ovf_bytes_after(&st->build.ovf, len, !st->cfg.collated) > st->cfg.budget)
 	{
 		braid_spill_run(st);
 
@@ -172,6 +179,8 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 			st->build.entries = repalloc_huge(st->build.entries, st->build.capacity * st->cfg.stride);
 		}
 	}
+
+	(void) braid_build_place_entry(st, key, len, st->build.keybuf.sortable, ref);
 }
 
 /*

@@ -58,6 +58,26 @@ braid_ovf_bytes(const BraidOverflow *ovf)
 	return ovf->nslots * (sizeof(uint64) * 2 + sizeof(uint32)) + ovf->arena_cap;
 }
 
+/*
+ * braid_ovf_bytes_after
+ *		braid_ovf_bytes once a key of len bytes is kept: by braid_ovf_put
+ *		(with_slot), else by braid_ovf_append; the arena and the slots grow
+ *		as those functions grow them.
+ */
+size_t
+braid_ovf_bytes_after(const BraidOverflow *ovf, size_t len, bool with_slot)
+{
+	size_t		need = len + (!with_slot && len >= 0xFFFFFF ? sizeof(uint64) : 0);
+	size_t		arena = ovf->arena_cap;
+	size_t		nslots = ovf->nslots;
+
+	if (ovf->arena_used + need > arena)
+		arena = Max(Max(arena * 2, ovf->arena_used + need), (size_t) 4096);
+	if (with_slot && (ovf->nused + 1) * 2 > nslots)
+		nslots = Max(nslots * 2, (size_t) 64);
+	return nslots * (sizeof(uint64) * 2 + sizeof(uint32)) + arena;
+}
+
 /* ovf_insert_slot: place key/offset/len in the table (no growth). */
 static void
 ovf_insert_slot(BraidOverflow *ovf, uint64 key, uint64 off, uint32 len)

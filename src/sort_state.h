@@ -394,6 +394,7 @@ braid_sort_set_phase(BraidSortState *st, BraidProgressPhase phase)
 /* sort_keys.c */
 extern void braid_ovf_init(BraidOverflow *ovf, MemoryContext cxt);
 extern size_t braid_ovf_bytes(const BraidOverflow *ovf);
+extern size_t braid_ovf_bytes_after(const BraidOverflow *ovf, size_t len, bool with_slot);
 extern void braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size_t len);
 extern uint64 braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len);
 extern void braid_ovf_free(BraidOverflow *ovf);
