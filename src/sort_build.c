@@ -45,11 +45,11 @@ grow_entries(BraidSortState *st)
 
 	/*
 	 * A value log keeps rows in the other half of the budget until it
-	 * spills.  Full encodings of long keys take what the entries leave; if
-	 * they push the total over the budget, add_entry spills and splits the
-	 * budget evenly from then on.
+	 * spills.  Full encodings of long keys take what the entries leave;
+	 * once they would push the total over the budget, add_entry splits it
+	 * evenly from then on.
 	 */
-	if (st->cfg.value_log)
+	if (st->cfg.value_log || st->build.keys_split)
 		room = Min(room, st->cfg.budget / 2);
 	limit = room / st->cfg.stride;
 
@@ -160,23 +160,31 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 
 	/*
 	 * Keeping this key aside would take the IndexMap and the full keys
-	 * beyond the budget (the key store grows by doubling): write a run
-	 * first.  A first key larger than the budget is kept all the same.
+	 * beyond the budget (the key store grows by doubling): from now on the
+	 * entries keep to half of it, their full keys to the rest, and a run is
+	 * written first if the entries held fill their half or the key does
+	 * not fit the rest.  Only a key larger than the budget is kept
+	 * beyond it, alone.
 	 */
-	if (aside && st->build.nentries > 0 &&
-		st->build.capacity * st->cfg.stride +
-		braid_ovf_bytes_after(&st->build.ovf, len, !st->cfg.collated) > st->cfg.budget)
+	if (aside)
 	{
-		braid_spill_run(st);
+		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, !st->cfg.collated);
+		size_t		half = Max(st->cfg.budget / 2 / st->cfg.stride, (size_t) 1);
 
-		/*
-		 * Long keys filled the budget before the entries did: from now on
-		 * split it evenly between entries and their full keys.
-		 */
-		if (st->build.capacity * st->cfg.stride > st->cfg.budget / 2)
+		if (st->build.capacity * st->cfg.stride + after > st->cfg.budget)
 		{
-			st->build.capacity = Max(st->cfg.budget / 2 / st->cfg.stride, (size_t) 1);
-			st->build.entries = repalloc_huge(st->build.entries, st->build.capacity * st->cfg.stride);
+			if (st->build.nentries > 0 &&
+				(st->build.nentries >= half || half * st->cfg.stride + after > st->cfg.budget))
+				braid_spill_run(st);
+			st->build.keys_split = true;
+			if (st->build.capacity > half)
+			{
+				/* a helper may still be faulting the entries' pages in */
+				braid_prefault_end();
+				st->build.capacity = half;
+				st->build.entries = repalloc_huge(st->build.entries,
+												  st->build.capacity * st->cfg.stride);
+			}
 		}
 	}
 

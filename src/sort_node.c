@@ -276,6 +276,7 @@ reset_sort(BraidSortState *st)
 	st->out.refs = NULL;
 	st->build.nentries = st->build.capacity = 0;
 	st->build.any_truncated = false;
+	st->build.keys_split = false;
 	st->build.longest_key = 0;
 	braid_ovf_init(&st->build.ovf, st->sortcxt);
 	st->out.stream_refs = NULL;

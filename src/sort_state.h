@@ -179,6 +179,9 @@ typedef struct BraidBuild
 	uint32		longest_key;	/* bytes of the longest key (the merge's
 								 * readers rebuild whole keys) */
 	BraidOverflow ovf;
+	bool		keys_split;		/* long keys came first: the entries keep
+								 * to half the budget, their full keys the
+								 * rest */
 	int64		rows_built;		/* rows taken from the child */
 	uint64		tuple_bytes;	/* bytes of the rows sorted (statistics) */
 } BraidBuild;
