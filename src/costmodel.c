@@ -247,18 +247,27 @@ vlog_row_bytes(const BraidCostInput *in)
 #define BRAID_VLOG_PACKED_SAVING	12.0
 
 /*
+ * vlog_memory_share
+ *		What a value log keeps in memory: half the budget, at most
+ *		valuelog.c's limit.
+ */
+static double
+vlog_memory_share(const BraidCostInput *in)
+{
+	double		in_memory = in->budget_bytes / 2;
+
+	return in_memory > BRAID_VLOG_MAX_MEMORY ? BRAID_VLOG_MAX_MEMORY : in_memory;
+}
+
+/*
  * vlog_on_device
- *		Does a value log of the input outgrow its memory (half the budget,
- *		at most valuelog.c's limit) and go to the spill device?
+ *		Does a value log of the input outgrow its memory share and go to
+ *		the spill device?
  */
 static bool
 vlog_on_device(const BraidCostInput *in)
 {
-	double		in_memory = in->budget_bytes / 2;
-
-	if (in_memory > BRAID_VLOG_MAX_MEMORY)
-		in_memory = BRAID_VLOG_MAX_MEMORY;
-	return in->rows * vlog_row_bytes(in) > in_memory;
+	return in->rows * vlog_row_bytes(in) > vlog_memory_share(in);
 }
 
 /*
@@ -272,11 +281,9 @@ vlog_device_bytes(const BraidCostInput *in)
 {
 	double		row = vlog_row_bytes(in);
 	double		total = in->rows * row;
-	double		in_memory = in->budget_bytes / 2;
+	double		in_memory = vlog_memory_share(in);
 	double		packed = row - BRAID_VLOG_PACKED_SAVING;
 
-	if (in_memory > BRAID_VLOG_MAX_MEMORY)
-		in_memory = BRAID_VLOG_MAX_MEMORY;
 	if (in_memory > total)
 		in_memory = total;
 	if (packed < 1.0)

@@ -305,22 +305,35 @@ braid_explain_close_worker(int n, ExplainState *es)
  * explain_switch_estimates
  *		An adaptive node whose input outgrew work_mem, under braidsort.adaptive
  *		= on: the cost model's estimates its switch weighed, braidsort's path
- *		against PostgreSQL's external sort.
+ *		against PostgreSQL's external sort (in text, switch_estimates_text).
  */
+static char *
+switch_estimates_text(const BraidSortInstr *instr)
+{
+	return psprintf("braidsort %.2f ms, PostgreSQL %.2f ms",
+					instr->switch_braid_ms, instr->switch_pg_ms);
+}
+
 static void
 explain_switch_estimates(const BraidSortInstr *instr, ExplainState *es)
 {
 	if (!instr->switch_estimated)
 		return;
 	if (es->format == EXPLAIN_FORMAT_TEXT)
-		ExplainPropertyText("Switch Estimates",
-							psprintf("braidsort %.2f ms, PostgreSQL %.2f ms",
-									 instr->switch_braid_ms, instr->switch_pg_ms), es);
+		ExplainPropertyText("Switch Estimates", switch_estimates_text(instr), es);
 	else
 	{
 		ExplainPropertyFloat("Switch Estimate braidsort", "ms", instr->switch_braid_ms, 2, es);
 		ExplainPropertyFloat("Switch Estimate PostgreSQL", "ms", instr->switch_pg_ms, 2, es);
 	}
+}
+
+/* write_intensity_text: the setting to two decimals, or "cost-optimal". */
+static char *
+write_intensity_text(const BraidSortPlanData *data)
+{
+	return data->write_intensity < 0 ? pstrdup("cost-optimal") :
+		psprintf("%.2f", data->write_intensity);
 }
 
 /*
@@ -331,8 +344,8 @@ explain_switch_estimates(const BraidSortInstr *instr, ExplainState *es)
 static void
 explain_write_intensity(const BraidSortPlanData *data, ExplainState *es)
 {
-	if (data->write_intensity < 0)
-		ExplainPropertyText("Write Intensity", "cost-optimal", es);
+	if (data->write_intensity < 0 || es->format == EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyText("Write Intensity", write_intensity_text(data), es);
 	else
 		ExplainPropertyFloat("Write Intensity", NULL, data->write_intensity, 2, es);
 }
@@ -385,8 +398,7 @@ explain_worker_text(const BraidSortInstr *w, const BraidSortPlanData *data, Expl
 	if (w->adaptive == BRAID_ADAPTIVE_SWITCHED)
 		appendStringInfo(es->str, "  Switched At Rows: " INT64_FORMAT, w->switched_at_rows);
 	if (w->adaptive == BRAID_ADAPTIVE_SWITCHED && w->switch_estimated)
-		appendStringInfo(es->str, "  Switch Estimates: braidsort %.2f ms, PostgreSQL %.2f ms",
-						 w->switch_braid_ms, w->switch_pg_ms);
+		appendStringInfo(es->str, "  Switch Estimates: %s", switch_estimates_text(w));
 	if (w->gather_batches > 0)
 		appendStringInfo(es->str, "  Gather Batches: " INT64_FORMAT, w->gather_batches);
 	if (w->sorts > 1)
@@ -405,13 +417,9 @@ explain_worker_text(const BraidSortInstr *w, const BraidSortPlanData *data, Expl
 	if (w->wl_mode != BRAID_WL_MERGEPASS)
 	{
 		braid_explain_indent_text(es);
-		if (data->write_intensity < 0)
-			appendStringInfoString(es->str, "Write Intensity: cost-optimal");
-		else
-			appendStringInfo(es->str, "Write Intensity: %.2f", data->write_intensity);
-		appendStringInfo(es->str, "  Selection Passes: " INT64_FORMAT
+		appendStringInfo(es->str, "Write Intensity: %s  Selection Passes: " INT64_FORMAT
 						 "  Memory Run Entries: " INT64_FORMAT "\n",
-						 w->selection_passes, w->memory_run_entries);
+						 write_intensity_text(data), w->selection_passes, w->memory_run_entries);
 	}
 	if (es->timing)
 	{

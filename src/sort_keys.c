@@ -58,6 +58,27 @@ braid_ovf_bytes(const BraidOverflow *ovf)
 	return ovf->nslots * (sizeof(uint64) * 2 + sizeof(uint32)) + ovf->arena_cap;
 }
 
+/* ovf_arena_for: the arena's size once need more bytes are in it. */
+static size_t
+ovf_arena_for(const BraidOverflow *ovf, size_t need)
+{
+	if (ovf->arena_used + need <= ovf->arena_cap)
+		return ovf->arena_cap;
+	return Max(Max(ovf->arena_cap * 2, ovf->arena_used + need), (size_t) 4096);
+}
+
+/*
+ * ovf_slots_for_one_more
+ *		The slots once one more key has one: the table at most half full.
+ */
+static size_t
+ovf_slots_for_one_more(const BraidOverflow *ovf)
+{
+	if ((ovf->nused + 1) * 2 <= ovf->nslots)
+		return ovf->nslots;
+	return Max(ovf->nslots * 2, (size_t) 64);
+}
+
 /*
  * braid_ovf_bytes_after
  *		braid_ovf_bytes once a key of len bytes is kept: by braid_ovf_put
@@ -68,14 +89,9 @@ size_t
 braid_ovf_bytes_after(const BraidOverflow *ovf, size_t len, bool with_slot)
 {
 	size_t		need = len + (!with_slot && len >= 0xFFFFFF ? sizeof(uint64) : 0);
-	size_t		arena = ovf->arena_cap;
-	size_t		nslots = ovf->nslots;
 
-	if (ovf->arena_used + need > arena)
-		arena = Max(Max(arena * 2, ovf->arena_used + need), (size_t) 4096);
-	if (with_slot && (ovf->nused + 1) * 2 > nslots)
-		nslots = Max(nslots * 2, (size_t) 64);
-	return nslots * (sizeof(uint64) * 2 + sizeof(uint32)) + arena;
+	return (with_slot ? ovf_slots_for_one_more(ovf) : ovf->nslots) *
+		(sizeof(uint64) * 2 + sizeof(uint32)) + ovf_arena_for(ovf, need);
 }
 
 /* ovf_insert_slot: place key/offset/len in the table (no growth). */
@@ -99,9 +115,8 @@ ovf_reserve(BraidOverflow *ovf, size_t need)
 {
 	if (ovf->arena_used + need > ovf->arena_cap)
 	{
-		size_t		cap = Max(ovf->arena_cap * 2, ovf->arena_used + need);
+		size_t		cap = ovf_arena_for(ovf, need);
 
-		cap = Max(cap, (size_t) 4096);
 		ovf->arena = ovf->arena ? repalloc_huge(ovf->arena, cap) :
 			MemoryContextAllocHuge(ovf->cxt, cap);
 		ovf->arena_cap = cap;
@@ -119,7 +134,7 @@ braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size_t len)
 	if ((ovf->nused + 1) * 2 > ovf->nslots)
 	{
 		BraidOverflow old = *ovf;
-		size_t		nslots = Max(old.nslots * 2, (size_t) 64);
+		size_t		nslots = ovf_slots_for_one_more(&old);
 
 		ovf->nslots = nslots;
 		ovf->nused = 0;
