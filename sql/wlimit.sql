@@ -108,6 +108,35 @@ FROM (VALUES ('segment'), ('lazy')) m(mode);
 SELECT mode, wl_check(mode, 0, 'SELECT id, k FROM wl_t WHERE id < 100 ORDER BY k, id')
 FROM (VALUES ('segment'), ('lazy')) m(mode);
 
+-- keys longer than the IndexMap's prefix, kept aside: a selection pass's
+-- candidates and their full keys stay within the budget (lazy's first pass
+-- reached twice it, as the key store grew after the check)
+CREATE TABLE wl_long AS
+SELECT g AS id, repeat(md5(((g * 7919) % 1500)::text), 6) || g AS t
+FROM generate_series(1, 6000) g;
+CREATE FUNCTION wl_map_kb(mode text, q text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	kb int := 0;
+BEGIN
+	PERFORM set_config('braidsort.sort_mode', mode, true);
+	PERFORM set_config('braidsort.write_intensity', '0', true);
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line ~ 'IndexMap Memory: \d+' THEN
+			kb := greatest(kb, substring(line FROM 'IndexMap Memory: (\d+)')::int);
+		END IF;
+	END LOOP;
+	RETURN kb;
+END $$;
+SELECT mode, wl_map_kb(mode, 'SELECT * FROM wl_long ORDER BY t, id') BETWEEN 1 AND 64 AS within_budget,
+	   wl_check(mode, 0, 'SELECT * FROM wl_long ORDER BY t, id')
+FROM (VALUES ('segment'), ('lazy')) m(mode);
+SELECT mode, wl_map_kb(mode, 'SELECT * FROM wl_long ORDER BY t COLLATE wl_en DESC, id') BETWEEN 1 AND 64 AS within_budget,
+	   wl_check(mode, 0, 'SELECT * FROM wl_long ORDER BY t COLLATE wl_en DESC, id')
+FROM (VALUES ('segment'), ('lazy')) m(mode);
+DROP FUNCTION wl_map_kb(text, text);
+DROP TABLE wl_long;
+
 -- the executor contract in each mode: scrollable cursors walked backward,
 -- rewinds, rescans with changing parameters, mark/restore
 SET braidsort.write_intensity = 0;

@@ -281,6 +281,8 @@ typedef struct BraidWlimit
 	bool		reread_heap;	/* passes rescan the child (else value log) */
 	BraidRun   *vrun;			/* the virtual run the passes feed */
 	size_t		cap;			/* candidates a pass keeps at most */
+	size_t		room;			/* bytes for them and their full keys */
+	bool		keys_split;		/* long keys: candidates keep to half of it */
 	int64		seg_rows;		/* rows in the selection segment */
 	uint64		seg_hash;		/* their refs, summed (braid_wl_ref_hash): a
 								 * pass must see the same rows */

@@ -129,6 +129,8 @@ braid_wl_start_build(BraidSortState *st)
 	wl->materialized = false;
 	wl->held_bytes = 0;
 	wl->cap = Max(st->cfg.budget / 2 / st->cfg.stride, (size_t) 2);
+	wl->room = st->cfg.budget / 2;
+	wl->keys_split = false;
 
 	switch (wl->mode)
 	{
@@ -162,6 +164,7 @@ braid_wl_start_build(BraidSortState *st)
 			 * is the OnePass sort it would have been.
 			 */
 			wl->cap = (size_t) Max(Min(est * 1.05, full), Min(1024.0, full));
+			wl->room = map_bytes;
 			break;
 		default:
 			break;
@@ -300,6 +303,19 @@ ref_cmp(const void *a, const void *b, void *arg)
 }
 
 /*
+ * note_map_peak
+ *		EXPLAIN's IndexMap Memory: the entries' room and the full keys kept
+ *		aside, at their largest.
+ */
+static void
+note_map_peak(BraidSortState *st)
+{
+	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
+								   st->build.capacity * st->cfg.stride +
+								   braid_ovf_bytes(&st->build.ovf));
+}
+
+/*
  * sort_total
  *		Sort the candidates in selection order: the IndexMap's sort (key
  *		order), then each stretch of equal keys by ref.
@@ -382,6 +398,7 @@ compact(BraidSortState *st)
 	BraidWlimit *wl = &st->wl;
 	size_t		keep = Max(st->build.nentries / 2, (size_t) 1);
 
+	note_map_peak(st);
 	sort_total(st);
 	keep_first(st, keep);
 	copy_entry(st, st->build.entries + (keep - 1) * st->cfg.stride,
@@ -392,21 +409,84 @@ compact(BraidSortState *st)
 /*
  * candidate_room
  *		Make sure the candidates' IndexMap is allocated: room for wl->cap
- *		entries, half the budget (the gather's arena has the other half).
+ *		entries (half the budget; the gather's arena has the other half), or
+ *		for half the pass's room once full keys kept aside share it
+ *		(make_candidate_room).
  */
 static void
 candidate_room(BraidSortState *st)
 {
-	if (st->build.entries != NULL && st->build.capacity == st->wl.cap)
+	size_t		cap = st->wl.cap;
+
+	if (st->wl.keys_split)
+		cap = Min(cap, Max(st->wl.room / 2 / st->cfg.stride, (size_t) 2));
+
+	if (st->build.entries != NULL && st->build.capacity == cap)
 		return;
 	if (st->build.entries != NULL)
 		pfree(st->build.entries);
-	st->build.entries = MemoryContextAllocHuge(st->sortcxt, st->wl.cap * st->cfg.stride);
-	st->build.capacity = st->wl.cap;
+	st->build.entries = MemoryContextAllocHuge(st->sortcxt, cap * st->cfg.stride);
+	st->build.capacity = cap;
 	st->build.nentries = 0;
 	/* EXPLAIN's IndexMap Memory: the candidates' room is the IndexMap */
-	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
-								   st->wl.cap * st->cfg.stride);
+	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes, cap * st->cfg.stride);
+}
+
+/*
+ * make_candidate_room
+ *		Room for one more candidate, whose full key of "len" bytes is kept
+ *		aside when "aside".  The candidates and their full keys keep within
+ *		the pass's room (wl->room bytes), as a build's entries and
+ *		keys keep within the budget (add_entry), checked before the key
+ *		store grows (it grows by doubling): once the keys would pass it the
+ *		candidates keep to half of it (wl->keys_split, for the rest of the
+ *		sort), and the larger half of them is dropped (compact) as often as
+ *		it takes.  Only a key larger than the room is kept beyond it, alone.
+ *		True if candidates were dropped: the new one must then come before
+ *		the new cutoff.
+ */
+static bool
+make_candidate_room(BraidSortState *st, size_t len, bool aside)
+{
+	BraidWlimit *wl = &st->wl;
+	size_t		stride = st->cfg.stride;
+	size_t		room = Max(wl->room, wl->cap * stride);
+	bool		dropped = false;
+
+	if (st->build.nentries >= st->build.capacity)
+	{
+		compact(st);
+		dropped = true;
+	}
+	while (aside)
+	{
+		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, !st->cfg.collated);
+
+		if (st->build.capacity * stride + after <= room)
+			break;
+		if (!wl->keys_split)
+		{
+			size_t		half = Max(room / 2 / stride, (size_t) 2);
+
+			wl->keys_split = true;
+			if (st->build.capacity > half)
+			{
+				if (st->build.nentries > half)
+				{
+					compact(st);
+					dropped = true;
+				}
+				st->build.capacity = half;
+				st->build.entries = repalloc_huge(st->build.entries, half * stride);
+			}
+			continue;
+		}
+		if (st->build.nentries <= 1)
+			break;
+		compact(st);
+		dropped = true;
+	}
+	return dropped;
 }
 
 /*
@@ -492,16 +572,10 @@ braid_wl_offer(BraidSortState *st, const uint8 *key, size_t len, size_t sortable
 		return;
 
 	candidate_room(st);
-	if (st->build.nentries >= st->build.capacity ||
-		(st->build.any_truncated && st->build.nentries >= 2 &&
-		 st->build.capacity * st->cfg.stride + braid_ovf_bytes(&st->build.ovf) >
-		 Max(st->cfg.budget, st->build.capacity * st->cfg.stride * 2)))
-	{
-		compact(st);
-		if (copy_compare(st, prefix, full, (uint32) len, ref,
-						 wl->cutoff, wl->cutoff_key, wl->cutoff_len) >= 0)
-			return;
-	}
+	if (make_candidate_room(st, len, full != NULL) &&
+		copy_compare(st, prefix, full, (uint32) len, ref,
+					 wl->cutoff, wl->cutoff_key, wl->cutoff_len) >= 0)
+		return;
 	(void) braid_build_place_entry(st, key, len, sortable, ref);
 }
 
@@ -520,6 +594,7 @@ end_pass(BraidSortState *st, BraidRun *run)
 
 	wl->passes++;
 	st->instr.selection_passes++;
+	note_map_peak(st);
 	if (n == 0)
 	{
 		run->nrecords = 0;
@@ -767,9 +842,7 @@ wl_refill(BraidRun *run, void *arg)
 static void
 drop_entries(BraidSortState *st)
 {
-	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
-								   st->build.capacity * st->cfg.stride +
-								   braid_ovf_bytes(&st->build.ovf));
+	note_map_peak(st);
 	st->build.nentries = 0;
 	st->build.any_truncated = false;
 	braid_ovf_free(&st->build.ovf);
@@ -842,6 +915,7 @@ braid_wl_after_build(BraidSortState *st)
 			wl->vrun = new_virtual_run(st);
 			end_pass(st, wl->vrun);
 			wl->cap = Max(st->cfg.budget / 2 / st->cfg.stride, (size_t) 2);
+			wl->room = st->cfg.budget / 2;
 			wl->held_bytes += wl->cap * st->cfg.stride;
 			return true;
 		default:
