@@ -51,8 +51,16 @@ sort_key_text(Node *expr, Oid sortop, Oid collation, bool nullsfirst,
 	reverse = get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) &&
 		strategy == BTGreaterStrategyNumber;
 
+	/*
+	 * A Sort's key is a reference to its input's output, which ruleutils
+	 * parenthesizes when that is not a plain column; a node that reads the
+	 * table itself has the expression: parenthesized the same.
+	 */
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, deparse_expression(expr, context, useprefix, true));
+	if (IsA(expr, Var))
+		appendStringInfoString(&buf, deparse_expression(expr, context, useprefix, true));
+	else
+		appendStringInfo(&buf, "(%s)", deparse_expression(expr, context, useprefix, true));
 	if (OidIsValid(collation) && collation != get_typcollation(type))
 		appendStringInfo(&buf, " COLLATE %s",
 						 quote_identifier(get_collation_name(collation)));
