@@ -65,6 +65,7 @@
 #include <stddef.h>
 
 #include "costmodel.h"
+#include "vlogrow.h"
 
 /*
  * PostgreSQL's sort holds, per row, a SortTuple (24 bytes) and a palloc'd
@@ -141,7 +142,6 @@
 #define BRAID_VLOG_NS_PER_ROW			250.0
 #define BRAID_VLOG_NS_PER_BYTE			1.0
 #define BRAID_VLOG_NS_PER_ROW_DEVICE	100.0
-#define BRAID_VLOG_MAX_MEMORY			(1024.0 * 1024 * 1024)	/* valuelog.c */
 
 /* Bytes per IndexMap entry kept after the sort (the ref). */
 #define BRAID_REF_BYTES_AFTER_SORT	8.0
@@ -256,7 +256,7 @@ vlog_memory_share(const BraidCostInput *in)
 {
 	double		in_memory = in->budget_bytes / 2;
 
-	return in_memory > BRAID_VLOG_MAX_MEMORY ? BRAID_VLOG_MAX_MEMORY : in_memory;
+	return in_memory > (double) BRAID_VLOG_MAX_MEMORY ? (double) BRAID_VLOG_MAX_MEMORY : in_memory;
 }
 
 /*
@@ -274,21 +274,24 @@ vlog_on_device(const BraidCostInput *in)
  * vlog_device_bytes
  *		The bytes a value log on the device holds: the rows it kept in
  *		memory, written whole when it moved there (its first segment), and
- *		the others packed.
+ *		the others packed.  With "reserved", the space its segments reserve
+ *		instead: the packed rows' segments up to the last, whole.
  */
 static double
-vlog_device_bytes(const BraidCostInput *in)
+vlog_device_bytes(const BraidCostInput *in, bool reserved)
 {
 	double		row = vlog_row_bytes(in);
 	double		total = in->rows * row;
 	double		in_memory = vlog_memory_share(in);
 	double		packed = row - BRAID_VLOG_PACKED_SAVING;
+	double		rest;
 
 	if (in_memory > total)
 		in_memory = total;
 	if (packed < 1.0)
 		packed = 1.0;
-	return in_memory + (total - in_memory) * packed / (row > 1.0 ? row : 1.0);
+	rest = (total - in_memory) * packed / (row > 1.0 ? row : 1.0);
+	return in_memory + (reserved ? braid_vlog_reserved_bytes(rest) : rest);
 }
 
 /*
@@ -298,7 +301,8 @@ vlog_device_bytes(const BraidCostInput *in)
  *		write less): its runs (each entry and full key at most its size in
  *		memory; twice, when an intermediate pass writes new runs before the
  *		old ones go), the merged refs a random-access sort writes, and a
- *		value log beyond its share of the budget.
+ *		value log beyond its share of the budget (the space its segments
+ *		reserve, vlogrow.h).
  */
 double
 braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
@@ -310,7 +314,7 @@ braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
 			(braid_cost_merge_passes(in, from) > 1 ? 2 : 1) +
 			in->rows * 8.0;	/* the merged refs (8 bytes a row), for random access */
 	if (from == BRAID_FROM_VALUE_LOG && vlog_on_device(in))
-		bytes += vlog_device_bytes(in);
+		bytes += vlog_device_bytes(in, true);
 	return bytes;
 }
 
@@ -771,7 +775,7 @@ braid_cost_vlog_ns(const BraidCostInput *in)
 		in->rows * (BRAID_VLOG_NS_PER_ROW + BRAID_VLOG_NS_PER_BYTE * row);
 
 	if (vlog_on_device(in))
-		ns += vlog_device_bytes(in) * (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
+		ns += vlog_device_bytes(in, false) * (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
 									   BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
 			in->rows * BRAID_VLOG_NS_PER_ROW_DEVICE;
 	return ns;

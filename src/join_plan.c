@@ -63,6 +63,7 @@
 #include "braidsort.h"
 #include "join_plan.h"
 #include "plancost.h"
+#include "vlogrow.h"
 
 /*
  * Each round fetching a written partition's outer rows back by TID visits
@@ -627,12 +628,14 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 
 	/*
 	 * Its partitions (written whole before the first is joined, as grace
-	 * does) and its inputs' value logs, in every process.
+	 * does) and its inputs' value logs (the space their segments reserve),
+	 * in every process.
 	 */
 	if (!braid_force &&
 		!braid_spill_has_room((est[mode].lines_written * 64.0 +
-							   in.inner_rows * in.inner_log_width +
-							   in.outer_rows * in.outer_log_width) * Max(processes, 1),
+							   braid_vlog_reserved_bytes(in.inner_rows * in.inner_log_width) +
+							   braid_vlog_reserved_bytes(in.outer_rows * in.outer_log_width)) *
+							  Max(processes, 1),
 							  "join", why))
 		return NULL;
 

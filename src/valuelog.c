@@ -11,7 +11,7 @@
  * spill device (the bytes kept so far become its first segment, written in
  * one sequential pass) and later rows are appended to further segments,
  * spill files whose size doubles from BRAID_VLOG_FIRST_SEGMENT to
- * BRAID_VLOG_SEGMENT (or one row, if larger): a segment's space is reserved
+ * BRAID_VLOG_SEGMENT (or one row, if larger; vlogrow.h): a segment's space is reserved
  * when it is created, so small logs reserve little of a shared device.
  * Rows are read back from the mapping (sort_vlog.c copies them out a window at a
  * time, under a read grant of the device).
@@ -43,11 +43,6 @@
 StaticAssertDecl(BRAID_VLOG_ROW_SKIP == MINIMAL_TUPLE_DATA_OFFSET,
 				 "a packed row leaves out the bytes before a minimal tuple's data");
 
-#define BRAID_VLOG_FIRST_SEGMENT ((size_t) 1024 * 1024)
-#define BRAID_VLOG_SEGMENT ((size_t) 64 * 1024 * 1024)
-/* BRAID_VLOG_SEGMENT is BRAID_VLOG_FIRST_SEGMENT doubled this many times */
-#define BRAID_VLOG_DOUBLINGS	6
-#define BRAID_VLOG_MAX_MEMORY ((size_t) 1024 * 1024 * 1024)
 #define BRAID_VLOG_MAX_SEGMENTS 65535
 
 /*
@@ -144,9 +139,7 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 	stored = hdrlen + len - BRAID_VLOG_ROW_SKIP;
 	if (log->nsegs < 2 || log->seg_used + stored > log->segs[log->nsegs - 1]->size)
 		/* segment 0 is the memory's: the first written here is 1 */
-		add_segment(log, Max(stored, Min(BRAID_VLOG_FIRST_SEGMENT << Min(log->nsegs - 1,
-																		 BRAID_VLOG_DOUBLINGS),
-										 BRAID_VLOG_SEGMENT)));
+		add_segment(log, braid_vlog_segment_size(log->nsegs, stored));
 	braid_spill_write(log->segs[log->nsegs - 1], hdr, hdrlen);
 	braid_spill_write(log->segs[log->nsegs - 1],
 					  (char *) tuple + BRAID_VLOG_ROW_SKIP, len - BRAID_VLOG_ROW_SKIP);

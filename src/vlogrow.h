@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * vlogrow.h
- *	  The packed form of a row in a value log's device segments.
+ *	  The packed form of a row in a value log's device segments, and the
+ *	  segments' sizes.
  *
  * A value log (valuelog.c) keeps rows as PostgreSQL's minimal tuples: a
  * 4-byte length, 6 bytes of padding, then the tuple's header fields and
@@ -15,6 +16,12 @@
  * packed row copies it out (unpacks it) into aligned memory, which readers
  * of the device do anyway so as to hold no read grant of it.
  *
+ * The rows a log writes to the device go to segments (spill files, each
+ * reserved whole when created) of 1 MB, 2 MB, ... doubling to 64 MB, or
+ * one row if larger: a small log reserves little of a shared device.  The
+ * planner's check of the device's free space counts these reservations
+ * (braid_vlog_reserved_bytes), not only the bytes written.
+ *
  * Pure C, no PostgreSQL calls: the unpacking runs on the device's reader
  * threads (sort_vlog.c).
  *
@@ -25,6 +32,7 @@
 #ifndef BRAID_VLOGROW_H
 #define BRAID_VLOGROW_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -36,6 +44,54 @@
  * and padding (MINIMAL_TUPLE_DATA_OFFSET, checked in valuelog.c).
  */
 #define BRAID_VLOG_ROW_SKIP		10
+
+/* the most of a log kept in memory, whatever the budget */
+#define BRAID_VLOG_MAX_MEMORY	((size_t) 1024 * 1024 * 1024)
+
+/* device segments: the first, the largest, and the doublings between */
+#define BRAID_VLOG_FIRST_SEGMENT ((size_t) 1024 * 1024)
+#define BRAID_VLOG_SEGMENT		((size_t) 64 * 1024 * 1024)
+#define BRAID_VLOG_DOUBLINGS	6
+
+/*
+ * braid_vlog_segment_size
+ *		The size of the n-th segment a log writes packed rows to (n >= 1;
+ *		segment 0 is the memory's rows, written at their size) when its next
+ *		row takes "need" bytes.
+ */
+static inline size_t
+braid_vlog_segment_size(uint32_t n, size_t need)
+{
+	uint32_t	doublings = n - 1 < BRAID_VLOG_DOUBLINGS ? n - 1 : BRAID_VLOG_DOUBLINGS;
+	size_t		size = BRAID_VLOG_FIRST_SEGMENT << doublings;
+
+	return need > size ? need : size;
+}
+
+/*
+ * braid_vlog_reserved_bytes
+ *		The device space segments 1 on reserve to hold "bytes" of packed
+ *		rows (rows no larger than a segment): the segments up to the one
+ *		they end in, whole.
+ */
+static inline double
+braid_vlog_reserved_bytes(double bytes)
+{
+	double		reserved = 0;
+	double		full;
+
+	if (bytes <= 0)
+		return 0;
+	for (uint32_t n = 1; n <= BRAID_VLOG_DOUBLINGS; n++)
+	{
+		reserved += (double) braid_vlog_segment_size(n, 0);
+		if (reserved >= bytes)
+			return reserved;
+	}
+	/* 64 MB segments from here on */
+	full = (double) BRAID_VLOG_SEGMENT;
+	return reserved + full * ceil((bytes - reserved) / full);
+}
 
 /* braid_vlog_packed_size: bytes a row of t_len bytes takes packed. */
 static inline size_t

@@ -100,9 +100,80 @@ test_vlogrow_roundtrip(void)
 	free(rows);
 }
 
-/* unit_vlogrow: the packed rows of a value log on the device. */
+/*
+ * test_vlogrow_segments: segments double from 1 MB to 64 MB, and the space
+ * they reserve for some bytes is what a log appending rows (as valuelog.c
+ * does: a new segment when the row does not fit) reserves.
+ */
+static void
+test_vlogrow_segments(void)
+{
+	const double mb = 1024.0 * 1024.0;
+	static const size_t rows[] = {64, 1000, 3 * 1024 * 1024};
+	Check		c;
+
+	check_init(&c);
+	check_that(&c, braid_vlog_segment_size(1, 0) == 1024 * 1024 &&
+			   braid_vlog_segment_size(2, 100) == 2 * 1024 * 1024 &&
+			   braid_vlog_segment_size(7, 0) == 64 * 1024 * 1024 &&
+			   braid_vlog_segment_size(500, 0) == 64 * 1024 * 1024 &&
+			   braid_vlog_segment_size(1, 5 * 1024 * 1024) == 5 * 1024 * 1024,
+			   "segment sizes");
+	check_that(&c, braid_vlog_reserved_bytes(0) == 0 && braid_vlog_reserved_bytes(1) == mb &&
+			   braid_vlog_reserved_bytes(mb) == mb && braid_vlog_reserved_bytes(mb + 1) == 3 * mb,
+			   "the first segments: %.0f %.0f %.0f", braid_vlog_reserved_bytes(1),
+			   braid_vlog_reserved_bytes(mb), braid_vlog_reserved_bytes(mb + 1));
+	check_that(&c, braid_vlog_reserved_bytes(127 * mb) == 127 * mb &&
+			   braid_vlog_reserved_bytes(127 * mb + 1) == 191 * mb &&
+			   braid_vlog_reserved_bytes(1000 * mb) == 1023 * mb,
+			   "64 MB segments: %.0f %.0f %.0f", braid_vlog_reserved_bytes(127 * mb),
+			   braid_vlog_reserved_bytes(127 * mb + 1), braid_vlog_reserved_bytes(1000 * mb));
+
+	/* rows appended as valuelog.c appends them, at most the segment size */
+	for (int r = 0; r < (int) (sizeof(rows) / sizeof(rows[0])); r++)
+	{
+		for (double total = 0.5 * mb; total < 700 * mb; total *= 1.7)
+		{
+			uint32_t	n = 0;
+			size_t		size = 0,
+						used = 0;
+			double		reserved = 0,
+						written = 0;
+
+			while (written + (double) rows[r] <= total)
+			{
+				if (n == 0 || used + rows[r] > size)
+				{
+					size = braid_vlog_segment_size(++n, rows[r]);
+					reserved += (double) size;
+					used = 0;
+				}
+				used += rows[r];
+				written += (double) rows[r];
+			}
+			/*
+			 * Rows dividing every segment fill them: the same space; others
+			 * leave some of each unused, and a row larger than a segment
+			 * makes it larger: within a segment of the count.
+			 */
+			if (1024 * 1024 % rows[r] == 0)
+				check_that(&c, reserved == braid_vlog_reserved_bytes(written),
+						   "rows of %zu bytes, %.0f bytes: %.0f reserved, %.0f counted",
+						   rows[r], written, reserved, braid_vlog_reserved_bytes(written));
+			else
+				check_that(&c, braid_vlog_reserved_bytes(written) >= written &&
+						   fabs(reserved - braid_vlog_reserved_bytes(written)) <= 64 * mb,
+						   "rows of %zu bytes, %.0f bytes: %.0f reserved, %.0f counted",
+						   rows[r], written, reserved, braid_vlog_reserved_bytes(written));
+		}
+	}
+	check_report(&c, "vlogrow: segments double to 64 MB; their reservation counted");
+}
+
+/* unit_vlogrow: the packed rows of a value log on the device, its segments. */
 void
 unit_vlogrow(void)
 {
 	test_vlogrow_roundtrip();
+	test_vlogrow_segments();
 }
