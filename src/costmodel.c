@@ -173,14 +173,25 @@
 #define BRAID_OVF_ARENA_SLACK	(4.0 / 3.0)
 #define BRAID_OVF_SLOT_BYTES	60.0
 
-/* full_key_memory: a row's full key's bytes in the overflow store. */
+/*
+ * braid_cost_full_key_memory
+ *		A row's full key of full_key_bytes (0: none kept) in the overflow
+ *		store beside the IndexMap: its bytes in the arena and, unless
+ *		collated, its slots.
+ */
+double
+braid_cost_full_key_memory(double full_key_bytes, bool collated)
+{
+	if (full_key_bytes <= 0)
+		return 0;
+	return full_key_bytes * BRAID_OVF_ARENA_SLACK + (collated ? 0 : BRAID_OVF_SLOT_BYTES);
+}
+
+/* full_key_memory: braid_cost_full_key_memory of the input's keys. */
 static double
 full_key_memory(const BraidCostInput *in)
 {
-	if (in->full_key_bytes <= 0)
-		return 0;
-	return in->full_key_bytes * BRAID_OVF_ARENA_SLACK +
-		(in->collated ? 0 : BRAID_OVF_SLOT_BYTES);
+	return braid_cost_full_key_memory(in->full_key_bytes, in->collated);
 }
 
 /*

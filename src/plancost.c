@@ -540,20 +540,24 @@ braid_plan_spill_line_ns(double *write_ns, double *read_ns)
 /*
  * braid_plan_wl_input
  *		The write-limited sorts' cost model input (wlimit.h) for a sort of
- *		"rows" entries of "stride" bytes (a key prefix of keylen) within
- *		"budget" bytes: what the device costs per line
- *		(braid_plan_spill_line_ns) and the CPU costs of the model's
- *		defaults.  Used by the planner and, for lazy's rule, at run time.
+ *		"rows" entries of "stride" bytes (a key prefix of keylen), each with
+ *		key_memory bytes of full key kept aside (0: none), within "budget"
+ *		bytes: what the device costs per line (braid_plan_spill_line_ns)
+ *		and the CPU costs of the model's defaults.  Full keys share the
+ *		budget with the entries, in a build's runs as in a selection pass's
+ *		candidates (add_entry, make_candidate_room).  Used by the planner
+ *		and, for lazy's rule, at run time.
  */
 void
 braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
-					size_t budget, int fanin, bool can_reread, bool value_log)
+					double key_memory, size_t budget, int fanin, bool can_reread,
+					bool value_log)
 {
 	double		map_bytes = value_log ? (double) budget / 2 : (double) budget;
 
 	braid_wl_input_defaults(in);
 	in->rows = Max(rows, 0.0);
-	in->budget_entries = Max(floor(map_bytes / stride), 1.0);
+	in->budget_entries = Max(floor(map_bytes / (stride + Max(key_memory, 0.0))), 1.0);
 	/* a front-coded record: lengths, the unshared part of the key, the ref */
 	in->run_entry_bytes = 1.0 + 0.75 * keylen + 5.0;
 	in->mat_entry_bytes = 2.0 + sizeof(uint64) + keylen;
@@ -564,8 +568,8 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 
 /*
  * braid_plan_sort_mode
- *		The write-limited mode a sort of "rows" entries (key prefix keylen)
- *		would run should its IndexMap outgrow the budget: every mode's
+ *		The write-limited mode a sort of "rows" entries (key prefix keylen,
+ *		key_memory bytes of full key kept aside each) would run should its IndexMap outgrow the budget: every mode's
  *		estimate at braidsort.write_intensity (est), and the mode
  *		braidsort.sort_mode asks for -- the cost model's fastest within the
  *		write intensity under auto.  A mode that re-reads its input needs
@@ -577,7 +581,7 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
  *		batches lose the memory a mode holds during it.
  */
 BraidWlMode
-braid_plan_sort_mode(double rows, int keylen, bool value_log, bool can_reread,
+braid_plan_sort_mode(double rows, int keylen, double key_memory, bool value_log, bool can_reread,
 					 double gather_bytes, double gather_pass_ms,
 					 BraidWlEstimate est[BRAID_WL_NMODES], double *share)
 {
@@ -587,8 +591,8 @@ braid_plan_sort_mode(double rows, int keylen, bool value_log, bool can_reread,
 	BraidWlInput in;
 	BraidWlMode chosen;
 
-	braid_plan_wl_input(&in, rows, stride, (uint32) keylen, budget, fanin, can_reread,
-						value_log);
+	braid_plan_wl_input(&in, rows, stride, (uint32) keylen, key_memory, budget, fanin,
+						can_reread, value_log);
 	in.gather_bytes = gather_bytes;
 	in.budget_bytes = (double) budget;
 	in.gather_pass_ms = gather_pass_ms;

@@ -44,8 +44,9 @@ extern void braid_tlist_ties(const AttrNumber *keycols, List *tlist, List *index
 extern void braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost);
 extern void braid_plan_spill_line_ns(double *write_ns, double *read_ns);
 extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
-								size_t budget, int fanin, bool can_reread, bool value_log);
-extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, bool value_log,
+								double key_memory, size_t budget, int fanin, bool can_reread,
+								bool value_log);
+extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, double key_memory, bool value_log,
 										bool can_reread, double gather_bytes,
 										double gather_pass_ms,
 										BraidWlEstimate est[BRAID_WL_NMODES],

@@ -44,6 +44,7 @@
 #define PARAM_GATHER_PASS_US 11
 #define PARAM_ADAPTIVE		12
 #define PARAM_SORT_WIDTH	13
+#define PARAM_KEY_MEMORY	14
 
 /* attnos_to_list: an int list of n column numbers. */
 static List *
@@ -101,6 +102,7 @@ braid_plan_pack(const BraidSortPlanData *data)
 	params = lappend_int(params, data->gather_pass_us);
 	params = lappend_int(params, data->adaptive ? 1 : 0);
 	params = lappend_int(params, data->sort_width);
+	params = lappend_int(params, data->key_memory);
 
 	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
 	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
@@ -151,4 +153,5 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->gather_pass_us = list_nth_int(params, PARAM_GATHER_PASS_US);
 	data->adaptive = list_nth_int(params, PARAM_ADAPTIVE) != 0;
 	data->sort_width = list_nth_int(params, PARAM_SORT_WIDTH);
+	data->key_memory = list_nth_int(params, PARAM_KEY_MEMORY);
 }

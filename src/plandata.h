@@ -60,6 +60,9 @@ typedef struct BraidSortPlanData
 	bool		adaptive;		/* declined only for its row estimate: starts
 								 * as PostgreSQL's in-memory sort, switches
 								 * past work_mem (sort_adaptive.c) */
+	int			key_memory;		/* bytes an entry's full key is expected to
+								 * take kept aside (0: none;
+								 * braid_cost_full_key_memory) */
 } BraidSortPlanData;
 
 extern List *braid_plan_pack(const BraidSortPlanData *data);

@@ -762,7 +762,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	gather_pass_ms = by_tid ? braid_cost_gather_pass_ns(&cost) / 1e6 : 0;
 	data.gather_kb = (int) Min(gather_bytes / 1024, (double) INT_MAX);
 	data.gather_pass_us = (int) Min(gather_pass_ms * 1000, (double) INT_MAX);
-	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, !by_tid, can_reread,
+	data.key_memory = (int) Min(braid_cost_full_key_memory(cost.full_key_bytes, cost.collated),
+								(double) INT_MAX);
+	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, data.key_memory, !by_tid, can_reread,
 								   data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
 								   wl_est, &data.segment_share);
 	if (braid_cost_spills(&cost, est.from))

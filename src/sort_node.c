@@ -376,6 +376,7 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->budget = braid_budget_bytes();
 	cfg->value_log = data->mode == BRAID_MODE_VALUE_LOG;
 	cfg->segment_share = Min(Max(data->segment_share, 0.0), 1.0);
+	cfg->key_memory = data->key_memory;
 }
 
 /*

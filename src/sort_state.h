@@ -162,6 +162,8 @@ typedef struct BraidSortConfig
 	bool		random_access;
 	size_t		budget;
 	double		segment_share;	/* segment: share of the input through runs */
+	double		key_memory;		/* the plan's bytes of full key kept aside
+								 * per entry (the write-limited model's) */
 	int			sort_width;		/* the planner's bytes of a row PostgreSQL's
 								 * Sort would hold (braidsort.stats) */
 } BraidSortConfig;
