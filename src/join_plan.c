@@ -620,9 +620,10 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
 	if (!braid_force && own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN)
 	{
-		*why = psprintf("the cost model expects no gain, or less than %.0f%% (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f x %.0f rows in %d batches)",
+		*why = psprintf("the cost model expects no gain, or less than %.0f%% (braidsort %s ms, PostgreSQL %s ms estimated for %.0f x %.0f rows in %d batches)",
 						(1.0 - BRAID_JM_TAKE_MARGIN) * 100.0,
-						own_ms, pg_ms, data.inner_rows, data.outer_rows, nbatch);
+						braid_ms_text(own_ms), braid_ms_text(pg_ms), data.inner_rows,
+						data.outer_rows, nbatch);
 		return NULL;
 	}
 
@@ -647,11 +648,12 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		*why = unmeasured;
 		return NULL;
 	}
-	BRAID_PLAN_DEBUG("braidsort: %s replaced%s: BraidJoin %s in %d partitions, %.0f ms, PostgreSQL %.0f ms in %d batches estimated%s",
+	BRAID_PLAN_DEBUG("braidsort: %s replaced%s: BraidJoin %s in %d partitions, %s ms, PostgreSQL %s ms in %d batches estimated%s",
 					 pg_sharers > 1 ? "Parallel Hash Join" : "Hash Join",
 					 braid_force && (own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN || unmeasured != NULL) ?
 					 " (forced)" : "",
-					 braid_jm_mode_name(mode), data.partitions, own_ms, pg_ms, nbatch,
+					 braid_jm_mode_name(mode), data.partitions, braid_ms_text(own_ms),
+					 braid_ms_text(pg_ms), nbatch,
 					 pg_sharers > 1 ? psprintf(", per process (each of %d reads the inner input whole)", pg_sharers) : "");
 
 	inner_keys = (List *) to_inner_var((Node *) hash->hashkeys, NULL);

@@ -538,6 +538,18 @@ braid_plan_spill_line_ns(double *write_ns, double *read_ns)
 }
 
 /*
+ * braid_ms_text
+ *		An estimate in ms for a debug1 message: whole ms from 10 ms on, two
+ *		decimals below, where "1 ms against 2 ms" would hide what was
+ *		weighed.
+ */
+char *
+braid_ms_text(double ms)
+{
+	return psprintf(ms >= 10.0 || ms <= -10.0 ? "%.0f" : "%.2f", ms);
+}
+
+/*
  * braid_plan_wl_input
  *		The write-limited sorts' cost model input (wlimit.h) for a sort of
  *		"rows" entries of "stride" bytes (a key prefix of keylen), each with

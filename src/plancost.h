@@ -43,6 +43,7 @@ extern void braid_tlist_ties(const AttrNumber *keycols, List *tlist, List *index
 							 Oid relid, BraidCostInput *cost);
 extern void braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost);
 extern void braid_plan_spill_line_ns(double *write_ns, double *read_ns);
+extern char *braid_ms_text(double ms);
 extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 								double key_memory, size_t budget, int fanin, bool can_reread,
 								bool value_log);

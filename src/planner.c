@@ -719,8 +719,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	if (!braid_force && !est.prefers)
 	{
 		*kind = BRAID_DECLINE_COST;
-		*why = psprintf("%s (braidsort %.0f ms, PostgreSQL %.0f ms estimated for %.0f rows%s)",
-						est.why, ns_to_ms(est.braid_ns), ns_to_ms(est.pg_ns), cost.rows,
+		*why = psprintf("%s (braidsort %s ms, PostgreSQL %s ms estimated for %.0f rows%s)",
+						est.why, braid_ms_text(ns_to_ms(est.braid_ns)),
+						braid_ms_text(ns_to_ms(est.pg_ns)), cost.rows,
 						processes > 1 ? psprintf(" in each of %d processes", processes) : "");
 		return NULL;
 	}
@@ -742,8 +743,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		BRAID_PLAN_DEBUG("braidsort: rows go to a value log: %s",
 						 !heap_ok ? tid_why :
 						 braid_gather_source == BRAID_GATHER_VALUE_LOG ? "braidsort.gather_source is value_log" :
-						 psprintf("cheaper than refetching them (%.0f ms against %.0f ms estimated)",
-								  ns_to_ms(est.vlog_ns), ns_to_ms(est.tid_ns)));
+						 psprintf("cheaper than refetching them (%s ms against %s ms estimated)",
+								  braid_ms_text(ns_to_ms(est.vlog_ns)),
+								  braid_ms_text(ns_to_ms(est.tid_ns))));
 
 	if (!node_tlists(sort, child, by_tid, &output_tlist, &keyexprs, &child_tlist, why))
 		return NULL;
@@ -771,9 +773,10 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		est.braid_ns = Max(est.braid_ns + (wl_est[wl_mode].ms - wl_est[BRAID_WL_MERGEPASS].ms) * 1e6,
 						   0.0);
 
-	BRAID_PLAN_DEBUG("braidsort: Sort replaced%s: braidsort %.0f ms (%s), PostgreSQL %.0f ms estimated for %.0f rows%s",
+	BRAID_PLAN_DEBUG("braidsort: Sort replaced%s: braidsort %s ms (%s), PostgreSQL %s ms estimated for %.0f rows%s",
 					 braid_force && !est.prefers ? " (forced)" : "",
-					 ns_to_ms(est.braid_ns), by_tid ? "heap tid" : "value log", ns_to_ms(est.pg_ns),
+					 braid_ms_text(ns_to_ms(est.braid_ns)), by_tid ? "heap tid" : "value log",
+					 braid_ms_text(ns_to_ms(est.pg_ns)),
 					 cost.rows, processes > 1 ? psprintf(" in each of %d processes", processes) : "");
 
 	/*
