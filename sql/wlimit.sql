@@ -143,6 +143,18 @@ FROM braidsort.sort_modes('SELECT * FROM wl_long ORDER BY t, id') l,
 WHERE l.mode = 'lazy' AND i.mode = 'lazy';
 DROP FUNCTION wl_map_kb(text, text);
 DROP TABLE wl_long;
+-- the sort's first long key arriving when the candidates fill their room
+-- (2048 entries of 16 bytes, half of 64 kB): their room is halved and the
+-- key still placed (it was placed one entry past the end, and the backend
+-- crashed)
+CREATE TABLE wl_mix AS
+SELECT g AS id, CASE WHEN g = 2049 THEN '!' || repeat('z', 300)
+	   ELSE lpad((20000 - g)::text, 5, '0') END COLLATE "C" AS t
+FROM generate_series(1, 6000) g;
+ANALYZE wl_mix;
+SELECT * FROM explain_masked('SELECT * FROM wl_mix ORDER BY t') WHERE explain_masked ~ 'Key Prefix';
+SELECT wl_check('segment', 0, 'SELECT * FROM wl_mix ORDER BY t');
+DROP TABLE wl_mix;
 
 -- the executor contract in each mode: scrollable cursors walked backward,
 -- rewinds, rescans with changing parameters, mark/restore

@@ -90,6 +90,7 @@ braid_build_place_entry(BraidSortState *st, const uint8 *key, size_t len,
 {
 	uint8	   *entry = st->build.entries + st->build.nentries * st->cfg.stride;
 
+	Assert(st->build.nentries < st->build.capacity);
 	if (len > st->build.longest_key)
 		st->build.longest_key = (uint32) len;
 	if (st->cfg.collated)

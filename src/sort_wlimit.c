@@ -34,7 +34,8 @@
  * larger half dropped, and from then on only candidates below the largest
  * kept one (the cutoff) are admitted.  At the end of the pass every
  * candidate kept is smaller than everything not kept, so all of them are
- * emitted: a chunk of between half and all of the candidate room.
+ * emitted: a chunk of between half and all of the candidate room (fewer
+ * with long keys, whose full keys share the room: make_candidate_room).
  *
  * A pass re-reads the input by rescanning the child when it is a plain,
  * non-parallel heap scan (same snapshot and start block: the same rows in
@@ -433,32 +434,48 @@ candidate_room(BraidSortState *st)
 }
 
 /*
- * make_candidate_room
- *		Room for one more candidate, whose full key of "len" bytes is kept
- *		aside when "aside".  The candidates and their full keys keep within
- *		the pass's room (wl->room bytes), as a build's entries and
- *		keys keep within the budget (add_entry), checked before the key
- *		store grows (it grows by doubling): once the keys would pass it the
- *		candidates keep to half of it (wl->keys_split, for the rest of the
- *		sort), and the larger half of them is dropped (compact) as often as
- *		it takes.  Only a key larger than the room is kept beyond it, alone.
- *		True if candidates were dropped: the new one must then come before
- *		the new cutoff.
+ * below_cutoff
+ *		Does the candidate (its prefix, full key or NULL, ref) come before
+ *		the cutoff the last compact set?
  */
 static bool
-make_candidate_room(BraidSortState *st, size_t len, bool aside)
+below_cutoff(BraidSortState *st, const uint8 *prefix, const uint8 *full, size_t len,
+			 uint64 ref)
+{
+	BraidWlimit *wl = &st->wl;
+
+	return copy_compare(st, prefix, full, (uint32) len, ref,
+						wl->cutoff, wl->cutoff_key, wl->cutoff_len) < 0;
+}
+
+/*
+ * make_candidate_room
+ *		Room for one more candidate (its prefix, and its full key of "len"
+ *		bytes when kept aside: "full" not NULL); false if candidates had to
+ *		be dropped and the new one is not below the new cutoff either.  The
+ *		candidates and their full keys keep within the pass's room
+ *		(wl->room bytes), as a build's entries and keys keep within the
+ *		budget (add_entry), checked before the key store grows (it grows by
+ *		doubling): once the keys would pass it the candidates keep to half
+ *		of it (wl->keys_split, for the rest of the sort), and the larger
+ *		half of them is dropped (compact) as often as it takes.  Only a
+ *		lone candidate's key may take it beyond the room.
+ */
+static bool
+make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
+					size_t len, uint64 ref)
 {
 	BraidWlimit *wl = &st->wl;
 	size_t		stride = st->cfg.stride;
 	size_t		room = Max(wl->room, wl->cap * stride);
-	bool		dropped = false;
 
 	if (st->build.nentries >= st->build.capacity)
 	{
 		compact(st);
-		dropped = true;
+		if (!below_cutoff(st, prefix, full, len, ref))
+			return false;
 	}
-	while (aside)
+	while (full != NULL)
 	{
 		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, !st->cfg.collated);
 
@@ -471,11 +488,14 @@ make_candidate_room(BraidSortState *st, size_t len, bool aside)
 			wl->keys_split = true;
 			if (st->build.capacity > half)
 			{
-				if (st->build.nentries > half)
+				/* room for the new one among half as many */
+				while (st->build.nentries >= half)
 				{
 					compact(st);
-					dropped = true;
+					if (!below_cutoff(st, prefix, full, len, ref))
+						return false;
 				}
+				note_map_peak(st);
 				st->build.capacity = half;
 				st->build.entries = repalloc_huge(st->build.entries, half * stride);
 			}
@@ -484,9 +504,11 @@ make_candidate_room(BraidSortState *st, size_t len, bool aside)
 		if (st->build.nentries <= 1)
 			break;
 		compact(st);
-		dropped = true;
+		if (!below_cutoff(st, prefix, full, len, ref))
+			return false;
 	}
-	return dropped;
+	Assert(st->build.nentries < st->build.capacity);
+	return true;
 }
 
 /*
@@ -572,9 +594,7 @@ braid_wl_offer(BraidSortState *st, const uint8 *key, size_t len, size_t sortable
 		return;
 
 	candidate_room(st);
-	if (make_candidate_room(st, len, full != NULL) &&
-		copy_compare(st, prefix, full, (uint32) len, ref,
-					 wl->cutoff, wl->cutoff_key, wl->cutoff_len) >= 0)
+	if (!make_candidate_room(st, prefix, full, len, ref))
 		return;
 	(void) braid_build_place_entry(st, key, len, sortable, ref);
 }

@@ -70,9 +70,9 @@ braid_vlog_segment_size(uint32_t n, size_t need)
 
 /*
  * braid_vlog_reserved_bytes
- *		The device space segments 1 on reserve to hold "bytes" of packed
- *		rows (rows no larger than a segment): the segments up to the one
- *		they end in, whole.
+ *		The device space that segments 1 and later reserve to hold "bytes"
+ *		of packed rows (rows no larger than a segment): the segments up to
+ *		the one they end in, whole.
  */
 static inline double
 braid_vlog_reserved_bytes(double bytes)
