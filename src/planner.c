@@ -634,6 +634,8 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	data.segment_share = 0.5;
 	data.can_reread = !by_tid || braid_heap_rescannable(child);
 	data.adaptive = true;
+	data.key_memory = (int) Min(braid_cost_full_key_memory(keys->full_key_bytes, keys->collated),
+								(double) INT_MAX);
 	return finish_braid_scan(cscan, child, child_tlist, by_tid ? physical : NIL, &data);
 }
 

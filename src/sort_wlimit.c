@@ -112,7 +112,9 @@ braid_wl_start_build(BraidSortState *st)
 {
 	BraidWlimit *wl = &st->wl;
 	size_t		map_bytes = st->cfg.value_log ? st->cfg.budget / 2 : st->cfg.budget;
-	double		full = (double) Max(map_bytes / st->cfg.stride, (size_t) 1);
+
+	/* the entries a budget-full holds, with the full keys they keep aside */
+	double		full = Max(floor(map_bytes / (st->cfg.stride + st->cfg.key_memory)), 1.0);
 	double		est = Max(st->cfg.est_rows, 0.0);
 	double		tail = est;
 
