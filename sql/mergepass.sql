@@ -18,20 +18,7 @@ SELECT * FROM explain_masked('SELECT id FROM par_t ORDER BY k DESC, id');
 SELECT check_sort('SELECT * FROM longtext ORDER BY t, id');
 -- keys longer than the prefix, kept aside, stay within the budget with
 -- the entries (they reached 1.5 times it)
-CREATE FUNCTION map_kb(q text) RETURNS int LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-	kb int := 0;
-BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		IF line ~ 'IndexMap Memory: \d+' THEN
-			kb := greatest(kb, substring(line FROM 'IndexMap Memory: (\d+)')::int);
-		END IF;
-	END LOOP;
-	RETURN kb;
-END $$;
 SELECT map_kb('SELECT * FROM longtext ORDER BY t, id') BETWEEN 1 AND 64 AS within_budget;
-DROP FUNCTION map_kb(text);
 SELECT check_sort('SELECT * FROM longtext ORDER BY b DESC, t, id');
 SELECT check_sort('SELECT * FROM alltypes ORDER BY bp DESC NULLS LAST, by, i8 DESC, id');
 SELECT check_sort('SELECT id, f8 FROM alltypes ORDER BY f8, id');

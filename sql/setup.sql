@@ -66,6 +66,20 @@ BEGIN
 	END LOOP;
 END $$;
 
+-- the largest IndexMap Memory EXPLAIN ANALYZE shows for a query, in kB
+CREATE FUNCTION map_kb(q text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	kb int := 0;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line ~ 'IndexMap Memory: \d+' THEN
+			kb := greatest(kb, substring(line FROM 'IndexMap Memory: (\d+)')::int);
+		END IF;
+	END LOOP;
+	RETURN kb;
+END $$;
+
 -- every supported key type, with NULLs and edge values
 CREATE TABLE alltypes (
 	id int PRIMARY KEY,

@@ -115,18 +115,10 @@ CREATE TABLE wl_long AS
 SELECT g AS id, repeat(md5(((g * 7919) % 1500)::text), 6) || g AS t
 FROM generate_series(1, 6000) g;
 CREATE FUNCTION wl_map_kb(mode text, q text) RETURNS int LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-	kb int := 0;
 BEGIN
 	PERFORM set_config('braidsort.sort_mode', mode, true);
 	PERFORM set_config('braidsort.write_intensity', '0', true);
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		IF line ~ 'IndexMap Memory: \d+' THEN
-			kb := greatest(kb, substring(line FROM 'IndexMap Memory: (\d+)')::int);
-		END IF;
-	END LOOP;
-	RETURN kb;
+	RETURN map_kb(q);
 END $$;
 SELECT mode, wl_map_kb(mode, 'SELECT * FROM wl_long ORDER BY t, id') BETWEEN 1 AND 64 AS within_budget,
 	   wl_check(mode, 0, 'SELECT * FROM wl_long ORDER BY t, id')
