@@ -47,11 +47,13 @@ grow_entries(BraidSortState *st)
 	 * A value log keeps rows in the other half of the budget until it
 	 * spills.  Full encodings of long keys take what the entries leave;
 	 * once they would push the total over the budget, add_entry splits it
-	 * evenly from then on.
+	 * from then on (split_cap entries, the keys the rest).
 	 */
-	if (st->cfg.value_log || st->build.keys_split)
+	if (st->cfg.value_log)
 		room = Min(room, st->cfg.budget / 2);
 	limit = room / st->cfg.stride;
+	if (st->build.keys_split)
+		limit = Min(limit, st->build.split_cap);
 
 	if (st->build.capacity == 0)
 		newcap = (size_t) Max(Min(st->cfg.est_rows * 1.05, 1e12), 1024.0);
@@ -162,27 +164,39 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	/*
 	 * Keeping this key aside would take the IndexMap and the full keys
 	 * beyond the budget (the key store grows by doubling): from now on the
-	 * entries keep to half of it, their full keys to the rest, and a run is
-	 * written first if the entries held fill their half or the key does
-	 * not fit the rest.  Only a key larger than the budget is kept
-	 * beyond it, alone.
+	 * entries keep to split_cap, sized from the keys kept so far (at most
+	 * half the budget), their full keys to the rest (the store's limit),
+	 * and a run is written first if the entries held fill their share or
+	 * the key does not fit the rest.  Only a key larger than the budget is
+	 * kept beyond it, alone.
 	 */
 	if (aside)
 	{
-		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, !st->cfg.collated);
-		size_t		half = Max(st->cfg.budget / 2 / st->cfg.stride, (size_t) 1);
+		bool		with_slot = !st->cfg.collated;
+		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
 
 		if (st->build.capacity * st->cfg.stride + after > st->cfg.budget)
 		{
+			size_t		split;
+
+			if (!st->build.keys_split)
+			{
+				st->build.split_cap = braid_ovf_split_capacity(&st->build.ovf, len, with_slot,
+															   st->build.nentries,
+															   st->cfg.budget, st->cfg.stride);
+				st->build.keys_split = true;
+				st->build.ovf.limit = st->cfg.budget - st->build.split_cap * st->cfg.stride;
+				after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
+			}
+			split = st->build.split_cap;
 			if (st->build.nentries > 0 &&
-				(st->build.nentries >= half || half * st->cfg.stride + after > st->cfg.budget))
+				(st->build.nentries >= split || split * st->cfg.stride + after > st->cfg.budget))
 				braid_spill_run(st);
-			st->build.keys_split = true;
-			if (st->build.capacity > half)
+			if (st->build.capacity > split)
 			{
 				/* a helper may still be faulting the entries' pages in */
 				braid_prefault_end();
-				st->build.capacity = half;
+				st->build.capacity = split;
 				st->build.entries = repalloc_huge(st->build.entries,
 												  st->build.capacity * st->cfg.stride);
 			}

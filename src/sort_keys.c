@@ -51,20 +51,39 @@ braid_ovf_init(BraidOverflow *ovf, MemoryContext cxt)
 	ovf->cxt = cxt;
 }
 
+/* ovf_slot_bytes: the memory of nslots slots. */
+static inline size_t
+ovf_slot_bytes(size_t nslots)
+{
+	return nslots * (sizeof(uint64) * 2 + sizeof(uint32));
+}
+
 /* braid_ovf_bytes: memory held by the overflow store. */
 size_t
 braid_ovf_bytes(const BraidOverflow *ovf)
 {
-	return ovf->nslots * (sizeof(uint64) * 2 + sizeof(uint32)) + ovf->arena_cap;
+	return ovf_slot_bytes(ovf->nslots) + ovf->arena_cap;
 }
 
-/* ovf_arena_for: the arena's size once need more bytes are in it. */
+/*
+ * ovf_arena_for
+ *		The arena's size once need more bytes are in it, beside slots of
+ *		slot_bytes: doubled, but no further than the store's limit while
+ *		the bytes fit within it (the last doubling would otherwise leave up
+ *		to half of the room its owner gave it unused).
+ */
 static size_t
-ovf_arena_for(const BraidOverflow *ovf, size_t need)
+ovf_arena_for(const BraidOverflow *ovf, size_t need, size_t slot_bytes)
 {
+	size_t		want;
+
 	if (ovf->arena_used + need <= ovf->arena_cap)
 		return ovf->arena_cap;
-	return Max(Max(ovf->arena_cap * 2, ovf->arena_used + need), (size_t) 4096);
+	want = Max(Max(ovf->arena_cap * 2, ovf->arena_used + need), (size_t) 4096);
+	if (ovf->limit > slot_bytes && want > ovf->limit - slot_bytes &&
+		ovf->arena_used + need <= ovf->limit - slot_bytes)
+		want = ovf->limit - slot_bytes;
+	return want;
 }
 
 /*
@@ -89,9 +108,32 @@ size_t
 braid_ovf_bytes_after(const BraidOverflow *ovf, size_t len, bool with_slot)
 {
 	size_t		need = len + (!with_slot && len >= 0xFFFFFF ? sizeof(uint64) : 0);
+	size_t		slots = ovf_slot_bytes(with_slot ? ovf_slots_for_one_more(ovf) : ovf->nslots);
 
-	return (with_slot ? ovf_slots_for_one_more(ovf) : ovf->nslots) *
-		(sizeof(uint64) * 2 + sizeof(uint32)) + ovf_arena_for(ovf, need);
+	return slots + ovf_arena_for(ovf, need, slots);
+}
+
+/*
+ * braid_ovf_split_capacity
+ *		Once full keys would take the entries and the keys past "room"
+ *		bytes: how many entries of "stride" bytes to keep to, so that the
+ *		keys have the rest.  From the keys kept so far with the next one
+ *		(len bytes, with a slot or not), their memory per key: room over an
+ *		entry and such a key, at most half of room in entries (keys that
+ *		came rarely so far may come often later), at least 2.
+ */
+size_t
+braid_ovf_split_capacity(const BraidOverflow *ovf, size_t len, bool with_slot,
+						 size_t nentries, size_t room, uint32 stride)
+{
+	/* keys kept with slots: the slots' count; else every entry has one */
+	double		keys = (double) (with_slot ? ovf->nused : nentries) + 1;
+	double		per_key = ((double) ovf->arena_used + len) / keys +
+		(with_slot ? 2.0 * ovf_slot_bytes(1) : 0);
+	double		cap = floor((double) room / ((double) stride + per_key));
+
+	cap = Min(cap, (double) (room / 2 / stride));
+	return (size_t) Max(cap, 2.0);
 }
 
 /* ovf_insert_slot: place key/offset/len in the table (no growth). */
@@ -109,13 +151,17 @@ ovf_insert_slot(BraidOverflow *ovf, uint64 key, uint64 off, uint32 len)
 	ovf->slot_len[i] = len;
 }
 
-/* ovf_reserve: room for "need" more bytes in the overflow arena. */
+/*
+ * ovf_reserve
+ *		Room for "need" more bytes in the overflow arena, beside slots of
+ *		slot_bytes.
+ */
 static void
-ovf_reserve(BraidOverflow *ovf, size_t need)
+ovf_reserve(BraidOverflow *ovf, size_t need, size_t slot_bytes)
 {
 	if (ovf->arena_used + need > ovf->arena_cap)
 	{
-		size_t		cap = ovf_arena_for(ovf, need);
+		size_t		cap = ovf_arena_for(ovf, need, slot_bytes);
 
 		ovf->arena = ovf->arena ? repalloc_huge(ovf->arena, cap) :
 			MemoryContextAllocHuge(ovf->cxt, cap);
@@ -130,7 +176,7 @@ ovf_reserve(BraidOverflow *ovf, size_t need)
 void
 braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size_t len)
 {
-	ovf_reserve(ovf, len);
+	ovf_reserve(ovf, len, ovf_slot_bytes(ovf_slots_for_one_more(ovf)));
 	if ((ovf->nused + 1) * 2 > ovf->nslots)
 	{
 		BraidOverflow old = *ovf;
@@ -171,7 +217,7 @@ braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len)
 	bool		long_key = (len >= 0xFFFFFF);
 	size_t		need = len + (long_key ? sizeof(uint64) : 0);
 
-	ovf_reserve(ovf, need);
+	ovf_reserve(ovf, need, ovf_slot_bytes(ovf->nslots));
 	off = ovf->arena_used;
 	if (long_key)
 	{
@@ -191,11 +237,13 @@ braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len)
 /*
  * braid_ovf_free
  *		Forget every full key (after they were written to a run, or once the
- *		IndexMap is sorted and only refs remain).
+ *		IndexMap is sorted and only refs remain); the limit stays.
  */
 void
 braid_ovf_free(BraidOverflow *ovf)
 {
+	size_t		limit = ovf->limit;
+
 	if (ovf->nslots)
 	{
 		pfree(ovf->slot_tid);
@@ -205,6 +253,7 @@ braid_ovf_free(BraidOverflow *ovf)
 	if (ovf->arena)
 		pfree(ovf->arena);
 	braid_ovf_init(ovf, ovf->cxt);
+	ovf->limit = limit;
 }
 
 /*

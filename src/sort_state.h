@@ -89,6 +89,8 @@ typedef struct BraidOverflow
 	uint8	   *arena;
 	size_t		arena_used;
 	size_t		arena_cap;
+	size_t		limit;			/* bytes (slots and arena) its growth stops
+								 * at while keys still fit, or 0: none */
 } BraidOverflow;
 
 /*
@@ -182,8 +184,9 @@ typedef struct BraidBuild
 								 * readers rebuild whole keys) */
 	BraidOverflow ovf;
 	bool		keys_split;		/* long keys came first: the entries keep
-								 * to half the budget, their full keys the
-								 * rest */
+								 * to split_cap, their full keys the rest
+								 * of the budget */
+	size_t		split_cap;		/* ... entries: braid_ovf_split_capacity */
 	int64		rows_built;		/* rows taken from the child */
 	uint64		tuple_bytes;	/* bytes of the rows sorted (statistics) */
 } BraidBuild;
@@ -284,7 +287,9 @@ typedef struct BraidWlimit
 	BraidRun   *vrun;			/* the virtual run the passes feed */
 	size_t		cap;			/* candidates a pass keeps at most */
 	size_t		room;			/* bytes for them and their full keys */
-	bool		keys_split;		/* long keys: candidates keep to half of it */
+	bool		keys_split;		/* long keys: candidates keep to split_cap */
+	size_t		split_cap;		/* ... (braid_ovf_split_capacity), their
+								 * keys the rest */
 	int64		seg_rows;		/* rows in the selection segment */
 	uint64		seg_hash;		/* their refs, summed (braid_wl_ref_hash): a
 								 * pass must see the same rows */
@@ -405,6 +410,8 @@ extern size_t braid_ovf_bytes_after(const BraidOverflow *ovf, size_t len, bool w
 extern void braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size_t len);
 extern uint64 braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len);
 extern void braid_ovf_free(BraidOverflow *ovf);
+extern size_t braid_ovf_split_capacity(const BraidOverflow *ovf, size_t len, bool with_slot,
+									   size_t nentries, size_t room, uint32 stride);
 extern const uint8 *braid_sort_full_key(const BraidSortState *st, const uint8 *entry,
 										 uint32 *len);
 extern int	braid_sort_tiebreak(const uint8 *a, const uint8 *b, void *arg);

@@ -364,6 +364,7 @@ keep_first(BraidSortState *st, size_t n)
 	if (!st->build.any_truncated)
 		return;
 	braid_ovf_init(&fresh, st->sortcxt);
+	fresh.limit = st->build.ovf.limit;
 	for (size_t i = 0; i < n; i++)
 	{
 		uint8	   *entry = e + i * stride;
@@ -413,7 +414,7 @@ compact(BraidSortState *st)
  * candidate_room
  *		Make sure the candidates' IndexMap is allocated: room for wl->cap
  *		entries (half the budget; the gather's arena has the other half), or
- *		for half the pass's room once full keys kept aside share it
+ *		for wl->split_cap once full keys kept aside share the pass's room
  *		(make_candidate_room).
  */
 static void
@@ -422,7 +423,7 @@ candidate_room(BraidSortState *st)
 	size_t		cap = st->wl.cap;
 
 	if (st->wl.keys_split)
-		cap = Min(cap, Max(st->wl.room / 2 / st->cfg.stride, (size_t) 2));
+		cap = Min(cap, st->wl.split_cap);
 
 	if (st->build.entries != NULL && st->build.capacity == cap)
 		return;
@@ -458,10 +459,12 @@ below_cutoff(BraidSortState *st, const uint8 *prefix, const uint8 *full, size_t 
  *		candidates and their full keys keep within the pass's room
  *		(wl->room bytes), as a build's entries and keys keep within the
  *		budget (add_entry), checked before the key store grows (it grows by
- *		doubling): once the keys would pass it the candidates keep to half
- *		of it (wl->keys_split, for the rest of the sort), and the larger
- *		half of them is dropped (compact) as often as it takes.  Only a
- *		lone candidate's key may take it beyond the room.
+ *		doubling): once the keys would pass it the candidates keep to
+ *		wl->split_cap (sized from the keys kept so far, at most half the
+ *		room; for the rest of the sort), their keys to the rest (the store's
+ *		limit), and the larger half of the candidates is dropped (compact)
+ *		as often as it takes.  Only a lone candidate's key may take it
+ *		beyond the room.
  */
 static bool
 make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
@@ -479,27 +482,31 @@ make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
 	}
 	while (full != NULL)
 	{
-		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, !st->cfg.collated);
+		bool		with_slot = !st->cfg.collated;
+		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
 
 		if (st->build.capacity * stride + after <= room)
 			break;
 		if (!wl->keys_split)
 		{
-			size_t		half = Max(room / 2 / stride, (size_t) 2);
+			size_t		split = braid_ovf_split_capacity(&st->build.ovf, len, with_slot,
+														 st->build.nentries, room, stride);
 
 			wl->keys_split = true;
-			if (st->build.capacity > half)
+			wl->split_cap = split;
+			st->build.ovf.limit = room - split * stride;
+			if (st->build.capacity > split)
 			{
-				/* room for the new one among half as many */
-				while (st->build.nentries >= half)
+				/* room for the new one among fewer */
+				while (st->build.nentries >= split)
 				{
 					compact(st);
 					if (!below_cutoff(st, prefix, full, len, ref))
 						return false;
 				}
 				note_map_peak(st);
-				st->build.capacity = half;
-				st->build.entries = repalloc_huge(st->build.entries, half * stride);
+				st->build.capacity = split;
+				st->build.entries = repalloc_huge(st->build.entries, split * stride);
 			}
 			continue;
 		}
@@ -939,6 +946,9 @@ braid_wl_after_build(BraidSortState *st)
 			wl->cap = Max(st->cfg.budget / 2 / st->cfg.stride, (size_t) 2);
 			wl->room = st->cfg.budget / 2;
 			wl->held_bytes += wl->cap * st->cfg.stride;
+			/* the split of the build's room does not fit this one */
+			wl->keys_split = false;
+			st->build.ovf.limit = 0;
 			return true;
 		default:
 			return false;
