@@ -147,6 +147,20 @@ ANALYZE wl_mix;
 SELECT * FROM explain_masked('SELECT * FROM wl_mix ORDER BY t') WHERE explain_masked ~ 'Key Prefix';
 SELECT wl_check('segment', 0, 'SELECT * FROM wl_mix ORDER BY t');
 DROP TABLE wl_mix;
+-- ... when it comes just as the candidates fill their room and is itself
+-- not kept: the candidates kept stay (they were dropped whole, and a later
+-- pass found rows missing)
+CREATE TABLE wl_mix AS
+SELECT g AS id, CASE WHEN g < 2048 THEN lpad((2 * g)::text, 6, '0')
+	   WHEN g = 2048 THEN repeat('z', 300)
+	   ELSE lpad((2 * (g - 2048) - 1)::text, 6, '0') END COLLATE "C" AS t
+FROM generate_series(1, 6000) g;
+ANALYZE wl_mix;
+SELECT wl_check('segment', 0, 'SELECT * FROM wl_mix ORDER BY t');
+DROP TABLE wl_mix;
+-- keys expected larger than the budget: lazy's first pass keeps room for
+-- two candidates (it had one, and placed the second past its end)
+SELECT wl_check('lazy', 0, 'SELECT id, t::char(9000) AS c FROM wl_t WHERE id <= 300 ORDER BY c, id');
 
 -- the executor contract in each mode: scrollable cursors walked backward,
 -- rewinds, rescans with changing parameters, mark/restore

@@ -174,24 +174,33 @@
 #define BRAID_OVF_SLOT_BYTES	60.0
 
 /*
- * braid_cost_full_key_memory
- *		A row's full key of full_key_bytes (0: none kept) in the overflow
- *		store beside the IndexMap: its bytes in the arena and, unless
- *		collated, its slots.
+ * braid_cost_split_key_memory
+ *		A row's full key of full_key_bytes (0: none kept) once the budget is
+ *		split between entries and keys (braid_cost_split_entries): the
+ *		store's growth then stops at its share, which it fills, so its bytes
+ *		and, unless collated, its slots (the table at most half full).
  */
 double
-braid_cost_full_key_memory(double full_key_bytes, bool collated)
+braid_cost_split_key_memory(double full_key_bytes, bool collated)
 {
 	if (full_key_bytes <= 0)
 		return 0;
-	return full_key_bytes * BRAID_OVF_ARENA_SLACK + (collated ? 0 : BRAID_OVF_SLOT_BYTES);
+	return full_key_bytes + (collated ? 0 : BRAID_OVF_SLOT_BYTES);
 }
 
-/* full_key_memory: braid_cost_full_key_memory of the input's keys. */
+/*
+ * full_key_memory
+ *		A row's full key in the overflow store beside the IndexMap while it
+ *		grows: its bytes in the arena (with the doubling's slack) and,
+ *		unless collated, its slots.
+ */
 static double
 full_key_memory(const BraidCostInput *in)
 {
-	return braid_cost_full_key_memory(in->full_key_bytes, in->collated);
+	if (in->full_key_bytes <= 0)
+		return 0;
+	return in->full_key_bytes * BRAID_OVF_ARENA_SLACK +
+		(in->collated ? 0 : BRAID_OVF_SLOT_BYTES);
 }
 
 /*
@@ -374,19 +383,49 @@ braid_cost_merge_fanin(double budget_bytes, double key_bytes)
 }
 
 /*
+ * braid_cost_split_entries
+ *		Once full keys kept aside would take the entries and the keys past
+ *		"room" bytes: how many entries of "stride" bytes to keep to, the
+ *		keys (key_memory bytes an entry, on average) having the rest.  As
+ *		many as room holds with their keys, but between a quarter and half
+ *		of room in entries (an average from few keys may mislead), and at
+ *		least 2.  The runtime's (sort_build.c add_entry, sort_wlimit.c
+ *		make_candidate_room) and the model's.
+ */
+double
+braid_cost_split_entries(double key_memory, double room, double stride)
+{
+	double		most = floor(room / 2 / stride);
+	double		least = floor(room / 4 / stride);
+	double		entries = floor(room / (stride + (key_memory > 0 ? key_memory : 0)));
+
+	if (entries > most)
+		entries = most;
+	if (entries < least)
+		entries = least;
+	return entries < 2 ? 2 : entries;
+}
+
+/*
  * runs_written
  *		How many runs a spilled sort writes: the IndexMap's share of the
- *		budget each, which, once full keys have filled it, is split evenly
- *		between entries and full keys (sort_build.c add_entry).
+ *		budget each, which, once full keys have filled it, is split between
+ *		entries and full keys (braid_cost_split_entries), a run ending when
+ *		either share is full.
  */
 static double
 runs_written(const BraidCostInput *in, BraidGatherFrom from)
 {
-	double		keys = full_key_memory(in);
+	double		keys = braid_cost_split_key_memory(in->full_key_bytes, in->collated);
 
 	if (keys > 0)
-		return in->rows * (keys > in->entry_bytes ? keys : in->entry_bytes) /
-			(map_budget(in, from) / 2);
+	{
+		double		budget = map_budget(in, from);
+		double		entries = braid_cost_split_entries(keys, budget, in->entry_bytes);
+		double		by_keys = (budget - entries * in->entry_bytes) / keys;
+
+		return in->rows / (entries < by_keys ? entries : by_keys);
+	}
 	return braid_cost_indexmap_bytes(in) / map_budget(in, from);
 }
 

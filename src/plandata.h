@@ -62,7 +62,7 @@ typedef struct BraidSortPlanData
 								 * past work_mem (sort_adaptive.c) */
 	int			key_memory;		/* bytes an entry's full key is expected to
 								 * take kept aside (0: none;
-								 * braid_cost_full_key_memory) */
+								 * braid_cost_split_key_memory) */
 } BraidSortPlanData;
 
 extern List *braid_plan_pack(const BraidSortPlanData *data);

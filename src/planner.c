@@ -634,7 +634,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	data.segment_share = 0.5;
 	data.can_reread = !by_tid || braid_heap_rescannable(child);
 	data.adaptive = true;
-	data.key_memory = (int) Min(braid_cost_full_key_memory(keys->full_key_bytes, keys->collated),
+	data.key_memory = (int) Min(braid_cost_split_key_memory(keys->full_key_bytes, keys->collated),
 								(double) INT_MAX);
 	return finish_braid_scan(cscan, child, child_tlist, by_tid ? physical : NIL, &data);
 }
@@ -766,7 +766,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	gather_pass_ms = by_tid ? braid_cost_gather_pass_ns(&cost) / 1e6 : 0;
 	data.gather_kb = (int) Min(gather_bytes / 1024, (double) INT_MAX);
 	data.gather_pass_us = (int) Min(gather_pass_ms * 1000, (double) INT_MAX);
-	data.key_memory = (int) Min(braid_cost_full_key_memory(cost.full_key_bytes, cost.collated),
+	data.key_memory = (int) Min(braid_cost_split_key_memory(cost.full_key_bytes, cost.collated),
 								(double) INT_MAX);
 	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, data.key_memory, !by_tid, can_reread,
 								   data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,

@@ -129,6 +129,20 @@ braid_build_place_entry(BraidSortState *st, const uint8 *key, size_t len,
 }
 
 /*
+ * split_budget
+ *		The entries' share of the budget, now that full keys kept aside
+ *		share it (braid_split_entries), and the rest as the key store's
+ *		limit.
+ */
+static void
+split_budget(BraidSortState *st)
+{
+	st->build.keys_split = true;
+	st->build.split_cap = braid_split_entries(st, st->cfg.budget);
+	st->build.ovf.limit = st->cfg.budget - st->build.split_cap * st->cfg.stride;
+}
+
+/*
  * add_entry
  *		Append one row's entry to the IndexMap, spilling a run first if the
  *		IndexMap is full (or, in the write-limited modes that keep the last
@@ -164,39 +178,41 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	/*
 	 * Keeping this key aside would take the IndexMap and the full keys
 	 * beyond the budget (the key store grows by doubling): from now on the
-	 * entries keep to split_cap, sized from the keys kept so far (at most
-	 * half the budget), their full keys to the rest (the store's limit),
-	 * and a run is written first if the entries held fill their share or
-	 * the key does not fit the rest.  Only a key larger than the budget is
-	 * kept beyond it, alone.
+	 * entries keep to split_cap (braid_split_entries, from the average key
+	 * so far, again at each run's start), their full keys to the rest (the
+	 * store's limit), and a run is written first if the entries held fill
+	 * their share or the key does not fit the rest.  Only a key larger
+	 * than the keys' share is kept beyond it, alone (with the short keys
+	 * whose entries fit beside it).
 	 */
+	braid_note_entry_key(st, len, aside);
 	if (aside)
 	{
 		bool		with_slot = !st->cfg.collated;
-		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
+		size_t		after;
 
+		if (st->build.keys_split && st->build.nentries == 0)
+			split_budget(st);
+		after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
 		if (st->build.capacity * st->cfg.stride + after > st->cfg.budget)
 		{
-			size_t		split;
-
 			if (!st->build.keys_split)
 			{
-				st->build.split_cap = braid_ovf_split_capacity(&st->build.ovf, len, with_slot,
-															   st->build.nentries,
-															   st->cfg.budget, st->cfg.stride);
-				st->build.keys_split = true;
-				st->build.ovf.limit = st->cfg.budget - st->build.split_cap * st->cfg.stride;
+				split_budget(st);
 				after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
 			}
-			split = st->build.split_cap;
 			if (st->build.nentries > 0 &&
-				(st->build.nentries >= split || split * st->cfg.stride + after > st->cfg.budget))
+				(st->build.nentries >= st->build.split_cap ||
+				 st->build.split_cap * st->cfg.stride + after > st->cfg.budget))
+			{
 				braid_spill_run(st);
-			if (st->build.capacity > split)
+				split_budget(st);
+			}
+			if (st->build.capacity > st->build.split_cap)
 			{
 				/* a helper may still be faulting the entries' pages in */
 				braid_prefault_end();
-				st->build.capacity = split;
+				st->build.capacity = st->build.split_cap;
 				st->build.entries = repalloc_huge(st->build.entries,
 												  st->build.capacity * st->cfg.stride);
 			}

@@ -23,6 +23,7 @@
 
 #include "utils/memutils.h"
 
+#include "costmodel.h"
 #include "keys.h"
 #include "sort_state.h"
 
@@ -114,26 +115,34 @@ braid_ovf_bytes_after(const BraidOverflow *ovf, size_t len, bool with_slot)
 }
 
 /*
- * braid_ovf_split_capacity
- *		Once full keys would take the entries and the keys past "room"
- *		bytes: how many entries of "stride" bytes to keep to, so that the
- *		keys have the rest.  From the keys kept so far with the next one
- *		(len bytes, with a slot or not), their memory per key: room over an
- *		entry and such a key, at most half of room in entries (keys that
- *		came rarely so far may come often later), at least 2.
+ * braid_note_entry_key
+ *		Count an entry made or offered, its full key of len bytes kept
+ *		aside or not ("aside"), in the averages braid_split_entries uses.
+ */
+void
+braid_note_entry_key(BraidSortState *st, size_t len, bool aside)
+{
+	st->build.entries_seen += 1;
+	if (aside)
+		st->build.key_memory_seen += braid_cost_split_key_memory((double) len, st->cfg.collated);
+}
+
+/*
+ * braid_split_entries
+ *		How many entries to keep to once the full keys kept aside share
+ *		"room" bytes with them (braid_cost_split_entries): from the
+ *		average memory of the full keys of every entry made or offered so
+ *		far in this sort, not of those held now (after a run or a pass
+ *		there are none, or one).
  */
 size_t
-braid_ovf_split_capacity(const BraidOverflow *ovf, size_t len, bool with_slot,
-						 size_t nentries, size_t room, uint32 stride)
+braid_split_entries(const BraidSortState *st, size_t room)
 {
-	/* keys kept with slots: the slots' count; else every entry has one */
-	double		keys = (double) (with_slot ? ovf->nused : nentries) + 1;
-	double		per_key = ((double) ovf->arena_used + len) / keys +
-		(with_slot ? 2.0 * ovf_slot_bytes(1) : 0);
-	double		cap = floor((double) room / ((double) stride + per_key));
+	double		key_memory = st->build.entries_seen > 0 ?
+		st->build.key_memory_seen / st->build.entries_seen : 0;
 
-	cap = Min(cap, (double) (room / 2 / stride));
-	return (size_t) Max(cap, 2.0);
+	return (size_t) braid_cost_split_entries(key_memory, (double) room,
+											 (double) st->cfg.stride);
 }
 
 /* ovf_insert_slot: place key/offset/len in the table (no growth). */

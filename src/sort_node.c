@@ -277,6 +277,8 @@ reset_sort(BraidSortState *st)
 	st->build.nentries = st->build.capacity = 0;
 	st->build.any_truncated = false;
 	st->build.keys_split = false;
+	st->build.entries_seen = 0;
+	st->build.key_memory_seen = 0;
 	st->build.longest_key = 0;
 	braid_ovf_init(&st->build.ovf, st->sortcxt);
 	st->out.stream_refs = NULL;

@@ -186,7 +186,10 @@ typedef struct BraidBuild
 	bool		keys_split;		/* long keys came first: the entries keep
 								 * to split_cap, their full keys the rest
 								 * of the budget */
-	size_t		split_cap;		/* ... entries: braid_ovf_split_capacity */
+	size_t		split_cap;		/* ... entries: braid_split_entries */
+	double		entries_seen;	/* entries made or offered so far ... */
+	double		key_memory_seen;	/* ... and the memory of their full keys
+									 * kept aside (the split's average) */
 	int64		rows_built;		/* rows taken from the child */
 	uint64		tuple_bytes;	/* bytes of the rows sorted (statistics) */
 } BraidBuild;
@@ -288,8 +291,8 @@ typedef struct BraidWlimit
 	size_t		cap;			/* candidates a pass keeps at most */
 	size_t		room;			/* bytes for them and their full keys */
 	bool		keys_split;		/* long keys: candidates keep to split_cap */
-	size_t		split_cap;		/* ... (braid_ovf_split_capacity), their
-								 * keys the rest */
+	size_t		split_cap;		/* ... (braid_split_entries), their keys
+								 * the rest */
 	int64		seg_rows;		/* rows in the selection segment */
 	uint64		seg_hash;		/* their refs, summed (braid_wl_ref_hash): a
 								 * pass must see the same rows */
@@ -410,8 +413,8 @@ extern size_t braid_ovf_bytes_after(const BraidOverflow *ovf, size_t len, bool w
 extern void braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size_t len);
 extern uint64 braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len);
 extern void braid_ovf_free(BraidOverflow *ovf);
-extern size_t braid_ovf_split_capacity(const BraidOverflow *ovf, size_t len, bool with_slot,
-									   size_t nentries, size_t room, uint32 stride);
+extern void braid_note_entry_key(BraidSortState *st, size_t len, bool aside);
+extern size_t braid_split_entries(const BraidSortState *st, size_t room);
 extern const uint8 *braid_sort_full_key(const BraidSortState *st, const uint8 *entry,
 										 uint32 *len);
 extern int	braid_sort_tiebreak(const uint8 *a, const uint8 *b, void *arg);

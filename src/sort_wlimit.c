@@ -114,7 +114,7 @@ braid_wl_start_build(BraidSortState *st)
 	size_t		map_bytes = st->cfg.value_log ? st->cfg.budget / 2 : st->cfg.budget;
 
 	/* the entries a budget-full holds, with the full keys they keep aside */
-	double		full = Max(floor(map_bytes / (st->cfg.stride + st->cfg.key_memory)), 1.0);
+	double		full = Max(floor(map_bytes / (st->cfg.stride + st->cfg.key_memory)), 2.0);
 	double		est = Max(st->cfg.est_rows, 0.0);
 	double		tail = est;
 
@@ -411,6 +411,23 @@ compact(BraidSortState *st)
 }
 
 /*
+ * split_room
+ *		The candidates' share of the pass's room, now that full keys kept
+ *		aside share it (braid_split_entries), and the rest as the key
+ *		store's limit.
+ */
+static void
+split_room(BraidSortState *st)
+{
+	BraidWlimit *wl = &st->wl;
+	size_t		room = Max(wl->room, wl->cap * st->cfg.stride);
+
+	wl->keys_split = true;
+	wl->split_cap = Min(braid_split_entries(st, room), wl->cap);
+	st->build.ovf.limit = room - wl->split_cap * st->cfg.stride;
+}
+
+/*
  * candidate_room
  *		Make sure the candidates' IndexMap is allocated: room for wl->cap
  *		entries (half the budget; the gather's arena has the other half), or
@@ -420,11 +437,15 @@ compact(BraidSortState *st)
 static void
 candidate_room(BraidSortState *st)
 {
-	size_t		cap = st->wl.cap;
+	size_t		cap;
 
+	/* candidates held stay where they are */
+	if (st->build.entries != NULL && st->build.nentries > 0)
+		return;
+	/* at a pass's start: the split from the averages so far */
 	if (st->wl.keys_split)
-		cap = Min(cap, st->wl.split_cap);
-
+		split_room(st);
+	cap = st->wl.keys_split ? st->wl.split_cap : st->wl.cap;
 	if (st->build.entries != NULL && st->build.capacity == cap)
 		return;
 	if (st->build.entries != NULL)
@@ -489,24 +510,25 @@ make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
 			break;
 		if (!wl->keys_split)
 		{
-			size_t		split = braid_ovf_split_capacity(&st->build.ovf, len, with_slot,
-														 st->build.nentries, room, stride);
+			bool		dropped = false;
 
-			wl->keys_split = true;
-			wl->split_cap = split;
-			st->build.ovf.limit = room - split * stride;
-			if (st->build.capacity > split)
+			split_room(st);
+			if (st->build.capacity > wl->split_cap)
 			{
-				/* room for the new one among fewer */
-				while (st->build.nentries >= split)
+				/*
+				 * Room for the new one among fewer, the IndexMap shrunk before
+				 * anything returns (candidate_room would drop it whole).
+				 */
+				while (st->build.nentries >= wl->split_cap)
 				{
 					compact(st);
-					if (!below_cutoff(st, prefix, full, len, ref))
-						return false;
+					dropped = true;
 				}
 				note_map_peak(st);
-				st->build.capacity = split;
-				st->build.entries = repalloc_huge(st->build.entries, split * stride);
+				st->build.capacity = wl->split_cap;
+				st->build.entries = repalloc_huge(st->build.entries, wl->split_cap * stride);
+				if (dropped && !below_cutoff(st, prefix, full, len, ref))
+					return false;
 			}
 			continue;
 		}
@@ -590,6 +612,7 @@ braid_wl_offer(BraidSortState *st, const uint8 *key, size_t len, size_t sortable
 		full = key;
 	}
 	ref &= ~BRAID_REF_TRUNCATED;
+	braid_note_entry_key(st, len, full != NULL);
 
 	if (wl->has_bound &&
 		copy_compare(st, prefix, full, (uint32) len, ref,

@@ -898,6 +898,32 @@ test_costmodel_ties(void)
 }
 
 /* unit_costmodel: run the tests of this module, in order. */
+/*
+ * test_costmodel_split: once full keys share the budget with the entries,
+ * the entries keep to what it holds with their keys, between a quarter
+ * and half of it; runs end when either share is full.
+ */
+static void
+test_costmodel_split(void)
+{
+	Check		c;
+	double		room = 65536;
+
+	check_init(&c);
+	check_that(&c, braid_cost_split_entries(0, room, 16) == 2048 &&
+			   braid_cost_split_entries(8, room, 16) == 2048,
+			   "short keys: half the room (%g)", braid_cost_split_entries(8, room, 16));
+	check_that(&c, braid_cost_split_entries(48, room, 16) == 1024,
+			   "keys of 3 strides: a quarter (%g)", braid_cost_split_entries(48, room, 16));
+	check_that(&c, braid_cost_split_entries(32, room, 16) == 1365,
+			   "keys of 2 strides: a third (%g)", braid_cost_split_entries(32, room, 16));
+	check_that(&c, braid_cost_split_entries(30000, room, 16) == 1024,
+			   "one huge key: still a quarter (%g)", braid_cost_split_entries(30000, room, 16));
+	check_that(&c, braid_cost_split_entries(100, 40, 16) == 2,
+			   "a tiny room: 2 (%g)", braid_cost_split_entries(100, 40, 16));
+	check_report(&c, "costmodel: entries and full keys share the budget by their size");
+}
+
 void
 unit_costmodel(void)
 {
@@ -912,4 +938,5 @@ unit_costmodel(void)
 	test_costmodel_full_keys();
 	test_costmodel_device_bytes();
 	test_costmodel_ties();
+	test_costmodel_split();
 }
