@@ -387,16 +387,18 @@ braid_cost_merge_fanin(double budget_bytes, double key_bytes)
  *		Once full keys kept aside would take the entries and the keys past
  *		"room" bytes: how many entries of "stride" bytes to keep to, the
  *		keys (key_memory bytes an entry, on average) having the rest.  As
- *		many as room holds with their keys, but between a quarter and half
- *		of room in entries (an average from few keys may mislead), and at
+ *		many as room holds with their keys; until the average is "trusted"
+ *		(taken over a room's worth of entries at least: a few odd keys
+ *		could mislead it) between a quarter and half of room in entries,
+ *		then up to seven eighths (rare long keys still have some room); at
  *		least 2.  The runtime's (sort_build.c add_entry, sort_wlimit.c
  *		make_candidate_room) and the model's.
  */
 double
-braid_cost_split_entries(double key_memory, double room, double stride)
+braid_cost_split_entries(double key_memory, double room, double stride, bool trusted)
 {
-	double		most = floor(room / 2 / stride);
-	double		least = floor(room / 4 / stride);
+	double		most = floor(room * (trusted ? 7.0 / 8.0 : 0.5) / stride);
+	double		least = trusted ? 2 : floor(room / 4 / stride);
 	double		entries = floor(room / (stride + (key_memory > 0 ? key_memory : 0)));
 
 	if (entries > most)
@@ -404,6 +406,26 @@ braid_cost_split_entries(double key_memory, double room, double stride)
 	if (entries < least)
 		entries = least;
 	return entries < 2 ? 2 : entries;
+}
+
+/*
+ * braid_cost_split_rows
+ *		How many rows "room" bytes hold: all entries without full keys kept
+ *		aside, else split between entries and keys
+ *		(braid_cost_split_entries), the entries' share or fewer if their
+ *		keys fill the rest first.
+ */
+double
+braid_cost_split_rows(double key_memory, double room, double stride, bool trusted)
+{
+	double		entries;
+	double		by_keys;
+
+	if (key_memory <= 0)
+		return floor(room / stride) < 1 ? 1 : floor(room / stride);
+	entries = braid_cost_split_entries(key_memory, room, stride, trusted);
+	by_keys = floor((room - entries * stride) / key_memory);
+	return by_keys < entries ? (by_keys < 1 ? 1 : by_keys) : entries;
 }
 
 /*
@@ -419,13 +441,8 @@ runs_written(const BraidCostInput *in, BraidGatherFrom from)
 	double		keys = braid_cost_split_key_memory(in->full_key_bytes, in->collated);
 
 	if (keys > 0)
-	{
-		double		budget = map_budget(in, from);
-		double		entries = braid_cost_split_entries(keys, budget, in->entry_bytes);
-		double		by_keys = (budget - entries * in->entry_bytes) / keys;
-
-		return in->rows / (entries < by_keys ? entries : by_keys);
-	}
+		return in->rows / braid_cost_split_rows(keys, map_budget(in, from), in->entry_bytes,
+												true);
 	return braid_cost_indexmap_bytes(in) / map_budget(in, from);
 }
 

@@ -110,7 +110,10 @@ typedef struct BraidCostEstimate
 #define BRAID_MAX_FANIN 1024
 
 extern double braid_cost_split_key_memory(double full_key_bytes, bool collated);
-extern double braid_cost_split_entries(double key_memory, double room, double stride);
+extern double braid_cost_split_entries(double key_memory, double room, double stride,
+									   bool trusted);
+extern double braid_cost_split_rows(double key_memory, double room, double stride,
+									bool trusted);
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);

@@ -569,7 +569,7 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 
 	braid_wl_input_defaults(in);
 	in->rows = Max(rows, 0.0);
-	in->budget_entries = Max(floor(map_bytes / (stride + Max(key_memory, 0.0))), 1.0);
+	in->budget_entries = braid_cost_split_rows(key_memory, map_bytes, stride, true);
 	/* a front-coded record: lengths, the unshared part of the key, the ref */
 	in->run_entry_bytes = 1.0 + 0.75 * keylen + 5.0;
 	in->mat_entry_bytes = 2.0 + sizeof(uint64) + keylen;

@@ -32,6 +32,18 @@
 #include "sort_state.h"
 
 /*
+ * map_bytes
+ *		The IndexMap's share of the budget, its entries' and their full
+ *		keys': all of it, or half beside a value log (which keeps its rows
+ *		in the other half until it spills).
+ */
+static size_t
+map_bytes(const BraidSortState *st)
+{
+	return st->cfg.value_log ? st->cfg.budget / 2 : st->cfg.budget;
+}
+
+/*
  * grow_entries
  *		Make room for more entries within the budget; false if none left.
  */
@@ -39,18 +51,16 @@ static bool
 grow_entries(BraidSortState *st)
 {
 	size_t		used = braid_ovf_bytes(&st->build.ovf);
-	size_t		room = (st->cfg.budget > used) ? st->cfg.budget - used : 0;
+	size_t		room = (map_bytes(st) > used) ? map_bytes(st) - used : 0;
 	size_t		limit;
 	size_t		newcap;
 
 	/*
-	 * A value log keeps rows in the other half of the budget until it
-	 * spills.  Full encodings of long keys take what the entries leave;
-	 * once they would push the total over the budget, add_entry splits it
-	 * from then on (split_cap entries, the keys the rest).
+	 * Within the IndexMap's budget (map_bytes), full encodings of long keys
+	 * take what the entries leave; once they would push the total over
+	 * it, add_entry splits it from then on (split_cap entries at most, the
+	 * keys the rest).
 	 */
-	if (st->cfg.value_log)
-		room = Min(room, st->cfg.budget / 2);
 	limit = room / st->cfg.stride;
 	if (st->build.keys_split)
 		limit = Min(limit, st->build.split_cap);
@@ -130,16 +140,23 @@ braid_build_place_entry(BraidSortState *st, const uint8 *key, size_t len,
 
 /*
  * split_budget
- *		The entries' share of the budget, now that full keys kept aside
- *		share it (braid_split_entries), and the rest as the key store's
- *		limit.
+ *		The entries' share of the IndexMap's budget, now that full keys kept
+ *		aside share it: at most split_cap (braid_split_entries), and no
+ *		more than the entries already have room for (sized from the row
+ *		estimate, or grown) while the keys can take the rest, which is the
+ *		key store's limit.
  */
 static void
 split_budget(BraidSortState *st)
 {
+	size_t		map = map_bytes(st);
+	size_t		share;
+
 	st->build.keys_split = true;
-	st->build.split_cap = braid_split_entries(st, st->cfg.budget);
-	st->build.ovf.limit = st->cfg.budget - st->build.split_cap * st->cfg.stride;
+	st->build.split_cap = braid_split_entries(st, map);
+	share = st->build.capacity > 0 ? Min(st->build.capacity, st->build.split_cap) :
+		st->build.split_cap;
+	st->build.ovf.limit = map - share * st->cfg.stride;
 }
 
 /*
@@ -177,42 +194,44 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 
 	/*
 	 * Keeping this key aside would take the IndexMap and the full keys
-	 * beyond the budget (the key store grows by doubling): from now on the
-	 * entries keep to split_cap (braid_split_entries, from the average key
+	 * beyond their budget (the key store grows by doubling): from now on
+	 * the entries keep to their share (split_budget: from the average key
 	 * so far, again at each run's start), their full keys to the rest (the
 	 * store's limit), and a run is written first if the entries held fill
 	 * their share or the key does not fit the rest.  Only a key larger
-	 * than the keys' share is kept beyond it, alone (with the short keys
-	 * whose entries fit beside it).
+	 * than the keys' share is kept beyond it (with the entries beside it).
 	 */
 	braid_note_entry_key(st, len, aside);
+	if (st->build.keys_split && st->build.nentries == 0)
+		split_budget(st);
 	if (aside)
 	{
 		bool		with_slot = !st->cfg.collated;
-		size_t		after;
+		size_t		map = map_bytes(st);
+		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
 
-		if (st->build.keys_split && st->build.nentries == 0)
-			split_budget(st);
-		after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
-		if (st->build.capacity * st->cfg.stride + after > st->cfg.budget)
+		if (st->build.capacity * st->cfg.stride + after > map)
 		{
+			size_t		share;
+
 			if (!st->build.keys_split)
 			{
 				split_budget(st);
 				after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
 			}
+			share = Min(st->build.capacity, st->build.split_cap);
 			if (st->build.nentries > 0 &&
-				(st->build.nentries >= st->build.split_cap ||
-				 st->build.split_cap * st->cfg.stride + after > st->cfg.budget))
+				(st->build.nentries >= share || share * st->cfg.stride + after > map))
 			{
 				braid_spill_run(st);
 				split_budget(st);
+				share = Min(st->build.capacity, st->build.split_cap);
 			}
-			if (st->build.capacity > st->build.split_cap)
+			if (st->build.capacity > share)
 			{
 				/* a helper may still be faulting the entries' pages in */
 				braid_prefault_end();
-				st->build.capacity = st->build.split_cap;
+				st->build.capacity = share;
 				st->build.entries = repalloc_huge(st->build.entries,
 												  st->build.capacity * st->cfg.stride);
 			}

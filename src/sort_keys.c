@@ -133,16 +133,18 @@ braid_note_entry_key(BraidSortState *st, size_t len, bool aside)
  *		"room" bytes with them (braid_cost_split_entries): from the
  *		average memory of the full keys of every entry made or offered so
  *		far in this sort, not of those held now (after a run or a pass
- *		there are none, or one).
+ *		there are none, or one), trusted once a room's worth of entries
+ *		was seen.
  */
 size_t
 braid_split_entries(const BraidSortState *st, size_t room)
 {
 	double		key_memory = st->build.entries_seen > 0 ?
 		st->build.key_memory_seen / st->build.entries_seen : 0;
+	bool		trusted = st->build.entries_seen >= (double) (room / st->cfg.stride);
 
 	return (size_t) braid_cost_split_entries(key_memory, (double) room,
-											 (double) st->cfg.stride);
+											 (double) st->cfg.stride, trusted);
 }
 
 /* ovf_insert_slot: place key/offset/len in the table (no growth). */

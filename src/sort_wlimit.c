@@ -113,8 +113,12 @@ braid_wl_start_build(BraidSortState *st)
 	BraidWlimit *wl = &st->wl;
 	size_t		map_bytes = st->cfg.value_log ? st->cfg.budget / 2 : st->cfg.budget;
 
-	/* the entries a budget-full holds, with the full keys they keep aside */
-	double		full = Max(floor(map_bytes / (st->cfg.stride + st->cfg.key_memory)), 2.0);
+	/*
+	 * The rows a budget-full holds, with the full keys they keep aside; at
+	 * least 2, which a selection pass needs (its compaction keeps one).
+	 */
+	double		full = Max(braid_cost_split_rows(st->cfg.key_memory, (double) map_bytes,
+												 (double) st->cfg.stride, true), 2.0);
 	double		est = Max(st->cfg.est_rows, 0.0);
 	double		tail = est;
 
@@ -481,11 +485,11 @@ below_cutoff(BraidSortState *st, const uint8 *prefix, const uint8 *full, size_t 
  *		(wl->room bytes), as a build's entries and keys keep within the
  *		budget (add_entry), checked before the key store grows (it grows by
  *		doubling): once the keys would pass it the candidates keep to
- *		wl->split_cap (sized from the keys kept so far, at most half the
- *		room; for the rest of the sort), their keys to the rest (the store's
- *		limit), and the larger half of the candidates is dropped (compact)
- *		as often as it takes.  Only a lone candidate's key may take it
- *		beyond the room.
+ *		wl->split_cap (split_room: from the average key offered so far in
+ *		the sort, again at each pass's start), their keys to the rest (the
+ *		store's limit), and the larger half of the candidates is dropped
+ *		(compact) as often as it takes.  Only the keys of one or two
+ *		candidates (one held and the new one) may take it beyond the room.
  */
 static bool
 make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
@@ -538,7 +542,10 @@ make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
 		if (!below_cutoff(st, prefix, full, len, ref))
 			return false;
 	}
-	Assert(st->build.nentries < st->build.capacity);
+	/* never reached (capacity is at least 2): never written past, either */
+	if (st->build.nentries >= st->build.capacity)
+		elog(ERROR, "braidsort: no room for a selection candidate (%zu of %zu)",
+			 st->build.nentries, st->build.capacity);
 	return true;
 }
 

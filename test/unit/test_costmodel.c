@@ -900,8 +900,9 @@ test_costmodel_ties(void)
 /* unit_costmodel: run the tests of this module, in order. */
 /*
  * test_costmodel_split: once full keys share the budget with the entries,
- * the entries keep to what it holds with their keys, between a quarter
- * and half of it; runs end when either share is full.
+ * the entries keep to what it holds with their keys: between a quarter and
+ * half of it until the average is trusted, then up to seven eighths; runs
+ * end when either share is full.
  */
 static void
 test_costmodel_split(void)
@@ -910,17 +911,35 @@ test_costmodel_split(void)
 	double		room = 65536;
 
 	check_init(&c);
-	check_that(&c, braid_cost_split_entries(0, room, 16) == 2048 &&
-			   braid_cost_split_entries(8, room, 16) == 2048,
-			   "short keys: half the room (%g)", braid_cost_split_entries(8, room, 16));
-	check_that(&c, braid_cost_split_entries(48, room, 16) == 1024,
-			   "keys of 3 strides: a quarter (%g)", braid_cost_split_entries(48, room, 16));
-	check_that(&c, braid_cost_split_entries(32, room, 16) == 1365,
-			   "keys of 2 strides: a third (%g)", braid_cost_split_entries(32, room, 16));
-	check_that(&c, braid_cost_split_entries(30000, room, 16) == 1024,
-			   "one huge key: still a quarter (%g)", braid_cost_split_entries(30000, room, 16));
-	check_that(&c, braid_cost_split_entries(100, 40, 16) == 2,
-			   "a tiny room: 2 (%g)", braid_cost_split_entries(100, 40, 16));
+	check_that(&c, braid_cost_split_entries(0, room, 16, false) == 2048 &&
+			   braid_cost_split_entries(8, room, 16, false) == 2048,
+			   "short keys: half the room (%g)", braid_cost_split_entries(8, room, 16, false));
+	check_that(&c, braid_cost_split_entries(48, room, 16, false) == 1024,
+			   "keys of 3 strides: a quarter (%g)", braid_cost_split_entries(48, room, 16, false));
+	check_that(&c, braid_cost_split_entries(32, room, 16, false) == 1365,
+			   "keys of 2 strides: a third (%g)", braid_cost_split_entries(32, room, 16, false));
+	check_that(&c, braid_cost_split_entries(30000, room, 16, false) == 1024,
+			   "one huge key, untrusted: still a quarter (%g)",
+			   braid_cost_split_entries(30000, room, 16, false));
+	check_that(&c, braid_cost_split_entries(100, 40, 16, false) == 2,
+			   "a tiny room: 2 (%g)", braid_cost_split_entries(100, 40, 16, false));
+	check_that(&c, braid_cost_split_entries(2000, room, 16, true) == 32 &&
+			   braid_cost_split_entries(0.5, room, 16, true) == 3584,
+			   "trusted: long keys get what they need (%g), rare ones an eighth (%g)",
+			   braid_cost_split_entries(2000, room, 16, true),
+			   braid_cost_split_entries(0.5, room, 16, true));
+	/*
+	 * rows: all entries without keys kept aside; else the entries' share,
+	 * or fewer when the keys fill the rest first
+	 */
+	check_that(&c, braid_cost_split_rows(0, room, 16, false) == 4096 &&
+			   braid_cost_split_rows(48, room, 16, false) == 1024 &&
+			   braid_cost_split_rows(200, room, 16, false) == 245 &&
+			   braid_cost_split_rows(200, room, 16, true) == 303,
+			   "rows: %g %g %g %g", braid_cost_split_rows(0, room, 16, false),
+			   braid_cost_split_rows(48, room, 16, false),
+			   braid_cost_split_rows(200, room, 16, false),
+			   braid_cost_split_rows(200, room, 16, true));
 	check_report(&c, "costmodel: entries and full keys share the budget by their size");
 }
 
