@@ -44,6 +44,18 @@ map_bytes(const BraidSortState *st)
 }
 
 /*
+ * split_limit
+ *		The key store's limit once the budget is split: what the entries'
+ *		room leaves (no more than split_cap of them).
+ */
+static void
+split_limit(BraidSortState *st)
+{
+	st->build.ovf.limit = map_bytes(st) -
+		Min(st->build.capacity, st->build.split_cap) * st->cfg.stride;
+}
+
+/*
  * grow_entries
  *		Make room for more entries within the budget; false if none left.
  */
@@ -86,6 +98,8 @@ grow_entries(BraidSortState *st)
 	else
 		st->build.entries = repalloc_huge(st->build.entries, newcap * st->cfg.stride);
 	st->build.capacity = newcap;
+	if (st->build.keys_split)
+		split_limit(st);
 	return true;
 }
 
@@ -144,19 +158,30 @@ braid_build_place_entry(BraidSortState *st, const uint8 *key, size_t len,
  *		aside share it: at most split_cap (braid_split_entries), and no
  *		more than the entries already have room for (sized from the row
  *		estimate, or grown) while the keys can take the rest, which is the
- *		key store's limit.
+ *		key store's limit.  At a run's start, with no entry held (and the
+ *		IndexMap whole, not in a pipe's halves), the room grows to a larger
+ *		split_cap (the first split, from few keys, may have been smaller)
+ *		while more rows than it holds are expected.
  */
 static void
 split_budget(BraidSortState *st)
 {
-	size_t		map = map_bytes(st);
-	size_t		share;
+	double		left = st->cfg.est_rows - (double) st->build.rows_built;
 
 	st->build.keys_split = true;
-	st->build.split_cap = braid_split_entries(st, map);
-	share = st->build.capacity > 0 ? Min(st->build.capacity, st->build.split_cap) :
-		st->build.split_cap;
-	st->build.ovf.limit = map - share * st->cfg.stride;
+	st->build.split_cap = braid_split_entries(st, map_bytes(st));
+	if (st->build.nentries == 0 && st->build.entries != NULL && !st->runset.pipe.on &&
+		st->build.split_cap > st->build.capacity && left * 1.05 > (double) st->build.capacity)
+	{
+		size_t		cap = (size_t) Min((double) st->build.split_cap, Max(left * 1.05, 1.0));
+
+		/* a helper may still be faulting the entries' pages in */
+		braid_prefault_end();
+		st->build.capacity = Max(cap, st->build.capacity);
+		st->build.entries = repalloc_huge(st->build.entries,
+										  st->build.capacity * st->cfg.stride);
+	}
+	split_limit(st);
 }
 
 /*

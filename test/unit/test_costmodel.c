@@ -897,7 +897,6 @@ test_costmodel_ties(void)
 	check_report(&c, "costmodel: rows tied on the first key cost PostgreSQL's sort");
 }
 
-/* unit_costmodel: run the tests of this module, in order. */
 /*
  * test_costmodel_split: once full keys share the budget with the entries,
  * the entries keep to what it holds with their keys: between a quarter and
@@ -943,6 +942,7 @@ test_costmodel_split(void)
 	check_report(&c, "costmodel: entries and full keys share the budget by their size");
 }
 
+/* unit_costmodel: run the tests of this module, in order. */
 void
 unit_costmodel(void)
 {
