@@ -429,6 +429,33 @@ braid_cost_split_rows(double key_memory, double room, double stride, bool truste
 }
 
 /*
+ * braid_cost_budget_rows
+ *		How many of an input's "rows" rows "room" bytes hold at once, each
+ *		an entry of "stride" bytes and key_memory bytes of full key kept
+ *		aside (braid_cost_split_key_memory): all that fit before the key
+ *		store (growing by doubling) would pass the room, if the input does;
+ *		else those of a split budget (braid_cost_split_rows), the fewer of
+ *		a trusted and an untrusted split.  Hybrid's last budget-full and
+ *		the write-limited model's.
+ */
+double
+braid_cost_budget_rows(double rows, double key_memory, double room, double stride)
+{
+	double		unsplit;
+	double		trusted;
+	double		untrusted;
+
+	if (key_memory <= 0)
+		return braid_cost_split_rows(0, room, stride, true);
+	unsplit = floor(room / (stride + key_memory * BRAID_OVF_ARENA_SLACK));
+	if (rows <= unsplit)
+		return unsplit;
+	trusted = braid_cost_split_rows(key_memory, room, stride, true);
+	untrusted = braid_cost_split_rows(key_memory, room, stride, false);
+	return trusted < untrusted ? trusted : untrusted;
+}
+
+/*
  * runs_written
  *		How many runs a spilled sort writes: the IndexMap's share of the
  *		budget each, which, once full keys have filled it, is split between

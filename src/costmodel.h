@@ -114,6 +114,8 @@ extern double braid_cost_split_entries(double key_memory, double room, double st
 									   bool trusted);
 extern double braid_cost_split_rows(double key_memory, double room, double stride,
 									bool trusted);
+extern double braid_cost_budget_rows(double rows, double key_memory, double room,
+									 double stride);
 extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);

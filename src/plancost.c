@@ -570,8 +570,8 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 	braid_wl_input_defaults(in);
 	in->rows = Max(rows, 0.0);
 	/* as the runtime's budget-full (braid_wl_start_build) */
-	in->budget_entries = Min(braid_cost_split_rows(key_memory, map_bytes, stride, true),
-							 braid_cost_split_rows(key_memory, map_bytes, stride, false));
+	in->budget_entries = Max(braid_cost_budget_rows(in->rows, key_memory, map_bytes, stride),
+							 1.0);
 	/* a front-coded record: lengths, the unshared part of the key, the ref */
 	in->run_entry_bytes = 1.0 + 0.75 * keylen + 5.0;
 	in->mat_entry_bytes = 2.0 + sizeof(uint64) + keylen;

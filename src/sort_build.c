@@ -208,6 +208,9 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 			if (st->build.nentries == 0)
 				elog(ERROR, "braidsort: budget too small for a single IndexMap entry");
 			braid_spill_run(st);
+			/* the split's room for the next run, before it is halved */
+			if (st->build.keys_split)
+				split_budget(st);
 			braid_pipe_begin(st);
 		}
 	}
@@ -215,7 +218,12 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	/* full keys kept aside: the whole IndexMap again, made serially */
 	aside = st->cfg.collated || len > st->cfg.keylen;
 	if (aside && st->runset.pipe.on)
+	{
 		braid_pipe_end(st);
+		/* the whole IndexMap again: the keys' limit follows */
+		if (st->build.keys_split)
+			split_limit(st);
+	}
 
 	/*
 	 * Keeping this key aside would take the IndexMap and the full keys

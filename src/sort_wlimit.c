@@ -112,19 +112,16 @@ braid_wl_start_build(BraidSortState *st)
 {
 	BraidWlimit *wl = &st->wl;
 	size_t		map_bytes = st->cfg.value_log ? st->cfg.budget / 2 : st->cfg.budget;
+	double		est = Max(st->cfg.est_rows, 0.0);
 
 	/*
-	 * The rows a budget-full holds, with the full keys they keep aside, as
-	 * the split's average is trusted or not yet (the fewer: the last
-	 * budget-full must fit either way); at least 2, which a selection
-	 * pass needs (its compaction keeps one).
+	 * The rows a budget-full holds, with the full keys they keep aside
+	 * (braid_cost_budget_rows); at least 2, which a selection pass needs
+	 * (its compaction keeps one).
 	 */
-	double		full = Max(Min(braid_cost_split_rows(st->cfg.key_memory, (double) map_bytes,
-													 (double) st->cfg.stride, true),
-								braid_cost_split_rows(st->cfg.key_memory, (double) map_bytes,
-													  (double) st->cfg.stride, false)),
+	double		full = Max(braid_cost_budget_rows(est, st->cfg.key_memory, (double) map_bytes,
+												  (double) st->cfg.stride),
 						   2.0);
-	double		est = Max(st->cfg.est_rows, 0.0);
 	double		tail = est;
 
 	wl->flush_at = -1;

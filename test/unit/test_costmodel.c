@@ -939,6 +939,14 @@ test_costmodel_split(void)
 			   braid_cost_split_rows(48, room, 16, false),
 			   braid_cost_split_rows(200, room, 16, false),
 			   braid_cost_split_rows(200, room, 16, true));
+	/* a budget-full: unsplit while the input fits, else the fewer split */
+	check_that(&c, braid_cost_budget_rows(1e6, 0, room, 16) == 4096 &&
+			   braid_cost_budget_rows(100, 8, room, 16) == 2457 &&
+			   braid_cost_budget_rows(1e6, 8, room, 16) == 2048 &&
+			   braid_cost_budget_rows(1e6, 200, room, 16) == 245,
+			   "budget-fulls: %g %g %g %g", braid_cost_budget_rows(1e6, 0, room, 16),
+			   braid_cost_budget_rows(100, 8, room, 16), braid_cost_budget_rows(1e6, 8, room, 16),
+			   braid_cost_budget_rows(1e6, 200, room, 16));
 	check_report(&c, "costmodel: entries and full keys share the budget by their size");
 }
 
