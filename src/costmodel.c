@@ -449,7 +449,7 @@ braid_cost_budget_rows(double rows, double key_memory, double room, double strid
 		return braid_cost_split_rows(0, room, stride, true);
 	unsplit = floor(room / (stride + key_memory * BRAID_OVF_ARENA_SLACK));
 	if (rows <= unsplit)
-		return unsplit;
+		return unsplit < 1 ? 1 : unsplit;
 	trusted = braid_cost_split_rows(key_memory, room, stride, true);
 	untrusted = braid_cost_split_rows(key_memory, room, stride, false);
 	return trusted < untrusted ? trusted : untrusted;

@@ -202,7 +202,12 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	if (st->build.nentries == st->build.capacity)
 	{
 		if (st->runset.pipe.on)
+		{
 			braid_pipe_swap(st);
+			/* the pipe may have ended: the keys' limit follows the whole */
+			if (!st->runset.pipe.on && st->build.keys_split)
+				split_limit(st);
+		}
 		else if (!grow_entries(st))
 		{
 			if (st->build.nentries == 0)
