@@ -44,12 +44,41 @@ map_bytes(const BraidSortState *st)
 }
 
 /*
- * split_limit
- *		The key store's limit once the budget is split: what the entries'
- *		room leaves (no more than split_cap of them).
+ * braid_build_note_peak
+ *		EXPLAIN's IndexMap Memory: the entries' room and the full keys kept
+ *		aside, at their largest.
  */
-static void
-split_limit(BraidSortState *st)
+void
+braid_build_note_peak(BraidSortState *st)
+{
+	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
+								   st->build.capacity * st->cfg.stride +
+								   braid_ovf_bytes(&st->build.ovf));
+}
+
+/*
+ * braid_build_resize
+ *		Give the IndexMap room for "cap" entries, keeping those it holds
+ *		(no more than cap).
+ */
+void
+braid_build_resize(BraidSortState *st, size_t cap)
+{
+	Assert(st->build.nentries <= cap);
+	/* a helper may still be faulting the entries' pages in */
+	braid_prefault_end();
+	st->build.capacity = cap;
+	st->build.entries = repalloc_huge(st->build.entries, cap * st->cfg.stride);
+}
+
+/*
+ * braid_build_split_limit
+ *		The key store's limit once the budget is split: what the entries'
+ *		room leaves (no more than split_cap of them).  Again whenever that
+ *		room changes: grown, or whole again after a pipe's halves.
+ */
+void
+braid_build_split_limit(BraidSortState *st)
 {
 	st->build.ovf.limit = map_bytes(st) -
 		Min(st->build.capacity, st->build.split_cap) * st->cfg.stride;
@@ -99,7 +128,7 @@ grow_entries(BraidSortState *st)
 		st->build.entries = repalloc_huge(st->build.entries, newcap * st->cfg.stride);
 	st->build.capacity = newcap;
 	if (st->build.keys_split)
-		split_limit(st);
+		braid_build_split_limit(st);
 	return true;
 }
 
@@ -172,16 +201,10 @@ split_budget(BraidSortState *st)
 	st->build.split_cap = braid_split_entries(st, map_bytes(st));
 	if (st->build.nentries == 0 && st->build.entries != NULL && !st->runset.pipe.on &&
 		st->build.split_cap > st->build.capacity && left * 1.05 > (double) st->build.capacity)
-	{
-		size_t		cap = (size_t) Min((double) st->build.split_cap, Max(left * 1.05, 1.0));
-
-		/* a helper may still be faulting the entries' pages in */
-		braid_prefault_end();
-		st->build.capacity = Max(cap, st->build.capacity);
-		st->build.entries = repalloc_huge(st->build.entries,
-										  st->build.capacity * st->cfg.stride);
-	}
-	split_limit(st);
+		braid_build_resize(st, Max((size_t) Min((double) st->build.split_cap,
+												Max(left * 1.05, 1.0)),
+								   st->build.capacity));
+	braid_build_split_limit(st);
 }
 
 /*
@@ -202,12 +225,7 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	if (st->build.nentries == st->build.capacity)
 	{
 		if (st->runset.pipe.on)
-		{
 			braid_pipe_swap(st);
-			/* the pipe may have ended: the keys' limit follows the whole */
-			if (!st->runset.pipe.on && st->build.keys_split)
-				split_limit(st);
-		}
 		else if (!grow_entries(st))
 		{
 			if (st->build.nentries == 0)
@@ -223,12 +241,7 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	/* full keys kept aside: the whole IndexMap again, made serially */
 	aside = st->cfg.collated || len > st->cfg.keylen;
 	if (aside && st->runset.pipe.on)
-	{
 		braid_pipe_end(st);
-		/* the whole IndexMap again: the keys' limit follows */
-		if (st->build.keys_split)
-			split_limit(st);
-	}
 
 	/*
 	 * Keeping this key aside would take the IndexMap and the full keys
@@ -266,13 +279,7 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 				share = Min(st->build.capacity, st->build.split_cap);
 			}
 			if (st->build.capacity > share)
-			{
-				/* a helper may still be faulting the entries' pages in */
-				braid_prefault_end();
-				st->build.capacity = share;
-				st->build.entries = repalloc_huge(st->build.entries,
-												  st->build.capacity * st->cfg.stride);
-			}
+				braid_build_resize(st, share);
 		}
 	}
 

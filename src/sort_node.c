@@ -226,8 +226,7 @@ build_and_sort(BraidSortState *st)
 		braid_sort_set_phase(st, BRAID_PROGRESS_SORTING);
 		braid_sort_entries(st);
 		st->out.nrows = (int64) st->build.nentries;
-		st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
-									   st->build.capacity * st->cfg.stride + braid_ovf_bytes(&st->build.ovf));
+		braid_build_note_peak(st);
 		braid_batches_compact_refs(st);
 		st->instr.sort_ms += braid_elapsed_ms(start);
 	}

@@ -72,8 +72,7 @@ braid_spill_run(BraidSortState *st)
 	INSTR_TIME_SET_CURRENT(start);
 	braid_sort_set_phase(st, BRAID_PROGRESS_WRITING_RUN);
 	braid_prefault_end();
-	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
-								   st->build.capacity * st->cfg.stride + braid_ovf_bytes(&st->build.ovf));
+	braid_build_note_peak(st);
 	braid_sort_entries(st);
 	st->runset.runs = lappend(st->runset.runs,
 					   braid_run_write(st->build.entries, st->build.nentries, st->cfg.stride,
@@ -301,6 +300,9 @@ braid_pipe_end(BraidSortState *st)
 	st->build.entries = p->base;
 	st->build.capacity = p->full;
 	p->on = false;
+	/* the whole IndexMap again: the full keys' limit follows */
+	if (st->build.keys_split)
+		braid_build_split_limit(st);
 	st->runset.spill_ms += braid_elapsed_ms(start);
 }
 

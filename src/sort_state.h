@@ -414,6 +414,9 @@ extern void braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size
 extern uint64 braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len);
 extern void braid_ovf_free(BraidOverflow *ovf);
 extern void braid_note_entry_key(BraidSortState *st, size_t len, bool aside);
+extern void braid_build_note_peak(BraidSortState *st);
+extern void braid_build_resize(BraidSortState *st, size_t cap);
+extern void braid_build_split_limit(BraidSortState *st);
 extern size_t braid_split_entries(const BraidSortState *st, size_t room);
 extern const uint8 *braid_sort_full_key(const BraidSortState *st, const uint8 *entry,
 										 uint32 *len);

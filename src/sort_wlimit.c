@@ -312,19 +312,6 @@ ref_cmp(const void *a, const void *b, void *arg)
 }
 
 /*
- * note_map_peak
- *		EXPLAIN's IndexMap Memory: the entries' room and the full keys kept
- *		aside, at their largest.
- */
-static void
-note_map_peak(BraidSortState *st)
-{
-	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
-								   st->build.capacity * st->cfg.stride +
-								   braid_ovf_bytes(&st->build.ovf));
-}
-
-/*
  * sort_total
  *		Sort the candidates in selection order: the IndexMap's sort (key
  *		order), then each stretch of equal keys by ref.
@@ -408,12 +395,19 @@ compact(BraidSortState *st)
 	BraidWlimit *wl = &st->wl;
 	size_t		keep = Max(st->build.nentries / 2, (size_t) 1);
 
-	note_map_peak(st);
+	braid_build_note_peak(st);
 	sort_total(st);
 	keep_first(st, keep);
 	copy_entry(st, st->build.entries + (keep - 1) * st->cfg.stride,
 			   &wl->cutoff, &wl->cutoff_key, &wl->cutoff_len, &wl->cutoff_cap);
 	wl->has_cutoff = true;
+}
+
+/* pass_room: the bytes a pass's candidates and their full keys keep to. */
+static size_t
+pass_room(const BraidSortState *st)
+{
+	return Max(st->wl.room, st->wl.cap * st->cfg.stride);
 }
 
 /*
@@ -426,7 +420,7 @@ static void
 split_room(BraidSortState *st)
 {
 	BraidWlimit *wl = &st->wl;
-	size_t		room = Max(wl->room, wl->cap * st->cfg.stride);
+	size_t		room = pass_room(st);
 
 	wl->keys_split = true;
 	wl->split_cap = Min(braid_split_entries(st, room), wl->cap);
@@ -499,7 +493,7 @@ make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
 {
 	BraidWlimit *wl = &st->wl;
 	size_t		stride = st->cfg.stride;
-	size_t		room = Max(wl->room, wl->cap * stride);
+	size_t		room = pass_room(st);
 
 	if (st->build.nentries >= st->build.capacity)
 	{
@@ -530,9 +524,8 @@ make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
 					compact(st);
 					dropped = true;
 				}
-				note_map_peak(st);
-				st->build.capacity = wl->split_cap;
-				st->build.entries = repalloc_huge(st->build.entries, wl->split_cap * stride);
+				braid_build_note_peak(st);
+				braid_build_resize(st, wl->split_cap);
 				if (dropped && !below_cutoff(st, prefix, full, len, ref))
 					return false;
 			}
@@ -655,7 +648,7 @@ end_pass(BraidSortState *st, BraidRun *run)
 
 	wl->passes++;
 	st->instr.selection_passes++;
-	note_map_peak(st);
+	braid_build_note_peak(st);
 	if (n == 0)
 	{
 		run->nrecords = 0;
@@ -903,7 +896,7 @@ wl_refill(BraidRun *run, void *arg)
 static void
 drop_entries(BraidSortState *st)
 {
-	note_map_peak(st);
+	braid_build_note_peak(st);
 	st->build.nentries = 0;
 	st->build.any_truncated = false;
 	braid_ovf_free(&st->build.ovf);
