@@ -5,6 +5,7 @@
 MODULE_big = braidsort
 OBJS = \
 	src/braidsort.o \
+	src/collrank.o \
 	src/costmodel.o \
 	src/device.o \
 	src/emulate.o \
@@ -82,9 +83,9 @@ UNIT_SRCS = test/unit/unit_main.c test/unit/unit.c \
 	test/unit/test_keycodec.c test/unit/test_indexmap.c test/unit/test_pool.c \
 	test/unit/test_costmodel.c test/unit/test_profkernel.c test/unit/test_emulate.c \
 	test/unit/test_sync.c test/unit/test_wlimit.c test/unit/test_joinmodel.c \
-	test/unit/test_joinbucket.c test/unit/test_vlogrow.c \
+	test/unit/test_joinbucket.c test/unit/test_vlogrow.c test/unit/test_collrank.c \
 	src/indexmap.c src/costmodel.c src/pool.c src/profkernel.c src/emulate.c src/wlimit.c \
-	src/joinmodel.c src/joinbucket.c
+	src/joinmodel.c src/joinbucket.c src/collrank.c
 
 test/unit/run_unit_tests: $(UNIT_SRCS) test/unit/unit.h $(wildcard $(srcdir)/src/*.h)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -I$(srcdir)/src -o $@ $(UNIT_SRCS) -lpmem -lm -pthread

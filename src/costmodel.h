@@ -52,6 +52,10 @@ typedef struct BraidCostInput
 								 * comparator (both sorts compare strings) */
 	double		collated_distinct;	/* distinct values of the collated keys
 									 * together (0: as many as rows) */
+	int			collated_keys;	/* keys ordered by a collation's comparator
+								 * (0: one) */
+	double		collated_first_distinct;	/* distinct values of the first
+											 * of them (0: as many as rows) */
 	double		collated_group_rows;	/* rows tied on the keys before the
 										 * first collated key, which only
 										 * those ties reach (0: the rows; it
@@ -110,6 +114,7 @@ typedef struct BraidCostEstimate
 #define BRAID_MAX_FANIN 1024
 
 extern double braid_cost_split_key_memory(double full_key_bytes, bool collated);
+extern bool braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from);
 extern double braid_cost_split_entries(double key_memory, double room, double stride,
 									   bool trusted);
 extern double braid_cost_split_rows(double key_memory, double room, double stride,

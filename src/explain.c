@@ -194,6 +194,12 @@ explain_figures(const BraidSortInstr *instr, int keylen, bool value_log,
 			ExplainPropertyBool("Materialized", instr->materialized, es);
 	}
 	ExplainPropertyInteger("Sort Threads", NULL, instr->sort_threads, es);
+	/* collated keys sorted by their ranks (sort_keys.c) */
+	if (es->verbose && instr->rank_tried)
+	{
+		ExplainPropertyInteger("Ranked Keys", NULL, instr->ranked_keys, es);
+		ExplainPropertyInteger("Rank Memory", "kB", (int64) (instr->peak_rank_bytes / 1024), es);
+	}
 	ExplainPropertyInteger("Gather Batches", NULL, instr->gather_batches, es);
 	ExplainPropertyInteger("Gather Memory", "kB", (int64) (instr->peak_gather_bytes / 1024), es);
 	if (!value_log)

@@ -166,6 +166,9 @@ accumulate(BraidSortInstr *into, const BraidSortInstr *from)
 	into->select_ms += from->select_ms;
 	into->peak_map_bytes = Max(into->peak_map_bytes, from->peak_map_bytes);
 	into->peak_gather_bytes = Max(into->peak_gather_bytes, from->peak_gather_bytes);
+	into->peak_rank_bytes = Max(into->peak_rank_bytes, from->peak_rank_bytes);
+	into->ranked_keys = Max(into->ranked_keys, from->ranked_keys);
+	into->rank_tried |= from->rank_tried;
 	into->sort_threads = from->sort_threads;
 	into->gather_source = from->gather_source;
 	into->sorted_refs = from->sorted_refs;

@@ -70,6 +70,9 @@ typedef struct BraidSortInstr
 	/* the largest over the sorts */
 	size_t		peak_map_bytes;
 	size_t		peak_gather_bytes;
+	size_t		peak_rank_bytes;	/* collation ranks' dictionaries */
+	int			ranked_keys;	/* collated keys ranked (sort_keys.c) */
+	bool		rank_tried;		/* a sort tried to rank its keys */
 	/* the last sort */
 	int			sort_threads;
 	BraidGatherSource gather_source;

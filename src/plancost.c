@@ -449,28 +449,36 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 															sort->sortColIdx[0])->expr);
 	cost->spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
 	cost->collated = keys->collated;
-	if (keys->collated && OidIsValid(relid))
+	if (keys->collated)
 	{
 		/*
 		 * Several collated keys: the strings compared are those of the
 		 * combinations, about the product of each key's distinct values
-		 * (collated_compares caps it at the rows); unknown if any is.
+		 * (collated_compares caps it at the rows); unknown if any is.  The
+		 * first one's alone decide whether ranks fit (braid_cost_ranks).
 		 */
 		double		distinct = 1;
 
-		for (int i = keys->collated_key; i < sort->numCols && distinct > 0; i++)
+		for (int i = keys->collated_key; i < sort->numCols; i++)
 		{
 			BraidKeyColumn col;
 			char	   *why;
+			double		d;
 
 			if (!braid_key_column_for(sort->sortOperators[i], sort->collations[i],
 									  sort->nullsFirst[i], &col, &why) ||
 				!BRAID_KEY_IS_COLLATED(col.kind))
 				continue;
-			distinct *= key_distinct(relid, get_tle_by_resno(child->targetlist,
-															 sort->sortColIdx[i])->expr, NIL);
+			d = OidIsValid(relid) ?
+				key_distinct(relid, get_tle_by_resno(child->targetlist,
+													 sort->sortColIdx[i])->expr, NIL) : 0;
+			if (cost->collated_keys++ == 0)
+				cost->collated_first_distinct = d;
+			if (distinct > 0)
+				distinct *= d;
 		}
-		cost->collated_distinct = distinct;
+		if (OidIsValid(relid))
+			cost->collated_distinct = distinct;
 	}
 
 	/*

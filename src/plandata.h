@@ -63,6 +63,8 @@ typedef struct BraidSortPlanData
 	int			key_memory;		/* bytes an entry's full key is expected to
 								 * take kept aside (0: none;
 								 * braid_cost_split_key_memory) */
+	bool		rank_collated;	/* sort collated keys by their ranks where
+								 * they fit (braid_cost_ranks) */
 } BraidSortPlanData;
 
 extern List *braid_plan_pack(const BraidSortPlanData *data);

@@ -792,6 +792,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	data.tuple_width = (int) Min(cost.tuple_bytes, (double) INT_MAX);
 	data.sort_width = (int) Min(cost.sort_width, (double) INT_MAX);
 	data.expect_spill = braid_cost_spills(&cost, est.from);
+	data.rank_collated = braid_cost_ranks(&cost, est.from);
 	data.wl_mode = (int) wl_mode;
 	data.can_reread = can_reread;
 	return finish_braid_scan(cscan, child, child_tlist,
@@ -822,6 +823,7 @@ start_plan_data(BraidSortPlanData *data, Sort *sort, const BraidKeys *keys, List
 	data->mode = by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG;
 	data->processes = processes;
 	data->write_intensity = braid_write_intensity;
+	data->rank_collated = true;
 }
 
 /*

@@ -23,6 +23,7 @@
 
 #include "utils/memutils.h"
 
+#include "collrank.h"
 #include "costmodel.h"
 #include "keys.h"
 #include "sort_state.h"
@@ -364,6 +365,81 @@ braid_sort_tiebreak(const uint8 *a, const uint8 *b, void *arg)
 	if (c == 0)
 		c = (la > lb) - (la < lb);
 	return c;
+}
+
+/* rank_key_of: an entry's full key, for collrank.c. */
+static const uint8 *
+rank_key_of(const uint8 *entry, uint32 *len, void *arg)
+{
+	return entry_full_key((const BraidSortState *) arg, entry, len);
+}
+
+/* rank_alloc, rank_free: collrank.c's memory, in the sort's context. */
+static void *
+rank_alloc(size_t size, void *arg)
+{
+	return MemoryContextAllocExtended((MemoryContext) arg, size,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
+static void
+rank_free(void *ptr, void *arg)
+{
+	pfree(ptr);
+}
+
+/*
+ * braid_sort_rank_prefixes
+ *		Before the IndexMap of a sort with keys under a libc collation is
+ *		sorted: rewrite the prefixes with each string's rank among the
+ *		distinct strings of its key (collrank.c), so that the radix sort
+ *		orders them and strcoll_l() runs once per pair of distinct strings
+ *		sorted, not per pair of entries.  The dictionaries take at most
+ *		1/BRAID_RANK_MEMORY_SHARE of the budget, for the moment of the
+ *		sort; keys with more distinct strings stay compared by the
+ *		tie-break.  The rewritten prefixes order only within this sort:
+ *		callers that compare prefixes with others later (the selection
+ *		passes) do not rank.  True if equal prefixes are now equal keys:
+ *		the sort needs no tie-break.
+ */
+bool
+braid_sort_rank_prefixes(BraidSortState *st)
+{
+	BraidRankKey keys[BRAID_RANK_MAX_KEYS];
+	BraidRankSpec spec;
+	BraidRankResult result;
+	int			nkeys = 0;
+
+	if (!st->cfg.collated || !st->cfg.rank_collated ||
+		st->build.nentries < BRAID_RANK_MIN_ENTRIES)
+		return false;
+	for (int i = 0; i < st->cfg.nkeys; i++)
+	{
+		if (!BRAID_KEY_IS_COLLATED(st->cfg.keys[i].kind))
+			continue;
+		if (nkeys == BRAID_RANK_MAX_KEYS)
+			return false;
+		keys[nkeys].locale = (locale_t) st->cfg.keys[i].locale;
+		keys[nkeys].descending = st->cfg.keys[i].descending;
+		nkeys++;
+	}
+	spec.prefix_len = st->cfg.radix_keylen;
+	spec.stride = st->cfg.stride;
+	spec.nkeys = nkeys;
+	spec.keys = keys;
+	spec.memory_cap = st->cfg.budget / BRAID_RANK_MEMORY_SHARE;
+	spec.threads = st->cfg.threads;
+	spec.key_of = rank_key_of;
+	spec.key_arg = st;
+	spec.alloc = rank_alloc;
+	spec.free = rank_free;
+	spec.alloc_arg = st->sortcxt;
+	braid_rank_prefixes(st->build.entries, st->build.nentries, &spec, &result);
+
+	st->instr.rank_tried = true;
+	st->instr.ranked_keys = Max(st->instr.ranked_keys, result.keys_ranked);
+	st->instr.peak_rank_bytes = Max(st->instr.peak_rank_bytes, result.peak_bytes);
+	return result.exact;
 }
 
 /*

@@ -224,7 +224,7 @@ build_and_sort(BraidSortState *st)
 		st->instr.build_ms += braid_elapsed_ms(start);
 		INSTR_TIME_SET_CURRENT(start);
 		braid_sort_set_phase(st, BRAID_PROGRESS_SORTING);
-		braid_sort_entries(st);
+		braid_sort_entries(st, true);
 		st->out.nrows = (int64) st->build.nentries;
 		braid_build_note_peak(st);
 		braid_batches_compact_refs(st);
@@ -378,6 +378,7 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->value_log = data->mode == BRAID_MODE_VALUE_LOG;
 	cfg->segment_share = Min(Max(data->segment_share, 0.0), 1.0);
 	cfg->key_memory = data->key_memory;
+	cfg->rank_collated = data->rank_collated;
 }
 
 /*

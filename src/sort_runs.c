@@ -40,16 +40,20 @@ check_interrupts(void *arg)
 
 /*
  * braid_sort_entries
- *		Sort the IndexMap in place.
+ *		Sort the IndexMap in place; with "rank", collated keys by their
+ *		ranks first (braid_sort_rank_prefixes), when nothing compares the
+ *		prefixes with others' after the sort: entries whose ranked prefixes
+ *		hold their whole keys need no tie-break.
  */
 void
-braid_sort_entries(BraidSortState *st)
+braid_sort_entries(BraidSortState *st, bool rank)
 {
 	BraidSortSpec spec;
+	bool		exact = rank && braid_sort_rank_prefixes(st);
 
 	spec.keylen = st->cfg.radix_keylen;
 	spec.stride = st->cfg.stride;
-	spec.tiebreak = st->build.any_truncated ? braid_sort_tiebreak : NULL;
+	spec.tiebreak = st->build.any_truncated && !exact ? braid_sort_tiebreak : NULL;
 	spec.tiebreak_arg = st;
 	spec.interrupt_check = check_interrupts;
 	spec.interrupt_arg = NULL;
@@ -73,7 +77,7 @@ braid_spill_run(BraidSortState *st)
 	braid_sort_set_phase(st, BRAID_PROGRESS_WRITING_RUN);
 	braid_prefault_end();
 	braid_build_note_peak(st);
-	braid_sort_entries(st);
+	braid_sort_entries(st, true);
 	st->runset.runs = lappend(st->runset.runs,
 					   braid_run_write(st->build.entries, st->build.nentries, st->cfg.stride,
 									   braid_sort_entry_key_of, st, st->cfg.threads,

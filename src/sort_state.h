@@ -166,6 +166,8 @@ typedef struct BraidSortConfig
 	double		segment_share;	/* segment: share of the input through runs */
 	double		key_memory;		/* the plan's bytes of full key kept aside
 								 * per entry (the write-limited model's) */
+	bool		rank_collated;	/* rank collated keys' strings where they fit
+								 * (sort_keys.c; the plan's cost model) */
 	int			sort_width;		/* the planner's bytes of a row PostgreSQL's
 								 * Sort would hold (braidsort.stats) */
 } BraidSortConfig;
@@ -421,6 +423,7 @@ extern size_t braid_split_entries(const BraidSortState *st, size_t room);
 extern const uint8 *braid_sort_full_key(const BraidSortState *st, const uint8 *entry,
 										 uint32 *len);
 extern int	braid_sort_tiebreak(const uint8 *a, const uint8 *b, void *arg);
+extern bool braid_sort_rank_prefixes(BraidSortState *st);
 extern int	braid_sort_collated_compare(const uint8 *a, uint32 la,
 										const uint8 *b, uint32 lb, void *arg);
 extern const uint8 *braid_sort_entry_key_of(const uint8 *entry, uint32 *len,
@@ -438,7 +441,7 @@ extern size_t braid_build_heap_row(BraidSortState *st, TupleTableSlot *slot, boo
 extern size_t braid_build_slot_key(BraidSortState *st, TupleTableSlot *slot);
 
 /* sort_runs.c */
-extern void braid_sort_entries(BraidSortState *st);
+extern void braid_sort_entries(BraidSortState *st, bool rank);
 extern void braid_spill_run(BraidSortState *st);
 extern void braid_pipe_begin(BraidSortState *st);
 extern void braid_pipe_swap(BraidSortState *st);

@@ -324,7 +324,8 @@ sort_total(BraidSortState *st)
 	uint32		stride = st->cfg.stride;
 	size_t		i = 0;
 
-	braid_sort_entries(st);
+	/* the candidates' prefixes are compared with offers' later: not ranked */
+	braid_sort_entries(st, false);
 	while (i < n)
 	{
 		size_t		j = i + 1;
@@ -943,7 +944,7 @@ braid_wl_after_build(BraidSortState *st)
 				return false;
 			if (st->build.nentries > 0)
 			{
-				braid_sort_entries(st);
+				braid_sort_entries(st, true);
 				old = MemoryContextSwitchTo(st->sortcxt);
 				wl->memrun = braid_run_in_memory(st->build.entries, st->build.nentries,
 												 st->cfg.stride, braid_sort_entry_key_of, st);

@@ -18,6 +18,7 @@
  *		test_joinmodel.c	src/joinmodel.c
  *		test_joinbucket.c	src/joinbucket.c
  *		test_vlogrow.c		src/vlogrow.h
+ *		test_collrank.c		src/collrank.c
  *
  * Each module file has one entry point, unit_<module>(), that runs its
  * tests in a fixed order.  No test framework: a group of related
@@ -136,5 +137,6 @@ extern void unit_wlimit(void);
 extern void unit_joinmodel(void);
 extern void unit_joinbucket(void);
 extern void unit_vlogrow(void);
+extern void unit_collrank(void);
 
 #endif							/* BRAID_UNIT_H */

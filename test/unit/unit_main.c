@@ -38,6 +38,7 @@ static const UnitModule modules[] = {
 	{"joinmodel", "src/joinmodel.c", unit_joinmodel},
 	{"joinbucket", "src/joinbucket.c", unit_joinbucket},
 	{"vlogrow", "src/vlogrow.h", unit_vlogrow},
+	{"collrank", "src/collrank.c", unit_collrank},
 };
 
 #define NUM_MODULES ((int) (sizeof(modules) / sizeof(modules[0])))

@@ -1,0 +1,423 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_collrank.c
+ *	  Unit tests of src/collrank.c, the rank prefixes of collated keys.
+ *
+ * Keys are built in the collated layout of keys.c (heads, strings under
+ * en_US.UTF-8, segments, later keys), with repeats, NULLs, case and accent
+ * variants, descending keys, one to three collated keys.  After
+ * braid_rank_prefixes the rewritten prefixes never contradict a reference
+ * comparison of the full keys (written here from the layout, as
+ * braid_compare_collated orders it): prefix a < prefix b implies key a <
+ * key b; so the IndexMap sort with the full comparison as tie-break yields
+ * the reference order.  A memory cap too small for the first key's strings
+ * leaves every prefix as it was; one that fits only the first key ranks
+ * only it.
+ *
+ * test/unit/test_collrank.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "unit.h"
+
+#include <locale.h>
+
+#include "collrank.h"
+#include "indexmap.h"
+#include "keycodec.h"
+
+#define KEY_ROOM 160
+
+/* The keys of one test: their layout's parameters, then the keys. */
+typedef struct TestKeys
+{
+	int			nkeys;			/* collated keys */
+	BraidRankKey keys[3];
+	uint8_t    *key;			/* n keys of KEY_ROOM bytes */
+	uint32_t   *len;
+} TestKeys;
+
+static const char *const common[] = {
+	"Smith", "smith", "Smíth", "O'Brien", "OBrien", "van der Berg", "Van Buren",
+	"Émile", "emile", "Müller", "Muller", "de la Cruz", "", "a", "A", "ab", "Ab",
+	"Østergaard", "St. John", "Jean-Luc", "jean luc", "Zoë", "zoe"
+};
+
+/* be16, be32: the layout's lengths. */
+static void
+be16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t) (v >> 8);
+	p[1] = (uint8_t) v;
+}
+
+static void
+be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t) (v >> 24);
+	p[1] = (uint8_t) (v >> 16);
+	p[2] = (uint8_t) (v >> 8);
+	p[3] = (uint8_t) v;
+}
+
+/*
+ * random_string
+ *		A string: often a common one (skewed), else a random one over a few
+ *		letters, so there are both repeats and a tail.
+ */
+static size_t
+random_string(char *out, size_t tail_letters)
+{
+	size_t		ncommon = sizeof(common) / sizeof(common[0]);
+
+	if (rng_below(100) < 70)
+	{
+		const char *s = common[rng_below(ncommon) * rng_below(ncommon) / ncommon];
+
+		strcpy(out, s);
+		return strlen(s);
+	}
+	else
+	{
+		size_t		n = 1 + rng_below(6);
+
+		for (size_t i = 0; i < n; i++)
+			out[i] = "aAbBéc -"[rng_below(tail_letters)];
+		out[n] = 0;
+		return strlen(out);
+	}
+}
+
+/* null_mark: a key's null mark (NULLs now and then, first or last). */
+static uint8_t
+null_mark(bool *isnull)
+{
+	uint64_t	r = rng_below(20);
+
+	*isnull = r < 2;
+	return r == 0 ? BRAID_NULL_FIRST_MARK : r == 1 ? BRAID_NULL_LAST_MARK :
+		BRAID_NOT_NULL_MARK;
+}
+
+/*
+ * build_key
+ *		One key: [H][head: 0-1 random bytes + null mark] then per collated
+ *		key [len][string][0], a segment of 1 fixed byte + the next null mark,
+ *		and 2 bytes of later keys after the last.  The first key's random
+ *		strings use tail_letters letters (fewer: fewer distinct strings),
+ *		the others' 8.
+ */
+static uint32_t
+build_key(uint8_t *k, int nkeys, bool with_head, size_t tail_letters)
+{
+	uint32_t	pos = 2;
+	uint32_t	seg_at = 0;
+	bool		isnull;
+
+	if (with_head)
+		k[pos++] = (uint8_t) rng_below(3);
+	k[pos++] = null_mark(&isnull);
+	be16(k + seg_at, pos - 2);
+	for (int j = 0; j < nkeys; j++)
+	{
+		char		s[64];
+		size_t		slen = isnull ? 0 : random_string(s, j == 0 ? tail_letters : 8);
+
+		be32(k + pos, (uint32_t) slen);
+		memcpy(k + pos + 4, s, slen);
+		k[pos + 4 + slen] = 0;
+		pos += 4 + (uint32_t) slen + 1;
+		if (j < nkeys - 1)
+		{
+			seg_at = pos;
+			pos += 2;
+			k[pos++] = (uint8_t) rng_below(2);
+			k[pos++] = null_mark(&isnull);
+			be16(k + seg_at, pos - seg_at - 2);
+		}
+	}
+	k[pos++] = (uint8_t) rng_below(4);
+	k[pos++] = (uint8_t) rng_below(256);
+	return pos;
+}
+
+/* mem_then_len: memcmp, then the shorter first. */
+static int
+mem_then_len(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
+{
+	int			c = memcmp(a, b, la < lb ? la : lb);
+
+	return c != 0 ? sign(c) : (la > lb) - (la < lb);
+}
+
+/*
+ * reference_compare
+ *		The order of two full keys, read from the layout as
+ *		braid_compare_collated reads it.
+ */
+static int
+reference_compare(const TestKeys *tk, const uint8_t *a, uint32_t la,
+				  const uint8_t *b, uint32_t lb)
+{
+	uint32_t	ga = ((uint32_t) a[0] << 8) | a[1],
+				gb = ((uint32_t) b[0] << 8) | b[1];
+	const uint8_t *ra = a + 2,
+			   *rb = b + 2;
+	int			c = mem_then_len(ra, ga, rb, gb);
+
+	if (c != 0)
+		return c;
+	ra += ga;
+	rb += gb;
+	for (int j = 0; j < tk->nkeys; j++)
+	{
+		uint32_t	sa = ((uint32_t) ra[0] << 24) | ((uint32_t) ra[1] << 16) | ((uint32_t) ra[2] << 8) | ra[3];
+		uint32_t	sb = ((uint32_t) rb[0] << 24) | ((uint32_t) rb[1] << 16) | ((uint32_t) rb[2] << 8) | rb[3];
+
+		if (ra[-1] == BRAID_NOT_NULL_MARK)
+		{
+			c = strcoll_l((const char *) ra + 4, (const char *) rb + 4, tk->keys[j].locale);
+			if (c == 0)
+				c = strcmp((const char *) ra + 4, (const char *) rb + 4);
+			c = sign(c);
+			if (c != 0)
+				return tk->keys[j].descending ? -c : c;
+		}
+		ra += 4 + sa + 1;
+		rb += 4 + sb + 1;
+		if (j == tk->nkeys - 1)
+			break;
+		ga = ((uint32_t) ra[0] << 8) | ra[1];
+		gb = ((uint32_t) rb[0] << 8) | rb[1];
+		c = mem_then_len(ra + 2, ga, rb + 2, gb);
+		if (c != 0)
+			return c;
+		ra += 2 + ga;
+		rb += 2 + gb;
+	}
+	return mem_then_len(ra, la - (ra - a), rb, lb - (rb - b));
+}
+
+/* Entries: [prefix][index of the key: 8][ref: 8]. */
+typedef struct EntryArgs
+{
+	const TestKeys *tk;
+	uint32_t	prefix_len;
+} EntryArgs;
+
+static uint64_t
+entry_index(const uint8_t *entry, uint32_t prefix_len)
+{
+	uint64_t	i;
+
+	memcpy(&i, entry + prefix_len, 8);
+	return i;
+}
+
+static const uint8_t *
+key_of(const uint8_t *entry, uint32_t *len, void *arg)
+{
+	const EntryArgs *ea = arg;
+	uint64_t	i = entry_index(entry, ea->prefix_len);
+
+	*len = ea->tk->len[i];
+	return ea->tk->key + i * KEY_ROOM;
+}
+
+static int
+full_tiebreak(const uint8_t *a, const uint8_t *b, void *arg)
+{
+	uint32_t	la,
+				lb;
+	const uint8_t *ka = key_of(a, &la, arg);
+	const uint8_t *kb = key_of(b, &lb, arg);
+
+	return reference_compare(((const EntryArgs *) arg)->tk, ka, la, kb, lb);
+}
+
+static void *
+test_alloc(size_t size, void *arg)
+{
+	(void) arg;
+	return malloc(size);
+}
+
+static void
+test_free(void *p, void *arg)
+{
+	(void) arg;
+	free(p);
+}
+
+/*
+ * run_case
+ *		n keys, ranked with the given cap, checked for the prefix property
+ *		and sorted; returns the keys ranked (-1 on a failed check).
+ */
+static void
+run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
+		 bool with_head, bool desc, size_t cap, size_t tail_letters,
+		 int expect_ranked, int expect_exact)
+{
+	TestKeys	tk;
+	EntryArgs	ea;
+	BraidRankSpec spec;
+	BraidRankResult result;
+	BraidSortSpec sort = {0};
+	uint32_t	stride = prefix_len + 16;
+	uint8_t    *entries = xmalloc(n * stride);
+	uint8_t    *before = xmalloc(n * stride);
+	bool		prefix_ok = true,
+				order_ok = true,
+				same_refs = true;
+	bool	   *seen = calloc(n, 1);
+
+	tk.nkeys = nkeys;
+	for (int j = 0; j < nkeys; j++)
+	{
+		tk.keys[j].locale = loc;
+		tk.keys[j].descending = desc && j % 2 == 0;
+	}
+	tk.key = xmalloc(n * KEY_ROOM);
+	tk.len = xmalloc(n * sizeof(uint32_t));
+	for (size_t i = 0; i < n; i++)
+	{
+		uint8_t    *e = entries + i * stride;
+		uint32_t	head;
+
+		tk.len[i] = build_key(tk.key + i * KEY_ROOM, nkeys, with_head, tail_letters);
+		/* the prefix as the build writes it: the head, zero-padded */
+		head = ((uint32_t) tk.key[i * KEY_ROOM] << 8) | tk.key[i * KEY_ROOM + 1];
+		memset(e, 0, prefix_len);
+		memcpy(e, tk.key + i * KEY_ROOM + 2, head < prefix_len ? head : prefix_len);
+		memcpy(e + prefix_len, &(uint64_t) {i}, 8);
+		memcpy(e + prefix_len + 8, &(uint64_t) {i ^ 0x5555}, 8);
+	}
+	memcpy(before, entries, n * stride);
+
+	ea.tk = &tk;
+	ea.prefix_len = prefix_len;
+	spec.prefix_len = prefix_len;
+	spec.stride = stride;
+	spec.nkeys = nkeys;
+	spec.keys = tk.keys;
+	spec.memory_cap = cap;
+	spec.threads = 1;
+	spec.key_of = key_of;
+	spec.key_arg = &ea;
+	spec.alloc = test_alloc;
+	spec.free = test_free;
+	spec.alloc_arg = NULL;
+	braid_rank_prefixes(entries, n, &spec, &result);
+
+	check_that(c, result.keys_ranked == expect_ranked,
+			   "n=%zu keys=%d prefix=%u cap=%zu: ranked %d keys, expected %d",
+			   n, nkeys, prefix_len, cap, result.keys_ranked, expect_ranked);
+	if (expect_exact >= 0)
+		check_that(c, result.exact == (expect_exact == 1),
+				   "n=%zu keys=%d prefix=%u: exact %d, expected %d", n, nkeys, prefix_len,
+				   result.exact, expect_exact);
+	if (result.keys_ranked == 0)
+		check_that(c, memcmp(before, entries, n * stride) == 0,
+				   "n=%zu: nothing ranked, yet prefixes changed", n);
+	check_that(c, result.peak_bytes <= cap, "dictionaries took %zu bytes over a cap of %zu",
+			   result.peak_bytes, cap);
+
+	/* the property: prefix order never contradicts key order */
+	for (int t = 0; t < 20000 && prefix_ok; t++)
+	{
+		size_t		i = rng_below(n),
+					j = rng_below(n);
+		const uint8_t *a = entries + i * stride,
+				   *b = entries + j * stride;
+		int			p = sign(memcmp(a, b, prefix_len));
+		int			k = full_tiebreak(a, b, &ea);
+
+		if (p == 0 && result.exact && k != 0)
+			prefix_ok = check_that(c, false, "exact, yet equal prefixes of different keys");
+		if (p != 0 && p != k)
+		{
+			char		ha[80],
+						hb[80];
+
+			prefix_ok = check_that(c, false, "prefixes %s < %s but keys compare %d",
+								   hex(p < 0 ? a : b, prefix_len, ha, sizeof(ha)),
+								   hex(p < 0 ? b : a, prefix_len, hb, sizeof(hb)), p < 0 ? k : -k);
+		}
+	}
+
+	/* the sort: prefix, then the full keys */
+	sort.keylen = prefix_len;
+	sort.stride = stride;
+	sort.tiebreak = full_tiebreak;
+	sort.tiebreak_arg = &ea;
+	braid_indexmap_sort(entries, n, &sort);
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	idx = entry_index(entries + i * stride, prefix_len);
+
+		if (idx >= n || seen[idx])
+			same_refs = false;
+		else
+			seen[idx] = true;
+		if (i > 0 && order_ok && full_tiebreak(entries + (i - 1) * stride, entries + i * stride, &ea) > 0)
+			order_ok = check_that(c, false, "n=%zu keys=%d prefix=%u: out of order at %zu", n,
+								  nkeys, prefix_len, i);
+	}
+	check_that(c, same_refs, "n=%zu: the sort lost or repeated entries", n);
+
+	free(seen);
+	free(entries);
+	free(before);
+	free(tk.key);
+	free(tk.len);
+}
+
+/* unit_collrank: rank prefixes of keys under en_US.UTF-8. */
+void
+unit_collrank(void)
+{
+	Check		c;
+	locale_t	loc = newlocale(LC_COLLATE_MASK, "en_US.UTF-8", (locale_t) 0);
+
+	check_init(&c);
+	if (!check_that(&c, loc != (locale_t) 0, "locale en_US.UTF-8 is missing (scripts/install-deps.sh generates it)"))
+	{
+		check_report(&c, "collrank: the test locale exists");
+		return;
+	}
+	check_that(&c, braid_rank_width(0) == 0 && braid_rank_width(1) == 0 &&
+			   braid_rank_width(2) == 1 && braid_rank_width(256) == 1 &&
+			   braid_rank_width(257) == 2 && braid_rank_width(65536) == 2 &&
+			   braid_rank_width(65537) == 3 && braid_rank_width(1 << 24) == 3 &&
+			   braid_rank_width((1 << 24) + 1) == 4, "rank widths");
+	check_report(&c, "collrank: rank widths");
+
+	check_init(&c);
+	for (int nkeys = 1; nkeys <= 3; nkeys++)
+		for (uint32_t prefix = 8; prefix <= 24; prefix += 8)
+			for (int v = 0; v < 4; v++)
+				run_case(&c, loc, 3000 + rng_below(2000), nkeys, prefix, v & 1, v & 2,
+						 (size_t) 1 << 24, 8, nkeys, -1);
+	check_report(&c, "collrank: ranked prefixes never contradict the collation, 1-3 keys, "
+				 "heads, NULLs, DESC, prefixes of 8-24 bytes");
+
+	check_init(&c);
+	/* a few strings only (one byte of rank), many (two bytes) */
+	run_case(&c, loc, 5000, 2, 8, false, false, (size_t) 1 << 24, 2, 2, -1);
+	run_case(&c, loc, 60000, 1, 16, true, true, (size_t) 1 << 24, 8, 1, 1);
+	/* whole keys in the prefix, or not: exact or not */
+	run_case(&c, loc, 5000, 2, 16, true, false, (size_t) 1 << 24, 8, 2, 1);
+	run_case(&c, loc, 5000, 3, 8, true, false, (size_t) 1 << 24, 8, 3, 0);
+	check_report(&c, "collrank: one and two bytes of rank; exact prefixes when whole keys fit");
+
+	check_init(&c);
+	/* too small for the first key: nothing changes */
+	run_case(&c, loc, 4000, 2, 16, false, false, 1024, 8, 0, 0);
+	/* fewer entries than worth ranking: nothing changes */
+	run_case(&c, loc, BRAID_RANK_MIN_ENTRIES - 1, 2, 16, false, false, (size_t) 1 << 24, 8, 0, 0);
+	/* room for the first key's few strings, not the second's many */
+	run_case(&c, loc, 20000, 2, 16, false, false, 64 * 1024, 2, 1, 0);
+	check_report(&c, "collrank: the memory cap leaves keys unranked, in key order");
+	freelocale(loc);
+}
