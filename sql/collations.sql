@@ -124,3 +124,45 @@ RESET braidsort.work_mem;
 RESET work_mem;
 -- no normalized key: it is not ordered by bytes
 SELECT braidsort.normalized_key('abc'::text COLLATE en_libc);
+
+-- Ranks: before a sort (or run), each collated key's distinct strings are
+-- gathered, sorted once by the collation, and their ranks put in the
+-- entries' prefixes, which the radix sort then orders.  Where a key's
+-- strings would take more than a quarter of the budget, it and the keys
+-- after it stay compared by the collation.  EXPLAIN VERBOSE's Ranked Keys
+-- says how many keys the sorts ranked at most.
+CREATE FUNCTION ranked_keys(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+	ranked text := 'not tried';
+BEGIN
+	PERFORM set_config('braidsort.force', 'on', true);
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line ~ 'Ranked Keys: \d+' THEN
+			ranked := substring(line FROM 'Ranked Keys: (\d+)');
+		END IF;
+	END LOOP;
+	RETURN ranked;
+END $$;
+-- in memory: every key ranked, with keys before, between and after
+SELECT ranked_keys('SELECT last, first FROM people ORDER BY last COLLATE en_libc, first COLLATE en_libc');
+SELECT ranked_keys('SELECT last, n, first, id FROM people ORDER BY last COLLATE sv_libc, n DESC, first COLLATE de_libc, id');
+SELECT ranked_keys('SELECT n, last, id % 3, first, city FROM people ORDER BY n DESC, last COLLATE en_libc, 3, first COLLATE sv_libc DESC, city COLLATE de_libc');
+-- more than 256 strings: ranks of two bytes
+SELECT check_sort('SELECT s, id FROM (SELECT v || (id % 3) AS s, id FROM words) w ORDER BY s COLLATE en_libc DESC, id');
+SELECT ranked_keys('SELECT s, id FROM (SELECT v || (id % 3) AS s, id FROM words) w ORDER BY s COLLATE en_libc DESC, id');
+-- in runs (MergePass), ranked run by run
+SET braidsort.work_mem = 256;
+SET work_mem = 256;
+SELECT check_sort('SELECT last, first, id FROM people ORDER BY last COLLATE en_libc, first COLLATE en_libc NULLS FIRST, id');
+SELECT ranked_keys('SELECT last, first, id FROM people ORDER BY last COLLATE en_libc, first COLLATE en_libc NULLS FIRST, id');
+-- a run's strings all distinct: nothing ranked; the first key's few
+-- strings ranked, the second's many not
+SELECT check_sort('SELECT s FROM (SELECT t || id AS s FROM words) w ORDER BY s COLLATE en_libc');
+SELECT ranked_keys('SELECT s FROM (SELECT t || id AS s FROM words) w ORDER BY s COLLATE en_libc');
+SELECT check_sort('SELECT t, s FROM (SELECT t, t || id AS s FROM words) w ORDER BY t COLLATE sv_libc, s COLLATE en_libc DESC');
+SELECT ranked_keys('SELECT t, s FROM (SELECT t, t || id AS s FROM words) w ORDER BY t COLLATE sv_libc, s COLLATE en_libc DESC');
+RESET braidsort.work_mem;
+RESET work_mem;
+-- compared only between rows tied on a unique key: the cost model does not rank
+SELECT ranked_keys('SELECT id, t FROM words ORDER BY id, t COLLATE en_libc');

@@ -426,9 +426,18 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 			if (parts.key[j].null ||
 				dict_add(&rs, &rs.dict[j], parts.key[j].str, parts.key[j].len))
 				continue;
-			/* out of memory: this key and the ones after it stay unranked */
-			for (int k = j; k < active; k++)
+
+			/*
+			 * Out of memory: the keys after this one give theirs up first
+			 * (a key's rank is worth nothing without the earlier keys'),
+			 * then this one, if it still does not fit.
+			 */
+			for (int k = active - 1; k > j; k--)
 				dict_release(&rs, &rs.dict[k]);
+			active = j + 1;
+			if (dict_add(&rs, &rs.dict[j], parts.key[j].str, parts.key[j].len))
+				continue;
+			dict_release(&rs, &rs.dict[j]);
 			active = j;
 		}
 	}

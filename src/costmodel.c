@@ -741,7 +741,7 @@ ranked_ns(const BraidCostInput *in, double run_rows)
 	double		d = in->collated_first_distinct;
 	double		keys = in->collated_keys > 0 ? in->collated_keys : 1;
 
-	if (d <= 0 || d > run_rows)
+	if (d > run_rows)
 		d = run_rows;
 	if (run_rows < BRAID_RANK_MIN_ENTRIES ||
 		d * BRAID_RANK_BYTES_PER_STRING > in->budget_bytes / BRAID_RANK_MEMORY_SHARE)
@@ -778,6 +778,17 @@ collated_ns(const BraidCostInput *in, BraidGatherFrom from, bool spills, bool *r
 	}
 	in_run = in->rows * (total - merged) / braid_cost_thread_speedup(in) *
 		BRAID_NS_PER_COLLATED_CMP;
+
+	/*
+	 * Without statistics (a value log's input, an expression) whether the
+	 * strings fit is left to the sort, which tries where comparisons are
+	 * expected at all; the estimate counts them compared.
+	 */
+	if (in->collated_first_distinct <= 0)
+	{
+		*ranks = in_run > 0;
+		return in_run + in->rows * merged * BRAID_NS_PER_COLLATED_CMP;
+	}
 	ranked = ranked_ns(in, run_rows);
 	*ranks = ranked < in_run;
 	return (*ranks ? ranked : in_run) + in->rows * merged * BRAID_NS_PER_COLLATED_CMP;

@@ -55,7 +55,8 @@ typedef struct BraidCostInput
 	int			collated_keys;	/* keys ordered by a collation's comparator
 								 * (0: one) */
 	double		collated_first_distinct;	/* distinct values of the first
-											 * of them (0: as many as rows) */
+											 * of them (0: unknown, the sort
+											 * finds out) */
 	double		collated_group_rows;	/* rows tied on the keys before the
 										 * first collated key, which only
 										 * those ties reach (0: the rows; it

@@ -418,6 +418,8 @@ unit_collrank(void)
 	run_case(&c, loc, BRAID_RANK_MIN_ENTRIES - 1, 2, 16, false, false, (size_t) 1 << 24, 8, 0, 0);
 	/* room for the first key's few strings, not the second's many */
 	run_case(&c, loc, 20000, 2, 16, false, false, 64 * 1024, 2, 1, 0);
+	/* ... and when the first key's strings grow after the second's took the room */
+	run_case(&c, loc, 20000, 2, 16, false, false, 96 * 1024, 3, 1, 0);
 	check_report(&c, "collrank: the memory cap leaves keys unranked, in key order");
 	freelocale(loc);
 }

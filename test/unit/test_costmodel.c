@@ -17,6 +17,7 @@
 
 #include "unit.h"
 
+#include "collrank.h"
 #include "costmodel.h"
 #include "vlogrow.h"
 
@@ -345,6 +346,69 @@ test_costmodel_gather_arena(void)
 	check_that(&c, tiny == 32768.0, "minimum arena (%g)", tiny);
 
 	check_report(&c, "costmodel: the gather arena pays for its bookkeeping by page");
+}
+
+/*
+ * test_costmodel_ranks: a sort ranks its collated strings (collrank.c) when
+ * the first key's distinct strings fit its quarter of the budget and that
+ * is cheaper than comparing them: 1M rows of 40000 names are then worth
+ * taking even on one thread; all-distinct strings beyond the room, or a
+ * key compared only between rows tied on a unique one, are not ranked;
+ * without statistics the sort tries wherever comparisons are expected.
+ */
+static void
+test_costmodel_ranks(void)
+{
+	Check		c;
+	BraidCostInput in;
+	const char *why = NULL;
+	double		compared,
+				ranked;
+
+	check_init(&c);
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = 40;
+	in.tuple_bytes = 72;
+	in.entry_bytes = 24;
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	in.sort_mem_bytes = 16.0 * 1024 * 1024;
+	in.table_pages = 9000;
+	in.table_cached = true;
+	in.heap_refetch = true;
+	in.collated = true;
+	in.collated_keys = 2;
+	in.sort_threads = 1;
+
+	in.collated_first_distinct = 1e6;
+	check_that(&c, !braid_cost_ranks(&in, BRAID_FROM_HEAP_TID),
+			   "1M distinct strings do not fit a quarter of 64 MB: not ranked");
+	compared = braid_cost_tid_ns(&in);
+	check_that(&c, !braid_cost_prefers(&in, &why), "compared on one thread: left to PostgreSQL");
+	in.collated_first_distinct = 40000;
+	check_that(&c, braid_cost_ranks(&in, BRAID_FROM_HEAP_TID), "40000 names: ranked");
+	ranked = braid_cost_tid_ns(&in);
+	check_that(&c, ranked < compared - 1e6 * 10 * 90,
+			   "ranked: at least 10 comparisons a row fewer (%.0f vs %.0f ns)", ranked, compared);
+	check_that(&c, braid_cost_prefers(&in, &why), "ranked: taken on one thread (%s)", why ? why : "");
+
+	/* compared only between rows tied on a unique key: nothing to rank */
+	in.collated_group_rows = 1;
+	check_that(&c, !braid_cost_ranks(&in, BRAID_FROM_HEAP_TID), "after a unique key: not ranked");
+	in.collated_first_distinct = 0;
+	check_that(&c, !braid_cost_ranks(&in, BRAID_FROM_HEAP_TID),
+			   "after a unique key, without statistics: not ranked");
+	in.collated_group_rows = 0;
+	check_that(&c, braid_cost_ranks(&in, BRAID_FROM_HEAP_TID),
+			   "without statistics: the sort tries");
+	check_that(&c, braid_cost_tid_ns(&in) == compared,
+			   "without statistics: counted as compared (%.0f vs %.0f)", braid_cost_tid_ns(&in), compared);
+
+	/* too few rows a sort to rank */
+	in.collated_first_distinct = 40;
+	in.rows = BRAID_RANK_MIN_ENTRIES / 2;
+	check_that(&c, !braid_cost_ranks(&in, BRAID_FROM_HEAP_TID), "%g rows: not ranked", in.rows);
+	check_report(&c, "costmodel: collated strings ranked where they fit and it pays");
 }
 
 /*
@@ -959,6 +1023,7 @@ unit_costmodel(void)
 	test_costmodel_offload_refs();
 	test_costmodel_gather_arena();
 	test_costmodel_collated();
+	test_costmodel_ranks();
 	test_costmodel_parallel();
 	test_costmodel_sources();
 	test_costmodel_gather_pass();
