@@ -144,6 +144,8 @@ parse_key(const uint8_t *key, uint32_t len, int nkeys, KeyParts *parts)
 	if (len < LAYOUT_HEADER)
 		return false;
 	parts->head_len = read_be16(p);
+	if (parts->head_len > len - LAYOUT_HEADER)
+		return false;
 	parts->head = p + LAYOUT_HEADER;
 	p = parts->head + parts->head_len;
 	before = parts->head;
@@ -155,7 +157,8 @@ parse_key(const uint8_t *key, uint32_t len, int nkeys, KeyParts *parts)
 		if (before_len == 0 || end - p < 4)
 			return false;
 		slen = read_be32(p);
-		if ((size_t) (end - p) < (size_t) 4 + slen + 1)
+		/* the string and its zero byte, which strcoll_l() reads to */
+		if ((size_t) (end - p) < (size_t) 4 + slen + 1 || p[4 + (size_t) slen] != 0)
 			return false;
 		parts->key[j].null = before[before_len - 1] != BRAID_NOT_NULL_MARK;
 		parts->key[j].str = p + 4;
@@ -166,10 +169,10 @@ parse_key(const uint8_t *key, uint32_t len, int nkeys, KeyParts *parts)
 			if (end - p < LAYOUT_HEADER)
 				return false;
 			parts->key[j].after_len = read_be16(p);
+			if (parts->key[j].after_len > (size_t) (end - p) - LAYOUT_HEADER)
+				return false;
 			parts->key[j].after = p + LAYOUT_HEADER;
 			p = parts->key[j].after + parts->key[j].after_len;
-			if (p > end)
-				return false;
 		}
 		else
 		{
@@ -378,6 +381,17 @@ compare_strings(const uint8_t *a, const uint8_t *b, void *arg)
 	return c;
 }
 
+/* Entries between two calls of the interrupt hook. */
+#define RANK_INTERRUPT_EVERY 65536
+
+/* check_interrupts: the caller's hook, every RANK_INTERRUPT_EVERY entries. */
+static inline void
+check_interrupts(const BraidRankSpec *spec, size_t i)
+{
+	if (spec->interrupt_check != NULL && i % RANK_INTERRUPT_EVERY == RANK_INTERRUPT_EVERY - 1)
+		spec->interrupt_check(spec->interrupt_arg);
+}
+
 /* put_bytes: append to a prefix being written, as much as fits. */
 static inline uint32_t
 put_bytes(uint8_t *out, uint32_t pos, uint32_t room, const uint8_t *src, uint32_t len)
@@ -416,6 +430,7 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 		uint32_t	len;
 		const uint8_t *key = spec->key_of(entries + i * spec->stride, &len, spec->key_arg);
 
+		check_interrupts(spec, i);
 		if (key == NULL || !parse_key(key, len, spec->nkeys, &parts))
 		{
 			active = 0;
@@ -473,6 +488,7 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 
 		size_t		whole;
 
+		check_interrupts(spec, i);
 		(void) parse_key(key, len, spec->nkeys, &parts);	/* as in step 1 */
 		pos = put_bytes(entry, 0, room, parts.head, parts.head_len);
 		whole = parts.head_len;

@@ -114,14 +114,15 @@
  * its entries hashing each collated key, ~80 ns a key a row (measured on
  * the realistic workload's names, 3M rows in one process: the sort went
  * from ~10 s to ~1 s), and each key's distinct strings sorted by the
- * collation, d log2 d comparisons on the backend's thread.  It applies to
- * a sort or run whose first collated key's distinct strings fit in
- * 1/BRAID_RANK_MEMORY_SHARE of the budget, at about
- * BRAID_RANK_BYTES_PER_STRING each (collrank.c's 24-byte string, two to
- * four 4-byte slots, and the slack of a doubling).
+ * collation, d log2 d comparisons (on the sort threads; the first key's d
+ * stands for every key's).  It applies to a sort or run whose first
+ * collated key's distinct strings fit in 1/BRAID_RANK_MEMORY_SHARE of the
+ * budget, at up to BRAID_RANK_BYTES_PER_STRING each: collrank.c's 24-byte
+ * string, and while its array doubles the old and the new one (72 bytes
+ * then), with two 4-byte slots.
  */
 #define BRAID_NS_PER_RANKED_KEY		80.0
-#define BRAID_RANK_BYTES_PER_STRING	64.0
+#define BRAID_RANK_BYTES_PER_STRING	88.0
 
 /*
  * A numeric first key: PostgreSQL's merges compare numerics in full (the
@@ -743,29 +744,39 @@ ranked_ns(const BraidCostInput *in, double run_rows)
 
 	if (d > run_rows)
 		d = run_rows;
-	if (run_rows < BRAID_RANK_MIN_ENTRIES ||
+	if (run_rows < BRAID_RANK_MIN_ENTRIES || keys > BRAID_RANK_MAX_KEYS ||
 		d * BRAID_RANK_BYTES_PER_STRING > in->budget_bytes / BRAID_RANK_MEMORY_SHARE)
 		return HUGE_VAL;
 	return in->rows * keys * BRAID_NS_PER_RANKED_KEY +
-		in->rows / run_rows * keys * d * (d > 2 ? log2(d) : 1.0) * BRAID_NS_PER_COLLATED_CMP;
+		in->rows / run_rows * keys * d * (d > 2 ? log2(d) : 1.0) *
+		BRAID_NS_PER_COLLATED_CMP / braid_cost_thread_speedup(in);
 }
 
 /*
- * collated_ns
+ * CollatedCost: braidsort's comparisons of collated keys (collated_cost).
+ */
+typedef struct CollatedCost
+{
+	double		compared;		/* within sorts or runs, by the collation */
+	double		ranked;			/* ... or by ranks (no more than compared) */
+	bool		ranks;			/* ... which the sort does */
+	double		merged;			/* between runs, by the merge */
+} CollatedCost;
+
+/*
+ * collated_cost
  *		braidsort's comparisons of collated keys: within a sort or run, by
  *		the collation (threaded) or, where that is cheaper, by ranks
- *		(collated_ranks); between runs, by the merge (in the backend: a
+ *		(ranked_ns); between runs, by the merge (in the backend: a
  *		collation's comparator is not called on the threads there), about
- *		log2(runs) of a row's.  *ranks says which it is.
+ *		log2(runs) of a row's.
  */
-static double
-collated_ns(const BraidCostInput *in, BraidGatherFrom from, bool spills, bool *ranks)
+static void
+collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, CollatedCost *cc)
 {
 	double		total = collated_compares(in);
 	double		merged = 0;
 	double		run_rows = in->rows;
-	double		in_run;
-	double		ranked;
 
 	if (spills)
 	{
@@ -776,7 +787,8 @@ collated_ns(const BraidCostInput *in, BraidGatherFrom from, bool spills, bool *r
 			merged = total;
 		run_rows = runs > 1 ? in->rows / runs : in->rows;
 	}
-	in_run = in->rows * (total - merged) / braid_cost_thread_speedup(in) *
+	cc->merged = in->rows * merged * BRAID_NS_PER_COLLATED_CMP;
+	cc->compared = in->rows * (total - merged) / braid_cost_thread_speedup(in) *
 		BRAID_NS_PER_COLLATED_CMP;
 
 	/*
@@ -786,12 +798,14 @@ collated_ns(const BraidCostInput *in, BraidGatherFrom from, bool spills, bool *r
 	 */
 	if (in->collated_first_distinct <= 0)
 	{
-		*ranks = in_run > 0;
-		return in_run + in->rows * merged * BRAID_NS_PER_COLLATED_CMP;
+		cc->ranks = cc->compared > 0;
+		cc->ranked = cc->compared;
+		return;
 	}
-	ranked = ranked_ns(in, run_rows);
-	*ranks = ranked < in_run;
-	return (*ranks ? ranked : in_run) + in->rows * merged * BRAID_NS_PER_COLLATED_CMP;
+	cc->ranked = ranked_ns(in, run_rows);
+	cc->ranks = cc->ranked < cc->compared;
+	if (!cc->ranks)
+		cc->ranked = cc->compared;
 }
 
 /*
@@ -802,11 +816,29 @@ collated_ns(const BraidCostInput *in, BraidGatherFrom from, bool spills, bool *r
 bool
 braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from)
 {
-	bool		ranks = false;
+	CollatedCost cc;
 
-	if (in->collated)
-		(void) collated_ns(in, from, braid_cost_spills(in, from), &ranks);
-	return ranks;
+	if (!in->collated)
+		return false;
+	collated_cost(in, from, braid_cost_spills(in, from), &cc);
+	return cc.ranks;
+}
+
+/*
+ * braid_cost_rank_saving_ns
+ *		What ranking saves in braidsort's estimate (0 where it does not
+ *		rank): the write-limited modes whose selection passes compare keys
+ *		by the collation (segment, lazy) add it back.
+ */
+double
+braid_cost_rank_saving_ns(const BraidCostInput *in, BraidGatherFrom from)
+{
+	CollatedCost cc;
+
+	if (!in->collated)
+		return 0.0;
+	collated_cost(in, from, braid_cost_spills(in, from), &cc);
+	return cc.compared - cc.ranked;
 }
 
 /*
@@ -908,9 +940,10 @@ sort_ns(const BraidCostInput *in, BraidGatherFrom from)
 	}
 	if (in->collated)
 	{
-		bool		ranks;
+		CollatedCost cc;
 
-		ns += collated_ns(in, from, spills, &ranks);
+		collated_cost(in, from, spills, &cc);
+		ns += cc.ranked + cc.merged;
 	}
 	if (in->numeric_key)
 		ns += in->rows * BRAID_NS_PER_NUMERIC_KEY;

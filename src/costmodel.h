@@ -116,6 +116,7 @@ typedef struct BraidCostEstimate
 
 extern double braid_cost_split_key_memory(double full_key_bytes, bool collated);
 extern bool braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from);
+extern double braid_cost_rank_saving_ns(const BraidCostInput *in, BraidGatherFrom from);
 extern double braid_cost_split_entries(double key_memory, double room, double stride,
 									   bool trusted);
 extern double braid_cost_split_rows(double key_memory, double room, double stride,

@@ -772,8 +772,13 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 								   data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
 								   wl_est, &data.segment_share);
 	if (braid_cost_spills(&cost, est.from))
+	{
 		est.braid_ns = Max(est.braid_ns + (wl_est[wl_mode].ms - wl_est[BRAID_WL_MERGEPASS].ms) * 1e6,
 						   0.0);
+		/* their selection passes compare collated keys by the collation */
+		if (wl_mode == BRAID_WL_SEGMENT || wl_mode == BRAID_WL_LAZY)
+			est.braid_ns += braid_cost_rank_saving_ns(&cost, est.from);
+	}
 
 	BRAID_PLAN_DEBUG("braidsort: Sort replaced%s: braidsort %s ms (%s), PostgreSQL %s ms estimated for %.0f rows%s",
 					 braid_force && !est.prefers ? " (forced)" : "",

@@ -21,6 +21,7 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "collrank.h"
@@ -374,6 +375,13 @@ rank_key_of(const uint8 *entry, uint32 *len, void *arg)
 	return entry_full_key((const BraidSortState *) arg, entry, len);
 }
 
+/* rank_interrupts: collrank.c's hook for query cancel. */
+static void
+rank_interrupts(void *arg)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
 /* rank_alloc, rank_free: collrank.c's memory, in the sort's context. */
 static void *
 rank_alloc(size_t size, void *arg)
@@ -434,6 +442,8 @@ braid_sort_rank_prefixes(BraidSortState *st)
 	spec.alloc = rank_alloc;
 	spec.free = rank_free;
 	spec.alloc_arg = st->sortcxt;
+	spec.interrupt_check = rank_interrupts;
+	spec.interrupt_arg = NULL;
 	braid_rank_prefixes(st->build.entries, st->build.nentries, &spec, &result);
 
 	st->instr.rank_tried = true;

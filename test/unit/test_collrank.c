@@ -60,32 +60,34 @@ be32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t) v;
 }
 
+/* The letters of random strings: the first tail_letters of them. */
+static const char *const letters[] = {"a", "A", "b", "B", "é", "c", " ", "-"};
+
 /*
  * random_string
- *		A string: often a common one (skewed), else a random one over a few
- *		letters, so there are both repeats and a tail.
+ *		A string: often a common one (skewed), else a random one of 1 to 6
+ *		of the first tail_letters letters, so there are both repeats and a
+ *		tail; with tail_letters 0, always a random one of 8 to 12 letters
+ *		(nearly all distinct).
  */
 static size_t
 random_string(char *out, size_t tail_letters)
 {
 	size_t		ncommon = sizeof(common) / sizeof(common[0]);
+	size_t		n;
 
-	if (rng_below(100) < 70)
+	if (tail_letters > 0 && rng_below(100) < 70)
 	{
 		const char *s = common[rng_below(ncommon) * rng_below(ncommon) / ncommon];
 
 		strcpy(out, s);
 		return strlen(s);
 	}
-	else
-	{
-		size_t		n = 1 + rng_below(6);
-
-		for (size_t i = 0; i < n; i++)
-			out[i] = "aAbBéc -"[rng_below(tail_letters)];
-		out[n] = 0;
-		return strlen(out);
-	}
+	n = tail_letters > 0 ? 1 + rng_below(6) : 8 + rng_below(5);
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		strcat(out, letters[rng_below(tail_letters > 0 ? tail_letters : 8)]);
+	return strlen(out);
 }
 
 /* null_mark: a key's null mark (NULLs now and then, first or last). */
@@ -252,9 +254,9 @@ test_free(void *p, void *arg)
 /*
  * run_case
  *		n keys, ranked with the given cap, checked for the prefix property
- *		and sorted; returns the keys ranked (-1 on a failed check).
+ *		and sorted; returns the distinct strings of the keys ranked.
  */
-static void
+static size_t
 run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 		 bool with_head, bool desc, size_t cap, size_t tail_letters,
 		 int expect_ranked, int expect_exact)
@@ -302,12 +304,14 @@ run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 	spec.nkeys = nkeys;
 	spec.keys = tk.keys;
 	spec.memory_cap = cap;
-	spec.threads = 1;
+	spec.threads = 4;		/* the distinct strings' sort, from 65536 */
 	spec.key_of = key_of;
 	spec.key_arg = &ea;
 	spec.alloc = test_alloc;
 	spec.free = test_free;
 	spec.alloc_arg = NULL;
+	spec.interrupt_check = NULL;
+	spec.interrupt_arg = NULL;
 	braid_rank_prefixes(entries, n, &spec, &result);
 
 	check_that(c, result.keys_ranked == expect_ranked,
@@ -346,10 +350,10 @@ run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 		}
 	}
 
-	/* the sort: prefix, then the full keys */
+	/* the sort: prefix, then the full keys (exact: the prefix alone) */
 	sort.keylen = prefix_len;
 	sort.stride = stride;
-	sort.tiebreak = full_tiebreak;
+	sort.tiebreak = result.exact ? NULL : full_tiebreak;
 	sort.tiebreak_arg = &ea;
 	braid_indexmap_sort(entries, n, &sort);
 	for (size_t i = 0; i < n; i++)
@@ -371,6 +375,7 @@ run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 	free(before);
 	free(tk.key);
 	free(tk.len);
+	return result.strings;
 }
 
 /* unit_collrank: rank prefixes of keys under en_US.UTF-8. */
@@ -378,6 +383,7 @@ void
 unit_collrank(void)
 {
 	Check		c;
+	size_t		strings;
 	locale_t	loc = newlocale(LC_COLLATE_MASK, "en_US.UTF-8", (locale_t) 0);
 
 	check_init(&c);
@@ -404,12 +410,18 @@ unit_collrank(void)
 
 	check_init(&c);
 	/* a few strings only (one byte of rank), many (two bytes) */
+	strings = run_case(&c, loc, 60000, 1, 16, true, true, (size_t) 1 << 24, 8, 1, 1);
+	check_that(&c, strings > 256 && strings <= 65536, "%zu strings: two bytes of rank", strings);
+	/* nearly all distinct: three bytes of rank, sorted on four threads */
+	strings = run_case(&c, loc, 100000, 1, 16, false, false, (size_t) 1 << 26, 0, 1, 1);
+	check_that(&c, strings > 65536, "%zu strings: three bytes of rank", strings);
+	/* the first key's few strings: one byte */
 	run_case(&c, loc, 5000, 2, 8, false, false, (size_t) 1 << 24, 2, 2, -1);
-	run_case(&c, loc, 60000, 1, 16, true, true, (size_t) 1 << 24, 8, 1, 1);
 	/* whole keys in the prefix, or not: exact or not */
 	run_case(&c, loc, 5000, 2, 16, true, false, (size_t) 1 << 24, 8, 2, 1);
 	run_case(&c, loc, 5000, 3, 8, true, false, (size_t) 1 << 24, 8, 3, 0);
-	check_report(&c, "collrank: one and two bytes of rank; exact prefixes when whole keys fit");
+	check_report(&c, "collrank: one, two and three bytes of rank; exact prefixes when whole "
+				 "keys fit, sorted with no tie-break");
 
 	check_init(&c);
 	/* too small for the first key: nothing changes */
