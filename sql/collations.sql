@@ -165,4 +165,5 @@ SELECT ranked_keys('SELECT t, s FROM (SELECT t, t || id AS s FROM words) w ORDER
 RESET braidsort.work_mem;
 RESET work_mem;
 -- compared only between rows tied on a unique key: the cost model does not rank
+SELECT check_sort('SELECT id, t FROM words ORDER BY id, t COLLATE en_libc');
 SELECT ranked_keys('SELECT id, t FROM words ORDER BY id, t COLLATE en_libc');

@@ -154,11 +154,11 @@ parse_key(const uint8_t *key, uint32_t len, int nkeys, KeyParts *parts)
 	{
 		uint32_t	slen;
 
-		if (before_len == 0 || end - p < 4)
+		if (before_len == 0 || end - p < 5)
 			return false;
 		slen = read_be32(p);
 		/* the string and its zero byte, which strcoll_l() reads to */
-		if ((size_t) (end - p) < (size_t) 4 + slen + 1 || p[4 + (size_t) slen] != 0)
+		if (slen > (size_t) (end - p) - 5 || p[4 + (size_t) slen] != 0)
 			return false;
 		parts->key[j].null = before[before_len - 1] != BRAID_NOT_NULL_MARK;
 		parts->key[j].str = p + 4;

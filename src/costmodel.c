@@ -803,12 +803,14 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
 
 	/*
 	 * Without statistics (a value log's input, an expression) whether the
-	 * strings fit is left to the sort, which tries where comparisons are
-	 * expected at all; the estimate counts them compared.
+	 * strings fit is left to the sort, which tries where the comparisons
+	 * are expected to cost at least twice what ranking a row costs; the
+	 * estimate counts them compared.
 	 */
 	if (in->collated_first_distinct <= 0)
 	{
-		cc->ranks = cc->compared > 0;
+		cc->ranks = cc->compared > 2 * in->rows *
+			(in->collated_keys > 0 ? in->collated_keys : 1) * BRAID_NS_PER_RANKED_KEY;
 		cc->ranked = cc->compared;
 		return;
 	}
@@ -839,8 +841,9 @@ braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from)
 /*
  * braid_cost_rank_saving_ns
  *		What ranking saves in braidsort's estimate (0 where it does not
- *		rank): the write-limited modes whose selection passes compare keys
- *		by the collation (segment, lazy) add it back.
+ *		rank): the write-limited modes' selection passes compare keys by
+ *		the collation (segment, lazy), and pay it back a candidate
+ *		(braid_plan_wl_input).
  */
 double
 braid_cost_rank_saving_ns(const BraidCostInput *in, BraidGatherFrom from)

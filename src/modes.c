@@ -74,7 +74,7 @@ sort_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 	(void) braid_plan_sort_mode(cscan->scan.plan.plan_rows, data.keylen, data.key_memory,
 								data.mode == BRAID_MODE_VALUE_LOG, data.can_reread,
 								data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
-								est, &share);
+								data.select_collated_ns, est, &share);
 	context = set_deparse_context_plan(w->deparse_cxt, (Plan *) cscan, ancestors);
 	keys = braid_explain_key_list(&data, context, w->useprefix);
 	initStringInfo(&key);

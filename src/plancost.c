@@ -565,13 +565,16 @@ braid_ms_text(double ms)
  *		bytes: what the device costs per line (braid_plan_spill_line_ns)
  *		and the CPU costs of the model's defaults.  Full keys share the
  *		budget with the entries, in a build's runs as in a selection pass's
- *		candidates (add_entry, make_candidate_room).  Used by the planner
- *		and, for lazy's rule, at run time.
+ *		candidates (add_entry, make_candidate_room).  select_collated_ns is
+ *		what a selection pass's candidate costs more than a run's entry
+ *		when collated keys are ranked in runs and compared by the collation
+ *		in the passes (BraidSortPlanData.select_collated_ns).  Used by the
+ *		planner and, for lazy's rule, at run time.
  */
 void
 braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 					double key_memory, size_t budget, int fanin, bool can_reread,
-					bool value_log)
+					bool value_log, double select_collated_ns)
 {
 	double		map_bytes = value_log ? (double) budget / 2 : (double) budget;
 
@@ -585,6 +588,7 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 	in->mat_entry_bytes = 2.0 + sizeof(uint64) + keylen;
 	in->fanin = Max(fanin, 2);
 	in->can_reread = can_reread;
+	in->select_cpu_ns += Max(select_collated_ns, 0.0);
 	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
 }
 
@@ -600,11 +604,13 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
  *		model's choice, or half when that choice is all of it and the DBA
  *		asked for segment (all of it would be a hybrid sort).  gather_bytes
  *		and gather_pass_ms describe the late gather by TID (0: none), whose
- *		batches lose the memory a mode holds during it.
+ *		batches lose the memory a mode holds during it; select_collated_ns
+ *		the selection passes' unranked collated comparisons
+ *		(braid_plan_wl_input).
  */
 BraidWlMode
 braid_plan_sort_mode(double rows, int keylen, double key_memory, bool value_log, bool can_reread,
-					 double gather_bytes, double gather_pass_ms,
+					 double gather_bytes, double gather_pass_ms, double select_collated_ns,
 					 BraidWlEstimate est[BRAID_WL_NMODES], double *share)
 {
 	size_t		budget = braid_budget_bytes();
@@ -614,7 +620,7 @@ braid_plan_sort_mode(double rows, int keylen, double key_memory, bool value_log,
 	BraidWlMode chosen;
 
 	braid_plan_wl_input(&in, rows, stride, (uint32) keylen, key_memory, budget, fanin,
-						can_reread, value_log);
+						can_reread, value_log, select_collated_ns);
 	in.gather_bytes = gather_bytes;
 	in.budget_bytes = (double) budget;
 	in.gather_pass_ms = gather_pass_ms;

@@ -46,10 +46,10 @@ extern void braid_plan_spill_line_ns(double *write_ns, double *read_ns);
 extern char *braid_ms_text(double ms);
 extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 								double key_memory, size_t budget, int fanin, bool can_reread,
-								bool value_log);
+								bool value_log, double select_collated_ns);
 extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, double key_memory, bool value_log,
 										bool can_reread, double gather_bytes,
-										double gather_pass_ms,
+										double gather_pass_ms, double select_collated_ns,
 										BraidWlEstimate est[BRAID_WL_NMODES],
 										double *share);
 

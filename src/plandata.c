@@ -46,6 +46,7 @@
 #define PARAM_SORT_WIDTH	13
 #define PARAM_KEY_MEMORY	14
 #define PARAM_RANK_COLLATED	15
+#define PARAM_SELECT_COLLATED_NS 16
 
 /* attnos_to_list: an int list of n column numbers. */
 static List *
@@ -105,6 +106,7 @@ braid_plan_pack(const BraidSortPlanData *data)
 	params = lappend_int(params, data->sort_width);
 	params = lappend_int(params, data->key_memory);
 	params = lappend_int(params, data->rank_collated ? 1 : 0);
+	params = lappend_int(params, data->select_collated_ns);
 
 	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
 	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
@@ -157,4 +159,5 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->sort_width = list_nth_int(params, PARAM_SORT_WIDTH);
 	data->key_memory = list_nth_int(params, PARAM_KEY_MEMORY);
 	data->rank_collated = list_nth_int(params, PARAM_RANK_COLLATED) != 0;
+	data->select_collated_ns = list_nth_int(params, PARAM_SELECT_COLLATED_NS);
 }

@@ -65,6 +65,10 @@ typedef struct BraidSortPlanData
 								 * braid_cost_split_key_memory) */
 	bool		rank_collated;	/* sort collated keys by their ranks where
 								 * they fit (braid_cost_ranks) */
+	int			select_collated_ns; /* what a selection pass's candidate
+									 * costs more than a run's entry: its
+									 * collated keys compared, not ranked
+									 * (braid_plan_wl_input) */
 } BraidSortPlanData;
 
 extern List *braid_plan_pack(const BraidSortPlanData *data);

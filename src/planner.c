@@ -37,6 +37,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "executor/tuptable.h"
@@ -768,17 +770,16 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	data.gather_pass_us = (int) Min(gather_pass_ms * 1000, (double) INT_MAX);
 	data.key_memory = (int) Min(braid_cost_split_key_memory(cost.full_key_bytes, cost.collated),
 								(double) INT_MAX);
+	/* ranked in runs, compared by the collation in selection passes */
+	data.rank_collated = braid_cost_ranks(&cost, est.from);
+	data.select_collated_ns = data.rank_collated && cost.rows > 0 ?
+		(int) Min(rint(braid_cost_rank_saving_ns(&cost, est.from) / cost.rows), (double) INT_MAX) : 0;
 	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, data.key_memory, !by_tid, can_reread,
 								   data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
-								   wl_est, &data.segment_share);
+								   data.select_collated_ns, wl_est, &data.segment_share);
 	if (braid_cost_spills(&cost, est.from))
-	{
 		est.braid_ns = Max(est.braid_ns + (wl_est[wl_mode].ms - wl_est[BRAID_WL_MERGEPASS].ms) * 1e6,
 						   0.0);
-		/* their selection passes compare collated keys by the collation */
-		if (wl_mode == BRAID_WL_SEGMENT || wl_mode == BRAID_WL_LAZY)
-			est.braid_ns += braid_cost_rank_saving_ns(&cost, est.from);
-	}
 
 	BRAID_PLAN_DEBUG("braidsort: Sort replaced%s: braidsort %s ms (%s), PostgreSQL %s ms estimated for %.0f rows%s",
 					 braid_force && !est.prefers ? " (forced)" : "",
@@ -797,7 +798,6 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	data.tuple_width = (int) Min(cost.tuple_bytes, (double) INT_MAX);
 	data.sort_width = (int) Min(cost.sort_width, (double) INT_MAX);
 	data.expect_spill = braid_cost_spills(&cost, est.from);
-	data.rank_collated = braid_cost_ranks(&cost, est.from);
 	data.wl_mode = (int) wl_mode;
 	data.can_reread = can_reread;
 	return finish_braid_scan(cscan, child, child_tlist,

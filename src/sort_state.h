@@ -168,6 +168,8 @@ typedef struct BraidSortConfig
 								 * per entry (the write-limited model's) */
 	bool		rank_collated;	/* rank collated keys' strings where they fit
 								 * (sort_keys.c; the plan's cost model) */
+	double		select_collated_ns; /* the plan's extra cost of a selection
+									 * pass's candidate (lazy's rule) */
 	int			sort_width;		/* the planner's bytes of a row PostgreSQL's
 								 * Sort would hold (braidsort.stats) */
 } BraidSortConfig;

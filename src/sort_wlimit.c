@@ -179,7 +179,8 @@ braid_wl_start_build(BraidSortState *st)
 			break;
 	}
 	braid_plan_wl_input(&wl->model, est, st->cfg.stride, st->cfg.keylen, st->cfg.key_memory,
-						st->cfg.budget, braid_merge_fanin(st), true, st->cfg.value_log);
+						st->cfg.budget, braid_merge_fanin(st), true, st->cfg.value_log,
+						st->cfg.select_collated_ns);
 }
 
 /*

@@ -391,6 +391,9 @@ test_costmodel_ranks(void)
 	check_that(&c, ranked < compared - 1e6 * 10 * 90,
 			   "ranked: at least 10 comparisons a row fewer (%.0f vs %.0f ns)", ranked, compared);
 	check_that(&c, braid_cost_prefers(&in, &why), "ranked: taken on one thread (%s)", why ? why : "");
+	check_that(&c, fabs(braid_cost_rank_saving_ns(&in, BRAID_FROM_HEAP_TID) - (compared - ranked)) < 1,
+			   "the saving is the difference (%.0f vs %.0f ns)",
+			   braid_cost_rank_saving_ns(&in, BRAID_FROM_HEAP_TID), compared - ranked);
 
 	/* compared only between rows tied on a unique key: nothing to rank */
 	in.collated_group_rows = 1;
@@ -398,9 +401,14 @@ test_costmodel_ranks(void)
 	in.collated_first_distinct = 0;
 	check_that(&c, !braid_cost_ranks(&in, BRAID_FROM_HEAP_TID),
 			   "after a unique key, without statistics: not ranked");
+	in.collated_group_rows = 2;
+	check_that(&c, !braid_cost_ranks(&in, BRAID_FROM_HEAP_TID),
+			   "without statistics, one comparison a row: not worth a try");
 	in.collated_group_rows = 0;
 	check_that(&c, braid_cost_ranks(&in, BRAID_FROM_HEAP_TID),
 			   "without statistics: the sort tries");
+	check_that(&c, braid_cost_rank_saving_ns(&in, BRAID_FROM_HEAP_TID) == 0,
+			   "without statistics: no saving counted");
 	check_that(&c, braid_cost_tid_ns(&in) == compared,
 			   "without statistics: counted as compared (%.0f vs %.0f)", braid_cost_tid_ns(&in), compared);
 
