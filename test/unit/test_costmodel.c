@@ -349,6 +349,29 @@ test_costmodel_gather_arena(void)
 }
 
 /*
+ * names_input: 1M rows of a collated key (names), short rows, a cached
+ * table, within "budget" bytes.
+ */
+static BraidCostInput
+names_input(double budget)
+{
+	BraidCostInput in;
+
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = 40;
+	in.tuple_bytes = 72;
+	in.entry_bytes = 24;
+	in.budget_bytes = budget;
+	in.sort_mem_bytes = 16.0 * 1024 * 1024;
+	in.table_pages = 9000;
+	in.table_cached = true;
+	in.heap_refetch = true;
+	in.collated = true;
+	return in;
+}
+
+/*
  * test_costmodel_ranks: a sort ranks its collated strings (collrank.c) when
  * the first key's distinct strings fit its quarter of the budget and that
  * is cheaper than comparing them: 1M rows of 40000 names are then worth
@@ -366,17 +389,7 @@ test_costmodel_ranks(void)
 				ranked;
 
 	check_init(&c);
-	memset(&in, 0, sizeof(in));
-	in.rows = 1e6;
-	in.sort_width = 40;
-	in.tuple_bytes = 72;
-	in.entry_bytes = 24;
-	in.budget_bytes = 64.0 * 1024 * 1024;
-	in.sort_mem_bytes = 16.0 * 1024 * 1024;
-	in.table_pages = 9000;
-	in.table_cached = true;
-	in.heap_refetch = true;
-	in.collated = true;
+	in = names_input(64.0 * 1024 * 1024);
 	in.collated_keys = 2;
 	in.sort_threads = 1;
 
@@ -432,17 +445,7 @@ test_costmodel_collated(void)
 	const char *why = NULL;
 
 	check_init(&c);
-	memset(&in, 0, sizeof(in));
-	in.rows = 1e6;
-	in.sort_width = 40;
-	in.tuple_bytes = 72;
-	in.entry_bytes = 24;
-	in.budget_bytes = 256.0 * 1024 * 1024;
-	in.sort_mem_bytes = 16.0 * 1024 * 1024;
-	in.table_pages = 9000;
-	in.table_cached = true;
-	in.heap_refetch = true;
-	in.collated = true;
+	in = names_input(256.0 * 1024 * 1024);
 	in.sort_threads = 2;
 	check_that(&c, braid_cost_prefers(&in, &why), "2 threads: should take it (%s)", why ? why : "");
 	in.sort_threads = 1;
