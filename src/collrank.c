@@ -73,8 +73,10 @@ typedef struct RankString
 	uint32_t	hash;
 } RankString;
 
-/* One collated key's distinct strings; a string's rank is its position
- * once sorted. */
+/*
+ * One collated key's distinct strings; a string's rank is its position
+ * once sorted.
+ */
 typedef struct RankDict
 {
 	RankString *strings;

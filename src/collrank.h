@@ -65,9 +65,12 @@ typedef struct BraidRankSpec
 	BraidRankAlloc alloc;
 	BraidRankFree free;
 	void	   *alloc_arg;
-	/* called now and then on the calling thread if not NULL (query cancel:
-	 * it may not return; the allocator's memory must then be reclaimed
-	 * by its owner) */
+
+	/*
+	 * Called now and then on the calling thread if not NULL (query cancel:
+	 * it may not return; the allocator's memory must then be reclaimed by
+	 * its owner).
+	 */
 	void		(*interrupt_check) (void *arg);
 	void	   *interrupt_arg;
 } BraidRankSpec;
