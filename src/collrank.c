@@ -487,7 +487,6 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 		const uint8_t *key = spec->key_of(entry, &len, spec->key_arg);
 		uint32_t	room = spec->prefix_len;
 		uint32_t	pos;
-
 		size_t		whole;
 
 		check_interrupts(spec, i);
