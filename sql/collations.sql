@@ -122,6 +122,12 @@ SELECT check_sort('SELECT n, last, first, id FROM people ORDER BY n, last COLLAT
 SELECT check_sort('SELECT last, first FROM (SELECT last, first FROM people UNION ALL SELECT first, last FROM people) s ORDER BY last COLLATE en_libc, first COLLATE sv_libc');
 RESET braidsort.work_mem;
 RESET work_mem;
+-- keys before and between collated ones of more than 64 kB (the layout's
+-- lengths take 4 bytes)
+CREATE TABLE longhead AS
+SELECT g AS id, repeat('z', 70000) || g AS c, 'b' || g % 10 AS b FROM generate_series(1, 60) g;
+SELECT check_sort('SELECT id, b FROM longhead ORDER BY c COLLATE "C", b COLLATE en_libc, id');
+SELECT check_sort('SELECT id FROM longhead ORDER BY b COLLATE en_libc, c COLLATE "C", b COLLATE sv_libc DESC, id');
 -- no normalized key: it is not ordered by bytes
 SELECT braidsort.normalized_key('abc'::text COLLATE en_libc);
 

@@ -56,8 +56,8 @@
 #include "indexmap.h"
 #include "keycodec.h"
 
-/* The layout's lengths (keys.c): big-endian. */
-#define LAYOUT_HEADER	2
+/* Bytes of a head's or segment's length (keys.c): big-endian. */
+#define LAYOUT_HEADER	BRAID_RANK_LAYOUT_LENGTH
 
 /*
  * One distinct string: where it is in the caller's key store, and its first
@@ -110,13 +110,7 @@ typedef struct RankState
 	size_t		peak;
 } RankState;
 
-/* read_be16, read_be32: the layout's lengths. */
-static inline uint32_t
-read_be16(const uint8_t *p)
-{
-	return ((uint32_t) p[0] << 8) | p[1];
-}
-
+/* read_be32: the layout's lengths. */
 static inline uint32_t
 read_be32(const uint8_t *p)
 {
@@ -128,7 +122,7 @@ read_be32(const uint8_t *p)
  * parse_key
  *		Cut a full key in the collated layout of keys.c
  *
- *		[H: 2][head: H][length: 4][string 1][0x00][G1: 2][segment 1: G1] ...
+ *		[H: 4][head: H][length: 4][string 1][0x00][G1: 4][segment 1: G1] ...
  *		[length: 4][string n][0x00][later keys, to the end]
  *
  *		into its parts.  A key's null mark is the last byte of the head or
@@ -145,7 +139,7 @@ parse_key(const uint8_t *key, uint32_t len, int nkeys, KeyParts *parts)
 
 	if (len < LAYOUT_HEADER)
 		return false;
-	parts->head_len = read_be16(p);
+	parts->head_len = read_be32(p);
 	if (parts->head_len > len - LAYOUT_HEADER)
 		return false;
 	parts->head = p + LAYOUT_HEADER;
@@ -170,7 +164,7 @@ parse_key(const uint8_t *key, uint32_t len, int nkeys, KeyParts *parts)
 		{
 			if (end - p < LAYOUT_HEADER)
 				return false;
-			parts->key[j].after_len = read_be16(p);
+			parts->key[j].after_len = read_be32(p);
 			if (parts->key[j].after_len > (size_t) (end - p) - LAYOUT_HEADER)
 				return false;
 			parts->key[j].after = p + LAYOUT_HEADER;

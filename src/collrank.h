@@ -25,6 +25,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Bytes of a head's or segment's length in the layout (keys.h's
+ * BRAID_COLLATED_LENGTH, checked in sort_keys.c). */
+#define BRAID_RANK_LAYOUT_LENGTH	4
+
 /* Fewer entries than this are sorted as they are (ranking would not pay). */
 #define BRAID_RANK_MIN_ENTRIES	1024
 

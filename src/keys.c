@@ -18,8 +18,8 @@
  * key may be such a "collated" column.  A key with collated columns c1..cn
  * is laid out
  *
- *		[H: 2][head: H bytes]
- *		[length: 4][string c1][0x00] [G1: 2][segment 1: G1 bytes]
+ *		[H: 4][head: H bytes]
+ *		[length: 4][string c1][0x00] [G1: 4][segment 1: G1 bytes]
  *		...
  *		[length: 4][string cn][0x00] [later keys, to the end]
  *
@@ -408,7 +408,7 @@ reserve(BraidKeyBuffer *buf, size_t used, size_t need)
 
 /*
  * Where the memcmp-ordered bytes being appended go: the segment that started
- * at "start", whose 2-byte length is to be written at "length_at".
+ * at "start", whose 4-byte length is to be written at "length_at".
  */
 typedef struct SegmentCursor
 {
@@ -446,18 +446,21 @@ encode_collated(const BraidKeyColumn *col, Datum d, bool isnull, bool more,
 			while (vlen > 0 && p[vlen - 1] == ' ')
 				vlen--;
 	}
-	reserve(buf, len, 1 + 4 + (size_t) vlen + 1 + 2);
+	reserve(buf, len, 1 + 4 + (size_t) vlen + 1 + BRAID_COLLATED_LENGTH);
 	out = buf->data + len;
 	out[0] = isnull ? (col->nulls_first ? BRAID_NULL_FIRST_MARK : BRAID_NULL_LAST_MARK) :
 		BRAID_NOT_NULL_MARK;
 	seglen = len + 1 - seg->start;
-	if (seglen > PG_UINT16_MAX)
+	/* (keys are built in palloc'd memory: below 1 GB, or MaxAllocHugeSize) */
+	if (seglen > PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("braidsort sort keys between collated keys exceed %d bytes",
-						PG_UINT16_MAX)));
-	buf->data[seg->length_at] = (uint8) (seglen >> 8);
-	buf->data[seg->length_at + 1] = (uint8) seglen;
+				 errmsg("braidsort sort keys between collated keys exceed %u bytes",
+						PG_UINT32_MAX)));
+	buf->data[seg->length_at] = (uint8) (seglen >> 24);
+	buf->data[seg->length_at + 1] = (uint8) (seglen >> 16);
+	buf->data[seg->length_at + 2] = (uint8) (seglen >> 8);
+	buf->data[seg->length_at + 3] = (uint8) seglen;
 	if (seg->first)
 		buf->sortable = seglen;
 	seg->first = false;
@@ -472,8 +475,8 @@ encode_collated(const BraidKeyColumn *col, Datum d, bool isnull, bool more,
 	if (more)
 	{
 		seg->length_at = len;
-		seg->start = len + 2;
-		len += 2;
+		seg->start = len + BRAID_COLLATED_LENGTH;
+		len += BRAID_COLLATED_LENGTH;
 	}
 	return len;
 }
@@ -636,13 +639,7 @@ mem_then_len(const uint8 *a, size_t la, const uint8 *b, size_t lb)
 	return c != 0 ? c : (la > lb) - (la < lb);
 }
 
-/* read_be16, read_be32: the big-endian lengths of the collated layout. */
-static inline uint32
-read_be16(const uint8 *p)
-{
-	return ((uint32) p[0] << 8) | p[1];
-}
-
+/* read_be32: the big-endian lengths of the collated layout. */
 static inline uint32
 read_be32(const uint8 *p)
 {
@@ -662,8 +659,8 @@ int
 braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
 					   const BraidKeyColumn *cols, int ncols)
 {
-	uint32		ga = read_be16(a),
-				gb = read_be16(b);
+	uint32		ga = read_be32(a),
+				gb = read_be32(b);
 	const uint8 *ra = a + BRAID_COLLATED_HEADER,
 			   *rb = b + BRAID_COLLATED_HEADER;
 	int			c;
@@ -707,10 +704,10 @@ braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
 				more = true;
 		if (!more)
 			break;
-		ga = read_be16(ra);
-		gb = read_be16(rb);
-		ra += 2;
-		rb += 2;
+		ga = read_be32(ra);
+		gb = read_be32(rb);
+		ra += BRAID_COLLATED_LENGTH;
+		rb += BRAID_COLLATED_LENGTH;
 		c = mem_then_len(ra, ga, rb, gb);
 		if (c != 0)
 			return c;

@@ -418,6 +418,8 @@ braid_sort_rank_prefixes(BraidSortState *st)
 	BraidRankResult result;
 	int			nkeys = 0;
 
+	StaticAssertStmt(BRAID_RANK_LAYOUT_LENGTH == BRAID_COLLATED_LENGTH,
+					 "collrank.c reads the layout of keys.c");
 	if (!st->cfg.collated || !st->cfg.rank_collated ||
 		st->build.nentries < BRAID_RANK_MIN_ENTRIES)
 		return false;

@@ -4,8 +4,8 @@
  *	  Unit tests of src/collrank.c, the rank prefixes of collated keys.
  *
  * Keys are built in the collated layout of keys.c (heads, strings under
- * en_US.UTF-8, segments, later keys), with repeats, NULLs, case and accent
- * variants, descending keys, one to three collated keys.  After
+ * en_US.UTF-8, segments, later keys; 4-byte lengths), with repeats, NULLs,
+ * case and accent variants, descending keys, one to three collated keys.  After
  * braid_rank_prefixes the rewritten prefixes never contradict a reference
  * comparison of the full keys (written here from the layout, as
  * braid_compare_collated orders it): prefix a < prefix b implies key a <
@@ -43,14 +43,7 @@ static const char *const common[] = {
 	"Østergaard", "St. John", "Jean-Luc", "jean luc", "Zoë", "zoe"
 };
 
-/* be16, be32: the layout's lengths. */
-static void
-be16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t) (v >> 8);
-	p[1] = (uint8_t) v;
-}
-
+/* be32, rd32: the layout's lengths, big-endian. */
 static void
 be32(uint8_t *p, uint32_t v)
 {
@@ -59,6 +52,15 @@ be32(uint8_t *p, uint32_t v)
 	p[2] = (uint8_t) (v >> 8);
 	p[3] = (uint8_t) v;
 }
+
+static uint32_t
+rd32(const uint8_t *p)
+{
+	return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) | ((uint32_t) p[2] << 8) | p[3];
+}
+
+/* L: bytes of a head's or segment's length */
+#define L BRAID_RANK_LAYOUT_LENGTH
 
 /* The letters of random strings: the first tail_letters of them. */
 static const char *const letters[] = {"a", "A", "b", "B", "é", "c", " ", "-"};
@@ -112,14 +114,14 @@ null_mark(bool *isnull)
 static uint32_t
 build_key(uint8_t *k, int nkeys, bool with_head, size_t tail_letters)
 {
-	uint32_t	pos = 2;
+	uint32_t	pos = L;
 	uint32_t	seg_at = 0;
 	bool		isnull;
 
 	if (with_head)
 		k[pos++] = (uint8_t) rng_below(3);
 	k[pos++] = null_mark(&isnull);
-	be16(k + seg_at, pos - 2);
+	be32(k + seg_at, pos - L);
 	for (int j = 0; j < nkeys; j++)
 	{
 		char		s[64];
@@ -132,10 +134,10 @@ build_key(uint8_t *k, int nkeys, bool with_head, size_t tail_letters)
 		if (j < nkeys - 1)
 		{
 			seg_at = pos;
-			pos += 2;
+			pos += L;
 			k[pos++] = (uint8_t) rng_below(2);
 			k[pos++] = null_mark(&isnull);
-			be16(k + seg_at, pos - seg_at - 2);
+			be32(k + seg_at, pos - seg_at - L);
 		}
 	}
 	k[pos++] = (uint8_t) rng_below(4);
@@ -161,10 +163,10 @@ static int
 reference_compare(const TestKeys *tk, const uint8_t *a, uint32_t la,
 				  const uint8_t *b, uint32_t lb)
 {
-	uint32_t	ga = ((uint32_t) a[0] << 8) | a[1],
-				gb = ((uint32_t) b[0] << 8) | b[1];
-	const uint8_t *ra = a + 2,
-			   *rb = b + 2;
+	uint32_t	ga = rd32(a),
+				gb = rd32(b);
+	const uint8_t *ra = a + L,
+			   *rb = b + L;
 	int			c = mem_then_len(ra, ga, rb, gb);
 
 	if (c != 0)
@@ -173,8 +175,8 @@ reference_compare(const TestKeys *tk, const uint8_t *a, uint32_t la,
 	rb += gb;
 	for (int j = 0; j < tk->nkeys; j++)
 	{
-		uint32_t	sa = ((uint32_t) ra[0] << 24) | ((uint32_t) ra[1] << 16) | ((uint32_t) ra[2] << 8) | ra[3];
-		uint32_t	sb = ((uint32_t) rb[0] << 24) | ((uint32_t) rb[1] << 16) | ((uint32_t) rb[2] << 8) | rb[3];
+		uint32_t	sa = rd32(ra);
+		uint32_t	sb = rd32(rb);
 
 		if (ra[-1] == BRAID_NOT_NULL_MARK)
 		{
@@ -189,13 +191,13 @@ reference_compare(const TestKeys *tk, const uint8_t *a, uint32_t la,
 		rb += 4 + sb + 1;
 		if (j == tk->nkeys - 1)
 			break;
-		ga = ((uint32_t) ra[0] << 8) | ra[1];
-		gb = ((uint32_t) rb[0] << 8) | rb[1];
-		c = mem_then_len(ra + 2, ga, rb + 2, gb);
+		ga = rd32(ra);
+		gb = rd32(rb);
+		c = mem_then_len(ra + L, ga, rb + L, gb);
 		if (c != 0)
 			return c;
-		ra += 2 + ga;
-		rb += 2 + gb;
+		ra += L + ga;
+		rb += L + gb;
 	}
 	return mem_then_len(ra, la - (ra - a), rb, lb - (rb - b));
 }
@@ -289,9 +291,9 @@ run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 
 		tk.len[i] = build_key(tk.key + i * KEY_ROOM, nkeys, with_head, tail_letters);
 		/* the prefix as the build writes it: the head, zero-padded */
-		head = ((uint32_t) tk.key[i * KEY_ROOM] << 8) | tk.key[i * KEY_ROOM + 1];
+		head = rd32(tk.key + i * KEY_ROOM);
 		memset(e, 0, prefix_len);
-		memcpy(e, tk.key + i * KEY_ROOM + 2, head < prefix_len ? head : prefix_len);
+		memcpy(e, tk.key + i * KEY_ROOM + L, head < prefix_len ? head : prefix_len);
 		memcpy(e + prefix_len, &(uint64_t) {i}, 8);
 		memcpy(e + prefix_len + 8, &(uint64_t) {i ^ 0x5555}, 8);
 	}
