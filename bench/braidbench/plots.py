@@ -19,6 +19,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from braidbench import report  # noqa: E402
 from braidbench.measure import PHASES, median  # noqa: E402
@@ -127,6 +128,8 @@ def speedup_plot(result, path):
     fig, axes = plt.subplots(len(panels), 1, squeeze=False,
                              figsize=(min(max(6.5, 0.8 * most + 3), 16), 3.2 * len(panels) + 1))
     w = 0.38
+    # legend entries by colour (a bar series' first bar may be grey)
+    handles = {}
     for ax, (name, items) in zip(axes[:, 0], panels):
         xs = range(len(items))
         for off, key, v, label in ((-w / 2, "ratio", "braid", "braidsort (cost model)"),
@@ -136,10 +139,11 @@ def speedup_plot(result, path):
             vals = [r[key] or 0 for _, r in items]
             colors = [VARIANT_COLORS[v] if v != "braid" or r["ran"] else DECLINED_COLOR
                       for _, r in items]
-            ax.bar([x + off for x in xs], vals, w, color=colors, label=label)
+            ax.bar([x + off for x in xs], vals, w, color=colors)
+            handles.setdefault(label, Patch(color=VARIANT_COLORS[v], label=label))
             if v == "braid" and not all(r["ran"] for _, r in items):
-                ax.bar([0], [0], w, color=DECLINED_COLOR,
-                       label="cost model declined (PostgreSQL's plan both times: noise)")
+                declined = "cost model declined (PostgreSQL's plan both times: noise)"
+                handles.setdefault(declined, Patch(color=DECLINED_COLOR, label=declined))
             for x, val in zip(xs, vals):
                 if val:
                     ax.text(x + off, val + 0.03, f"{val:.2f}", ha="center", fontsize=7)
@@ -149,9 +153,11 @@ def speedup_plot(result, path):
         ax.set_ylabel("PostgreSQL / braidsort")
         if name:
             ax.set_title(name, fontsize=9)
-    axes[0, 0].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    axes[0, 0].legend(handles=list(handles.values()), fontsize=8, loc="upper left",
+                      bbox_to_anchor=(1.01, 1.0))
+    # three lines: a narrow figure (few queries) would cut one long line off
     fig.suptitle(f"{report.title(result)}\nspeed-up: ratio of the median times (braid: as its "
-                 f"cost model decided) — {_subtitle(result)}", fontsize=9)
+                 f"cost model decided)\n{_subtitle(result)}", fontsize=9)
     return _save(fig, path)
 
 
