@@ -153,8 +153,9 @@ def speedup_plot(result, path):
         ax.set_ylabel("PostgreSQL / braidsort")
         if name:
             ax.set_title(name, fontsize=9)
-    axes[0, 0].legend(handles=list(handles.values()), fontsize=8, loc="upper left",
-                      bbox_to_anchor=(1.01, 1.0))
+    if handles:
+        axes[0, 0].legend(handles=list(handles.values()), fontsize=8, loc="upper left",
+                          bbox_to_anchor=(1.01, 1.0))
     # three lines: a narrow figure (few queries) would cut one long line off
     fig.suptitle(f"{report.title(result)}\nspeed-up: ratio of the median times (braid: as its "
                  f"cost model decided)\n{_subtitle(result)}", fontsize=9)
