@@ -128,9 +128,10 @@
  * Of what ranking saves a sort that spills runs, the estimate counts this
  * share: measured on the realistic workload's `ORDER BY last_name` at 4 MB
  * (a value log, ~55 runs a process, 3 processes on 2 CPUs), the sort
- * phase fell by ~600 ms a process but the query by only ~300 ms (the final
- * merges, still by the collation, and the Gather Merge above them bound
- * it); in memory (64 MB) the query fell by all of it and more.
+ * phase fell by ~600 ms a process but the query by only ~300 ms; in
+ * memory (64 MB) the query fell by all of it and more.  Why only half is
+ * not established (the processes are CPU-bound on shared CPUs, and the
+ * final merges still compare by the collation).
  */
 #define BRAID_RANK_SPILLED_CREDIT	0.5
 
