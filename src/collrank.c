@@ -473,7 +473,11 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 		result->strings += d->n;
 	}
 
-	/* 3. the prefixes, with ranks in place of strings */
+	/*
+	 * 3. the prefixes, with ranks in place of strings (each string looked up
+	 * again: remembering its place from step 1 would take 4 bytes a key a
+	 * row more, beyond the cap)
+	 */
 	for (size_t i = 0; i < n && active > 0; i++)
 	{
 		uint8_t    *entry = entries + i * spec->stride;

@@ -224,10 +224,8 @@ braid_cost_split_key_memory(double full_key_bytes, bool collated)
 static double
 full_key_memory(const BraidCostInput *in)
 {
-	if (in->full_key_bytes <= 0)
-		return 0;
-	return in->full_key_bytes * BRAID_OVF_ARENA_SLACK +
-		(in->collated ? 0 : BRAID_OVF_SLOT_BYTES);
+	return braid_cost_split_key_memory(in->full_key_bytes * BRAID_OVF_ARENA_SLACK,
+									   in->collated);
 }
 
 /*
@@ -741,6 +739,13 @@ collated_compares(const BraidCostInput *in)
 	return d > 2 ? log2(d) : 1.0;
 }
 
+/* collated_keys: the keys ordered by a collation (at least one). */
+static double
+collated_keys(const BraidCostInput *in)
+{
+	return in->collated_keys > 0 ? in->collated_keys : 1;
+}
+
 /*
  * ranked_ns
  *		What ranking costs a sort whose runs hold run_rows rows
@@ -751,7 +756,7 @@ static double
 ranked_ns(const BraidCostInput *in, double run_rows)
 {
 	double		d = in->collated_first_distinct;
-	double		keys = in->collated_keys > 0 ? in->collated_keys : 1;
+	double		keys = collated_keys(in);
 
 	if (d > run_rows)
 		d = run_rows;
@@ -810,8 +815,7 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
 	 */
 	if (in->collated_first_distinct <= 0)
 	{
-		cc->ranks = cc->compared > 2 * in->rows *
-			(in->collated_keys > 0 ? in->collated_keys : 1) * BRAID_NS_PER_RANKED_KEY;
+		cc->ranks = cc->compared > 2 * in->rows * collated_keys(in) * BRAID_NS_PER_RANKED_KEY;
 		cc->ranked = cc->compared;
 		return;
 	}
@@ -827,34 +831,21 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
  * braid_cost_ranks
  *		Should a sort gathering from "from" rank its collated strings
  *		(collrank.c): is that cheaper than comparing them by the collation?
+ *		*saving_ns (if not NULL) is what it saves in braidsort's estimate (0
+ *		where it does not rank): the write-limited modes' selection passes
+ *		compare keys by the collation (segment, lazy), and pay it back a
+ *		candidate (braid_plan_wl_input).
  */
 bool
-braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from)
+braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from, double *saving_ns)
 {
-	CollatedCost cc;
+	CollatedCost cc = {0};
 
-	if (!in->collated)
-		return false;
-	collated_cost(in, from, braid_cost_spills(in, from), &cc);
+	if (in->collated)
+		collated_cost(in, from, braid_cost_spills(in, from), &cc);
+	if (saving_ns != NULL)
+		*saving_ns = cc.compared - cc.ranked;
 	return cc.ranks;
-}
-
-/*
- * braid_cost_rank_saving_ns
- *		What ranking saves in braidsort's estimate (0 where it does not
- *		rank): the write-limited modes' selection passes compare keys by
- *		the collation (segment, lazy), and pay it back a candidate
- *		(braid_plan_wl_input).
- */
-double
-braid_cost_rank_saving_ns(const BraidCostInput *in, BraidGatherFrom from)
-{
-	CollatedCost cc;
-
-	if (!in->collated)
-		return 0.0;
-	collated_cost(in, from, braid_cost_spills(in, from), &cc);
-	return cc.compared - cc.ranked;
 }
 
 /*

@@ -115,8 +115,8 @@ typedef struct BraidCostEstimate
 #define BRAID_MAX_FANIN 1024
 
 extern double braid_cost_split_key_memory(double full_key_bytes, bool collated);
-extern bool braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from);
-extern double braid_cost_rank_saving_ns(const BraidCostInput *in, BraidGatherFrom from);
+extern bool braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from,
+							 double *saving_ns);
 extern double braid_cost_split_entries(double key_memory, double room, double stride,
 									   bool trusted);
 extern double braid_cost_split_rows(double key_memory, double room, double stride,

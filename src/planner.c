@@ -686,6 +686,7 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	bool		can_reread;
 	double		gather_bytes;
 	double		gather_pass_ms;
+	double		rank_saving_ns;
 	BraidWlMode wl_mode;
 	BraidWlEstimate wl_est[BRAID_WL_NMODES];
 
@@ -771,9 +772,9 @@ try_braid_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	data.key_memory = (int) Min(braid_cost_split_key_memory(cost.full_key_bytes, cost.collated),
 								(double) INT_MAX);
 	/* ranked in runs, compared by the collation in selection passes */
-	data.rank_collated = braid_cost_ranks(&cost, est.from);
-	data.select_collated_ns = data.rank_collated && cost.rows > 0 ?
-		(int) Min(rint(braid_cost_rank_saving_ns(&cost, est.from) / cost.rows), (double) INT_MAX) : 0;
+	data.rank_collated = braid_cost_ranks(&cost, est.from, &rank_saving_ns);
+	data.select_collated_ns = cost.rows > 0 ?
+		(int) Min(rint(rank_saving_ns / cost.rows), (double) INT_MAX) : 0;
 	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, data.key_memory, !by_tid, can_reread,
 								   data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
 								   data.select_collated_ns, wl_est, &data.segment_share);

@@ -32,13 +32,13 @@
 #include "sort_state.h"
 
 /*
- * map_bytes
+ * braid_build_map_bytes
  *		The IndexMap's share of the budget, its entries' and their full
  *		keys': all of it, or half beside a value log (which keeps its rows
  *		in the other half until it spills).
  */
-static size_t
-map_bytes(const BraidSortState *st)
+size_t
+braid_build_map_bytes(const BraidSortState *st)
 {
 	return st->cfg.value_log ? st->cfg.budget / 2 : st->cfg.budget;
 }
@@ -80,7 +80,7 @@ braid_build_resize(BraidSortState *st, size_t cap)
 void
 braid_build_split_limit(BraidSortState *st)
 {
-	st->build.ovf.limit = map_bytes(st) -
+	st->build.ovf.limit = braid_build_map_bytes(st) -
 		Min(st->build.capacity, st->build.split_cap) * st->cfg.stride;
 }
 
@@ -92,7 +92,8 @@ static bool
 grow_entries(BraidSortState *st)
 {
 	size_t		used = braid_ovf_bytes(&st->build.ovf);
-	size_t		room = (map_bytes(st) > used) ? map_bytes(st) - used : 0;
+	size_t		map = braid_build_map_bytes(st);
+	size_t		room = map > used ? map - used : 0;
 	size_t		limit;
 	size_t		newcap;
 
@@ -198,7 +199,7 @@ split_budget(BraidSortState *st)
 	double		left = st->cfg.est_rows - (double) st->build.rows_built;
 
 	st->build.keys_split = true;
-	st->build.split_cap = braid_split_entries(st, map_bytes(st));
+	st->build.split_cap = braid_split_entries(st, braid_build_map_bytes(st));
 	if (st->build.nentries == 0 && st->build.entries != NULL && !st->runset.pipe.on &&
 		st->build.split_cap > st->build.capacity && left * 1.05 > (double) st->build.capacity)
 		braid_build_resize(st, Max((size_t) Min((double) st->build.split_cap,
@@ -258,7 +259,7 @@ add_entry(BraidSortState *st, const uint8 *key, size_t len, uint64 ref)
 	if (aside)
 	{
 		bool		with_slot = !st->cfg.collated;
-		size_t		map = map_bytes(st);
+		size_t		map = braid_build_map_bytes(st);
 		size_t		after = braid_ovf_bytes_after(&st->build.ovf, len, with_slot);
 
 		if (st->build.capacity * st->cfg.stride + after > map)

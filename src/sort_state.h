@@ -418,9 +418,6 @@ extern void braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size
 extern uint64 braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len);
 extern void braid_ovf_free(BraidOverflow *ovf);
 extern void braid_note_entry_key(BraidSortState *st, size_t len, bool aside);
-extern void braid_build_note_peak(BraidSortState *st);
-extern void braid_build_resize(BraidSortState *st, size_t cap);
-extern void braid_build_split_limit(BraidSortState *st);
 extern size_t braid_split_entries(const BraidSortState *st, size_t room);
 extern const uint8 *braid_sort_full_key(const BraidSortState *st, const uint8 *entry,
 										 uint32 *len);
@@ -432,6 +429,10 @@ extern const uint8 *braid_sort_entry_key_of(const uint8 *entry, uint32 *len,
 											uint64 *ref, void *arg);
 
 /* sort_build.c */
+extern size_t braid_build_map_bytes(const BraidSortState *st);
+extern void braid_build_note_peak(BraidSortState *st);
+extern void braid_build_resize(BraidSortState *st, size_t cap);
+extern void braid_build_split_limit(BraidSortState *st);
 extern SeqScanState *braid_build_fast_seqscan(BraidSortState *st);
 extern int64 braid_build_rows(BraidSortState *st, SeqScanState *fast);
 extern uint8 *braid_build_place_entry(BraidSortState *st, const uint8 *key, size_t len,

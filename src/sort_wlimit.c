@@ -111,7 +111,7 @@ void
 braid_wl_start_build(BraidSortState *st)
 {
 	BraidWlimit *wl = &st->wl;
-	size_t		map_bytes = st->cfg.value_log ? st->cfg.budget / 2 : st->cfg.budget;
+	size_t		map_bytes = braid_build_map_bytes(st);
 	double		est = Max(st->cfg.est_rows, 0.0);
 
 	/*
