@@ -220,6 +220,41 @@ SET braidsort.join_mode = lazy;
 RESET braidsort.write_intensity;
 SELECT join_ran('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id');
 SELECT join_check('SELECT jo.id FROM jr2 jo WHERE NOT EXISTS (SELECT 1 FROM jr WHERE jr.id = jo.k AND jr.k < jo.id)');
+-- partitions by key range: jr is stored in the order of its key (jr.id),
+-- so each partition's inner rows lie in a part of it.  Outer keys below and
+-- above the inner keys, NULLs, int8 against int4, LEFT and ANTI with join
+-- quals, a table in descending order, and statistics gone stale (rows added
+-- after ANALYZE below every key: partition 0 outgrows the memory and is
+-- written out); never by key range with a qual on the key, a key not in its
+-- table's order, or braidsort.join_range_partitions off
+SELECT join_plan_lines('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id', 'Partitioned By');
+CREATE TABLE jrange_o AS
+SELECT g AS id, CASE WHEN g % 97 = 0 THEN NULL ELSE ((g * 7) % 40000 - 5000)::int8 END AS fk
+FROM generate_series(1, 60000) g;
+ANALYZE jrange_o;
+SELECT join_plan_lines('SELECT jo.id, jr.pad FROM jrange_o jo JOIN jr ON jo.fk = jr.id', 'Partitioned By');
+SELECT join_check('SELECT jo.id, jr.pad FROM jrange_o jo JOIN jr ON jo.fk = jr.id');
+SELECT join_check('SELECT jo.id, jr.pad FROM jrange_o jo LEFT JOIN jr ON jo.fk = jr.id AND jr.k % 5 <> jo.id % 5');
+SELECT join_check('SELECT jo.id FROM jrange_o jo WHERE NOT EXISTS
+	(SELECT 1 FROM jr WHERE jr.id = jo.fk AND jr.k > jo.id)');
+CREATE TABLE jr_desc AS SELECT * FROM jr ORDER BY id DESC;
+ANALYZE jr_desc;
+SELECT join_plan_lines('SELECT count(*) FROM jrange_o jo JOIN jr_desc ON jo.fk = jr_desc.id',
+					   '(Partitioned By|Partition 0):');
+SELECT join_check('SELECT jo.id, jr_desc.pad FROM jrange_o jo JOIN jr_desc ON jo.fk = jr_desc.id');
+INSERT INTO jr_desc SELECT -g, g, 'stale' FROM generate_series(1, 20000) g;
+SET braidsort.join_mode = grace;
+SELECT join_plan_lines('SELECT count(*) FROM jrange_o jo JOIN jr_desc ON jo.fk = jr_desc.id',
+					   '(Partitioned By|Partition 0):');
+SELECT join_check('SELECT jo.id, jr_desc.pad FROM jrange_o jo JOIN jr_desc ON jo.fk = jr_desc.id');
+SELECT join_plan_lines('SELECT count(*) FROM jrange_o jo JOIN jr ON jo.fk = jr.id
+	WHERE jr.id > 100', '(Partitions|Partitioned By):');
+SELECT join_plan_lines('SELECT count(*) FROM jr2 jo JOIN jr ON jo.id = jr.k', '(Partitions|Partitioned By):');
+SET braidsort.join_range_partitions = off;
+SELECT join_plan_lines('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id', '(Partitions|Partitioned By):');
+RESET braidsort.join_range_partitions;
+RESET braidsort.join_mode;
+DROP TABLE jrange_o, jr_desc;
 -- tables that fit a quarter of shared buffers have every block pinned once
 -- for the fetches, on both sides: the outer rows of the written partitions
 -- are fetched from their pages by the entry's place in it

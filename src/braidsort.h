@@ -28,6 +28,7 @@ extern int	braid_sort_mode;
 extern double braid_write_intensity;
 extern int	braid_join_mode;
 extern bool braid_join_read_ahead;
+extern bool braid_join_range_partitions;
 extern bool braid_advise_huge_pages_on;
 extern int	braid_sort_thread_count(int processes);
 extern void braid_define_gucs(void);

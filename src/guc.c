@@ -36,6 +36,7 @@ int			braid_sort_mode = BRAID_SORT_MODE_AUTO;
 double		braid_write_intensity = -1.0;
 int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
 bool		braid_join_read_ahead = true;
+bool		braid_join_range_partitions = true;
 bool		braid_advise_huge_pages_on = true;
 
 static const struct config_enum_entry adaptive_options[] = {
@@ -222,6 +223,18 @@ braid_define_gucs(void)
 							 true,
 							 PGC_USERSET,
 							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("braidsort.join_range_partitions",
+							 "Partitions a BraidJoin by key range when its inner table is in key order.",
+							 "When the inner table's physical order follows the join key "
+							 "(ANALYZE's correlation), each partition's inner rows then lie in "
+							 "a part of the table.  When off, partitions are always by hash "
+							 "value.  Intended for measurements.",
+							 &braid_join_range_partitions,
+							 true,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE | GUC_EXPLAIN,
 							 NULL, NULL, NULL);
 
 	DefineCustomRealVariable("braidsort.write_intensity",

@@ -11,7 +11,10 @@
  * is a plain heap scan, else the row's place in a value log (written once,
  * as PostgreSQL would write it).  Entries are split by hash into k
  * partitions, k chosen so one partition's inner entries fit the in-memory
- * table (work_mem x hash_mem_multiplier, as for PostgreSQL's hash table).
+ * table (work_mem x hash_mem_multiplier, as for PostgreSQL's hash table);
+ * by ranges of the first key instead when the inner table is stored in
+ * about its order (join_plan.c's range_bounds), so that a round's inner
+ * rows lie in a part of the table.
  *
  * FIRST PASS.  The inner input is read: partition 0's entries go to the
  * in-memory table (should they outgrow it, e.g. after a row misestimate,
@@ -254,6 +257,8 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 	s->key_refs = !is_outer && st->plan.exact_key;
 	if (st->plan.exact_key)
 		s->keytype = exprType((Node *) linitial(keys));
+	/* partitions by key range: the first key's type gives its form */
+	s->rangetype = st->nbounds > 0 ? exprType((Node *) linitial(keys)) : InvalidOid;
 	s->keycxt = CreateExprContext(estate);
 	s->nkeys = list_length(keys);
 	s->hashfns = palloc0(sizeof(FmgrInfo) * Max(s->nkeys, 1));
@@ -320,6 +325,28 @@ setup_passes(BraidJoinState *st)
 }
 
 /*
+ * unpack_bounds
+ *		Partitions by key range: the plan's bounds (join_plan.c,
+ *		range_bounds), one fewer than its partitions.
+ */
+static void
+unpack_bounds(BraidJoinState *st)
+{
+	ListCell   *lc;
+	int			j = 0;
+
+	st->nbounds = list_length(st->plan.range_bounds);
+	if (st->nbounds == 0)
+		return;
+	if (st->nbounds != Max(st->plan.partitions, 1) - 1)
+		elog(ERROR, "braidsort: BraidJoin plan has %d key range bounds for %d partitions",
+			 st->nbounds, st->plan.partitions);
+	st->bounds = palloc(sizeof(int64) * st->nbounds);
+	foreach(lc, st->plan.range_bounds)
+		st->bounds[j++] = strtoi64(strVal(lfirst(lc)), NULL, 10);
+}
+
+/*
  * join_begin
  *		Initialize both children, the expressions (now that the children
  *		exist), and the memory.
@@ -339,6 +366,7 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	st->write_intensity = st->plan.write_intensity;
 	st->budget = Max(get_hash_memory_limit(), (size_t) 64 * 1024);
 	braid_join_model_input(&st->plan, st->budget, &st->model);
+	unpack_bounds(st);
 
 	/*
 	 * ExecInitCustomScan built the quals and projection before the children
@@ -676,6 +704,8 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Partitions", NULL,
 						   es->analyze && shown->joined ? shown->partitions : st->plan.partitions,
 						   es);
+	if (st->nbounds > 0)
+		ExplainPropertyText("Partitioned By", "key range", es);
 	if (es->analyze && shown->joined)
 		explain_figures(st, shown, es);
 

@@ -110,7 +110,7 @@ first_inner_pass(BraidJoinState *st)
 		s->rows++;
 		if (!join_row_hash(s, slot, &hash, s->key_refs ? &key : NULL))
 			continue;
-		p = partition_of(st, hash);
+		p = partition_of(st, s, hash);
 		s->counts[p]++;
 		/* a value log keeps every row (a later pass may read it again) */
 		if (!(p == 0 && st->resident) && !s->writing[p] && !side_has_vlog(s))
@@ -259,7 +259,7 @@ load_round(BraidJoinState *st)
 				continue;
 			if (s->key_refs)
 				ref = (uint64) key;
-			q = partition_of(st, hash);
+			q = partition_of(st, s, hash);
 			if (q == p)
 			{
 				if (piece_of(st, hash) == st->piece)
@@ -518,7 +518,7 @@ ring_fill(BraidJoinState *st)
 				ring_push(st, true, 0, 0);
 			continue;
 		}
-		p = partition_of(st, hash);
+		p = partition_of(st, s, hash);
 		s->counts[p]++;
 		if (p == 0)
 		{
@@ -694,7 +694,7 @@ join_pass_next_outer(BraidJoinState *st)
 				}
 				continue;
 			}
-			p = partition_of(st, hash);
+			p = partition_of(st, s, hash);
 			s->counts[p]++;
 			if (p == 0 && st->resident)
 			{
@@ -721,7 +721,7 @@ join_pass_next_outer(BraidJoinState *st)
 			return false;
 		if (!join_row_hash(s, slot, &hash, st->exact_key ? &st->cur_key : NULL))
 			continue;			/* emitted by the first pass */
-		p = partition_of(st, hash);
+		p = partition_of(st, s, hash);
 		if (p != st->round)
 		{
 			if (s->writing[p])

@@ -77,6 +77,18 @@
  */
 #define JOIN_MAX_OUTER_PAGE_ROUNDS	2.0e6
 
+/*
+ * Partitions by key range (range_bounds): an inner table whose key follows
+ * its physical order at least this closely (ANALYZE's correlation, either
+ * sign); most common values taking at most this share of its rows (the
+ * histogram that sizes the partitions leaves them out); partition 0 this
+ * share of an equal share, so that a histogram a little off does not make
+ * it outgrow the memory during the first pass (it would be written out).
+ */
+#define JOIN_RANGE_MIN_CORRELATION	0.9
+#define JOIN_RANGE_MAX_MCV_SHARE	0.1
+#define JOIN_RANGE_FIRST_SHARE		0.9
+
 /* positions in the parameter list of custom_private */
 #define JP_JOINTYPE		0
 #define JP_SINGLE		1
@@ -110,8 +122,8 @@ pack_float(double value)
  *		The custom_private list of a BraidJoin: the parameters (JP_*, the
  *		last the processes that would have shared PostgreSQL's table), the
  *		three row estimates and the outer table's uncached pages (as Float
- *		nodes, pack_float: they may exceed an int), the hash operators and
- *		their collations.
+ *		nodes, pack_float: they may exceed an int), the hash operators,
+ *		their collations, and the key range bounds (NIL: by hash).
  */
 List *
 braid_join_pack(const BraidJoinPlanData *data)
@@ -136,7 +148,7 @@ braid_join_pack(const BraidJoinPlanData *data)
 					  pack_float(data->outer_rows),
 					  pack_float(data->join_rows),
 					  pack_float(data->outer_uncached_pages));
-	return list_make4(params, rows, data->hashops, data->hashcolls);
+	return list_make5(params, rows, data->hashops, data->hashcolls, data->range_bounds);
 }
 
 /*
@@ -150,8 +162,8 @@ braid_join_unpack(List *private, BraidJoinPlanData *data)
 	List	   *rows;
 	int			flags;
 
-	if (list_length(private) != 4)
-		elog(ERROR, "braidsort: BraidJoin plan data has %d parts, expected 4",
+	if (list_length(private) != 5)
+		elog(ERROR, "braidsort: BraidJoin plan data has %d parts, expected 5",
 			 list_length(private));
 	params = (List *) linitial(private);
 	rows = (List *) lsecond(private);
@@ -178,6 +190,7 @@ braid_join_unpack(List *private, BraidJoinPlanData *data)
 	data->outer_uncached_pages = floatVal(lfourth(rows));
 	data->hashops = (List *) lthird(private);
 	data->hashcolls = (List *) lfourth(private);
+	data->range_bounds = (List *) list_nth(private, 4);
 }
 
 /*
@@ -281,23 +294,48 @@ braid_join_exact_key_type(Oid type)
 }
 
 /*
- * exact_key
- *		Can the join's entries carry its key instead of the inner row's ref?
- *		Only SEMI and ANTI joins (they output no inner column) without a join
- *		qual (nothing else needs the inner row), on one key compared by one
- *		of the integer equality operators below, whose two inputs have exact
- *		int64 forms of the same scale: integers with integers, dates with
- *		dates, timestamps with timestamps (timestamptz too), oids with oids.
+ * braid_join_exact_form
+ *		A key of an exact-key type (braid_join_exact_key_type) as int64: two
+ *		keys the join's operator says equal have the same form, and no
+ *		others do; the forms of keys of one type, or of two integer types,
+ *		are in the keys' order.
+ */
+int64
+braid_join_exact_form(Oid type, Datum value)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return (int64) DatumGetInt16(value);
+		case INT4OID:
+		case DATEOID:
+			return (int64) DatumGetInt32(value);
+		case INT8OID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return DatumGetInt64(value);
+		case OIDOID:
+			return (int64) DatumGetObjectId(value);
+		default:
+			elog(ERROR, "braidsort: type %u has no exact join key form", type);
+			return 0;			/* keep compiler quiet */
+	}
+}
+
+/*
+ * exact_form_key
+ *		Is the join's first key compared by one of the integer equality
+ *		operators below, whose two inputs have exact int64 forms of the same
+ *		scale: integers with integers, dates with dates, timestamps with
+ *		timestamps (timestamptz too), oids with oids?
  */
 static bool
-exact_key(HashJoin *hj, Hash *hash)
+exact_form_key(HashJoin *hj, Hash *hash)
 {
 	Oid			outer_type,
 				inner_type;
 
-	if ((hj->join.jointype != JOIN_SEMI && hj->join.jointype != JOIN_ANTI) ||
-		hj->join.joinqual != NIL || list_length(hj->hashoperators) != 1 ||
-		list_length(hj->hashkeys) != 1 || list_length(hash->hashkeys) != 1)
+	if (hj->hashoperators == NIL || hj->hashkeys == NIL || hash->hashkeys == NIL)
 		return false;
 	switch (get_opcode(linitial_oid(hj->hashoperators)))
 	{
@@ -321,6 +359,100 @@ exact_key(HashJoin *hj, Hash *hash)
 	outer_type = exprType((Node *) linitial(hj->hashkeys));
 	inner_type = exprType((Node *) linitial(hash->hashkeys));
 	return braid_join_exact_key_type(outer_type) && braid_join_exact_key_type(inner_type);
+}
+
+/*
+ * exact_key
+ *		Can the join's entries carry its key instead of the inner row's ref?
+ *		Only SEMI and ANTI joins (they output no inner column) without a join
+ *		qual (nothing else needs the inner row), on one key with an exact
+ *		form (exact_form_key).
+ */
+static bool
+exact_key(HashJoin *hj, Hash *hash)
+{
+	if ((hj->join.jointype != JOIN_SEMI && hj->join.jointype != JOIN_ANTI) ||
+		hj->join.joinqual != NIL || list_length(hj->hashoperators) != 1 ||
+		list_length(hj->hashkeys) != 1 || list_length(hash->hashkeys) != 1)
+		return false;
+	return exact_form_key(hj, hash);
+}
+
+/*
+ * scan_quals
+ *		Every qual of a heap scan that restricts its rows: its filter, and
+ *		an index or bitmap scan's index conditions.
+ */
+static List *
+scan_quals(Plan *scan)
+{
+	List	   *quals = list_copy(scan->qual);
+
+	if (IsA(scan, IndexScan))
+		quals = list_concat(quals, ((IndexScan *) scan)->indexqualorig);
+	else if (IsA(scan, BitmapHeapScan))
+		quals = list_concat(quals, ((BitmapHeapScan *) scan)->bitmapqualorig);
+	return quals;
+}
+
+/*
+ * range_bounds
+ *		Partitions by key range for a join whose inner table is stored in
+ *		about the order of its key (a serial primary key, rows inserted in
+ *		time order): each round's inner rows, fetched by TID, then lie in a
+ *		k-th of the table instead of all over it, so the fetches stay within
+ *		the caches and the TLB's reach (docs/design.md, "Partitions by key
+ *		range").  The k - 1 bounds (String nodes of int64 forms) when the
+ *		first key has an exact form (exact_form_key) and is a column of the
+ *		inner heap scan that its quals do not restrict (the histogram then
+ *		describes the rows read), ANALYZE's correlation of the column with
+ *		the physical order is at least JOIN_RANGE_MIN_CORRELATION, and its
+ *		most common values (outside the histogram) take at most
+ *		JOIN_RANGE_MAX_MCV_SHARE of the rows; else NIL (partitions by hash).
+ *		Wrong statistics cost time, never rows: both inputs' rows go by the
+ *		same bounds, and a partition over the memory is joined in pieces.
+ */
+static List *
+range_bounds(PlannedStmt *stmt, HashJoin *hj, Hash *hash, Plan *inner, int k)
+{
+	Expr	   *expr;
+	Var		   *var;
+	Index		scanrelid;
+	Bitmapset  *attrs = NULL;
+	double		correlation,
+				mcv_share;
+	Datum	   *values;
+	int			nvalues;
+	int64	   *hist;
+	int64	   *bounds;
+	List	   *result = NIL;
+
+	if (k < 2 || !exact_form_key(hj, hash) ||
+		!(IsA(inner, SeqScan) || IsA(inner, IndexScan) || IsA(inner, BitmapHeapScan)))
+		return NIL;
+	scanrelid = ((Scan *) inner)->scanrelid;
+	expr = braid_sort_input_expr(inner, (Expr *) linitial(hash->hashkeys));
+	if (!IsA(expr, Var))
+		return NIL;
+	var = (Var *) expr;
+	if (var->varno != scanrelid || var->varattno <= 0 || var->varlevelsup != 0)
+		return NIL;
+	pull_varattnos((Node *) scan_quals(inner), scanrelid, &attrs);
+	if (bms_is_member(var->varattno - FirstLowInvalidHeapAttributeNumber, attrs))
+		return NIL;
+	if (!braid_plan_key_histogram(rt_fetch(scanrelid, stmt->rtable)->relid, expr,
+								  &correlation, &mcv_share, &values, &nvalues) ||
+		fabs(correlation) < JOIN_RANGE_MIN_CORRELATION || mcv_share > JOIN_RANGE_MAX_MCV_SHARE)
+		return NIL;
+	hist = palloc(sizeof(int64) * nvalues);
+	for (int i = 0; i < nvalues; i++)
+		hist[i] = braid_join_exact_form(var->vartype, values[i]);
+	bounds = palloc(sizeof(int64) * (k - 1));
+	if (!braid_jm_range_bounds(hist, nvalues, k, JOIN_RANGE_FIRST_SHARE, bounds))
+		return NIL;
+	for (int j = 0; j < k - 1; j++)
+		result = lappend(result, makeString(psprintf(INT64_FORMAT, bounds[j])));
+	return result;
 }
 
 /* to_inner_var: the Hash node's keys, OUTER_VAR made INNER_VAR. */
@@ -616,6 +748,8 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	mode = braid_join_choose(&data, &in, est);
 	data.mode = (int) mode;
 	data.partitions = est[mode].partitions;
+	if (braid_join_range_partitions && !data.exact_key && data.inner_by_tid)
+		data.range_bounds = range_bounds(stmt, hj, hash, inner, data.partitions);
 	pg_ms = braid_join_pg_ms(&data, &in);
 	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
 	if (!braid_force && own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN)

@@ -63,11 +63,16 @@ typedef struct BraidJoinPlanData
 								 * and inner rows are never fetched */
 	List	   *hashops;		/* hash operator of each key (Oids) */
 	List	   *hashcolls;		/* its collation */
+	List	   *range_bounds;	/* partitions by key range: the k - 1 bounds
+								 * of the first key's exact form (String
+								 * nodes of int64, braid_jm_range_bounds),
+								 * else NIL: by hash */
 } BraidJoinPlanData;
 
 extern List *braid_join_pack(const BraidJoinPlanData *data);
 extern void braid_join_unpack(List *private, BraidJoinPlanData *data);
 extern bool braid_join_exact_key_type(Oid type);
+extern int64 braid_join_exact_form(Oid type, Datum value);
 extern void braid_join_model_input(const BraidJoinPlanData *data, size_t budget,
 								   BraidJmInput *in);
 extern double braid_join_pg_ms(const BraidJoinPlanData *data, const BraidJmInput *in);

@@ -154,38 +154,11 @@ held_page(JoinSide *s, BlockNumber blk)
 }
 
 /*
- * exact_form
- *		A key of an exact-key type (braid_join_exact_key_type) as int64: two
- *		keys the join's operator says equal have the same form, and no
- *		others do.
- */
-static int64
-exact_form(Oid type, Datum value)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return (int64) DatumGetInt16(value);
-		case INT4OID:
-		case DATEOID:
-			return (int64) DatumGetInt32(value);
-		case INT8OID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return DatumGetInt64(value);
-		case OIDOID:
-			return (int64) DatumGetObjectId(value);
-		default:
-			elog(ERROR, "braidsort: type %u has no exact join key form", type);
-			return 0;			/* keep compiler quiet */
-	}
-}
-
-/*
  * join_row_hash
  *		The hash of a row's join keys, combined as ExecHashGetHashValue
  *		does; false when a key is NULL (the row never matches).  With key
- *		(exact-key joins, one key) also the key's exact form.
+ *		(exact-key joins, one key) also the key's exact form; when the join's
+ *		partitions are by key range, the first key's in s->range_key.
  */
 bool
 join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash, int64 *key)
@@ -212,7 +185,10 @@ join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash, int64 *key)
 			return false;
 		h ^= DatumGetUInt32(FunctionCall1Coll(&s->hashfns[i], s->collations[i], val));
 		if (key != NULL)
-			*key = exact_form(s->keytype, val);
+			*key = braid_join_exact_form(s->keytype, val);
+		/* partitions by key range: the first key's form places the row */
+		if (i == 0 && OidIsValid(s->rangetype))
+			s->range_key = braid_join_exact_form(s->rangetype, val);
 		i++;
 	}
 	*hash = h;

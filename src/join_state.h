@@ -60,6 +60,9 @@ typedef struct JoinSide
 								 * input of an exact-key join): its rows are
 								 * never fetched nor written to a value log */
 	Oid			keytype;		/* exact-key joins: the type of the key */
+	Oid			rangetype;		/* partitions by key range: the type of the
+								 * first key (else InvalidOid) */
+	int64		range_key;		/* ... its exact form in the row last hashed */
 	List	   *keys;			/* ExprStates of the hash keys */
 	FmgrInfo   *hashfns;
 	Oid		   *collations;
@@ -180,6 +183,9 @@ typedef struct BraidJoinState
 	double		write_intensity;
 	size_t		budget;
 	int			k;				/* partitions */
+	int64	   *bounds;			/* partitions by key range (k - 1 bounds,
+								 * when nbounds is k - 1), else by hash */
+	int			nbounds;
 	bool		resident;		/* partition 0 stayed in memory */
 	JoinTable	table;
 	MemoryContext passcxt;		/* partition logs, value logs */
@@ -229,24 +235,53 @@ typedef struct BraidJoinState
 } BraidJoinState;
 
 
-/* partition_of: the partition of a hash value, by its high bits. */
-static inline int
-partition_of(const BraidJoinState *st, uint32 hash)
+/* by_range: are the partitions by key range (else by hash)? */
+static inline bool
+by_range(const BraidJoinState *st)
 {
+	return st->nbounds > 0 && st->nbounds == st->k - 1;
+}
+
+/*
+ * partition_of
+ *		The partition of the row of side s just hashed: by the first key's
+ *		range when the plan gave bounds (the number of bounds at or below the
+ *		key), else by the hash value's high bits.
+ */
+static inline int
+partition_of(const BraidJoinState *st, const JoinSide *s, uint32 hash)
+{
+	if (by_range(st))
+	{
+		int			lo = 0,
+					hi = st->nbounds;
+
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (st->bounds[mid] <= s->range_key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo;
+	}
 	return (int) (((uint64) hash * (uint64) st->k) >> 32);
 }
 
 /*
  * piece_of
  *		The piece of its partition a hash value falls in: by the bits just
- *		below the partition's (the fraction partition_of leaves), so that a
- *		piece's entries still spread over every bucket of the table, which
- *		takes the low bits.
+ *		below the partition's (the fraction partition_of leaves), or by its
+ *		high bits when partitions are by key range, so that a piece's
+ *		entries still spread over every bucket of the table, which takes the
+ *		low bits.
  */
 static inline int
 piece_of(const BraidJoinState *st, uint32 hash)
 {
-	uint32		below = (uint32) ((uint64) hash * (uint64) st->k);
+	uint32		below = by_range(st) ? hash : (uint32) ((uint64) hash * (uint64) st->k);
 
 	return st->npieces <= 1 ? 0 : (int) (((uint64) below * (uint64) st->npieces) >> 32);
 }

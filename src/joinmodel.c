@@ -584,6 +584,59 @@ braid_jm_outer_page_visits(double outer_rows, double outer_pages, const BraidJmE
 	return est->mat_outer * fmin(fmin(nonneg(outer_pages), JM_MAX_ROWS), clamp_rows(outer_rows) / k);
 }
 
+/*
+ * braid_jm_range_bounds
+ *		The k - 1 bounds of partitions by key range (join_plan.c): partition
+ *		p >= 1 holds the keys from bounds[p - 1] up to, not including,
+ *		bounds[p] (the last: every key from bounds[k - 2]), partition 0 every
+ *		key below bounds[0].  From a histogram of the inner input's keys
+ *		(nhist ascending values with about as many rows between each two,
+ *		as ANALYZE's), interpolated within an interval.  Partition 0 gets
+ *		first_share of an equal share, the others the rest equally: partition
+ *		0 must fit the in-memory table during the first pass (else it is
+ *		written out whole), a later one that does not is joined in pieces.
+ *		False (bounds untouched) for k < 2 or an unusable histogram.
+ */
+bool
+braid_jm_range_bounds(const int64_t *hist, int nhist, int k, double first_share,
+					  int64_t *bounds)
+{
+	double		first,
+				rest;
+
+	if (k < 2 || nhist < 2 || !(first_share > 0.0 && first_share <= 1.0))
+		return false;
+	for (int i = 1; i < nhist; i++)
+		if (hist[i] < hist[i - 1])
+			return false;
+	first = first_share / k;
+	rest = (1.0 - first) / (k - 1);
+	for (int j = 0; j < k - 1; j++)
+	{
+		double		at = (first + rest * j) * (nhist - 1);
+		int			lo = (int) at;
+		long double v;
+		int64_t		b;
+
+		if (lo > nhist - 2)
+			lo = nhist - 2;
+		if (lo < 0)
+			lo = 0;
+		/* within [hist[lo], hist[lo + 1]], so within int64 */
+		v = (long double) hist[lo] +
+			((long double) hist[lo + 1] - (long double) hist[lo]) * (long double) (at - lo);
+		b = (int64_t) v;
+		if (b < hist[lo])
+			b = hist[lo];
+		if (b > hist[lo + 1])
+			b = hist[lo + 1];
+		if (j > 0 && b < bounds[j - 1])
+			b = bounds[j - 1];
+		bounds[j] = b;
+	}
+	return true;
+}
+
 /* braid_jm_mode_name: a mode's name, as braidsort.join_mode spells it. */
 const char *
 braid_jm_mode_name(BraidJoinMode mode)

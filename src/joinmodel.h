@@ -18,6 +18,7 @@
 #define BRAID_JOINMODEL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef enum BraidJoinMode
 {
@@ -115,5 +116,7 @@ extern double braid_jm_against_pg_ms(const BraidJmInput *in, const BraidJmEstima
 extern double braid_jm_outer_page_visits(double outer_rows, double outer_pages,
 										 const BraidJmEstimate *est);
 extern const char *braid_jm_mode_name(BraidJoinMode mode);
+extern bool braid_jm_range_bounds(const int64_t *hist, int nhist, int k, double first_share,
+								  int64_t *bounds);
 
 #endif							/* BRAID_JOINMODEL_H */

@@ -203,6 +203,58 @@ key_correlation(Oid relid, Expr *expr)
 }
 
 /*
+ * braid_plan_key_histogram
+ *		For a plain column expr of table relid with statistics and a
+ *		histogram: its correlation with the physical order (0 if ANALYZE
+ *		gave none), the share of the rows its most common values take (the
+ *		histogram leaves them out), and the histogram's bounds, copied
+ *		(*nvalues values of the column's type, ascending).  False otherwise.
+ */
+bool
+braid_plan_key_histogram(Oid relid, Expr *expr, double *correlation, double *mcv_share,
+						 Datum **values, int *nvalues)
+{
+	HeapTuple	tuple = column_stats(relid, expr);
+	AttStatsSlot sslot;
+	bool		found = false;
+
+	*correlation = 0;
+	*mcv_share = 0;
+	if (tuple == NULL)
+		return false;
+	if (get_attstatsslot(&sslot, tuple, STATISTIC_KIND_HISTOGRAM, InvalidOid,
+						 ATTSTATSSLOT_VALUES))
+	{
+		int16		typlen;
+		bool		typbyval;
+
+		get_typlenbyval(sslot.valuetype, &typlen, &typbyval);
+		*nvalues = sslot.nvalues;
+		*values = palloc(sizeof(Datum) * Max(sslot.nvalues, 1));
+		for (int i = 0; i < sslot.nvalues; i++)
+			(*values)[i] = datumCopy(sslot.values[i], typbyval, typlen);
+		found = sslot.nvalues >= 2;
+		free_attstatsslot(&sslot);
+	}
+	if (get_attstatsslot(&sslot, tuple, STATISTIC_KIND_CORRELATION, InvalidOid,
+						 ATTSTATSSLOT_NUMBERS))
+	{
+		if (sslot.nnumbers == 1)
+			*correlation = sslot.numbers[0];
+		free_attstatsslot(&sslot);
+	}
+	if (get_attstatsslot(&sslot, tuple, STATISTIC_KIND_MCV, InvalidOid,
+						 ATTSTATSSLOT_NUMBERS))
+	{
+		for (int i = 0; i < sslot.nnumbers; i++)
+			*mcv_share += sslot.numbers[i];
+		free_attstatsslot(&sslot);
+	}
+	ReleaseSysCache(tuple);
+	return found;
+}
+
+/*
  * braid_sort_input_expr
  *		What a Sort's target entry expr holds: the child's expression for an
  *		OUTER_VAR (a column of the child's output), else expr itself.

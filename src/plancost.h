@@ -39,6 +39,8 @@ extern void braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double tab
 								  bool table_cached, const BraidKeys *keys, int processes,
 								  BraidCostInput *cost);
 extern Expr *braid_sort_input_expr(Plan *child, Expr *expr);
+extern bool braid_plan_key_histogram(Oid relid, Expr *expr, double *correlation,
+									 double *mcv_share, Datum **values, int *nvalues);
 extern void braid_tlist_ties(const AttrNumber *keycols, List *tlist, List *indextlist,
 							 Oid relid, BraidCostInput *cost);
 extern void braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost);

@@ -523,6 +523,75 @@ test_joinmodel_garbage(void)
 	check_report(&c, "joinmodel: random and absurd inputs give finite, bounded estimates");
 }
 
+/* range_part: the partition of a key under bounds (as join_state.h's partition_of). */
+static int
+range_part(const int64_t *bounds, int k, int64_t key)
+{
+	int			p = 0;
+
+	while (p < k - 1 && bounds[p] <= key)
+		p++;
+	return p;
+}
+
+/*
+ * test_joinmodel_range_bounds: partitions by key range from a histogram
+ * hold about equal shares of the keys it describes (partition 0 the share
+ * asked), bounds never decrease, and unusable histograms are refused.
+ */
+static void
+test_joinmodel_range_bounds(void)
+{
+	Check		c;
+	int64_t		hist[101];
+	int64_t		bounds[BRAID_JM_MAX_PARTITIONS];
+	int64_t		edge[2] = {INT64_MIN, INT64_MAX};
+	int64_t		same[5] = {7, 7, 7, 7, 7};
+	int64_t		down[3] = {3, 2, 1};
+
+	check_init(&c);
+	/* 1..1000000 in 100 intervals (a serial key's histogram) */
+	for (int i = 0; i <= 100; i++)
+		hist[i] = 1 + (int64_t) i * 999999 / 100;
+	for (int k = 2; k <= 300; k += (k < 20 ? 1 : 37))
+	{
+		int			n[BRAID_JM_MAX_PARTITIONS] = {0};
+
+		check_that(&c, braid_jm_range_bounds(hist, 101, k, 0.9, bounds), "k %d: bounds", k);
+		for (int j = 1; j < k - 1; j++)
+			check_that(&c, bounds[j] >= bounds[j - 1], "k %d: bound %d decreases", k, j);
+		for (int64_t key = 1; key <= 1000000; key += 7)
+			n[range_part(bounds, k, key)]++;
+		for (int p = 0; p < k; p++)
+		{
+			double		want = (p == 0 ? 0.9 / k : (1.0 - 0.9 / k) / (k - 1)) * (1000000 / 7);
+
+			check_that(&c, fabs(n[p] - want) <= want * 0.01 + 2,
+					   "k %d: partition %d holds %d keys, expected about %.0f", k, p, n[p], want);
+		}
+	}
+	/* keys beyond the histogram go to the first and last partitions */
+	braid_jm_range_bounds(hist, 101, 10, 1.0, bounds);
+	check_that(&c, range_part(bounds, 10, -5) == 0 && range_part(bounds, 10, INT64_MAX) == 9,
+			   "keys outside the histogram: partitions %d and %d",
+			   range_part(bounds, 10, -5), range_part(bounds, 10, INT64_MAX));
+	/* the whole int64 range: no overflow, bounds ascending */
+	check_that(&c, braid_jm_range_bounds(edge, 2, 1000, 0.9, bounds), "int64 extremes");
+	for (int j = 1; j < 999; j++)
+		check_that(&c, bounds[j] >= bounds[j - 1], "int64 extremes: bound %d decreases", j);
+	check_that(&c, bounds[0] > INT64_MIN / 1000 * 999 && bounds[998] < INT64_MAX,
+			   "int64 extremes: bounds %lld .. %lld", (long long) bounds[0],
+			   (long long) bounds[998]);
+	/* one value: every bound is it */
+	check_that(&c, braid_jm_range_bounds(same, 5, 4, 0.9, bounds) &&
+			   bounds[0] == 7 && bounds[2] == 7, "a one-value histogram");
+	check_that(&c, !braid_jm_range_bounds(down, 3, 4, 0.9, bounds), "a descending histogram is refused");
+	check_that(&c, !braid_jm_range_bounds(hist, 1, 4, 0.9, bounds), "one value is no histogram");
+	check_that(&c, !braid_jm_range_bounds(hist, 101, 1, 0.9, bounds), "one partition needs no bounds");
+	check_that(&c, !braid_jm_range_bounds(hist, 101, 4, NAN, bounds), "a NaN share is refused");
+	check_report(&c, "joinmodel: key range bounds split a histogram's keys evenly, partition 0 its share");
+}
+
 /* unit_joinmodel: the cost model of BraidJoin's modes. */
 void
 unit_joinmodel(void)
@@ -535,4 +604,5 @@ unit_joinmodel(void)
 	test_joinmodel_choose();
 	test_joinmodel_against_pg();
 	test_joinmodel_garbage();
+	test_joinmodel_range_bounds();
 }
