@@ -704,7 +704,8 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyInteger("Partitions", NULL,
 						   es->analyze && shown->joined ? shown->partitions : st->plan.partitions,
 						   es);
-	if (st->nbounds > 0)
+	/* (not when the join found no inner rows and needed one partition) */
+	if (st->nbounds > 0 && !(es->analyze && shown->joined && shown->partitions <= 1))
 		ExplainPropertyText("Partitioned By", "key range", es);
 	if (es->analyze && shown->joined)
 		explain_figures(st, shown, es);

@@ -54,10 +54,13 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "utils/acl.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/spccache.h"
 
 #include "braidsort.h"
@@ -88,6 +91,14 @@
 #define JOIN_RANGE_MIN_CORRELATION	0.9
 #define JOIN_RANGE_MAX_MCV_SHARE	0.1
 #define JOIN_RANGE_FIRST_SHARE		0.9
+/*
+ * ... and the partitions are sized for this share of the memory (the
+ * histogram is a sample, its intervals interpolated), and the rows changed
+ * since ANALYZE (appended rows all go past the last bound) may fill at most
+ * this share of one partition, else partitions are by hash.
+ */
+#define JOIN_RANGE_BUDGET_SHARE		0.9
+#define JOIN_RANGE_MAX_CHANGED_SHARE 0.5
 
 /* positions in the parameter list of custom_private */
 #define JP_JOINTYPE		0
@@ -230,6 +241,16 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	in->match_width = data->inner_by_tid && !data->exact_key ? data->inner_width : 0;
 	in->outer_log_width = data->outer_by_tid ? 0 : data->outer_width;
 	in->outer_uncached_pages = data->outer_uncached_pages;
+	/*
+	 * partitions by key range: sized with room for the histogram's error
+	 * (join_plan.c), and a match's inner row is fetched from a k-th of the
+	 * inner table
+	 */
+	if (data->range_bounds != NIL)
+	{
+		in->budget_bytes *= JOIN_RANGE_BUDGET_SHARE;
+		in->match_fetch_ns = BRAID_JM_RANGE_MATCH_NS;
+	}
 	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
 }
 
@@ -379,46 +400,38 @@ exact_key(HashJoin *hj, Hash *hash)
 }
 
 /*
- * scan_quals
- *		Every qual of a heap scan that restricts its rows: its filter, and
- *		an index or bitmap scan's index conditions.
- */
-static List *
-scan_quals(Plan *scan)
-{
-	List	   *quals = list_copy(scan->qual);
-
-	if (IsA(scan, IndexScan))
-		quals = list_concat(quals, ((IndexScan *) scan)->indexqualorig);
-	else if (IsA(scan, BitmapHeapScan))
-		quals = list_concat(quals, ((BitmapHeapScan *) scan)->bitmapqualorig);
-	return quals;
-}
-
-/*
  * range_bounds
  *		Partitions by key range for a join whose inner table is stored in
  *		about the order of its key (a serial primary key, rows inserted in
  *		time order): each round's inner rows, fetched by TID, then lie in a
  *		k-th of the table instead of all over it, so the fetches stay within
  *		the caches and the TLB's reach (docs/design.md, "Partitions by key
- *		range").  The k - 1 bounds (String nodes of int64 forms) when the
- *		first key has an exact form (exact_form_key) and is a column of the
- *		inner heap scan that its quals do not restrict (the histogram then
- *		describes the rows read), ANALYZE's correlation of the column with
- *		the physical order is at least JOIN_RANGE_MIN_CORRELATION, and its
- *		most common values (outside the histogram) take at most
- *		JOIN_RANGE_MAX_MCV_SHARE of the rows; else NIL (partitions by hash).
- *		Wrong statistics cost time, never rows: both inputs' rows go by the
- *		same bounds, and a partition over the memory is joined in pieces.
+ *		range").  The k - 1 bounds (String nodes of int64 forms) when
+ *		  - the first key has an exact form (exact_form_key) and is a column
+ *			of the inner table, read whole by a sequential scan without
+ *			conditions (the histogram then describes the rows read: a filter
+ *			on a column stored in the same order would leave them all in one
+ *			partition);
+ *		  - the user may read the column and the table has no row-level
+ *			security (the bounds, values of the column, are in the plan);
+ *		  - ANALYZE's correlation of the column with the physical order is at
+ *			least JOIN_RANGE_MIN_CORRELATION (either sign), its most common
+ *			values (outside the histogram) take at most
+ *			JOIN_RANGE_MAX_MCV_SHARE of the rows, and the rows changed since
+ *			would fill at most JOIN_RANGE_MAX_CHANGED_SHARE of a partition;
+ *		else NIL (partitions by hash).  Wrong statistics cost time, never
+ *		rows: both inputs' rows go by the same bounds, and a partition over
+ *		the memory is joined in pieces, each reading its entries (or, in the
+ *		modes that rescan, the inputs) again.
  */
 static List *
 range_bounds(PlannedStmt *stmt, HashJoin *hj, Hash *hash, Plan *inner, int k)
 {
 	Expr	   *expr;
 	Var		   *var;
-	Index		scanrelid;
-	Bitmapset  *attrs = NULL;
+	RangeTblEntry *rte;
+	Oid			userid;
+	PgStat_StatTabEntry *tabstats;
 	double		correlation,
 				mcv_share;
 	Datum	   *values;
@@ -427,21 +440,25 @@ range_bounds(PlannedStmt *stmt, HashJoin *hj, Hash *hash, Plan *inner, int k)
 	int64	   *bounds;
 	List	   *result = NIL;
 
-	if (k < 2 || !exact_form_key(hj, hash) ||
-		!(IsA(inner, SeqScan) || IsA(inner, IndexScan) || IsA(inner, BitmapHeapScan)))
+	if (k < 2 || !exact_form_key(hj, hash) || !IsA(inner, SeqScan) || inner->qual != NIL)
 		return NIL;
-	scanrelid = ((Scan *) inner)->scanrelid;
 	expr = braid_sort_input_expr(inner, (Expr *) linitial(hash->hashkeys));
 	if (!IsA(expr, Var))
 		return NIL;
 	var = (Var *) expr;
-	if (var->varno != scanrelid || var->varattno <= 0 || var->varlevelsup != 0)
+	if (var->varno != ((Scan *) inner)->scanrelid || var->varattno <= 0 || var->varlevelsup != 0)
 		return NIL;
-	pull_varattnos((Node *) scan_quals(inner), scanrelid, &attrs);
-	if (bms_is_member(var->varattno - FirstLowInvalidHeapAttributeNumber, attrs))
+	rte = rt_fetch(var->varno, stmt->rtable);
+	userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
+	if (check_enable_rls(rte->relid, userid, true) == RLS_ENABLED ||
+		(pg_class_aclcheck(rte->relid, userid, ACL_SELECT) != ACLCHECK_OK &&
+		 pg_attribute_aclcheck(rte->relid, var->varattno, userid, ACL_SELECT) != ACLCHECK_OK))
 		return NIL;
-	if (!braid_plan_key_histogram(rt_fetch(scanrelid, stmt->rtable)->relid, expr,
-								  &correlation, &mcv_share, &values, &nvalues) ||
+	tabstats = pgstat_fetch_stat_tabentry(rte->relid);
+	if (tabstats != NULL &&
+		tabstats->changes_since_analyze > JOIN_RANGE_MAX_CHANGED_SHARE * inner->plan_rows / k)
+		return NIL;
+	if (!braid_plan_key_histogram(rte->relid, expr, &correlation, &mcv_share, &values, &nvalues) ||
 		fabs(correlation) < JOIN_RANGE_MIN_CORRELATION || mcv_share > JOIN_RANGE_MAX_MCV_SHARE)
 		return NIL;
 	hist = palloc(sizeof(int64) * nvalues);
@@ -745,11 +762,20 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	data.hashcolls = list_copy(hj->hashcollations);
 
 	braid_join_model_input(&data, get_hash_memory_limit(), &in);
+	/* partitions by key range, sized for JOIN_RANGE_BUDGET_SHARE of the memory */
+	if (braid_join_range_partitions && !data.exact_key && data.inner_by_tid)
+	{
+		BraidJmInput ranged = in;
+
+		ranged.budget_bytes *= JOIN_RANGE_BUDGET_SHARE;
+		data.range_bounds = range_bounds(stmt, hj, hash, inner, braid_jm_partitions(&ranged));
+		if (data.range_bounds != NIL)
+			braid_join_model_input(&data, get_hash_memory_limit(), &in);
+	}
 	mode = braid_join_choose(&data, &in, est);
 	data.mode = (int) mode;
 	data.partitions = est[mode].partitions;
-	if (braid_join_range_partitions && !data.exact_key && data.inner_by_tid)
-		data.range_bounds = range_bounds(stmt, hj, hash, inner, data.partitions);
+	Assert(data.range_bounds == NIL || list_length(data.range_bounds) == data.partitions - 1);
 	pg_ms = braid_join_pg_ms(&data, &in);
 	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
 	if (!braid_force && own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN)

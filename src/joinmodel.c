@@ -45,7 +45,9 @@
  * time, from pages kept pinned and at a place known from the entry, so
  * that a fetch costs about the cache miss PostgreSQL pays for the tuple in
  * its own hash table; what is left is about 60 ns a pair over PostgreSQL's
- * (bench --join, 300k x 3M rows).  A written partition's outer rows are
+ * (bench --join, 300k x 3M rows), and nothing when the partitions are by
+ * key range (BRAID_JM_RANGE_MATCH_NS: a round's inner rows then lie in a
+ * k-th of the inner table; the fitted joins below were by hash).  A written partition's outer rows are
  * fetched by TID in block order (fetch_ns, 100 ns).  An input that is not
  * read by heap TID writes each row to the value log once and reads it back,
  * costed as PostgreSQL's batches cost a tuple (below).
@@ -625,11 +627,13 @@ braid_jm_range_bounds(const int64_t *hist, int nhist, int k, double first_share,
 		/* within [hist[lo], hist[lo + 1]], so within int64 */
 		v = (long double) hist[lo] +
 			((long double) hist[lo + 1] - (long double) hist[lo]) * (long double) (at - lo);
-		b = (int64_t) v;
-		if (b < hist[lo])
+		/* clamped before the cast: a long double of 64 bits may round past */
+		if (v <= (long double) hist[lo])
 			b = hist[lo];
-		if (b > hist[lo + 1])
+		else if (v >= (long double) hist[lo + 1])
 			b = hist[lo + 1];
+		else
+			b = (int64_t) v;
 		if (j > 0 && b < bounds[j - 1])
 			b = bounds[j - 1];
 		bounds[j] = b;
