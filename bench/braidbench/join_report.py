@@ -148,7 +148,11 @@ def markdown(result, machine_line, title_quick):
         out += [f"Note: {result['note']}.", ""]
     out += [f"Command: `{result.get('command', '')}`", "",
             f"Query: `{result['query']}`; inner table {d['inner_bytes'] / 1e6:.0f} MB, outer "
-            f"{d['outer_bytes'] / 1e6:.0f} MB. "
+            f"{d['outer_bytes'] / 1e6:.0f} MB"
+            + (", stored in random order (BraidJoin partitions by hash). "
+               if result.get("inner_order") == "random" else
+               ", stored in key order (BraidJoin partitions by key range). "
+               if result.get("inner_order") == "key" else ". ")
             + ("Parallel query on (2 workers): PostgreSQL's Parallel Hash against "
                "BraidJoin under the Gather, each process reading the inner table whole; "
                "work_mem as calibrated without parallel query. "

@@ -35,6 +35,11 @@ reads 10 ns a line), as for the write-limited sorts, --mode-reps times each
 in a new shuffled order every time (the report takes medians: single runs
 vary by 20% on a noisy machine, more than the modes differ).
 
+jinner is stored in the order of its key, as generate_series makes it (a
+serial primary key): BraidJoin then partitions by ranges of the key, so
+that a round's inner rows lie in a part of the table.  --inner-order
+random stores it shuffled, where BraidJoin partitions by hash.
+
 Parallel query is off by default, so that the targets compare the two
 joins in one process each.  With --parallel on (PostgreSQL's default of
 2 workers a Gather), PostgreSQL builds a Parallel Hash (one table shared
@@ -81,6 +86,10 @@ def add_arguments(p):
     p.add_argument("--aggregate", choices=AGGREGATES, default="length",
                    help="what the query sums of each side's pad: length (characters, the "
                         "reference) or octet_length (bytes: less work beside the join) [length]")
+    p.add_argument("--inner-order", choices=("key", "random"), default="key",
+                   help="how jinner is stored: in the order of its key, as generated (a "
+                        "serial primary key; BraidJoin then partitions by key range), or "
+                        "shuffled (partitions by hash) [key]")
     p.add_argument("--parallel", choices=("off", "on"), default="off",
                    help="parallel query for both joins: off, or on (2 workers, PostgreSQL's "
                         "default: its Parallel Hash against BraidJoin under the Gather) [off]")
@@ -108,8 +117,9 @@ def steps(args):
         len(args.write_list) * len(MODES) * args.mode_reps
 
 
-def load(conn, n, tablespace, log):
-    want = f"inner={n} tablespace={tablespace}"
+def load(conn, n, tablespace, log, inner_order="key"):
+    want = f"inner={n} tablespace={tablespace}" + \
+        ("" if inner_order == "key" else f" inner_order={inner_order}")
     have = conn.execute("SELECT obj_description(to_regclass('jouter'), 'pg_class')").fetchone()[0]
     t0 = time.time()
     if have != want:
@@ -118,7 +128,8 @@ def load(conn, n, tablespace, log):
                 "DROP TABLE IF EXISTS jinner, jouter",
                 f"CREATE TABLE jinner (id int, pad text) TABLESPACE {tablespace}",
                 f"CREATE TABLE jouter (id int, fk int, pad text) TABLESPACE {tablespace}",
-                f"INSERT INTO jinner SELECT g, repeat(md5(g::text), 2) FROM generate_series(1, {n}) g",
+                f"INSERT INTO jinner SELECT g, repeat(md5(g::text), 2) FROM generate_series(1, {n}) g"
+                + (" ORDER BY random()" if inner_order == "random" else ""),
                 # each inner row matches 10 outer rows, in no particular order
                 f"INSERT INTO jouter SELECT g, (g::bigint * 7919 % {n}) + 1, "
                 f"repeat(md5((g + 1)::text), 2) FROM generate_series(1, {10 * n}) g",
@@ -258,7 +269,9 @@ def run(args, repo, cl, progress=None):
     cl.set_conf(shared_buffers=args.size["shared_buffers"])
     cl.restart()
     with cl.session() as conn:
-        result["data"] = load(conn, args.inner_rows, args.table_tablespace, progress.log)
+        result["data"] = load(conn, args.inner_rows, args.table_tablespace, progress.log,
+                              args.inner_order)
+        result["inner_order"] = args.inner_order
         conn.execute("SELECT count(*) FROM jinner")
         conn.execute("SELECT count(*) FROM jouter")
         result["settings"] = common.server_settings(conn)
