@@ -173,7 +173,8 @@ def markdown(result, machine_line, title_quick):
                      f"{pg.get('ms', 0):.0f}", f"{br.get('ms', 0):.0f}",
                      f"{pg.get('ms', 0) / br['ms']:.2f}x" if br.get("ms") else "-",
                      f"{statistics.median(pr):.2f}x ({pr[0]:.2f}-{pr[-1]:.2f})" if pr else "-",
-                     f"{br.get('mode')} in {br.get('partitions')}",
+                     f"{br.get('mode')} in {br.get('partitions')}"
+                     + (" (key range)" if br.get("partitioned_by") == "key range" else ""),
                      f"{pg.get('bytes_written', 0) / 1e6:.1f} / {pg.get('bytes_read', 0) / 1e6:.1f}",
                      f"{br.get('bytes_written', 0) / 1e6:.1f} / {br.get('bytes_read', 0) / 1e6:.1f}",
                      f"{pg.get('bytes_written', 0) / br['bytes_written']:.1f}x"

@@ -197,6 +197,7 @@ def explain_facts(doc, block_size):
         temp_read = braid.get("Temp Read Blocks", 0) * block_size
         r.update({"ran": "braidjoin", "mode": braid.get("Join Mode"),
                   "partitions": braid.get("Partitions"), "rounds": braid.get("Rounds"),
+                  "partitioned_by": braid.get("Partitioned By", "hash"),
                   "bytes_written": max(temp_written, _braid_sum(braid, "Device Bytes Written")),
                   "bytes_read": max(temp_read, _braid_sum(braid, "Device Bytes Read")),
                   "temp_written": temp_written,
