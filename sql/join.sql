@@ -230,8 +230,14 @@ SELECT join_check('SELECT jo.id FROM jr2 jo WHERE NOT EXISTS (SELECT 1 FROM jr W
 -- after ANALYZE below every key: by hash, unless the statistics do not
 -- know of them: partition 0 outgrows the memory and is written out); never
 -- by key range with a condition on the inner scan, a key not in its
--- table's order, or braidsort.join_range_partitions off
+-- table's order, a mode that rescans, or braidsort.join_range_partitions off
+SET braidsort.join_mode = grace;
 SELECT join_plan_lines('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id', 'Partitioned By');
+-- not for a mode that rescans (a partition over the memory, should the
+-- statistics be off, would be joined in pieces, each rescanning)
+SET braidsort.join_mode = lazy;
+SELECT join_plan_lines('SELECT count(*) FROM jr2 jo JOIN jr ON jo.k = jr.id', '(Partitioned By|Rescans):');
+SET braidsort.join_mode = grace;
 CREATE TABLE jrange_o AS
 SELECT g AS id, CASE WHEN g % 97 = 0 THEN NULL ELSE ((g * 7) % 40000 - 5000)::int8 END AS fk
 FROM generate_series(1, 60000) g;
