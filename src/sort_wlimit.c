@@ -60,6 +60,12 @@
 #include "sort_state.h"
 #include "varint.h"
 
+/*
+ * Row counts derived from the planner's estimate are clamped here before
+ * they become int64 (an estimate may be as large as a double allows).
+ */
+#define BRAID_WL_MAX_ROWS	1e15
+
 /* Entry log segments: at least this size (the last may be larger). */
 #define ENTRY_LOG_SEGMENT ((size_t) 16 * 1024 * 1024)
 
@@ -148,7 +154,8 @@ braid_wl_start_build(BraidSortState *st)
 		case BRAID_WL_SEGMENT:
 			/* an input expected to fit is the OnePass sort it would be */
 			if (est > full)
-				wl->head_rows = (int64) rint((1.0 - st->cfg.segment_share) * est);
+				wl->head_rows = (int64) rint(Min((1.0 - st->cfg.segment_share) * est,
+												 BRAID_WL_MAX_ROWS));
 
 			/*
 			 * An adaptive sort that switched hands over the head of its input
@@ -161,7 +168,7 @@ braid_wl_start_build(BraidSortState *st)
 			/* FALLTHROUGH */
 		case BRAID_WL_HYBRID:
 			if (tail > full)
-				wl->flush_at = (int64) (tail - full);
+				wl->flush_at = (int64) Min(tail - full, BRAID_WL_MAX_ROWS);
 			break;
 		case BRAID_WL_LAZY:
 			wl->selecting = true;
