@@ -419,11 +419,13 @@ exact_key(HashJoin *hj, Hash *hash)
  *			values (outside the histogram) take at most
  *			JOIN_RANGE_MAX_MCV_SHARE of the rows, and the rows changed since
  *			would fill at most JOIN_RANGE_MAX_CHANGED_SHARE of a partition;
- *		else NIL (partitions by hash).  The caller keeps them only for a mode
- *		that rescans no input.  Wrong statistics cost time, never
+ *		else NIL (partitions by hash).  Wrong statistics cost time, never
  *		rows: both inputs' rows go by the same bounds, and a partition over
- *		the memory is joined in pieces, each reading its entries (or, in the
- *		modes that rescan, the inputs) again.
+ *		the memory is joined in pieces, each reading its entries again (the
+ *		caller keeps the bounds only for a mode that rescans no input: there
+ *		each piece would rescan the inputs).  The privileges checked are the
+ *		table's own: a child of a partitioned or inherited table scanned
+ *		through its parent by a user without them is partitioned by hash.
  */
 static List *
 range_bounds(PlannedStmt *stmt, HashJoin *hj, Hash *hash, Plan *inner, int k)
