@@ -19,8 +19,8 @@ def medians(result):
         out[t] = {}
         for v, rs in vs.items():
             m = {k: statistics.median(x[k] for x in rs) for k in ("ms", "bytes_written", "bytes_read")}
-            m.update({k: rs[0].get(k) for k in ("ran", "mode", "partitions", "batches", "work_mem_kb",
-                                                "auto_takes")})
+            m.update({k: rs[0].get(k) for k in ("ran", "mode", "partitions", "partitioned_by",
+                                                "batches", "work_mem_kb", "auto_takes")})
             out[t][v] = m
     return out
 
