@@ -110,14 +110,6 @@ typedef struct RankState
 	size_t		peak;
 } RankState;
 
-/* read_be32: the layout's lengths. */
-static inline uint32_t
-read_be32(const uint8_t *p)
-{
-	return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) |
-		((uint32_t) p[2] << 8) | p[3];
-}
-
 /*
  * parse_key
  *		Cut a full key in the collated layout of keys.c
@@ -139,7 +131,7 @@ parse_key(const uint8_t *key, uint32_t len, int nkeys, KeyParts *parts)
 
 	if (len < LAYOUT_HEADER)
 		return false;
-	parts->head_len = read_be32(p);
+	parts->head_len = braid_get_be32(p);
 	if (parts->head_len > len - LAYOUT_HEADER)
 		return false;
 	parts->head = p + LAYOUT_HEADER;
@@ -152,7 +144,7 @@ parse_key(const uint8_t *key, uint32_t len, int nkeys, KeyParts *parts)
 
 		if (before_len == 0 || end - p < 5)
 			return false;
-		slen = read_be32(p);
+		slen = braid_get_be32(p);
 		/* the string and its zero byte, which strcoll_l() reads to */
 		if (slen > (size_t) (end - p) - 5 || p[4 + (size_t) slen] != 0)
 			return false;
@@ -164,7 +156,7 @@ parse_key(const uint8_t *key, uint32_t len, int nkeys, KeyParts *parts)
 		{
 			if (end - p < LAYOUT_HEADER)
 				return false;
-			parts->key[j].after_len = read_be32(p);
+			parts->key[j].after_len = braid_get_be32(p);
 			if (parts->key[j].after_len > (size_t) (end - p) - LAYOUT_HEADER)
 				return false;
 			parts->key[j].after = p + LAYOUT_HEADER;
@@ -503,10 +495,7 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 				if (spec->keys[j].descending)
 					rank = (uint32_t) (d->n - 1) - rank;
 			}
-			be[0] = (uint8_t) (rank >> 24);
-			be[1] = (uint8_t) (rank >> 16);
-			be[2] = (uint8_t) (rank >> 8);
-			be[3] = (uint8_t) rank;
+			braid_put_be32(be, rank);
 			pos = put_bytes(entry, pos, room, be + 4 - d->width, d->width);
 			pos = put_bytes(entry, pos, room, parts.key[j].after, parts.key[j].after_len);
 			whole += d->width + parts.key[j].after_len;

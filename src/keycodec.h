@@ -44,6 +44,14 @@ braid_put_be32(uint8_t *out, uint32_t v)
 	out[3] = (uint8_t) v;
 }
 
+/* braid_get_be32: read back what braid_put_be32 stored. */
+static inline uint32_t
+braid_get_be32(const uint8_t *p)
+{
+	return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) |
+		((uint32_t) p[2] << 8) | p[3];
+}
+
 static inline void
 braid_put_be64(uint8_t *out, uint64_t v)
 {

@@ -457,17 +457,11 @@ encode_collated(const BraidKeyColumn *col, Datum d, bool isnull, bool more,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("braidsort sort keys between collated keys exceed %u bytes",
 						PG_UINT32_MAX)));
-	buf->data[seg->length_at] = (uint8) (seglen >> 24);
-	buf->data[seg->length_at + 1] = (uint8) (seglen >> 16);
-	buf->data[seg->length_at + 2] = (uint8) (seglen >> 8);
-	buf->data[seg->length_at + 3] = (uint8) seglen;
+	braid_put_be32(buf->data + seg->length_at, (uint32) seglen);
 	if (seg->first)
 		buf->sortable = seglen;
 	seg->first = false;
-	out[1] = (uint8) (vlen >> 24);
-	out[2] = (uint8) (vlen >> 16);
-	out[3] = (uint8) (vlen >> 8);
-	out[4] = (uint8) vlen;
+	braid_put_be32(out + 1, (uint32) vlen);
 	if (vlen > 0)
 		memcpy(out + 5, p, vlen);
 	out[5 + vlen] = 0x00;
@@ -639,13 +633,6 @@ mem_then_len(const uint8 *a, size_t la, const uint8 *b, size_t lb)
 	return c != 0 ? c : (la > lb) - (la < lb);
 }
 
-/* read_be32: the big-endian lengths of the collated layout. */
-static inline uint32
-read_be32(const uint8 *p)
-{
-	return ((uint32) p[0] << 24) | ((uint32) p[1] << 16) | ((uint32) p[2] << 8) | p[3];
-}
-
 /*
  * braid_compare_collated
  *		Order two full keys with collated columns (among cols[0..ncols);
@@ -659,8 +646,8 @@ int
 braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
 					   const BraidKeyColumn *cols, int ncols)
 {
-	uint32		ga = read_be32(a),
-				gb = read_be32(b);
+	uint32		ga = braid_get_be32(a),
+				gb = braid_get_be32(b);
 	const uint8 *ra = a + BRAID_COLLATED_HEADER,
 			   *rb = b + BRAID_COLLATED_HEADER;
 	int			c;
@@ -682,8 +669,8 @@ braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
 			continue;
 
 		/* equal segments so far: the same null mark, just before */
-		sa = read_be32(ra);
-		sb = read_be32(rb);
+		sa = braid_get_be32(ra);
+		sb = braid_get_be32(rb);
 		ra += 4;
 		rb += 4;
 		if (ra[-5] == BRAID_NOT_NULL_MARK &&
@@ -704,8 +691,8 @@ braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
 				more = true;
 		if (!more)
 			break;
-		ga = read_be32(ra);
-		gb = read_be32(rb);
+		ga = braid_get_be32(ra);
+		gb = braid_get_be32(rb);
 		ra += BRAID_COLLATED_LENGTH;
 		rb += BRAID_COLLATED_LENGTH;
 		c = mem_then_len(ra, ga, rb, gb);
