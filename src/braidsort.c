@@ -17,10 +17,10 @@
 #include "miscadmin.h"
 
 #include "braidsort.h"
-#include "instr.h"
-#include "profile.h"
-#include "progress.h"
-#include "shmem.h"
+#include "monitor/instr.h"
+#include "io/profile.h"
+#include "io/progress.h"
+#include "io/shmem.h"
 
 PG_MODULE_MAGIC;
 

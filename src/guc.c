@@ -21,9 +21,9 @@
 #include "utils/guc.h"
 
 #include "braidsort.h"
-#include "device.h"
-#include "iosched.h"
-#include "pool.h"
+#include "io/device.h"
+#include "io/iosched.h"
+#include "core/pool.h"
 
 bool		braid_enable = true;
 bool		braid_force = false;

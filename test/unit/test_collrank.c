@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_collrank.c
- *	  Unit tests of src/collrank.c, the rank prefixes of collated keys.
+ *	  Unit tests of src/core/collrank.c, the rank prefixes of collated keys.
  *
  * Keys are built in the collated layout of keys.c (heads, strings under
  * en_US.UTF-8, segments, later keys; 4-byte lengths), with repeats, NULLs,
@@ -22,9 +22,9 @@
 
 #include <locale.h>
 
-#include "collrank.h"
-#include "indexmap.h"
-#include "keycodec.h"
+#include "core/collrank.h"
+#include "core/indexmap.h"
+#include "core/keycodec.h"
 
 #define KEY_ROOM 160
 

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_costmodel.c
- *	  Unit tests of src/costmodel.c, braidsort's cost model.
+ *	  Unit tests of src/core/costmodel.c, braidsort's cost model.
  *
  * The OnePass accept/decline decision and its reasons, a random sweep
  * against the rule, gather passes and the uncached-table reread rule, the
@@ -17,9 +17,9 @@
 
 #include "unit.h"
 
-#include "collrank.h"
-#include "costmodel.h"
-#include "vlogrow.h"
+#include "core/collrank.h"
+#include "core/costmodel.h"
+#include "core/vlogrow.h"
 
 /* accepting_input: a case braidsort should take (PG spills, map fits). */
 static BraidCostInput

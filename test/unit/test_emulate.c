@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_emulate.c
- *	  Unit tests of src/emulate.c: line counting, emulated waits and the
+ *	  Unit tests of src/core/emulate.c: line counting, emulated waits and the
  *	  device clock.
  *
  * Lines are counted over [from, to) at any alignment; a wait lasts at
@@ -21,7 +21,7 @@
 
 #include "unit.h"
 
-#include "emulate.h"
+#include "core/emulate.h"
 
 /* lines_reference: lines touched by [from, to), one byte at a time. */
 static uint64_t
@@ -250,7 +250,7 @@ test_clock_threads(void)
 	check_report(&c, "emulate: concurrent reservations are all kept");
 }
 
-/* unit_emulate: the tests of src/emulate.c, in order. */
+/* unit_emulate: the tests of src/core/emulate.c, in order. */
 void
 unit_emulate(void)
 {

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_indexmap.c
- *	  Unit tests of src/indexmap.c, the IndexMap entry sort.
+ *	  Unit tests of src/core/indexmap.c, the IndexMap entry sort.
  *
  * braid_indexmap_sort yields a permutation of its input that is ordered by
  * the key prefix, for many sizes, key lengths, strides and key
@@ -15,8 +15,8 @@
  */
 #include "unit.h"
 
-#include "indexmap.h"
-#include "keycodec.h"
+#include "core/indexmap.h"
+#include "core/keycodec.h"
 
 /* ---------------------------------------------------------------------
  * indexmap: sorting

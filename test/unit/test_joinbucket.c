@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_joinbucket.c
- *	  Unit tests of src/joinbucket.c, the grouping of BraidJoin's entries
+ *	  Unit tests of src/core/joinbucket.c, the grouping of BraidJoin's entries
  *	  by hash bucket.
  *
  * For empty, one-entry, random, all-in-one-bucket (heavy skew), half-empty
@@ -16,7 +16,7 @@
  */
 #include "unit.h"
 
-#include "joinbucket.h"
+#include "core/joinbucket.h"
 
 /* grouped_right: check one grouping of n entries (refs 0..n-1, shuffled). */
 static void

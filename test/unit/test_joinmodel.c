@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_joinmodel.c
- *	  Unit tests of src/joinmodel.c, the cost model of BraidJoin's modes.
+ *	  Unit tests of src/core/joinmodel.c, the cost model of BraidJoin's modes.
  *
  * Partition counts, grace writing (k-1)/k of both inputs' entries, hybrid
  * spending a write budget on the inner input first, segmented's all-or-
@@ -20,7 +20,7 @@
 
 #include "unit.h"
 
-#include "joinmodel.h"
+#include "core/joinmodel.h"
 
 /* paper_input: |T| inner rows joined to 10|T| outer rows, k partitions. */
 static BraidJmInput

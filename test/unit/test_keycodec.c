@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_keycodec.c
- *	  Unit tests of src/keycodec.h, the order-preserving key encoders.
+ *	  Unit tests of src/core/keycodec.h, the order-preserving key encoders.
  *
  * Every encoder's memcmp order (with a length tie-break) equals
  * PostgreSQL's btree order for the type, byte encoders are prefix-free,
@@ -19,7 +19,7 @@
 
 #include "unit.h"
 
-#include "keycodec.h"
+#include "core/keycodec.h"
 
 /* ---------------------------------------------------------------------
  * keycodec: generic pair checking

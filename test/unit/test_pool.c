@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_pool.c
- *	  Unit tests of src/pool.c, the kept threads that run pure CPU tasks.
+ *	  Unit tests of src/core/pool.c, the kept threads that run pure CPU tasks.
  *
  * Every task runs exactly once per asked thread, over thousands of tasks
  * with growing and shrinking thread counts; a concurrent run reports how
@@ -13,7 +13,7 @@
  */
 #include "unit.h"
 
-#include "pool.h"
+#include "core/pool.h"
 
 /* One round of the pool test: each thread marks its slot. */
 typedef struct PoolRound

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_profkernel.c
- *	  Unit tests of src/profkernel.c, the device-profile measurement kernel.
+ *	  Unit tests of src/core/profkernel.c, the device-profile measurement kernel.
  *
  * Every op measures something on 1 and 2 threads, writes stay in their
  * area, bad arguments are refused, emulated delays slow the device down,
@@ -16,7 +16,7 @@
 
 #include "unit.h"
 
-#include "profkernel.h"
+#include "core/profkernel.h"
 
 #define PROF_REGION (8 * 1024 * 1024)
 

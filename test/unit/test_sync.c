@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_sync.c
- *	  Unit tests of src/sync.h: the event count and the atomics threads
+ *	  Unit tests of src/core/sync.h: the event count and the atomics threads
  *	  wait with.
  *
  * A waiter that prepares, finds no work and sleeps is always woken by a
@@ -18,7 +18,7 @@
 
 #include "unit.h"
 
-#include "sync.h"
+#include "core/sync.h"
 
 #define SYNC_ROUNDS 20000
 
@@ -140,7 +140,7 @@ test_sync_atomics(void)
 	check_report(&c, "sync: atomics return what their names say");
 }
 
-/* unit_sync: the tests of src/sync.h, in order. */
+/* unit_sync: the tests of src/core/sync.h, in order. */
 void
 unit_sync(void)
 {

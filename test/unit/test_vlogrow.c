@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_vlogrow.c
- *	  Unit tests of src/vlogrow.h, the packed form of a value log's rows on
+ *	  Unit tests of src/core/vlogrow.h, the packed form of a value log's rows on
  *	  the spill device.
  *
  * Rows of lengths around every varint boundary are packed into one
@@ -17,7 +17,7 @@
  */
 #include "unit.h"
 
-#include "vlogrow.h"
+#include "core/vlogrow.h"
 
 /* test_vlogrow_roundtrip: rows packed back to back unpack as they were. */
 static void

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_wlimit.c
- *	  Unit tests of src/wlimit.c, the cost model of the write-limited sort
+ *	  Unit tests of src/core/wlimit.c, the cost model of the write-limited sort
  *	  modes.
  *
  * MergePass's lines and passes, hybrid's fixed share of them, segment's
@@ -18,7 +18,7 @@
 
 #include "unit.h"
 
-#include "wlimit.h"
+#include "core/wlimit.h"
 
 /* sortbench_input: the sortbenchmark shape at beta = N/M, re-readable. */
 static BraidWlInput

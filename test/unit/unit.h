@@ -7,18 +7,18 @@
  * unit_main.c (the list of modules and main), unit.c (this header's
  * functions) and one file per module under test:
  *
- *		test_keycodec.c		src/keycodec.h
- *		test_indexmap.c		src/indexmap.c
- *		test_pool.c			src/pool.c
- *		test_costmodel.c	src/costmodel.c
- *		test_profkernel.c	src/profkernel.c
- *		test_emulate.c		src/emulate.c
- *		test_sync.c			src/sync.h
- *		test_wlimit.c		src/wlimit.c
- *		test_joinmodel.c	src/joinmodel.c
- *		test_joinbucket.c	src/joinbucket.c
- *		test_vlogrow.c		src/vlogrow.h
- *		test_collrank.c		src/collrank.c
+ *		test_keycodec.c		src/core/keycodec.h
+ *		test_indexmap.c		src/core/indexmap.c
+ *		test_pool.c			src/core/pool.c
+ *		test_costmodel.c	src/core/costmodel.c
+ *		test_profkernel.c	src/core/profkernel.c
+ *		test_emulate.c		src/core/emulate.c
+ *		test_sync.c			src/core/sync.h
+ *		test_wlimit.c		src/core/wlimit.c
+ *		test_joinmodel.c	src/core/joinmodel.c
+ *		test_joinbucket.c	src/core/joinbucket.c
+ *		test_vlogrow.c		src/core/vlogrow.h
+ *		test_collrank.c		src/core/collrank.c
  *
  * Each module file has one entry point, unit_<module>(), that runs its
  * tests in a fixed order.  No test framework: a group of related

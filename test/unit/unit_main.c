@@ -27,18 +27,18 @@ typedef struct UnitModule
 } UnitModule;
 
 static const UnitModule modules[] = {
-	{"keycodec", "src/keycodec.h", unit_keycodec},
-	{"indexmap", "src/indexmap.c", unit_indexmap},
-	{"pool", "src/pool.c", unit_pool},
-	{"costmodel", "src/costmodel.c", unit_costmodel},
-	{"profkernel", "src/profkernel.c", unit_profkernel},
-	{"emulate", "src/emulate.c", unit_emulate},
-	{"sync", "src/sync.h", unit_sync},
-	{"wlimit", "src/wlimit.c", unit_wlimit},
-	{"joinmodel", "src/joinmodel.c", unit_joinmodel},
-	{"joinbucket", "src/joinbucket.c", unit_joinbucket},
-	{"vlogrow", "src/vlogrow.h", unit_vlogrow},
-	{"collrank", "src/collrank.c", unit_collrank},
+	{"keycodec", "src/core/keycodec.h", unit_keycodec},
+	{"indexmap", "src/core/indexmap.c", unit_indexmap},
+	{"pool", "src/core/pool.c", unit_pool},
+	{"costmodel", "src/core/costmodel.c", unit_costmodel},
+	{"profkernel", "src/core/profkernel.c", unit_profkernel},
+	{"emulate", "src/core/emulate.c", unit_emulate},
+	{"sync", "src/core/sync.h", unit_sync},
+	{"wlimit", "src/core/wlimit.c", unit_wlimit},
+	{"joinmodel", "src/core/joinmodel.c", unit_joinmodel},
+	{"joinbucket", "src/core/joinbucket.c", unit_joinbucket},
+	{"vlogrow", "src/core/vlogrow.h", unit_vlogrow},
+	{"collrank", "src/core/collrank.c", unit_collrank},
 };
 
 #define NUM_MODULES ((int) (sizeof(modules) / sizeof(modules[0])))

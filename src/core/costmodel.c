@@ -1,0 +1,1104 @@
+/*-------------------------------------------------------------------------
+ *
+ * costmodel.c
+ *	  When braidsort's sort is expected to beat PostgreSQL's Sort, how it
+ *	  should get rows back, and whether it will spill (MergePass).
+ *
+ * PostgreSQL's external sort writes and rereads every tuple at least once;
+ * braidsort sorts only keys and refs and gets whole rows back once: by heap
+ * TID from the table, late, a batch at a time (each batch visits the pages
+ * its rows lie on), or from a value log it keeps as it reads the input
+ * (every row copied in and out, through the spill device beyond half of
+ * the budget).  When PostgreSQL's sort fits in work_mem it is a quicksort
+ * over in-memory tuples, which the late gather cannot beat by enough to be
+ * worth it, so braidsort declines.
+ *
+ * Everything is per process: under a Gather each of the planned workers and
+ * the leader runs its own copy of the sort on its share of the CPUs, and so
+ * does PostgreSQL's Sort.  braidsort's threaded work (the IndexMap's radix
+ * sort, the gather's copies, collated comparisons) goes only as much
+ * faster as its threads get CPU beyond PostgreSQL's one thread on the same
+ * share (braid_cost_thread_speedup).
+ *
+ * A gather batch of r rows over a table of p pages visits about
+ * p * (1 - e^(-r/p)) pages when the sort order is unrelated to the physical
+ * order, and r / (rows per page) when it follows it; in between, weighted
+ * by the squared correlation as PostgreSQL's index costing does.  A page in
+ * shared buffers costs ~0.2 us a visit, one read through the gather's
+ * buffer ring (a table over half of shared_buffers) ~2 us.
+ *
+ * The constants were measured on two shapes (bench/bench.py): the
+ * sortbenchmark table (5M rows, 10-byte keys, 110-byte rows, two columns)
+ * and the realistic orders table (3M rows of nine columns, 124 bytes,
+ * timestamps, numerics and en_US text; PostgreSQL's defaults, parallel
+ * query on, work_mem 4MB and 64MB).  PostgreSQL's external sort: ~350 ns a
+ * row plus ~4 ns per byte of row, ~35 ns more per comparison of a numeric
+ * key (log2(rows) of them a row) and ~100 ns per comparison of a libc
+ * collated key that reaches strcoll() (log2 of its distinct values a row:
+ * equal strings are settled by memcmp), and ~40 ns per comparison of rows
+ * tied on the first of several keys (more when the second key lies past
+ * variable-width columns, or is a numeric; see PG_NS_PER_TIE).
+ * braidsort: ~170 ns a row taking and emitting it (~90 ns more when a
+ * parallel plan's processes outnumber the CPUs: its memory-bound phases
+ * suffer more from sharing them than PostgreSQL's sort does), ~160 ns a
+ * row of threaded work, ~1 ns per byte gathered (threaded), ~90 ns per
+ * collated comparison (threaded), ~350 ns a row for a numeric key's
+ * digits, ~100 ns a row more and each entry's bytes written and read back
+ * when it spills runs; a
+ * value log ~250 ns a row plus ~1 ns a byte, and beyond half the budget
+ * ~100 ns a row and its bytes at the device's cost.  When the spill device
+ * has a stored profile its measured write and read cost replaces the
+ * default (DRAM-speed) one.
+ *
+ * The machine these were measured on varies by 20-30% from one run to the
+ * next, and the model is coarse: braidsort takes a sort only when its
+ * estimate is at most BRAID_COST_MARGIN of PostgreSQL's, so that where it
+ * runs it is not slower.
+ *
+ * Pure C (no PostgreSQL calls).
+ *
+ * src/core/costmodel.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include "core/collrank.h"
+#include "core/costmodel.h"
+#include "core/vlogrow.h"
+
+/*
+ * PostgreSQL's sort holds, per row, a SortTuple (24 bytes) and a palloc'd
+ * MinimalTuple (16-byte header + the row), which the allocator rounds up to
+ * a power of two and prefixes with a 16-byte chunk header.
+ */
+#define PG_SORTTUPLE_BYTES	24.0
+#define PG_MINTUPLE_HEADER	16.0
+#define PG_CHUNK_HEADER		16.0
+
+/* Measured costs, in nanoseconds (see the file header). */
+#define PG_EXTERNAL_SORT_NS_PER_ROW 350.0
+#define PG_EXTERNAL_SORT_NS_PER_BYTE 4.0	/* per byte of row: copied, written, read */
+#define BRAID_NS_PER_ROW_SERIAL		170.0	/* taking the row, emitting it */
+#define BRAID_NS_PER_ROW_CROWDED	90.0	/* more when processes outnumber
+											 * CPUs (see sort_ns) */
+#define BRAID_NS_PER_ROW_THREADED	160.0	/* the IndexMap sort and gather
+											 * copies, on one thread */
+#define BRAID_NS_PER_BYTE			1.0 /* per byte of tuple gathered, one
+										 * thread */
+#define BRAID_NS_PER_ROW_SPILLED	100.0	/* writing and merging runs */
+#define BRAID_NS_PER_PAGE_REREAD	2000.0	/* page not in shared buffers */
+#define BRAID_NS_PER_PAGE_REVISIT	200.0	/* page in shared buffers */
+
+/*
+ * A full key's byte in a merge pass, besides the device's write and read:
+ * decoded from its run's front coding, compared, coded again.  Fitted by
+ * hand on 5000 rows of 2240-byte keys (C collation, 6 to 626 runs, 1 to 10
+ * passes): 1.5 to 2 ns a byte written beyond the device's cost.
+ */
+#define BRAID_NS_PER_MERGED_KEY_BYTE 1.5
+
+/*
+ * A key under a libc collation is ordered by strcoll() comparisons in both
+ * sorts (see collated_compares for how many reach it): measured on the
+ * realistic workload's names, ~100 ns each in PostgreSQL's sort, ~90 ns in
+ * braidsort's (its strings lie together in the overflow store, PostgreSQL's
+ * in its wide tuples), split among braidsort's sort threads.
+ */
+#define PG_NS_PER_COLLATED_CMP		100.0
+#define BRAID_NS_PER_COLLATED_CMP	90.0
+
+/*
+ * Ranking a sort's collated strings (collrank.c) instead: two passes over
+ * its entries hashing each collated key, ~80 ns a key a row (measured on
+ * the realistic workload's names, 3M rows in one process: the sort went
+ * from ~10 s to ~1 s), and each key's distinct strings sorted by the
+ * collation, d log2 d comparisons (on the sort threads; the first key's d
+ * stands for every key's).  It applies to a sort or run whose first
+ * collated key's distinct strings fit in 1/BRAID_RANK_MEMORY_SHARE of the
+ * budget, at up to BRAID_RANK_BYTES_PER_STRING each: collrank.c's 24-byte
+ * string, and while its array doubles the old and the new one (72 bytes
+ * then), with two 4-byte slots.
+ */
+#define BRAID_NS_PER_RANKED_KEY		80.0
+#define BRAID_RANK_BYTES_PER_STRING	88.0
+
+/*
+ * Of what ranking saves a sort that spills runs, the estimate counts this
+ * share: measured on the realistic workload's `ORDER BY last_name` at 4 MB
+ * (a value log, ~55 runs a process, 3 processes on 2 CPUs), the sort
+ * phase fell by ~600 ms a process but the query by only ~300 ms; in
+ * memory (64 MB) the query fell by all of it and more.  Why only half is
+ * not established (the processes are CPU-bound on shared CPUs, and the
+ * final merges still compare by the collation).
+ */
+#define BRAID_RANK_SPILLED_CREDIT	0.5
+
+/*
+ * A numeric first key: PostgreSQL's merges compare numerics in full (the
+ * abbreviated keys of its run-forming quicksorts are not kept on tape),
+ * ~35 ns more a comparison; braidsort encodes the digits and its radix
+ * sort goes deeper into keys whose first bytes are alike, ~350 ns a row.
+ */
+#define PG_NS_PER_NUMERIC_CMP		35.0
+#define BRAID_NS_PER_NUMERIC_KEY	350.0
+
+/*
+ * Rows tied on the first of several keys: PostgreSQL's sort compares them
+ * on the second key, read from both tuples (heap_getattr) each time; past
+ * a variable-width column it steps over every column before the key
+ * (nocachegetattr), and a numeric is copied out of its short varlena
+ * header (pg_detoast_datum) before it is compared.  braidsort's encoded
+ * keys settle a tie by the bytes after it.  Measured on the realistic
+ * orders table (3M rows, serial, work_mem 4MB; the Sort's own time over
+ * that of the first key alone, ties counted as log2(rows / distinct)):
+ * ORDER BY status, id 74 ns a tie, status, created_at (3 columns stepped
+ * over) 156, status, amount (numeric, 4 stepped over) 289, customer_id,
+ * created_at 101.  The constants are below every one of them.
+ */
+#define PG_NS_PER_TIE				40.0
+#define PG_NS_PER_TIE_WALKED_COL	20.0
+#define PG_NS_PER_NUMERIC_TIE		115.0
+
+/*
+ * A value log copies each row in (as a minimal tuple) and out again; rows
+ * that outgrow half the budget go to the spill device, where each costs
+ * its bytes written and read back and a random read when it is emitted.
+ */
+#define BRAID_VLOG_NS_PER_ROW			250.0
+#define BRAID_VLOG_NS_PER_BYTE			1.0
+#define BRAID_VLOG_NS_PER_ROW_DEVICE	100.0
+
+/* Bytes per IndexMap entry kept after the sort (the ref). */
+#define BRAID_REF_BYTES_AFTER_SORT	8.0
+
+/*
+ * Bookkeeping per row of a gather batch (gather.c): its arena offset (4)
+ * and copy instruction (8), and a copy of its ref (8) when the refs are on
+ * the device, and one more (8) when a helper merges the next batch's refs
+ * while this one is gathered (sort_gather.c).
+ */
+#define BRAID_GATHER_ROW_BYTES				12.0
+#define BRAID_GATHER_ROW_BYTES_DEVICE_REFS	20.0
+#define BRAID_GATHER_ROW_BYTES_MERGED_AHEAD	28.0
+
+/* ... and some by page of the table (costmodel.h). */
+
+/*
+ * Writing a byte to the spill device and reading it back, when the device
+ * has no profile: a DAX mount's memory speed (~4 GB/s for both).
+ */
+#define BRAID_DEFAULT_SPILL_NS_PER_BYTE		0.5
+
+/*
+ * The overflow store's memory for a full key (sort_keys.c): its arena grows
+ * by doubling (three quarters used, on average), and a key found by TID
+ * (not a collated one, whose entry says where it is) takes 2 to 4 slots of
+ * 20 bytes in a table kept at most half full.
+ */
+#define BRAID_OVF_ARENA_SLACK	(4.0 / 3.0)
+#define BRAID_OVF_SLOT_BYTES	60.0
+
+/*
+ * braid_cost_split_key_memory
+ *		A row's full key of full_key_bytes (0: none kept) once the budget is
+ *		split between entries and keys (braid_cost_split_entries): the
+ *		store's growth then stops at its share, which it fills, so its bytes
+ *		and, unless collated, its slots (the table at most half full).
+ */
+double
+braid_cost_split_key_memory(double full_key_bytes, bool collated)
+{
+	if (full_key_bytes <= 0)
+		return 0;
+	return full_key_bytes + (collated ? 0 : BRAID_OVF_SLOT_BYTES);
+}
+
+/*
+ * full_key_memory
+ *		A row's full key in the overflow store beside the IndexMap while it
+ *		grows: its bytes in the arena (with the doubling's slack) and,
+ *		unless collated, its slots.
+ */
+static double
+full_key_memory(const BraidCostInput *in)
+{
+	return braid_cost_split_key_memory(in->full_key_bytes * BRAID_OVF_ARENA_SLACK,
+									   in->collated);
+}
+
+/*
+ * braid_cost_indexmap_bytes
+ *		Bytes of the IndexMap for the whole input: its entries and the full
+ *		keys kept beside them.
+ */
+double
+braid_cost_indexmap_bytes(const BraidCostInput *in)
+{
+	return in->rows * (in->entry_bytes + full_key_memory(in));
+}
+
+/* braid_cost_pg_sort_bytes: memory PostgreSQL's sort would need in memory. */
+double
+braid_cost_pg_sort_bytes(const BraidCostInput *in)
+{
+	double		width = in->sort_width < 8 ? 8 : in->sort_width;
+	double		chunk = 8;
+
+	while (chunk < PG_MINTUPLE_HEADER + width)
+		chunk *= 2;
+	return in->rows * (PG_SORTTUPLE_BYTES + chunk + PG_CHUNK_HEADER);
+}
+
+/* braid_cost_is_onepass: does the IndexMap fit the budget (by TID)? */
+bool
+braid_cost_is_onepass(const BraidCostInput *in)
+{
+	return braid_cost_indexmap_bytes(in) <= in->budget_bytes;
+}
+
+/*
+ * map_budget
+ *		The IndexMap's share of the budget: all of it gathering by TID; half
+ *		with a value log, which keeps rows in the other half until it spills
+ *		(sort_build.c grow_entries).
+ */
+static double
+map_budget(const BraidCostInput *in, BraidGatherFrom from)
+{
+	return from == BRAID_FROM_VALUE_LOG ? in->budget_bytes / 2 : in->budget_bytes;
+}
+
+/* braid_cost_spills: will the IndexMap spill runs, gathering from "from"? */
+bool
+braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from)
+{
+	return braid_cost_indexmap_bytes(in) > map_budget(in, from);
+}
+
+/* vlog_row_bytes: a row's bytes in the value log's memory. */
+static double
+vlog_row_bytes(const BraidCostInput *in)
+{
+	return in->row_bytes > 0 ? in->row_bytes : in->tuple_bytes;
+}
+
+/*
+ * A row the log writes once it is on the device takes fewer bytes there
+ * (vlogrow.h, packed): its first 10 bytes and its alignment (3.5 bytes on
+ * average) left out, a 1- or 2-byte length put in front.
+ */
+#define BRAID_VLOG_PACKED_SAVING	12.0
+
+/*
+ * vlog_memory_share
+ *		What a value log keeps in memory: half the budget, at most
+ *		valuelog.c's limit.
+ */
+static double
+vlog_memory_share(const BraidCostInput *in)
+{
+	double		in_memory = in->budget_bytes / 2;
+
+	return in_memory > (double) BRAID_VLOG_MAX_MEMORY ? (double) BRAID_VLOG_MAX_MEMORY : in_memory;
+}
+
+/*
+ * vlog_on_device
+ *		Does a value log of the input outgrow its memory share and go to
+ *		the spill device?
+ */
+static bool
+vlog_on_device(const BraidCostInput *in)
+{
+	return in->rows * vlog_row_bytes(in) > vlog_memory_share(in);
+}
+
+/*
+ * vlog_device_bytes
+ *		The bytes a value log on the device holds: the rows it kept in
+ *		memory, written whole when it moved there (its first segment), and
+ *		the others packed.  With "reserved", the space its segments reserve
+ *		instead: the packed rows' segments up to the last, whole.
+ */
+static double
+vlog_device_bytes(const BraidCostInput *in, bool reserved)
+{
+	double		row = vlog_row_bytes(in);
+	double		total = in->rows * row;
+	double		in_memory = vlog_memory_share(in);
+	double		packed = row - BRAID_VLOG_PACKED_SAVING;
+	double		rest;
+
+	if (in_memory > total)
+		in_memory = total;
+	if (packed < 1.0)
+		packed = 1.0;
+	rest = (total - in_memory) * packed / (row > 1.0 ? row : 1.0);
+	return in_memory + (reserved ? braid_vlog_reserved_bytes(rest) : rest);
+}
+
+/*
+ * braid_cost_device_bytes
+ *		About how many bytes one process's sort gathering from "from" holds
+ *		on the spill device at once, as a MergePass (the write-limited modes
+ *		write less): its runs (each entry and full key at most its size in
+ *		memory; twice, when an intermediate pass writes new runs before the
+ *		old ones go), the merged refs a random-access sort writes, and a
+ *		value log beyond its share of the budget (the space its segments
+ *		reserve, vlogrow.h).
+ */
+double
+braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
+{
+	double		bytes = 0;
+
+	if (braid_cost_spills(in, from))
+		bytes += in->rows * (in->entry_bytes + in->full_key_bytes) *
+			(braid_cost_merge_passes(in, from) > 1 ? 2 : 1) +
+			in->rows * 8.0;	/* the merged refs (8 bytes a row), for random access */
+	if (from == BRAID_FROM_VALUE_LOG && vlog_on_device(in))
+		bytes += vlog_device_bytes(in, true);
+	return bytes;
+}
+
+/*
+ * braid_cost_merge_readers
+ *		How many run readers a quarter of a budget of budget_bytes holds,
+ *		each its cursor and a key buffer of up to twice key_bytes; at least
+ *		2, at most BRAID_MAX_FANIN.
+ */
+int
+braid_cost_merge_readers(double budget_bytes, double key_bytes)
+{
+	double		readers = budget_bytes / 4 /
+		(BRAID_MERGE_READER_BYTES + 2 * (key_bytes > 0 ? key_bytes : 0));
+
+	if (readers < 2)
+		return 2;
+	if (readers > BRAID_MAX_FANIN)
+		return BRAID_MAX_FANIN;
+	return (int) readers;
+}
+
+/*
+ * braid_cost_merge_fanin
+ *		How many runs one merge takes at once within a budget of
+ *		budget_bytes (sort_merge.c) when its longest key (or, planning, its
+ *		keys) takes key_bytes: BRAID_MERGE_RUN_BYTES each, and with long
+ *		keys no more readers than a quarter of the budget holds (each its
+ *		cursor and a key buffer of up to twice the key); at least 2, at
+ *		most BRAID_MAX_FANIN.
+ */
+int
+braid_cost_merge_fanin(double budget_bytes, double key_bytes)
+{
+	double		fanin = budget_bytes / BRAID_MERGE_RUN_BYTES;
+	double		readers = braid_cost_merge_readers(budget_bytes, key_bytes);
+
+	if (readers < fanin)
+		fanin = readers;
+
+	if (fanin < 2)
+		return 2;
+	if (fanin > BRAID_MAX_FANIN)
+		return BRAID_MAX_FANIN;
+	return (int) fanin;
+}
+
+/*
+ * braid_cost_split_entries
+ *		Once full keys kept aside would take the entries and the keys past
+ *		"room" bytes: how many entries of "stride" bytes to keep to, the
+ *		keys (key_memory bytes an entry, on average) having the rest.  As
+ *		many as room holds with their keys; until the average is "trusted"
+ *		(taken over a room's worth of entries at least: a few odd keys
+ *		could mislead it) between a quarter and half of room in entries,
+ *		then up to seven eighths (rare long keys still have some room); at
+ *		least 2.  The runtime's (sort_build.c add_entry, sort_wlimit.c
+ *		make_candidate_room) and the model's.
+ */
+double
+braid_cost_split_entries(double key_memory, double room, double stride, bool trusted)
+{
+	double		most = floor(room * (trusted ? 7.0 / 8.0 : 0.5) / stride);
+	double		least = trusted ? 2 : floor(room / 4 / stride);
+	double		entries = floor(room / (stride + (key_memory > 0 ? key_memory : 0)));
+
+	if (entries > most)
+		entries = most;
+	if (entries < least)
+		entries = least;
+	return entries < 2 ? 2 : entries;
+}
+
+/*
+ * braid_cost_split_rows
+ *		How many rows "room" bytes hold: all entries without full keys kept
+ *		aside, else split between entries and keys
+ *		(braid_cost_split_entries), the entries' share or fewer if their
+ *		keys fill the rest first.
+ */
+double
+braid_cost_split_rows(double key_memory, double room, double stride, bool trusted)
+{
+	double		entries;
+	double		by_keys;
+
+	if (key_memory <= 0)
+		return floor(room / stride) < 1 ? 1 : floor(room / stride);
+	entries = braid_cost_split_entries(key_memory, room, stride, trusted);
+	by_keys = floor((room - entries * stride) / key_memory);
+	return by_keys < entries ? (by_keys < 1 ? 1 : by_keys) : entries;
+}
+
+/*
+ * braid_cost_budget_rows
+ *		How many of an input's "rows" rows "room" bytes hold at once, each
+ *		an entry of "stride" bytes and key_memory bytes of full key kept
+ *		aside (braid_cost_split_key_memory): all that fit before the key
+ *		store (growing by doubling) would pass the room, if the input does;
+ *		else those of a split budget (braid_cost_split_rows), the fewer of
+ *		a trusted and an untrusted split.  Hybrid's last budget-full and
+ *		the write-limited model's.
+ */
+double
+braid_cost_budget_rows(double rows, double key_memory, double room, double stride)
+{
+	double		unsplit;
+	double		trusted;
+	double		untrusted;
+
+	if (key_memory <= 0)
+		return braid_cost_split_rows(0, room, stride, true);
+	unsplit = floor(room / (stride + key_memory * BRAID_OVF_ARENA_SLACK));
+	if (rows <= unsplit)
+		return unsplit < 1 ? 1 : unsplit;
+	trusted = braid_cost_split_rows(key_memory, room, stride, true);
+	untrusted = braid_cost_split_rows(key_memory, room, stride, false);
+	return trusted < untrusted ? trusted : untrusted;
+}
+
+/*
+ * runs_written
+ *		How many runs a spilled sort writes: the IndexMap's share of the
+ *		budget each, which, once full keys have filled it, is split between
+ *		entries and full keys (braid_cost_split_entries), a run ending when
+ *		either share is full.
+ */
+static double
+runs_written(const BraidCostInput *in, BraidGatherFrom from)
+{
+	double		keys = braid_cost_split_key_memory(in->full_key_bytes, in->collated);
+
+	if (keys > 0)
+		return in->rows / braid_cost_split_rows(keys, map_budget(in, from), in->entry_bytes,
+												true);
+	return braid_cost_indexmap_bytes(in) / map_budget(in, from);
+}
+
+/*
+ * braid_cost_merge_passes
+ *		How many times a spilled sort's runs are read (the last merge
+ *		included) and all but the last time written again: runs_written,
+ *		merged braid_cost_merge_fanin at a time.  1 for a sort that does
+ *		not spill.
+ */
+double
+braid_cost_merge_passes(const BraidCostInput *in, BraidGatherFrom from)
+{
+	double		runs = runs_written(in, from);
+	double		fanin = braid_cost_merge_fanin(in->budget_bytes, in->full_key_bytes);
+	double		passes = 1;
+
+	/* (counted, not logarithms: exact at powers of the fan-in) */
+	for (double reach = fanin; reach < runs && passes < 64; reach *= fanin)
+		passes++;
+	return passes;
+}
+
+/*
+ * braid_cost_batch_arena
+ *		The tuple bytes a gather batch may hold when "mem" bytes are left for
+ *		it: each row of a batch also costs its bookkeeping (its place in the
+ *		arena and its copy instruction, plus a copy of its ref when the refs
+ *		are read from the device), so the arena gets the share of mem that
+ *		rows of row_bytes leave.
+ */
+double
+braid_cost_batch_arena(double mem, double row_bytes, BraidRefsAt refs_at)
+{
+	/* (the caller has taken the per-page bookkeeping off mem) */
+	double		per_row = refs_at == BRAID_REFS_MERGED_AHEAD ?
+		BRAID_GATHER_ROW_BYTES_MERGED_AHEAD :
+		refs_at == BRAID_REFS_ON_DEVICE ? BRAID_GATHER_ROW_BYTES_DEVICE_REFS :
+		BRAID_GATHER_ROW_BYTES;
+	double		arena;
+
+	if (row_bytes < 1.0)
+		row_bytes = 1.0;
+	arena = mem * row_bytes / (row_bytes + per_row);
+	return arena < 32768.0 ? 32768.0 : arena;
+}
+
+/*
+ * braid_cost_gather_arena
+ *		The tuple bytes a gather batch may hold out of "mem" bytes, with the
+ *		bookkeeping by page of a table of table_pages pages (see costmodel.h)
+ *		taken off: a sparse batch (fewer rows than the table has pages) pays
+ *		for a distinct page per row, a dense one for every page of the table.
+ */
+double
+braid_cost_gather_arena(double mem, double table_pages, double row_bytes,
+						BraidRefsAt refs_at)
+{
+	double		left = mem - table_pages * BRAID_GATHER_PAGE_BYTES;
+	double		arena;
+
+	if (row_bytes < 1.0)
+		row_bytes = 1.0;
+	arena = braid_cost_batch_arena(left, row_bytes + BRAID_GATHER_BLOCK_BYTES,
+								   refs_at) *
+		row_bytes / (row_bytes + BRAID_GATHER_BLOCK_BYTES);
+	if (arena / row_bytes > table_pages)
+		arena = braid_cost_batch_arena(left - table_pages * BRAID_GATHER_BLOCK_BYTES,
+									   row_bytes, refs_at);
+	return arena < 32768.0 ? 32768.0 : arena;
+}
+
+/* passes_for: batches of at most arena bytes that total bytes need. */
+static double
+passes_for(double total, double arena)
+{
+	double		passes = total / arena;
+
+	return passes < 1.0 ? 1.0 : (double) (long long) (passes + 0.999999);
+}
+
+/*
+ * braid_cost_offload_refs
+ *		After a OnePass sort of "rows" rows whose tuples take total_bytes in
+ *		a gather arena, should the sorted refs (8 bytes a row) go to the
+ *		spill device, so that the whole budget holds tuples?  Yes when that
+ *		saves gather passes, each a visit of the table's pages, worth more
+ *		than writing and reading back the refs (at the profiled cost, if
+ *		any).  *passes gets the passes the gather will make.
+ */
+bool
+braid_cost_offload_refs(double rows, double total_bytes, double budget,
+						double arena_cap, double table_pages, bool table_cached,
+						double spill_ns_per_byte, double *passes)
+{
+	double		row_bytes = rows > 0 ? total_bytes / rows : 1.0;
+	double		left = budget - rows * BRAID_REF_BYTES_AFTER_SORT;
+	double		arena_mem = braid_cost_gather_arena(left, table_pages, row_bytes,
+													BRAID_REFS_IN_MEMORY);
+	double		arena_dev = braid_cost_gather_arena(budget, table_pages, row_bytes,
+													BRAID_REFS_ON_DEVICE);
+	double		passes_mem,
+				passes_dev;
+	double		saved_ns,
+				cost_ns;
+
+	if (arena_cap > 0)
+	{
+		arena_mem = arena_mem < arena_cap ? arena_mem : arena_cap;
+		arena_dev = arena_dev < arena_cap ? arena_dev : arena_cap;
+	}
+	passes_mem = passes_for(total_bytes, arena_mem);
+	passes_dev = passes_for(total_bytes, arena_dev);
+	*passes = passes_mem;
+	if (passes_dev >= passes_mem)
+		return false;
+	saved_ns = (passes_mem - passes_dev) * table_pages *
+		(table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
+	cost_ns = rows * BRAID_REF_BYTES_AFTER_SORT *
+		(spill_ns_per_byte > 0 ? spill_ns_per_byte : BRAID_DEFAULT_SPILL_NS_PER_BYTE);
+	if (cost_ns >= saved_ns)
+		return false;
+	*passes = passes_dev;
+	return true;
+}
+
+/*
+ * braid_cost_merges_ahead
+ *		Does a MergePass gather merge each next batch on a helper thread
+ *		while it gathers (sort_gather.c)?  With more than one thread, unless keys
+ *		are compared by a collation (in the backend) or the table is read
+ *		through a buffer ring (streamed page by page, gather_copy.c).
+ */
+bool
+braid_cost_merges_ahead(const BraidCostInput *in)
+{
+	return in->sort_threads > 1 && !in->collated && in->table_cached;
+}
+
+/*
+ * braid_cost_gather_passes
+ *		How many gather batches the sorted rows need: tuple bytes over the
+ *		arena the budget leaves (after a OnePass sort, what is left once only
+ *		refs remain, or all of it when the refs go to the device; after a
+ *		MergePass, all of it).
+ */
+double
+braid_cost_gather_passes(const BraidCostInput *in)
+{
+	double		total = in->rows * in->tuple_bytes;
+	double		passes;
+
+	if (braid_cost_is_onepass(in))
+		(void) braid_cost_offload_refs(in->rows, total, in->budget_bytes, 0,
+									   in->table_pages, in->table_cached,
+									   in->spill_ns_per_byte, &passes);
+	else
+		passes = passes_for(total, braid_cost_gather_arena(in->budget_bytes,
+														   in->table_pages,
+														   in->tuple_bytes,
+														   braid_cost_merges_ahead(in) ?
+														   BRAID_REFS_MERGED_AHEAD :
+														   BRAID_REFS_ON_DEVICE));
+	return passes;
+}
+
+/*
+ * braid_cost_page_visits
+ *		Heap pages the gather visits in all: each batch visits the distinct
+ *		pages its rows fall on.  Rows in random order land on pages at
+ *		random; rows sorted in (or against) the table's physical order fill
+ *		whole pages, few per batch.  Between the two, weighted by the
+ *		squared correlation of the sort order with the physical order, as
+ *		PostgreSQL's index scan costing does (cost_index).
+ */
+double
+braid_cost_page_visits(const BraidCostInput *in)
+{
+	double		passes = braid_cost_gather_passes(in);
+	double		rows_per_pass = in->rows / passes;
+	double		random,
+				ordered,
+				c2 = in->correlation * in->correlation;
+
+	if (in->table_pages <= 0)
+		return 0;
+	if (in->rows <= 0)
+		return 0;
+	random = in->table_pages * (1.0 - exp(-rows_per_pass / in->table_pages));
+	ordered = ceil(rows_per_pass / (in->rows / in->table_pages));
+	if (ordered > in->table_pages)
+		ordered = in->table_pages;
+	return passes * (c2 * ordered + (1.0 - c2) * random);
+}
+
+/*
+ * braid_cost_gather_pass_ns
+ *		One pass of the gather over the table, at the budget's batches: its
+ *		page visits (braid_cost_page_visits over the passes) at what a
+ *		visit costs.  What a write-limited sort's held memory costs per
+ *		pass it adds (wlimit.c).
+ */
+double
+braid_cost_gather_pass_ns(const BraidCostInput *in)
+{
+	double		passes = braid_cost_gather_passes(in);
+
+	if (passes <= 0)
+		return 0;
+	return braid_cost_page_visits(in) / passes *
+		(in->table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
+}
+
+/* compares: comparisons a comparison sort makes per row. */
+static double
+compares(const BraidCostInput *in)
+{
+	return in->rows > 2 ? log2(in->rows) : 1.0;
+}
+
+/*
+ * collated_compares
+ *		Comparisons per row that call the collation: both sorts settle equal
+ *		strings with a memcmp first (varstr_cmp), so with d distinct values
+ *		about log2(d) of a row's comparisons reach strcoll().  Both compare
+ *		a collated key only between rows tied on the keys before it: within
+ *		groups of collated_group_rows, none when those keys are unique.
+ */
+static double
+collated_compares(const BraidCostInput *in)
+{
+	double		d = in->collated_distinct;
+
+	if (d <= 0 || d > in->rows)
+		d = in->rows;
+	if (in->collated_group_rows > 0 && in->collated_group_rows < d)
+	{
+		d = in->collated_group_rows;
+		if (d < 2)
+			return 0.0;
+	}
+	return d > 2 ? log2(d) : 1.0;
+}
+
+/* collated_keys: the keys ordered by a collation (at least one). */
+static double
+collated_keys(const BraidCostInput *in)
+{
+	return in->collated_keys > 0 ? in->collated_keys : 1;
+}
+
+/*
+ * ranked_ns
+ *		What ranking costs a sort whose runs hold run_rows rows
+ *		(collrank.c): HUGE_VAL when the first collated key's distinct
+ *		strings would not fit its memory, or the runs are too small to rank.
+ */
+static double
+ranked_ns(const BraidCostInput *in, double run_rows)
+{
+	double		d = in->collated_first_distinct;
+	double		keys = collated_keys(in);
+
+	if (d > run_rows)
+		d = run_rows;
+	if (run_rows < BRAID_RANK_MIN_ENTRIES || keys > BRAID_RANK_MAX_KEYS ||
+		d * BRAID_RANK_BYTES_PER_STRING > in->budget_bytes / BRAID_RANK_MEMORY_SHARE)
+		return HUGE_VAL;
+	return in->rows * keys * BRAID_NS_PER_RANKED_KEY +
+		in->rows / run_rows * keys * d * (d > 2 ? log2(d) : 1.0) *
+		BRAID_NS_PER_COLLATED_CMP / braid_cost_thread_speedup(in);
+}
+
+/*
+ * CollatedCost: braidsort's comparisons of collated keys (collated_cost).
+ */
+typedef struct CollatedCost
+{
+	double		compared;		/* within sorts or runs, by the collation */
+	double		ranked;			/* ... or by ranks (no more than compared) */
+	bool		ranks;			/* ... which the sort does */
+	double		merged;			/* between runs, by the merge */
+} CollatedCost;
+
+/*
+ * collated_cost
+ *		braidsort's comparisons of collated keys: within a sort or run, by
+ *		the collation (threaded) or, where that is cheaper, by ranks
+ *		(ranked_ns); between runs, by the merge (in the backend: a
+ *		collation's comparator is not called on the threads there), about
+ *		log2(runs) of a row's.
+ */
+static void
+collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, CollatedCost *cc)
+{
+	double		total = collated_compares(in);
+	double		merged = 0;
+	double		run_rows = in->rows;
+
+	if (spills)
+	{
+		double		runs = runs_written(in, from);
+
+		merged = runs > 2 ? log2(runs) : 1.0;
+		if (merged > total)
+			merged = total;
+		run_rows = runs > 1 ? in->rows / runs : in->rows;
+	}
+	cc->merged = in->rows * merged * BRAID_NS_PER_COLLATED_CMP;
+	cc->compared = in->rows * (total - merged) / braid_cost_thread_speedup(in) *
+		BRAID_NS_PER_COLLATED_CMP;
+
+	/*
+	 * Without statistics (a value log's input, an expression) whether the
+	 * strings fit is left to the sort, which tries where the comparisons
+	 * are expected to cost at least twice what ranking a row costs; the
+	 * estimate counts them compared.
+	 */
+	if (in->collated_first_distinct <= 0)
+	{
+		cc->ranks = cc->compared > 2 * in->rows * collated_keys(in) * BRAID_NS_PER_RANKED_KEY;
+		cc->ranked = cc->compared;
+		return;
+	}
+	cc->ranked = ranked_ns(in, run_rows);
+	cc->ranks = cc->ranked < cc->compared;
+	if (!cc->ranks)
+		cc->ranked = cc->compared;
+	else if (spills)
+		cc->ranked = cc->compared - (cc->compared - cc->ranked) * BRAID_RANK_SPILLED_CREDIT;
+}
+
+/*
+ * braid_cost_ranks
+ *		Should a sort gathering from "from" rank its collated strings
+ *		(collrank.c): is that cheaper than comparing them by the collation?
+ *		*saving_ns (if not NULL) is what it saves in braidsort's estimate (0
+ *		where it does not rank): the write-limited modes' selection passes
+ *		compare keys by the collation (segment, lazy), and pay it back a
+ *		candidate (braid_plan_wl_input).
+ */
+bool
+braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from, double *saving_ns)
+{
+	CollatedCost cc = {0};
+
+	if (in->collated)
+		collated_cost(in, from, braid_cost_spills(in, from), &cc);
+	if (saving_ns != NULL)
+		*saving_ns = cc.compared - cc.ranked;
+	return cc.ranks;
+}
+
+/*
+ * braid_cost_thread_speedup
+ *		How much faster braidsort's threaded work (the IndexMap sort, the
+ *		gather's copies, collated comparisons) runs than it would on the one
+ *		thread PostgreSQL's sort has.  Under a Gather, every process runs
+ *		its own copy of the sort on a share of the CPUs: threads beyond that
+ *		share only take turns, and PostgreSQL's sort there gets the same
+ *		share, so the speed-up is what braidsort's threads get over it.
+ */
+double
+braid_cost_thread_speedup(const BraidCostInput *in)
+{
+	double		threads = in->sort_threads > 1 ? in->sort_threads : 1;
+	double		processes = in->processes > 1 ? in->processes : 1;
+	double		cpus = in->cpus > 0 ? in->cpus : threads;
+	double		share = cpus / processes;	/* CPUs this process can count on */
+	double		pg = share < 1.0 ? share : 1.0;
+	double		braid = share < threads ? share : threads;
+
+	return braid / pg > 1.0 ? braid / pg : 1.0;
+}
+
+/*
+ * tied_compares
+ *		Comparisons per row between rows tied on the first key, which go on
+ *		to the second: with d distinct first keys, a row's comparisons
+ *		below the level where its group is alone, about log2(rows / d).
+ */
+static double
+tied_compares(const BraidCostInput *in)
+{
+	double		d = in->tie_distinct;
+
+	if (d <= 0 || in->rows <= 2)
+		return 0.0;
+	if (d < 1)
+		d = 1;
+	return d < in->rows ? log2(in->rows / d) : 0.0;
+}
+
+/* braid_cost_pg_ns: estimated time of PostgreSQL's external sort. */
+double
+braid_cost_pg_ns(const BraidCostInput *in)
+{
+	double		ns = in->rows * (PG_EXTERNAL_SORT_NS_PER_ROW +
+								 PG_EXTERNAL_SORT_NS_PER_BYTE * in->sort_width);
+
+	if (in->collated)
+		ns += in->rows * collated_compares(in) * PG_NS_PER_COLLATED_CMP;
+	if (in->numeric_key)
+		ns += in->rows * compares(in) * PG_NS_PER_NUMERIC_CMP;
+	ns += in->rows * tied_compares(in) *
+		(PG_NS_PER_TIE + PG_NS_PER_TIE_WALKED_COL * in->tie_walk_columns +
+		 (in->tie_numeric ? PG_NS_PER_NUMERIC_TIE : 0.0));
+	return ns;
+}
+
+/*
+ * sort_ns
+ *		What braidsort spends on keys whatever it gathers from: taking each
+ *		row (in the backend), sorting the IndexMap (on its threads), spilling
+ *		and merging runs when it outgrows the budget, collated comparisons.
+ */
+static double
+sort_ns(const BraidCostInput *in, BraidGatherFrom from)
+{
+	double		speedup = braid_cost_thread_speedup(in);
+	bool		spills = braid_cost_spills(in, from);
+	double		ns = in->rows * (BRAID_NS_PER_ROW_SERIAL +
+								 BRAID_NS_PER_ROW_THREADED / speedup);
+
+	/*
+	 * Measured: when a parallel plan's processes outnumber the CPUs,
+	 * braidsort's memory-bound phases (the scan into the IndexMap, the
+	 * gather) slow down more than PostgreSQL's sort does.
+	 */
+	if (in->processes > 1 && in->cpus > 0 && in->processes > in->cpus)
+		ns += in->rows * BRAID_NS_PER_ROW_CROWDED;
+
+	if (spills)
+	{
+		double		spill_ns = in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
+			BRAID_DEFAULT_SPILL_NS_PER_BYTE;
+
+		ns += in->rows * BRAID_NS_PER_ROW_SPILLED;
+
+		/*
+		 * Each entry written once and read back once (as fitted: the
+		 * measured sorts merged in a pass or two), and each full key once
+		 * per merge pass, decoded and coded again: long keys fill runs
+		 * with few rows, and a merge of many runs rewrites them all a pass
+		 * at a time.
+		 */
+		ns += in->rows * in->entry_bytes * spill_ns;
+		ns += in->rows * in->full_key_bytes * (spill_ns + BRAID_NS_PER_MERGED_KEY_BYTE) *
+			braid_cost_merge_passes(in, from);
+	}
+	if (in->collated)
+	{
+		CollatedCost cc;
+
+		collated_cost(in, from, spills, &cc);
+		ns += cc.ranked + cc.merged;
+	}
+	if (in->numeric_key)
+		ns += in->rows * BRAID_NS_PER_NUMERIC_KEY;
+	return ns;
+}
+
+/*
+ * braid_cost_tid_ns
+ *		Estimated time of braidsort's sort gathering rows by heap TID: the
+ *		sort, the copies of the gathered tuples (on the threads), and the
+ *		gather's visits of the table's pages, one per page per batch.
+ *		HUGE_VAL when the rows cannot be refetched.
+ */
+double
+braid_cost_tid_ns(const BraidCostInput *in)
+{
+	if (!in->heap_refetch)
+		return HUGE_VAL;
+	return sort_ns(in, BRAID_FROM_HEAP_TID) +
+		in->rows * in->tuple_bytes * BRAID_NS_PER_BYTE / braid_cost_thread_speedup(in) +
+		braid_cost_page_visits(in) *
+		(in->table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
+}
+
+/*
+ * braid_cost_vlog_ns
+ *		Estimated time of braidsort's sort keeping each input row in a value
+ *		log: every row copied in once and out once, in memory while the log
+ *		fits half of the budget, else written to the spill device and read
+ *		back from it a row at a time.
+ */
+double
+braid_cost_vlog_ns(const BraidCostInput *in)
+{
+	double		row = vlog_row_bytes(in);
+	double		ns = sort_ns(in, BRAID_FROM_VALUE_LOG) +
+		in->rows * (BRAID_VLOG_NS_PER_ROW + BRAID_VLOG_NS_PER_BYTE * row);
+
+	if (vlog_on_device(in))
+		ns += vlog_device_bytes(in, false) * (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
+									   BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
+			in->rows * BRAID_VLOG_NS_PER_ROW_DEVICE;
+	return ns;
+}
+
+/* braid_cost_braid_ns: braidsort's estimate, gathering the cheaper way. */
+double
+braid_cost_braid_ns(const BraidCostInput *in)
+{
+	double		tid = braid_cost_tid_ns(in);
+	double		vlog = braid_cost_vlog_ns(in);
+
+	return tid <= vlog ? tid : vlog;
+}
+
+/*
+ * estimate
+ *		braid_cost_estimate for a known collated_group_rows.
+ */
+static void
+estimate(const BraidCostInput *in, BraidCostEstimate *est)
+{
+	est->pg_ns = braid_cost_pg_ns(in);
+	est->tid_ns = braid_cost_tid_ns(in);
+	est->vlog_ns = braid_cost_vlog_ns(in);
+	if (in->only_from == BRAID_FROM_VALUE_LOG || !in->heap_refetch)
+		est->from = BRAID_FROM_VALUE_LOG;
+	else if (in->only_from == BRAID_FROM_HEAP_TID)
+		est->from = BRAID_FROM_HEAP_TID;
+	else
+		est->from = est->tid_ns <= est->vlog_ns ? BRAID_FROM_HEAP_TID : BRAID_FROM_VALUE_LOG;
+	est->braid_ns = est->from == BRAID_FROM_HEAP_TID ? est->tid_ns : est->vlog_ns;
+	est->why = NULL;
+	est->small = false;
+	if (in->rows < BRAID_MIN_ROWS)
+	{
+		est->why = "too few rows to be worth it";
+		est->small = true;
+	}
+	else if (braid_cost_pg_sort_bytes(in) <= in->sort_mem_bytes)
+	{
+		est->why = "PostgreSQL's sort is expected to fit in work_mem";
+		est->small = true;
+	}
+	else if (est->braid_ns > est->pg_ns * BRAID_COST_MARGIN)
+	{
+		if (est->from == BRAID_FROM_VALUE_LOG && in->heap_refetch &&
+			in->only_from != BRAID_FROM_VALUE_LOG)
+			est->why = in->table_cached ?
+				"neither the gather nor a value log is enough cheaper than PostgreSQL's external sort" :
+				"the gather would reread the uncached table too many times, and a value log is not enough cheaper";
+		else if (est->from == BRAID_FROM_HEAP_TID && !in->table_cached)
+			est->why = "the gather would reread the uncached table too many times";
+		else
+			est->why = "braidsort's estimate is not enough below PostgreSQL's external sort";
+	}
+	est->prefers = est->why == NULL;
+}
+
+/*
+ * braid_cost_estimate
+ *		Both sides' estimates, where braidsort would gather from, and whether
+ *		it should replace PostgreSQL's Sort (else est->why says why not).
+ *		Where the rows tied on the keys before a collated key are unknown,
+ *		both extremes are estimated (every row reaching the collation, and
+ *		none), and the one less favourable to braidsort counts: collated
+ *		comparisons favour braidsort when its threads share them, and
+ *		PostgreSQL when they do not (one thread, or a parallel plan's
+ *		processes taking every CPU), since braidsort must come out below
+ *		BRAID_COST_MARGIN of PostgreSQL's estimate.
+ */
+void
+braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est)
+{
+	BraidCostInput every = *in;
+	BraidCostInput none = *in;
+	BraidCostEstimate est_every;
+	BraidCostEstimate est_none;
+
+	if (!in->collated || in->collated_group_rows >= 0)
+	{
+		estimate(in, est);
+		return;
+	}
+	every.collated_group_rows = 0;
+	none.collated_group_rows = 1;
+	estimate(&every, &est_every);
+	estimate(&none, &est_none);
+	if (!est_every.prefers)
+		*est = est_every;
+	else if (!est_none.prefers)
+		*est = est_none;
+	else
+		*est = est_every.braid_ns * est_none.pg_ns >= est_none.braid_ns * est_every.pg_ns ?
+			est_every : est_none;
+}
+
+/*
+ * braid_cost_prefers
+ *		True if braidsort should replace PostgreSQL's Sort; otherwise *why
+ *		says why not.
+ */
+bool
+braid_cost_prefers(const BraidCostInput *in, const char **why)
+{
+	BraidCostEstimate est;
+
+	braid_cost_estimate(in, &est);
+	*why = est.why;
+	return est.prefers;
+}

@@ -1,0 +1,972 @@
+/*-------------------------------------------------------------------------
+ *
+ * device.c
+ *	  Spill files on the byte-addressable spill device, through libpmem.
+ *
+ * braidsort spills only IndexMap runs (keys and refs), never tuples.  A
+ * spill file lives in the temporary-files directory of the spill tablespace
+ * (braidsort.spill_tablespace if the role may create in it, as for
+ * temp_tablespaces; else, or if it is empty, the session's
+ * temp_tablespaces, else the database's default tablespace), named like
+ * PostgreSQL's own temporary files (pgsql_tmp<pid>.braid<n>), so
+ * pg_ls_tmpdir() shows it and the server's start-up clean-up removes it
+ * after a crash.  It is also accounted like one: its traffic as the
+ * executor's temporary blocks (EXPLAIN (BUFFERS), pg_stat_statements), and
+ * when it goes, in pg_stat_database and under log_temp_files.
+ *
+ * Files are created at their final size with pmem_map_file(PMEM_FILE_CREATE),
+ * which reserves the space with posix_fallocate() before anything is mapped:
+ * a full device is an ordinary error at creation, never a SIGBUS on a store
+ * to an unbacked page (which would take the server through crash recovery).
+ * Writes are sequential, staged in DRAM and copied out in 4 kB-aligned
+ * chunks with non-temporal stores; a file is drained (pmem) or msync'ed
+ * (anything else) before it is read back.  Reads go straight to the mapping:
+ * the device is byte-addressable.
+ *
+ * Every byte and every 64-byte line moved is counted per sort, and
+ * braidsort.emulate_read_ns / braidsort.emulate_write_ns charge time per
+ * line, to emulate slower or asymmetric devices on a tmpfs: an access
+ * reserves its time on the device's clock in shared memory, which has
+ * braidsort.emulate_parallelism lanes and is shared by every backend and
+ * thread, and sleeps until its reservation ends (emulate.c).
+ * braidsort.emulate_interference_ns adds a delay per line read that starts
+ * while a write to the same device is reserved or granted (BRAID's
+ * read/write interference, which a tmpfs does not have).
+ *
+ * Every flush of staged bytes happens under a write grant of the device's
+ * phase gate, and readers take read grants (braid_read_scope_begin), so
+ * under braidsort.io_policy = interference_aware no read and write of any
+ * two backends overlap on one device.  Traffic is also added to the
+ * device's cumulative counters in shared memory (braidsort.stats).
+ *
+ * Every live file is on a backend-wide list, tagged with the resource owner
+ * that created it: the executor node closes its files when it ends; an
+ * error, a cancel or an abort releases the resource owner, whose callback
+ * closes whatever that owner still had; backend exit closes everything.
+ * temp_file_limit applies to braidsort's spill files (counted separately
+ * from PostgreSQL's own temporary files).
+ *
+ * src/io/device.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <libpmem.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "catalog/pg_tablespace_d.h"
+#include "commands/tablespace.h"
+#include "executor/instrument.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/backend_status.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "io/device.h"
+#include "core/emulate.h"
+#include "sort/tid_gather.h"
+#include "core/pool.h"
+#include "io/iosched.h"
+
+/*
+ * Staging buffer per file: each flush is one write grant of the device's
+ * phase gate (iosched.c), split among the writer threads when large enough.
+ * It lives only while the file is being written.
+ */
+#define SPILL_STAGE_BYTES	(1024 * 1024)
+#define SPILL_THREAD_MIN	(256 * 1024)	/* bytes per extra writer thread */
+#define SPILL_ALIGN			4096
+
+char	   *braid_spill_tablespace = NULL;
+int			braid_emulate_read_ns = 0;
+int			braid_emulate_write_ns = 0;
+int			braid_emulate_interference_ns = 0;
+int			braid_emulate_parallelism = 4;
+
+static BraidSpillFile *live_files = NULL;
+static uint64 live_bytes = 0;
+static uint32 file_counter = 0;
+static bool callbacks_registered = false;
+
+/*
+ * Bytes this backend has written to and read from spill files, ever: the
+ * executor's temporary-block counters (pgBufferUsage) take whole BLCKSZ
+ * blocks of them, so that many small writes add up to the exact count.
+ */
+static uint64 temp_bytes_written = 0;
+static uint64 temp_bytes_read = 0;
+
+/*
+ * braid_check_spill_tablespace
+ *		GUC check hook, as check_temp_tablespaces() does it.  In an
+ *		interactive SET a tablespace that does not exist, or one the current
+ *		user may not create in (unless it is the database's default, which
+ *		needs no privilege), is an error now rather than at the next sort.
+ *		ALTER ROLE/DATABASE ... SET (PGC_S_TEST) only gets a NOTICE for a
+ *		tablespace that does not exist, and the privilege of whoever runs it
+ *		is checked as for temp_tablespaces.  Values from postgresql.conf,
+ *		ALTER SYSTEM or a role's or database's defaults are taken on faith:
+ *		they apply to roles with and without the privilege, and the
+ *		tablespace may be dropped later, so each sort resolves the setting
+ *		when it spills (spill_tablespace_resolve) and falls back silently.
+ *		Names can only be checked inside a transaction; a parallel worker
+ *		takes the value its leader checked.
+ */
+bool
+braid_check_spill_tablespace(char **newval, void **extra, GucSource source)
+{
+	Oid			spc;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	if (!IsTransactionState() || !OidIsValid(MyDatabaseId) ||
+		InitializingParallelWorker)
+		return true;
+	if (source < PGC_S_INTERACTIVE)
+		return true;
+	spc = get_tablespace_oid(*newval, true);
+	if (!OidIsValid(spc))
+	{
+		if (source == PGC_S_TEST)
+		{
+			ereport(NOTICE,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("tablespace \"%s\" does not exist", *newval)));
+			return true;
+		}
+		GUC_check_errdetail("Tablespace \"%s\" does not exist.", *newval);
+		return false;
+	}
+	if (spc == GLOBALTABLESPACE_OID)
+	{
+		/*
+		 * The shared catalogs' tablespace (temp_tablespaces accepts it, and
+		 * fd.c sends its files to the default tablespace instead): refused,
+		 * so that the setting says where spill files go.
+		 */
+		GUC_check_errdetail("Temporary files are never placed in tablespace \"%s\".", *newval);
+		return false;
+	}
+	if (spc != MyDatabaseTableSpace)
+	{
+		AclResult	aclresult = pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
+
+		if (aclresult != ACLCHECK_OK)
+			aclcheck_error(aclresult, OBJECT_TABLESPACE, *newval);
+	}
+	return true;
+}
+
+static BraidSpillFile *spill_create(Oid spc, size_t size, BraidDeviceStats *stats,
+									bool optional, const char *full_hint);
+
+/*
+ * The statement whose fallback from braidsort.spill_tablespace was last
+ * reported (see spill_tablespace_resolve): a sort writes many files, but
+ * the DEBUG1 message and the counter come once per statement and process.
+ */
+static LocalTransactionId fallback_lxid = InvalidLocalTransactionId;
+static TimestampTz fallback_stmt = 0;
+
+/*
+ * spill_tablespace_resolve
+ *		Where spill files go: braidsort.spill_tablespace, if set and usable
+ *		by the current user, else what an empty setting gives:
+ *		temp_tablespaces (PrepareTempTablespaces() keeps only those the
+ *		user may use), else the database's default tablespace.  Usable
+ *		means, as for temp_tablespaces, that it exists and that the user
+ *		may create in it or it is the database's default.  A setting that
+ *		is not usable (made server-wide for roles without the privilege, or
+ *		naming a tablespace dropped since) is no error: with "report", the
+ *		fallback is logged at DEBUG1 and counted (spill_tablespace_fallbacks
+ *		in braidsort.stats), once per statement.  Outside a transaction,
+ *		where the catalogs cannot be read, the database's default.
+ */
+static Oid
+spill_tablespace_resolve(bool report)
+{
+	Oid			spc = InvalidOid;
+	Oid			wanted = InvalidOid;
+	bool		unusable = false;
+
+	if (!IsTransactionState())
+		return MyDatabaseTableSpace;
+	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
+	{
+		wanted = get_tablespace_oid(braid_spill_tablespace, true);
+		if (!OidIsValid(wanted) || wanted == GLOBALTABLESPACE_OID ||
+			(wanted != MyDatabaseTableSpace &&
+			 pg_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK))
+			unusable = true;
+		else
+			spc = wanted;
+	}
+	if (!OidIsValid(spc))
+	{
+		PrepareTempTablespaces();
+		if (report)
+			spc = GetNextTempTableSpace();
+		else
+		{
+			/*
+			 * A guess (planning, costing) must not move the round-robin
+			 * over temp_tablespaces that PostgreSQL's own temporary files
+			 * and the next spill file take their turns from: peek at the
+			 * first.
+			 */
+			Oid			first;
+
+			if (GetTempTablespaces(&first, 1) > 0)
+				spc = first;
+		}
+		if (!OidIsValid(spc))
+			spc = MyDatabaseTableSpace;
+	}
+
+	if (unusable && report &&
+		(fallback_lxid != MyProc->lxid ||
+		 fallback_stmt != GetCurrentStatementStartTimestamp()))
+	{
+		char	   *instead = get_tablespace_name(spc);
+
+		fallback_lxid = MyProc->lxid;
+		fallback_stmt = GetCurrentStatementStartTimestamp();
+		if (braid_shared != NULL)
+			pg_atomic_fetch_add_u64(&braid_shared->spill_tablespace_fallbacks, 1);
+		ereport(DEBUG1,
+				(wanted == GLOBALTABLESPACE_OID ?
+				 errmsg("braidsort.spill_tablespace \"%s\" cannot hold spill files, spilling to tablespace \"%s\" instead",
+						braid_spill_tablespace, instead ? instead : "?") :
+				 errmsg("braidsort.spill_tablespace \"%s\" is not usable by this role, spilling to tablespace \"%s\" instead",
+						braid_spill_tablespace, instead ? instead : "?"),
+				 wanted == GLOBALTABLESPACE_OID ?
+				 errdetail("Temporary files are never placed in tablespace \"%s\".",
+						   braid_spill_tablespace) :
+				 OidIsValid(wanted) ?
+				 errdetail("Role \"%s\" has no CREATE privilege on tablespace \"%s\".",
+						   GetUserNameFromId(GetUserId(), false),
+						   braid_spill_tablespace) :
+				 errdetail("Tablespace \"%s\" does not exist.",
+						   braid_spill_tablespace)));
+	}
+	return spc;
+}
+
+/*
+ * spill_tablespace_oid
+ *		Where the next spill file goes (reporting a fallback).
+ */
+static Oid
+spill_tablespace_oid(void)
+{
+	return spill_tablespace_resolve(true);
+}
+
+/*
+ * braid_release_callback
+ *		Resource owner release: close the files the released owner created.
+ *		On commit that means the node leaked them, which is a bug: warn.
+ */
+static void
+braid_release_callback(ResourceReleasePhase phase, bool isCommit,
+					   bool isTopLevel, void *arg)
+{
+	BraidSpillFile *f = live_files;
+
+	if (phase != RESOURCE_RELEASE_AFTER_LOCKS)
+		return;
+	while (f != NULL)
+	{
+		BraidSpillFile *next = f->next;
+
+		if (f->owner == CurrentResourceOwner)
+		{
+			if (isCommit)
+				elog(WARNING, "braidsort: spill file \"%s\" was not closed", f->path);
+			braid_spill_close(f);
+		}
+		f = next;
+	}
+}
+
+/*
+ * braid_exit_callback
+ *		Backend exit removes every live file, once no helper thread can be
+ *		reading a mapping (a merge ahead during a gather).
+ */
+static void
+braid_exit_callback(int code, Datum arg)
+{
+	braid_gather_stop_helpers();
+	while (live_files != NULL)
+		braid_spill_close(live_files);
+}
+
+/*
+ * braid_spill_create
+ *		Create, reserve and map a spill file of "size" bytes (rounded up to
+ *		4 kB).  Its traffic is counted in *stats.
+ */
+BraidSpillFile *
+braid_spill_create(size_t size, BraidDeviceStats *stats)
+{
+	return spill_create(spill_tablespace_oid(), size, stats, false, NULL);
+}
+
+/*
+ * braid_spill_tablespace_guess
+ *		The tablespace spill files are expected to go to, for planning and
+ *		profiling: the same rule as for the files themselves (so the cost
+ *		model looks at the device that will be used), without reporting a
+ *		fallback.  Never an error.
+ */
+Oid
+braid_spill_tablespace_guess(void)
+{
+	return spill_tablespace_resolve(false);
+}
+
+/*
+ * braid_spill_free_bytes
+ *		Free bytes on the file system spill files are expected to go to
+ *		(braid_spill_tablespace_guess), for the planner: false when it
+ *		cannot tell.  The tablespace's temporary directory may not exist
+ *		yet; its parents do.
+ */
+bool
+braid_spill_free_bytes(double *bytes)
+{
+	char		path[MAXPGPATH];
+	struct statvfs fs;
+
+	TempTablespacePath(path, braid_spill_tablespace_guess());
+	for (int up = 0; up < 3 && path[0] != '\0'; up++)
+	{
+		if (statvfs(path, &fs) == 0)
+		{
+			*bytes = (double) fs.f_bavail * (double) fs.f_frsize;
+			return true;
+		}
+		get_parent_directory(path);
+	}
+	return false;
+}
+
+/*
+ * braid_spill_create_in
+ *		Create, reserve and map a scratch file of "size" bytes (rounded up
+ *		to 4 kB) in tablespace spc's temporary directory, checking CREATE
+ *		privilege as for temp_tablespaces, for a caller that writes it
+ *		through its mapping (profile_device): such writes are not counted,
+ *		so the file is reported at its full size when closed.  Its own
+ *		traffic, if any, is counted in *stats.  full_hint is the hint of the
+ *		error raised when the device has no room for it.
+ */
+BraidSpillFile *
+braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats,
+					  const char *full_hint)
+{
+	BraidSpillFile *f;
+
+	/*
+	 * As for temp_tablespaces, only the database's default tablespace needs
+	 * no privilege.  (Spill files go where spill_tablespace_resolve() has
+	 * checked, as PostgreSQL's own temporary files do.)
+	 */
+	if (spc != MyDatabaseTableSpace)
+	{
+		AclResult	aclresult = pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
+
+		if (aclresult != ACLCHECK_OK)
+			aclcheck_error(aclresult, OBJECT_TABLESPACE, get_tablespace_name(spc));
+	}
+	f = spill_create(spc, size, stats, false, full_hint);
+
+	f->scratch = true;
+	return f;
+}
+
+/*
+ * braid_spill_try_create
+ *		Like braid_spill_create(), for a file the sort can do without: NULL
+ *		instead of an error when the tablespace's directory cannot be made,
+ *		temp_file_limit would be exceeded, or the device has no room.
+ */
+BraidSpillFile *
+braid_spill_try_create(size_t size, BraidDeviceStats *stats)
+{
+	return spill_create(spill_tablespace_oid(), size, stats, true, NULL);
+}
+
+/*
+ * spill_create
+ *		Create, reserve and map a file in tablespace spc, which the caller
+ *		has checked the user may use; with "optional", every failure returns
+ *		NULL (leaving nothing behind) instead of raising an error.  full_hint,
+ *		if not NULL, replaces a sort's hint when the device is full.
+ */
+static BraidSpillFile *
+spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional,
+			 const char *full_hint)
+{
+	char		dir[MAXPGPATH];
+	BraidSpillFile *f;
+	size_t		mapped = 0;
+	int			is_pmem = 0;
+	int			devslot;
+
+	size = TYPEALIGN(SPILL_ALIGN, Max(size, (size_t) SPILL_ALIGN));
+
+	if (temp_file_limit >= 0 &&
+		(live_bytes + size) / 1024 > (uint64) temp_file_limit)
+	{
+		if (optional)
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("temporary file size exceeds temp_file_limit (%dkB)",
+						temp_file_limit),
+				 errdetail("braidsort needed a spill file of %zu bytes.", size)));
+	}
+
+	if (!callbacks_registered)
+	{
+		RegisterResourceReleaseCallback(braid_release_callback, NULL);
+		before_shmem_exit(braid_exit_callback, (Datum) 0);
+		callbacks_registered = true;
+	}
+
+	TempTablespacePath(dir, spc);
+	if (MakePGDirectory(dir) < 0 && errno != EEXIST)
+	{
+		int			save_errno = errno;
+		char	   *spcname;
+
+		if (optional)
+			return NULL;
+		/* ENOENT: the tablespace's own directory is gone (a tmpfs rebooted) */
+		spcname = IsTransactionState() ? get_tablespace_name(spc) : NULL;
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", dir),
+				 save_errno == ENOENT && spcname != NULL ?
+				 errhint("The directory of tablespace \"%s\" is missing: recreate it (after a tmpfs was emptied, see braidsort's README), or use another tablespace.",
+						 spcname) : 0));
+	}
+	if (optional)
+	{
+		struct stat stbuf;
+
+		/* braid_sched_device() raises an error if it cannot stat dir */
+		if (stat(dir, &stbuf) != 0)
+			return NULL;
+	}
+	devslot = braid_sched_device(spc, dir);
+
+	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
+	f->spcoid = spc;
+	f->devslot = devslot;
+	snprintf(f->path, sizeof(f->path), "%s/%s%d.braid%u",
+			 dir, PG_TEMP_FILE_PREFIX, MyProcPid, file_counter++);
+
+	f->base = pmem_map_file(f->path, size, PMEM_FILE_CREATE | PMEM_FILE_EXCL,
+							0600, &mapped, &is_pmem);
+	if (f->base == NULL)
+	{
+		int			save_errno = errno;
+		char		path[MAXPGPATH];
+
+		strlcpy(path, f->path, sizeof(path));
+		(void) unlink(path);
+		pfree(f);
+		if (optional)
+			return NULL;
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write braidsort spill file \"%s\": %m", path),
+				 errdetail("Reserving %zu bytes on the spill device failed: %s",
+						   size, pmem_errormsg()),
+				 save_errno == ENOSPC && full_hint ? errhint("%s", full_hint) :
+				 save_errno == ENOSPC ?
+				 errhint("The spill device is full. Free space on it, point braidsort.spill_tablespace "
+						 "at a larger tablespace, or give sorts (braidsort.work_mem) and hash joins "
+						 "(work_mem) more memory so that they spill less.") :
+				 save_errno == ENOMEM ?
+				 errhint("Too many spill files are mapped at once (see vm.max_map_count); raise "
+						 "braidsort.work_mem so that sorts write fewer runs.") : 0));
+	}
+	f->size = mapped;
+	f->is_pmem = (is_pmem != 0);
+	f->persisted = true;
+	f->stats = stats;
+	f->owner = CurrentResourceOwner;
+	f->next = live_files;
+	if (live_files)
+		live_files->prev = f;
+	live_files = f;
+	live_bytes += f->size;
+	stats->files++;
+	if (devslot >= 0)
+		pg_atomic_fetch_add_u64(&braid_sched_slot(devslot)->traffic.files, 1);
+	return f;
+}
+
+/* One writer thread's share of a flush. */
+typedef struct FlushTask
+{
+	char	   *dst;			/* where the staged bytes go */
+	const char *src;
+	size_t		len;
+	size_t		slice;			/* bytes per thread, 4 kB-aligned */
+	size_t		file_off;		/* offset of dst in the file (line counts) */
+	BraidEmulation em;			/* how the writes are charged */
+} FlushTask;
+
+/*
+ * flush_task
+ *		A writer thread: copy its slice with non-temporal stores, drain its
+ *		own stores, and pay the emulated write latency of its lines.  Pure
+ *		C: it runs on a pool thread.
+ */
+static void
+flush_task(void *arg, int worker)
+{
+	FlushTask  *t = (FlushTask *) arg;
+	size_t		from = (size_t) worker * t->slice;
+	size_t		to = Min(t->len, from + t->slice);
+
+	if (from >= to)
+		return;
+	pmem_memcpy(t->dst + from, t->src + from, to - from,
+				PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN);
+	pmem_drain();
+	if (braid_emulation_active(&t->em))
+		(void) braid_emulate_access(&t->em,
+									braid_lines_spanned(t->file_off + from, t->file_off + to),
+									true);
+}
+
+/*
+ * temp_blocks
+ *		Add len bytes to *total (temp_bytes_written or temp_bytes_read) and
+ *		return how many BLCKSZ blocks that completes: what the executor's
+ *		buffer usage counts as temporary blocks, so that EXPLAIN (ANALYZE,
+ *		BUFFERS) shows spill traffic as "temp read/written" and
+ *		pg_stat_statements' temp_blks_* include it, as for PostgreSQL's own
+ *		temporary files (a parallel worker's usage reaches its leader with
+ *		the rest).  pgBufferUsage is the backend's: only the backend counts
+ *		traffic (count_written, braid_spill_count_read), never a pool
+ *		thread.
+ */
+static inline int64
+temp_blocks(uint64 *total, size_t len)
+{
+	uint64		before = *total / BLCKSZ;
+
+	*total += len;
+	return (int64) (*total / BLCKSZ - before);
+}
+
+/*
+ * count_written
+ *		The len bytes after what the file had are written: count them (per
+ *		sort and per device) and move the file's end past them.
+ */
+static void
+count_written(BraidSpillFile *f, size_t len)
+{
+	uint64		lines = braid_lines_spanned(f->written, f->written + len);
+
+	f->stats->bytes_written += len;
+	f->stats->lines_written += lines;
+	pgBufferUsage.temp_blks_written += temp_blocks(&temp_bytes_written, len);
+	if (f->devslot >= 0)
+	{
+		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
+
+		pg_atomic_fetch_add_u64(&t->bytes_written, len);
+		pg_atomic_fetch_add_u64(&t->lines_written, lines);
+	}
+	f->written += len;
+	f->persisted = false;
+}
+
+/*
+ * write_span
+ *		Copy len bytes from src to the file's end with non-temporal stores,
+ *		under a write grant of the device, on as many writer threads as the
+ *		grant allows and the size is worth.
+ */
+static void
+write_span(BraidSpillFile *f, const char *src, size_t len)
+{
+	FlushTask	task;
+	int			threads;
+
+	if (len == 0)
+		return;
+	if (f->written + len > f->size)
+		elog(ERROR, "braidsort: spill file \"%s\" overflow", f->path);
+
+	task.dst = f->base + f->written;
+	task.src = src;
+	task.len = len;
+	task.file_off = f->written;
+	braid_device_emulation(f, &task.em);
+	threads = (int) Min((size_t) braid_sched_write_thread_count_for(f->spcoid),
+						Max(len / SPILL_THREAD_MIN, (size_t) 1));
+
+	braid_sched_write_begin(f->devslot, threads);
+	if (f->devslot >= 0)
+		threads = Min(threads, braid_sched_write_threads_granted());
+	task.slice = TYPEALIGN(SPILL_ALIGN, (task.len + threads - 1) / threads);
+	threads = (int) ((task.len + task.slice - 1) / task.slice);
+	braid_pool_run(threads, flush_task, &task);
+	braid_sched_write_end(f->devslot);
+
+	count_written(f, len);
+}
+
+/*
+ * flush_stage
+ *		Write the staged bytes to the file (write_span).
+ */
+static void
+flush_stage(BraidSpillFile *f)
+{
+	if (f->staged == 0)
+		return;
+	write_span(f, f->stage, f->staged);
+	f->staged = 0;
+}
+
+/*
+ * braid_spill_write_direct
+ *		Append bytes the caller has staged itself (a block of a join
+ *		partition's entries), without the file's own staging buffer: many
+ *		files written at once then hold only their callers' small buffers.
+ */
+void
+braid_spill_write_direct(BraidSpillFile *f, const void *data, size_t len)
+{
+	flush_stage(f);
+	write_span(f, data, len);
+}
+
+/*
+ * braid_spill_write
+ *		Append bytes to a file (sequential writes only).
+ */
+void
+braid_spill_write(BraidSpillFile *f, const void *data, size_t len)
+{
+	const char *p = data;
+
+	if (f->stage == NULL)
+		f->stage = MemoryContextAlloc(TopMemoryContext, SPILL_STAGE_BYTES);
+	while (len > 0)
+	{
+		size_t		n = Min(len, (size_t) SPILL_STAGE_BYTES - f->staged);
+
+		memcpy(f->stage + f->staged, p, n);
+		f->staged += n;
+		p += n;
+		len -= n;
+		if (f->staged == SPILL_STAGE_BYTES)
+		{
+			flush_stage(f);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+}
+
+/*
+ * braid_spill_fill_begin
+ *		Append len bytes that writer threads store in place: flush what is
+ *		staged, take a write grant for up to *threads writers (set to what
+ *		was granted, at least 1), and return where the bytes go, in the
+ *		file's mapping.  Each writer calls braid_spill_fill_done() on the
+ *		part it wrote; then the backend calls braid_spill_fill_end().
+ */
+uint8 *
+braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads)
+{
+	int			want;
+
+	flush_stage(f);
+	if (f->written + len > f->size)
+		elog(ERROR, "braidsort: spill file \"%s\" overflow", f->path);
+	want = Max(Min(*threads, braid_sched_write_thread_count_for(f->spcoid)), 1);
+	braid_sched_write_begin(f->devslot, want);
+	if (f->devslot >= 0)
+		want = Min(want, braid_sched_write_threads_granted());
+	*threads = Max(want, 1);
+	braid_device_emulation(f, &f->fill_em);
+	return (uint8 *) f->base + f->written;
+}
+
+/*
+ * braid_spill_fill_done
+ *		A writer thread has stored bytes [from, to) of the current fill:
+ *		flush them from the CPU caches on persistent memory, and pay their
+ *		emulated write latency.  Pure C: runs on pool threads.
+ */
+void
+braid_spill_fill_done(const BraidSpillFile *f, size_t from, size_t to)
+{
+	if (from >= to)
+		return;
+	if (f->is_pmem)
+	{
+		pmem_flush(f->base + f->written + from, to - from);
+		pmem_drain();
+	}
+	if (braid_emulation_active(&f->fill_em))
+		(void) braid_emulate_access(&f->fill_em,
+									braid_lines_spanned(f->written + from, f->written + to),
+									true);
+}
+
+/*
+ * braid_spill_fill_end
+ *		The writers are done with a fill of len bytes: release the grant and
+ *		count the bytes as written.
+ */
+void
+braid_spill_fill_end(BraidSpillFile *f, size_t len)
+{
+	braid_sched_write_end(f->devslot);
+	count_written(f, len);
+}
+
+/*
+ * braid_spill_finish
+ *		Flush and persist everything written, so it can be read back.
+ */
+void
+braid_spill_finish(BraidSpillFile *f)
+{
+	flush_stage(f);
+	/* written once: the staging buffer is not needed any more */
+	if (f->stage)
+	{
+		pfree(f->stage);
+		f->stage = NULL;
+	}
+	if (f->persisted)
+		return;
+	if (f->is_pmem)
+		pmem_drain();
+	else if (f->written > 0 && pmem_msync(f->base, f->written) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write braidsort spill file \"%s\": %m", f->path)));
+	f->persisted = true;
+}
+
+/*
+ * braid_spill_count_read
+ *		Count reading bytes [from, to) of a file, for reads whose emulated
+ *		delay the reader threads pay themselves (braid_emulate_access).
+ */
+void
+braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
+{
+	uint64		lines = braid_lines_spanned(from, to);
+
+	if (to <= from)
+		return;
+	f->stats->bytes_read += to - from;
+	f->stats->lines_read += lines;
+	pgBufferUsage.temp_blks_read += temp_blocks(&temp_bytes_read, to - from);
+	if (f->devslot >= 0)
+	{
+		BraidDeviceSlot *d = braid_sched_slot(f->devslot);
+
+		pg_atomic_fetch_add_u64(&d->traffic.bytes_read, to - from);
+		pg_atomic_fetch_add_u64(&d->traffic.lines_read, lines);
+		if (!braid_sched_holds_read(f->devslot))
+			pg_atomic_fetch_add_u64(&d->ungated_reads, 1);
+	}
+}
+
+/*
+ * braid_device_emulation
+ *		How accesses to f are charged now, for braid_emulate_access: its
+ *		device's clock (none if the device has no slot in shared memory),
+ *		the emulate_* settings, and whether a writer holds a write grant on
+ *		the device (read without the lock: a stale answer only shifts one
+ *		delay).  Called by the backend, which hands the result to its
+ *		threads: they read no GUC.
+ */
+void
+braid_device_emulation(const BraidSpillFile *f, BraidEmulation *em)
+{
+	BraidDeviceSlot *d = f->devslot >= 0 ? braid_sched_slot(f->devslot) : NULL;
+
+	em->clock = d ? &d->clock : NULL;
+	em->lanes = braid_emulate_parallelism;
+	em->read_ns = braid_emulate_read_ns;
+	em->write_ns = braid_emulate_write_ns;
+	em->interference_ns = braid_emulate_interference_ns;
+	em->writing = braid_emulate_interference_ns > 0 && d != NULL && d->writers > 0;
+}
+
+/*
+ * braid_spill_note_read
+ *		Count (and, if emulating, pay for) reading bytes [from, to) of a
+ *		file through its mapping.
+ */
+void
+braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
+{
+	uint64		lines = braid_lines_spanned(from, to);
+
+	Assert(f->persisted);
+	if (to <= from)
+		return;
+	braid_spill_count_read(f, from, to);
+	if (braid_emulate_read_ns <= 0 && braid_emulate_interference_ns <= 0)
+		return;
+
+	/*
+	 * long emulated delays are paid in slices of at most about 50 ms, so
+	 * that a cancel gets through
+	 */
+	while (lines > 0)
+	{
+		BraidEmulation em;
+		uint64		per_line;
+		uint64		slice;
+
+		braid_device_emulation(f, &em);
+		per_line = (uint64) Max(em.read_ns, 0) + (uint64) Max(em.interference_ns, 0);
+		slice = Min(lines, Max((uint64) 50000000 / Max(per_line, 1), (uint64) 1));
+		(void) braid_emulate_access(&em, slice, false);
+		lines -= slice;
+		if (lines > 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * report_temp_file
+ *		Report a spill file that is gone as PostgreSQL reports a temporary
+ *		file (fd.c, ReportTemporaryFileUsage): in pg_stat_database's
+ *		temp_files and temp_bytes, and in the server log under
+ *		log_temp_files.
+ *
+ * The size is what the file holds: the bytes written to it.  PostgreSQL
+ * reports a temporary file's size on disk, which for its own files is the
+ * same thing, since they grow as they are written.  A spill file is
+ * reserved whole when created, so its size on disk is its reservation: a
+ * run's is its coded size rounded up to 4 kB, but a value log segment is
+ * reserved for rows it may never get, and a file removed after an error or
+ * a cancel may hold nothing.  The bytes written are what pg_stat_database
+ * documents temp_bytes to be (data written to temporary files), and the
+ * same traffic as the sort's Device Bytes Written and the temp blocks
+ * written of the executor's buffer usage, so the numbers agree with each
+ * other.  (temp_file_limit, which guards the space, counts reservations.)
+ * A scratch file written through its mapping (profile_device) has no such
+ * count, but it is written whole: it is reported at its full size.
+ *
+ * Safe on every path that closes files: on an abort the resource owner's
+ * callback runs where fd.c closes its own temporary files (after locks);
+ * at backend exit braid_exit_callback, registered by the first spill file,
+ * long after pgstat_initialize() registered pgstat's shutdown hook in
+ * BaseInit(), runs before it (before_shmem_exit callbacks run in reverse),
+ * as fd.c's own clean-up of temporary files (InitTemporaryFileAccess) does.
+ * Reporting comes last in braid_spill_close(), so that a failure to report
+ * cannot leave a file half closed.
+ */
+static void
+report_temp_file(const char *path, uint64 size)
+{
+	pgstat_report_tempfile((size_t) size);
+	if (log_temp_files >= 0 && size / 1024 >= (uint64) log_temp_files)
+		ereport(LOG,
+				(errmsg("temporary file: path \"%s\", size %lu",
+						path, (unsigned long) size)));
+}
+
+/*
+ * braid_spill_close
+ *		Unmap and remove a file; it is gone from the device afterwards, and
+ *		reported as a temporary file.
+ */
+void
+braid_spill_close(BraidSpillFile *f)
+{
+	char		path[MAXPGPATH];
+	uint64		size;
+
+	if (f == NULL)
+		return;
+	if (f->base)
+		(void) pmem_unmap(f->base, f->size);
+	if (unlink(f->path) != 0 && errno != ENOENT)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not remove braidsort spill file \"%s\": %m", f->path)));
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		live_files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	live_bytes -= f->size;
+	strlcpy(path, f->path, sizeof(path));
+	size = f->scratch ? f->size : f->written;
+	if (f->stage)
+		pfree(f->stage);
+	pfree(f);
+	report_temp_file(path, size);
+}
+
+/*
+ * braid_read_scope_add
+ *		Include a file's device in a read scope (before it begins).
+ */
+void
+braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f)
+{
+	if (f == NULL || f->devslot < 0)
+		return;
+	for (int i = 0; i < scope->nslots; i++)
+		if (scope->slots[i] == f->devslot)
+			return;
+	Assert(scope->nslots < BRAID_MAX_DEVICES);
+	scope->slots[scope->nslots++] = f->devslot;
+}
+
+/*
+ * braid_read_scope_begin
+ *		Wait for read grants on every device of the scope; reads of those
+ *		files' mappings may follow until braid_read_scope_end.
+ */
+void
+braid_read_scope_begin(BraidReadScope *scope)
+{
+	braid_sched_read_begin(scope->slots, scope->nslots);
+}
+
+/* braid_read_scope_end: give the scope's read grants back. */
+void
+braid_read_scope_end(BraidReadScope *scope)
+{
+	braid_sched_read_end(scope->slots, scope->nslots);
+	scope->nslots = 0;
+}

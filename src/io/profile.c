@@ -1,0 +1,589 @@
+/*-------------------------------------------------------------------------
+ *
+ * profile.c
+ *	  Device profiling: braidsort.profile_device(), the stored profiles
+ *	  (braidsort.device_profiles) and their BRAID summary
+ *	  (braidsort.device_summary()).
+ *
+ * A profile is WiscSort's device microbenchmark (section 3.4) run on a
+ * tablespace's device: sequential and random reads and writes at several
+ * access sizes and thread counts, and read bandwidth while a writer runs.
+ * The measurements themselves are pure C on pool threads (profkernel.c),
+ * on a scratch file created like a spill file (so an error, a cancel or a
+ * crash removes it).  While a profile runs it holds its device's phase
+ * gate alone: other braidsort I/O there waits rather than distort it.
+ *
+ * The last profile of each tablespace is kept in shared memory, where the
+ * pool sizes and the cost model read it, and in $PGDATA/braidsort_profiles,
+ * written atomically after each profile and read back at server start.
+ *
+ * src/io/profile.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+
+#include "catalog/pg_tablespace_d.h"
+#include "commands/tablespace.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "io/device.h"
+#include "io/iosched.h"
+#include "io/profile.h"
+#include "core/pool.h"
+#include "core/profkernel.h"
+
+PG_FUNCTION_INFO_V1(braidsort_profile_device);
+PG_FUNCTION_INFO_V1(braidsort_device_profiles);
+PG_FUNCTION_INFO_V1(braidsort_device_summary);
+
+#define PROFILE_FILE		"braidsort_profiles"
+#define PROFILE_MAGIC		0x42524450	/* "BRDP" */
+#define PROFILE_VERSION		1
+
+/* Seconds per measurement: long enough to be steady, short enough to wait. */
+#define PROFILE_SECONDS		0.1
+
+/* The SQL DEFAULTs of profile_device(), also what a NULL argument means. */
+#define PROFILE_DEFAULT_SIZE_MB		256
+#define PROFILE_DEFAULT_MAX_THREADS	0
+
+/* What a profile measures at each thread count (WiscSort 3.4). */
+static const struct
+{
+	BraidProfOp op;
+	int			size;
+}			profile_plan[] =
+{
+	{BRAID_PROF_SEQ_READ, 4096},
+	{BRAID_PROF_RAND_READ, 64},
+	{BRAID_PROF_RAND_READ, 256},
+	{BRAID_PROF_RAND_READ, 4096},
+	{BRAID_PROF_SEQ_WRITE, 4096},
+	{BRAID_PROF_RAND_WRITE, 64},
+	{BRAID_PROF_RAND_WRITE, 256},
+	{BRAID_PROF_RAND_WRITE, 4096},
+	{BRAID_PROF_READ_UNDER_WRITE, 4096},
+};
+
+/*
+ * braid_profiles_load
+ *		Server start (postmaster, shared memory just created): read the
+ *		stored profiles back.  A missing file means no profiles; a damaged
+ *		one is ignored with a LOG message.
+ */
+void
+braid_profiles_load(void)
+{
+	FILE	   *file;
+	uint32		header[3];
+	int			n = 0;
+
+	file = AllocateFile(PROFILE_FILE, PG_BINARY_R);
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not read file \"%s\": %m", PROFILE_FILE)));
+		return;
+	}
+	if (fread(header, sizeof(header), 1, file) != 1 ||
+		header[0] != PROFILE_MAGIC || header[1] != PROFILE_VERSION ||
+		header[2] > BRAID_MAX_DEVICES)
+		goto bad;
+	for (uint32 i = 0; i < header[2]; i++)
+	{
+		BraidProfile *p = &braid_shared->profiles[n];
+
+		if (fread(p, sizeof(BraidProfile), 1, file) != 1 ||
+			p->nrows < 0 || p->nrows > BRAID_MAX_PROFILE_ROWS)
+			goto bad;
+		p->valid = true;
+		n++;
+	}
+	FreeFile(file);
+	return;
+
+bad:
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+		braid_shared->profiles[i].valid = false;
+	ereport(LOG,
+			(errmsg("ignoring damaged braidsort device profile file \"%s\"", PROFILE_FILE)));
+	FreeFile(file);
+}
+
+/*
+ * braid_profiles_save
+ *		Write every stored profile to $PGDATA/braidsort_profiles, through a
+ *		temporary file and a durable rename (a crash leaves the old file or
+ *		the new one, never half of one).  The caller holds the lock.
+ */
+void
+braid_profiles_save(void)
+{
+	const char *tmp = PROFILE_FILE ".tmp";
+	FILE	   *file;
+	uint32		header[3] = {PROFILE_MAGIC, PROFILE_VERSION, 0};
+
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+		if (braid_shared->profiles[i].valid)
+			header[2]++;
+
+	file = AllocateFile(tmp, PG_BINARY_W);
+	if (file == NULL)
+		goto error;
+	if (fwrite(header, sizeof(header), 1, file) != 1)
+		goto error;
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+		if (braid_shared->profiles[i].valid &&
+			fwrite(&braid_shared->profiles[i], sizeof(BraidProfile), 1, file) != 1)
+			goto error;
+	if (FreeFile(file) != 0)
+	{
+		file = NULL;
+		goto error;
+	}
+	(void) durable_rename(tmp, PROFILE_FILE, ERROR);
+	return;
+
+error:
+	{
+		int			save_errno = errno;
+
+		if (file)
+			FreeFile(file);
+		(void) unlink(tmp);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp)));
+	}
+}
+
+/*
+ * store_profile
+ *		Keep p as tablespace p->spcoid's profile, in place of an older one
+ *		(or of the oldest profile when all places are taken), and save.
+ */
+static void
+store_profile(const BraidProfile *p)
+{
+	int			place = -1;
+
+	LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < BRAID_MAX_DEVICES && place < 0; i++)
+		if (braid_shared->profiles[i].valid && braid_shared->profiles[i].spcoid == p->spcoid)
+			place = i;
+	for (int i = 0; i < BRAID_MAX_DEVICES && place < 0; i++)
+		if (!braid_shared->profiles[i].valid)
+			place = i;
+	if (place < 0)
+	{
+		place = 0;
+		for (int i = 1; i < BRAID_MAX_DEVICES; i++)
+			if (braid_shared->profiles[i].taken_at < braid_shared->profiles[place].taken_at)
+				place = i;
+	}
+	memcpy(&braid_shared->profiles[place], p, sizeof(BraidProfile));
+	braid_shared->profiles[place].valid = true;
+	PG_TRY();
+	{
+		braid_profiles_save();
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(braid_shared->lock);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * profile_tablespace
+ *		The tablespace profile_device() measures: the one named, or for NULL
+ *		where braidsort spills (braidsort.spill_tablespace, else the first
+ *		of temp_tablespaces the role may use, else the database's default).
+ */
+static Oid
+profile_tablespace(FunctionCallInfo fcinfo)
+{
+	if (!PG_ARGISNULL(0))
+		return get_tablespace_oid(NameStr(*PG_GETARG_NAME(0)), false);
+
+	/*
+	 * A spill_tablespace that no longer exists sends braidsort's spills
+	 * elsewhere (device.c); profiling that other tablespace in its place
+	 * would store a profile the DBA did not ask for: say so instead.
+	 */
+	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
+	{
+		Oid			named = get_tablespace_oid(braid_spill_tablespace, true);
+
+		if (!OidIsValid(named))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("tablespace \"%s\" does not exist", braid_spill_tablespace),
+					 errdetail("braidsort.spill_tablespace names it, and no tablespace was given to profile."),
+					 errhint("Set braidsort.spill_tablespace to an existing tablespace, or name the tablespace to profile.")));
+		/* pg_global, set server-wide: check_profile_target says why not */
+		if (named == GLOBALTABLESPACE_OID)
+			return named;
+	}
+	return braid_spill_tablespace_guess();
+}
+
+/*
+ * check_profile_target
+ *		Refuse, with a message that says what to change, a profile that
+ *		could not create its scratch file of size_mb in tablespace spc: a
+ *		tablespace without temporary files, no CREATE privilege (checked as
+ *		for temp_tablespaces: the database's default needs none), or a
+ *		size that does not fit in the free space of the device.
+ *
+ * The free space is checked here, before anything is created, because
+ * the scratch file's creation can only tell that the device is full,
+ * not that it is size_mb that should shrink.  Another session filling the
+ * device meanwhile still makes the creation itself fail.
+ */
+static void
+check_profile_target(Oid spc, int size_mb)
+{
+	char		dir[MAXPGPATH];
+	struct statvfs fs;
+	uint64		free_mb;
+
+	if (spc == GLOBALTABLESPACE_OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot profile tablespace \"%s\"", get_tablespace_name(spc)),
+				 errdetail("Temporary files are never placed in pg_global."),
+				 errhint("Profile pg_default, whose temporary files are in the same data directory.")));
+
+	if (spc != MyDatabaseTableSpace &&
+		pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for tablespace %s", get_tablespace_name(spc)),
+				 errdetail("The profile creates a scratch file in the tablespace, which needs CREATE privilege on it."),
+				 errhint("Grant CREATE on tablespace %s to role %s, or profile another tablespace.",
+						 get_tablespace_name(spc), GetUserNameFromId(GetUserId(), false))));
+
+	/* pgsql_tmp is made on first use; until then its parent tells the device */
+	TempTablespacePath(dir, spc);
+	if (statvfs(dir, &fs) != 0)
+	{
+		char	   *slash = strrchr(dir, '/');
+
+		if (slash != NULL)
+			*slash = '\0';
+		if (statvfs(dir, &fs) != 0)
+			return;				/* the scratch file's creation says what is wrong */
+	}
+	free_mb = (uint64) fs.f_bavail * fs.f_frsize / (1024 * 1024);
+	if ((uint64) size_mb > free_mb)
+		ereport(ERROR,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("size_mb %d exceeds the free space on the device of tablespace \"%s\"",
+						size_mb, get_tablespace_name(spc)),
+				 errdetail("The device has %llu MB free.", (unsigned long long) free_mb),
+				 errhint("Choose a smaller size_mb.")));
+}
+
+/*
+ * braidsort_profile_device
+ *		SQL: braidsort.profile_device(tablespace, size_mb, max_threads)
+ *		returns one row per measurement, and stores the profile.  A NULL
+ *		argument means its default (see the SQL declaration).
+ */
+Datum
+braidsort_profile_device(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			spc;
+	int			size_mb;
+	int			max_threads;
+	BraidDeviceStats stats = {0};
+	BraidSpillFile *file;
+	BraidProfile *profile;
+	int			slot;
+
+	if (braid_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("braidsort shared memory is not initialized")));
+
+	/* NULL means the default, as when the argument is left out */
+	size_mb = PG_ARGISNULL(1) ? PROFILE_DEFAULT_SIZE_MB : PG_GETARG_INT32(1);
+	max_threads = PG_ARGISNULL(2) ? PROFILE_DEFAULT_MAX_THREADS : PG_GETARG_INT32(2);
+	if (size_mb < 16 || size_mb > 65536)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("size_mb must be between 16 and 65536"),
+				 errhint("The default, %d, is enough to measure a device.",
+						 PROFILE_DEFAULT_SIZE_MB)));
+	if (max_threads < 0 || max_threads > 32)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_threads must be between 0 and 32"),
+				 errhint("0 profiles up to one thread per CPU.")));
+	if (max_threads == 0)
+		max_threads = Min(braid_pool_cpus(), 32);
+
+	spc = profile_tablespace(fcinfo);
+	check_profile_target(spc, size_mb);
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	/* a scratch file like a spill file: removed on any error */
+	file = braid_spill_create_in(spc, (size_t) size_mb * 1024 * 1024, &stats,
+								 "Choose a smaller size_mb, or free space on the device.");
+	slot = file->devslot;
+	profile = palloc0(sizeof(BraidProfile));
+	profile->spcoid = spc;
+	profile->dev = slot >= 0 ? braid_sched_slot(slot)->dev : 0;
+	profile->emulate_read_ns = braid_emulate_read_ns;
+	profile->emulate_write_ns = braid_emulate_write_ns;
+
+	braid_sched_profile_begin(slot);
+
+	/* touch every page once, so no measurement pays for page faults */
+	memset(file->base, 0x5a, file->size);
+
+	for (int threads = 1; threads <= max_threads; threads++)
+	{
+		for (int i = 0; i < lengthof(profile_plan); i++)
+		{
+			BraidProfResult r;
+			Datum		values[5];
+			bool		nulls[5] = {0};
+			BraidProfileRow *row;
+			BraidEmulation em;
+
+			CHECK_FOR_INTERRUPTS();
+			/* the device's own clock: the profile sees the emulated device */
+			braid_device_emulation(file, &em);
+			if (braid_profile_measure(file->base, file->size, profile_plan[i].op,
+									  profile_plan[i].size, threads, PROFILE_SECONDS,
+									  &em, NULL, &r) != 0)
+				continue;		/* too many threads for the size: skip */
+			if (profile->nrows == BRAID_MAX_PROFILE_ROWS)
+				break;
+			row = &profile->rows[profile->nrows++];
+			row->op = profile_plan[i].op;
+			row->access_size = profile_plan[i].size;
+			row->threads = threads;
+			row->mb_per_s = r.mb_per_s;
+			row->ns_per_access = r.ns_per_access;
+
+			values[0] = CStringGetTextDatum(braid_profile_op_name(row->op));
+			values[1] = Int32GetDatum(row->access_size);
+			values[2] = Int32GetDatum(row->threads);
+			values[3] = Float8GetDatum(row->mb_per_s);
+			values[4] = Float8GetDatum(row->ns_per_access);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+
+	braid_sched_profile_end(slot);
+	braid_spill_close(file);
+
+	profile->taken_at = GetCurrentTimestamp();
+	store_profile(profile);
+	return (Datum) 0;
+}
+
+/*
+ * copy_profiles
+ *		Snapshot the stored profiles (views build rows without the lock).
+ */
+static BraidProfile *
+copy_profiles(void)
+{
+	BraidProfile *copy = palloc(sizeof(BraidProfile) * BRAID_MAX_DEVICES);
+
+	if (braid_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("braidsort shared memory is not initialized")));
+	LWLockAcquire(braid_shared->lock, LW_SHARED);
+	memcpy(copy, braid_shared->profiles, sizeof(BraidProfile) * BRAID_MAX_DEVICES);
+	LWLockRelease(braid_shared->lock);
+	return copy;
+}
+
+/* tablespace_datum: the tablespace's name, or NULL if it was dropped. */
+static Datum
+tablespace_datum(Oid spc, bool *isnull)
+{
+	char	   *name = get_tablespace_name(spc);
+
+	*isnull = (name == NULL);
+	return name ? CStringGetTextDatum(name) : (Datum) 0;
+}
+
+/*
+ * braidsort_device_profiles
+ *		SQL: every stored measurement (the view braidsort.device_profiles).
+ */
+Datum
+braidsort_device_profiles(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BraidProfile *profiles = copy_profiles();
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+	{
+		BraidProfile *p = &profiles[i];
+
+		if (!p->valid)
+			continue;
+		for (int j = 0; j < p->nrows; j++)
+		{
+			Datum		values[10];
+			bool		nulls[10] = {0};
+
+			values[0] = tablespace_datum(p->spcoid, &nulls[0]);
+			values[1] = CStringGetTextDatum(psprintf("%u:%u", major((dev_t) p->dev),
+													 minor((dev_t) p->dev)));
+			values[2] = TimestampTzGetDatum((TimestampTz) p->taken_at);
+			values[3] = CStringGetTextDatum(braid_profile_op_name(p->rows[j].op));
+			values[4] = Int32GetDatum(p->rows[j].access_size);
+			values[5] = Int32GetDatum(p->rows[j].threads);
+			values[6] = Float8GetDatum(p->rows[j].mb_per_s);
+			values[7] = Float8GetDatum(p->rows[j].ns_per_access);
+			values[8] = Int32GetDatum(p->emulate_read_ns);
+			values[9] = Int32GetDatum(p->emulate_write_ns);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	return (Datum) 0;
+}
+
+/*
+ * find_row
+ *		The measurement of op at this access size and thread count; NULL if
+ *		the profile has none.
+ */
+static const BraidProfileRow *
+find_row(const BraidProfile *p, int op, int size, int threads)
+{
+	for (int i = 0; i < p->nrows; i++)
+		if (p->rows[i].op == op && p->rows[i].access_size == size &&
+			p->rows[i].threads == threads)
+			return &p->rows[i];
+	return NULL;
+}
+
+/*
+ * braidsort_device_summary
+ *		SQL: per profiled device, what its profile says (the BRAID model of
+ *		WiscSort section 2.3):
+ *		- lambda: write/read cost ratio, best sequential read bandwidth over
+ *		  best sequential write bandwidth;
+ *		- read_threads, write_threads: thread counts with the best
+ *		  sequential bandwidth;
+ *		- interference: single-thread read bandwidth alone over the same
+ *		  while a writer runs;
+ *		- B: a 64-byte random read costs under a quarter of a 4 kB one;
+ *		- R: 4 kB random reads reach at least a quarter of sequential reads;
+ *		- A: lambda of at least 1.5;
+ *		- I: interference of at least 1.15;
+ *		- D: writes stop scaling before the most threads profiled, or scale
+ *		  less than half as well as reads.
+ */
+Datum
+braidsort_device_summary(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BraidProfile *profiles = copy_profiles();
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+	{
+		BraidProfile *p = &profiles[i];
+		Datum		values[14];
+		bool		nulls[14] = {0};
+		double		rd,
+					wr;
+		int			rt,
+					wt,
+					maxt = 0;
+		const BraidProfileRow *seq1,
+				   *under1,
+				   *r64,
+				   *r4k,
+				   *w1,
+				   *wmax,
+				   *rmax;
+		double		lambda = 0,
+					interference = 0;
+		bool		b = false,
+					r = false,
+					a,
+					in,
+					d = false;
+		StringInfoData braid;
+
+		if (!p->valid)
+			continue;
+		for (int j = 0; j < p->nrows; j++)
+			maxt = Max(maxt, p->rows[j].threads);
+		rt = braid_profile_best_threads(p, BRAID_PROF_SEQ_READ, &rd);
+		wt = braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, &wr);
+		if (rd > 0 && wr > 0)
+			lambda = rd / wr;
+		seq1 = find_row(p, BRAID_PROF_SEQ_READ, 4096, 1);
+		under1 = find_row(p, BRAID_PROF_READ_UNDER_WRITE, 4096, 1);
+		if (seq1 && under1 && under1->mb_per_s > 0)
+			interference = seq1->mb_per_s / under1->mb_per_s;
+		r64 = find_row(p, BRAID_PROF_RAND_READ, 64, 1);
+		r4k = find_row(p, BRAID_PROF_RAND_READ, 4096, 1);
+		if (r64 && r4k)
+			b = r64->ns_per_access < 0.25 * r4k->ns_per_access;
+		if (r4k && seq1)
+			r = r4k->mb_per_s >= 0.25 * seq1->mb_per_s;
+		a = lambda >= 1.5;
+		in = interference >= 1.15;
+		w1 = find_row(p, BRAID_PROF_SEQ_WRITE, 4096, 1);
+		wmax = find_row(p, BRAID_PROF_SEQ_WRITE, 4096, maxt);
+		rmax = find_row(p, BRAID_PROF_SEQ_READ, 4096, maxt);
+		if (maxt > 1 && w1 && wmax && rmax && seq1 && w1->mb_per_s > 0 && seq1->mb_per_s > 0)
+			d = wt < maxt ||
+				(wmax->mb_per_s / w1->mb_per_s - 1) < 0.5 * (rmax->mb_per_s / seq1->mb_per_s - 1);
+
+		initStringInfo(&braid);
+		appendStringInfoString(&braid, b ? "B" : "-");
+		appendStringInfoString(&braid, r ? "R" : "-");
+		appendStringInfoString(&braid, a ? "A" : "-");
+		appendStringInfoString(&braid, in ? "I" : "-");
+		appendStringInfoString(&braid, d ? "D" : "-");
+
+		values[0] = tablespace_datum(p->spcoid, &nulls[0]);
+		values[1] = CStringGetTextDatum(psprintf("%u:%u", major((dev_t) p->dev),
+												 minor((dev_t) p->dev)));
+		values[2] = TimestampTzGetDatum((TimestampTz) p->taken_at);
+		values[3] = Float8GetDatum(lambda);
+		values[4] = Int32GetDatum(rt);
+		values[5] = Int32GetDatum(wt);
+		values[6] = Float8GetDatum(interference);
+		values[7] = BoolGetDatum(b);
+		values[8] = BoolGetDatum(r);
+		values[9] = BoolGetDatum(a);
+		values[10] = BoolGetDatum(in);
+		values[11] = BoolGetDatum(d);
+		values[12] = CStringGetTextDatum(braid.data);
+		values[13] = Float8GetDatum(rd);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

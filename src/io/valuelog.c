@@ -1,0 +1,343 @@
+/*-------------------------------------------------------------------------
+ *
+ * valuelog.c
+ *	  The value log: input rows of a Sort that cannot be refetched by TID.
+ *
+ * When a Sort's input is not a plain heap scan (a join, an aggregate, a
+ * function scan, a scan with volatile output...), its rows cannot be fetched
+ * again later, so each input row is appended once, sequentially, to a value
+ * log, and the IndexMap entry points at its offset.  Small inputs keep the
+ * log in memory; once it outgrows its share of the budget it moves to the
+ * spill device (the bytes kept so far become its first segment, written in
+ * one sequential pass) and later rows are appended to further segments,
+ * spill files whose size doubles from BRAID_VLOG_FIRST_SEGMENT to
+ * BRAID_VLOG_SEGMENT (or one row, if larger; vlogrow.h): a segment's space is reserved
+ * when it is created, so small logs reserve little of a shared device.
+ * Rows are read back from the mapping (sort_vlog.c copies them out a window at a
+ * time, under a read grant of the device).
+ *
+ * Rows in memory are whole minimal tuples, MAXALIGNed, read in place.
+ * Rows the log writes to the device once it is there (segments 1 on) are
+ * packed (vlogrow.h): 10 bytes of each tuple's header left out and no
+ * alignment, about 12 bytes a row less; readers copy them out unpacked
+ * (braid_vlog_locate, braid_vlog_row_copy).  Segment 0, the memory's
+ * bytes written as they were, keeps whole tuples: the refs to them were
+ * handed out already.
+ *
+ * A ref (the IndexMap entry's 8-byte payload, laid out in refs.h) holds
+ * the segment number, the byte offset and the row's length (its t_len) if
+ * it is under 32 kB: whoever reads rows back can lay them out without
+ * touching them first.
+ *
+ * src/io/valuelog.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "io/valuelog.h"
+#include "core/vlogrow.h"
+
+StaticAssertDecl(BRAID_VLOG_ROW_SKIP == MINIMAL_TUPLE_DATA_OFFSET,
+				 "a packed row leaves out the bytes before a minimal tuple's data");
+
+#define BRAID_VLOG_MAX_SEGMENTS 65535
+
+/*
+ * braid_vlog_init
+ *		An empty log keeping up to mem_limit bytes in memory.
+ */
+void
+braid_vlog_init(BraidValueLog *log, MemoryContext cxt, size_t mem_limit,
+				BraidDeviceStats *stats)
+{
+	memset(log, 0, sizeof(*log));
+	log->cxt = cxt;
+	log->mem_limit = Min(mem_limit, BRAID_VLOG_MAX_MEMORY);
+	log->stats = stats;
+}
+
+/* add_segment: start a new device segment of at least "need" bytes. */
+static void
+add_segment(BraidValueLog *log, size_t size)
+{
+	if (log->nsegs > 0)
+		braid_spill_finish(log->segs[log->nsegs - 1]);
+	if (log->nsegs == BRAID_VLOG_MAX_SEGMENTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("braidsort value log has too many segments")));
+	if (log->nsegs == log->segs_cap)
+	{
+		log->segs_cap = Max(log->segs_cap * 2, 16);
+		log->segs = log->segs ?
+			repalloc(log->segs, sizeof(BraidSpillFile *) * log->segs_cap) :
+			MemoryContextAlloc(log->cxt, sizeof(BraidSpillFile *) * log->segs_cap);
+	}
+	log->segs[log->nsegs++] = braid_spill_create(size, log->stats);
+	log->seg_used = 0;
+}
+
+/*
+ * move_to_device
+ *		The in-memory log outgrew its share: write it out as segment 0.
+ */
+static void
+move_to_device(BraidValueLog *log)
+{
+	add_segment(log, Max(log->mem_used, (size_t) 1));
+	braid_spill_write(log->segs[0], log->mem, log->mem_used);
+	log->seg_used = log->mem_used;
+	braid_spill_finish(log->segs[0]);
+	if (log->mem)
+		pfree(log->mem);
+	log->mem = NULL;
+	log->mem_cap = log->mem_used = 0;
+	log->on_device = true;
+}
+
+/*
+ * braid_vlog_append
+ *		Append a row; returns its ref.
+ */
+uint64
+braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
+{
+	size_t		len = tuple->t_len;
+	size_t		alen = MAXALIGN(len);
+	size_t		stored;
+	uint8		hdr[8];
+	size_t		hdrlen;
+	uint64		ref;
+
+	if (!log->on_device)
+	{
+		if (log->mem_used + alen <= log->mem_limit)
+		{
+			if (log->mem_used + alen > log->mem_cap)
+			{
+				size_t		cap = Max(log->mem_cap * 2, (size_t) 65536);
+
+				cap = Min(Max(cap, log->mem_used + alen), log->mem_limit);
+				log->mem = log->mem ? repalloc_huge(log->mem, cap) :
+					MemoryContextAllocHuge(log->cxt, cap);
+				log->mem_cap = cap;
+			}
+			memcpy(log->mem + log->mem_used, tuple, len);
+			ref = braid_make_vlog_ref(0, log->mem_used, len);
+			log->mem_used += alen;
+			log->bytes += alen;
+			return ref;
+		}
+		move_to_device(log);
+	}
+
+	/* on the device: packed (vlogrow.h) */
+	hdrlen = braid_vlog_pack_header(hdr, (uint32) len);
+	stored = hdrlen + len - BRAID_VLOG_ROW_SKIP;
+	if (log->nsegs < 2 || log->seg_used + stored > log->segs[log->nsegs - 1]->size)
+		/* segment 0 is the memory's: the first written here is 1 */
+		add_segment(log, braid_vlog_segment_size(log->nsegs, stored));
+	braid_spill_write(log->segs[log->nsegs - 1], hdr, hdrlen);
+	braid_spill_write(log->segs[log->nsegs - 1],
+					  (char *) tuple + BRAID_VLOG_ROW_SKIP, len - BRAID_VLOG_ROW_SKIP);
+	ref = braid_make_vlog_ref(log->nsegs - 1, log->seg_used, len);
+	log->seg_used += stored;
+	log->bytes += stored;
+	return ref;
+}
+
+/*
+ * braid_vlog_finish
+ *		No more appends: persist the last segment so it can be read.
+ */
+void
+braid_vlog_finish(BraidValueLog *log)
+{
+	if (log->on_device && log->nsegs > 0)
+		braid_spill_finish(log->segs[log->nsegs - 1]);
+}
+
+/*
+ * braid_vlog_get
+ *		The row a ref points at, in place: only for a log still in memory
+ *		(rows on the device are packed, and are copied out through
+ *		braid_vlog_locate).
+ */
+MinimalTuple
+braid_vlog_get(BraidValueLog *log, uint64 ref)
+{
+	if (log->on_device)
+		elog(ERROR, "braidsort: value log row read in place from the device");
+	return (MinimalTuple) (log->mem + braid_vlog_ref_pos(ref));
+}
+
+/*
+ * braid_vlog_ref_file
+ *		The device segment holding the row a ref points at, to take a read
+ *		grant of before braid_vlog_locate.  Only for a log on the device.
+ */
+BraidSpillFile *
+braid_vlog_ref_file(BraidValueLog *log, uint64 ref)
+{
+	int			seg = braid_vlog_ref_seg(ref);
+
+	Assert(log->on_device);
+	if (seg >= log->nsegs)
+		elog(ERROR, "braidsort: value log reference to missing segment %d", seg);
+	return log->segs[seg];
+}
+
+/*
+ * braid_vlog_locate
+ *		Where the row a ref points at lives on the device, its length and
+ *		form, for braid_vlog_row_copy; the row is touched only when the ref
+ *		does not carry its length (under the caller's read grant of
+ *		braid_vlog_ref_file).  The read is not counted (the caller copies the
+ *		row and counts row->stored bytes).  Only for a log on the device.
+ */
+void
+braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidVlogRow *row)
+{
+	int			seg = braid_vlog_ref_seg(ref);
+
+	row->file = braid_vlog_ref_file(log, ref);
+	row->pos = braid_vlog_ref_pos(ref);
+	row->src = row->file->base + row->pos;
+	/* segment 0 holds the memory's rows, whole; the others packed */
+	row->packed = seg > 0;
+	row->len = braid_vlog_ref_len(ref);
+	if (row->len == 0)
+		row->len = row->packed ? braid_vlog_packed_len((const uint8 *) row->src) :
+			((MinimalTuple) row->src)->t_len;
+	row->stored = row->packed ? braid_vlog_packed_size(row->len) : row->len;
+}
+
+/*
+ * braid_vlog_reset
+ *		Remove the log's segments and free its memory.
+ */
+void
+braid_vlog_reset(BraidValueLog *log)
+{
+	for (int i = 0; i < log->nsegs; i++)
+		braid_spill_close(log->segs[i]);
+	if (log->segs)
+		pfree(log->segs);
+	if (log->mem)
+		pfree(log->mem);
+	if (log->scanbuf)
+		pfree(log->scanbuf);
+	braid_vlog_init(log, log->cxt, log->mem_limit, log->stats);
+}
+
+/* Reads of a scan are counted (and their emulated delay paid) this much at a time. */
+#define BRAID_VLOG_SCAN_CHUNK ((size_t) 65536)
+
+/*
+ * braid_vlog_scan_begin
+ *		Start reading the log from its first row (a write-limited sort's
+ *		selection pass).  The caller holds a read grant of its device.
+ */
+void
+braid_vlog_scan_begin(BraidValueLog *log, BraidVlogScan *scan)
+{
+	scan->seg = 0;
+	scan->pos = 0;
+	scan->accounted = 0;
+	scan->copied = false;
+}
+
+/*
+ * braid_vlog_scan_next
+ *		The next row in the order rows were appended, and its ref (the one
+ *		braid_vlog_append returned); NULL after the last.  A row in memory
+ *		or in segment 0 is returned in place; a packed one unpacked into the
+ *		log's buffer (scan->copied), valid until the next call.
+ */
+MinimalTuple
+braid_vlog_scan_next(BraidValueLog *log, BraidVlogScan *scan, uint64 *ref)
+{
+	MinimalTuple tuple;
+
+	scan->copied = false;
+	if (!log->on_device)
+	{
+		if (scan->pos >= log->mem_used)
+			return NULL;
+		tuple = (MinimalTuple) (log->mem + scan->pos);
+		*ref = braid_make_vlog_ref(0, scan->pos, tuple->t_len);
+		scan->pos += MAXALIGN(tuple->t_len);
+		return tuple;
+	}
+	for (;;)
+	{
+		BraidSpillFile *f;
+
+		if (scan->seg >= log->nsegs)
+			return NULL;
+		f = log->segs[scan->seg];
+		if (scan->pos < f->written)
+		{
+			const char *src = f->base + scan->pos;
+
+			if (scan->seg == 0)
+			{
+				tuple = (MinimalTuple) src;
+				*ref = braid_make_vlog_ref(scan->seg, scan->pos, tuple->t_len);
+				scan->pos += MAXALIGN(tuple->t_len);
+			}
+			else
+			{
+				uint32		len = braid_vlog_packed_len((const uint8 *) src);
+
+				if (len > log->scanbuf_cap)
+				{
+					size_t		cap = Max((size_t) MAXALIGN(len), log->scanbuf_cap * 2);
+
+					if (log->scanbuf)
+						pfree(log->scanbuf);
+					log->scanbuf = MemoryContextAllocHuge(log->cxt, cap);
+					log->scanbuf_cap = cap;
+				}
+				*ref = braid_make_vlog_ref(scan->seg, scan->pos, len);
+				scan->pos += braid_vlog_row_copy(src, true, len, log->scanbuf);
+				tuple = (MinimalTuple) log->scanbuf;
+				scan->copied = true;
+			}
+			if (scan->pos - scan->accounted >= BRAID_VLOG_SCAN_CHUNK)
+			{
+				size_t		upto = Min(scan->pos, f->written);
+
+				braid_spill_note_read(f, scan->accounted, upto);
+				scan->accounted = upto;
+			}
+			return tuple;
+		}
+		braid_vlog_scan_end(log, scan);
+		scan->seg++;
+		scan->pos = 0;
+		scan->accounted = 0;
+	}
+}
+
+/*
+ * braid_vlog_scan_end
+ *		Count what the scan read of its current segment and has not counted.
+ */
+void
+braid_vlog_scan_end(BraidValueLog *log, BraidVlogScan *scan)
+{
+	BraidSpillFile *f;
+	size_t		upto;
+
+	if (!log->on_device || scan->seg >= log->nsegs)
+		return;
+	f = log->segs[scan->seg];
+	upto = Min(scan->pos, f->written);
+	if (upto > scan->accounted)
+		braid_spill_note_read(f, scan->accounted, upto);
+	scan->accounted = upto;
+}

@@ -1,0 +1,866 @@
+/*-------------------------------------------------------------------------
+ *
+ * join_plan.c
+ *	  Planner post-pass for joins: replace a Hash Join that PostgreSQL
+ *	  expects to split into batches by a CustomScan "BraidJoin".
+ *
+ * PostgreSQL has already chosen the hash join (so no plan regresses, and
+ * join-method hints keep working); braidsort only swaps the node, after
+ * set_plan_references, building it in executable form (DESIGN.md §7):
+ *
+ *	- lefttree is the Hash Join's outer input, righttree the Hash node's
+ *	  input (the Hash node goes: its target list is its input's, so INNER_VAR
+ *	  column i stays column i).  EXPLAIN VERBOSE decodes OUTER_VAR and
+ *	  INNER_VAR through exactly these two, and ExecReScan hands changed
+ *	  parameters to them;
+ *	- the target list and the other quals are the Hash Join's;
+ *	- custom_exprs holds the outer hash keys, the inner hash keys
+ *	  (rewritten from the Hash node's OUTER_VAR to INNER_VAR), the join qual
+ *	  and the hash clauses; custom_private the plan data (plandata-style
+ *	  pack/unpack below).
+ *
+ * Eligible: INNER, LEFT, SEMI and ANTI joins whose hash functions are
+ * strict, of a plain SELECT (planner.c declines the others whole), and
+ * PostgreSQL's own sizing (ExecChooseHashTableSize) expecting more than
+ * one batch.  A Parallel Hash is taken only over a plain Parallel Seq
+ * Scan, which each process then reads whole (unshared_inner); under a
+ * Gather, a join whose processes could not all hold the inner table's
+ * blocks is declined unless forced.  Then, unless
+ * braidsort.force is on, the cost model must expect a win, and the join
+ * must be of the kind its comparison with PostgreSQL was fitted on: an
+ * inner table read by TID that shared buffers can hold (not a temporary
+ * table, whose local buffers the fetches cannot hold pinned), and written
+ * partitions' outer rows fetched back in block order (not an index
+ * scan's) from a table within effective_cache_size (one that shared
+ * buffers do not hold has each page a round reads back costed, and is
+ * declined in parallel workers), in rounds that visit its pages at most 2M
+ * times in all (JOIN_MAX_OUTER_PAGE_ROUNDS; beyond_fit).  RIGHT and FULL
+ * joins need a match flag per inner row and are left to PostgreSQL.
+ *
+ * src/plan/join_plan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/nodeHash.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "utils/acl.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/spccache.h"
+
+#include "braidsort.h"
+#include "plan/join_plan.h"
+#include "plan/plancost.h"
+#include "core/vlogrow.h"
+
+/*
+ * Each round fetching a written partition's outer rows back by TID visits
+ * about every page of the outer table (the partition's rows are all over
+ * it), or at most one page a row.  bench --join and by hand (plain
+ * queries), BraidJoin won clearly with up to 1.8M such page visits in all
+ * (45 rounds over 40k pages, 1.32x), narrowly with 2.5M (19 rounds over
+ * 133k pages, 1.05x), and lost with 5.1M (38 rounds, 0.89x); the
+ * comparison with PostgreSQL was fitted up to 1.2M.  Beyond 2M, without
+ * braidsort.force, the join is left to PostgreSQL.
+ */
+#define JOIN_MAX_OUTER_PAGE_ROUNDS	2.0e6
+
+/*
+ * Partitions by key range (range_bounds): an inner table whose key follows
+ * its physical order at least this closely (ANALYZE's correlation, either
+ * sign); most common values taking at most this share of its rows (the
+ * histogram that sizes the partitions leaves them out); partition 0 this
+ * share of an equal share, so that a histogram a little off does not make
+ * it outgrow the memory during the first pass (it would be written out).
+ */
+#define JOIN_RANGE_MIN_CORRELATION	0.9
+#define JOIN_RANGE_MAX_MCV_SHARE	0.1
+#define JOIN_RANGE_FIRST_SHARE		0.9
+/*
+ * ... and the partitions are sized for this share of the memory (the
+ * histogram is a sample, its intervals interpolated), and the rows changed
+ * since ANALYZE (appended rows all go past the last bound) may fill at most
+ * this share of one partition, else partitions are by hash.
+ */
+#define JOIN_RANGE_BUDGET_SHARE		0.9
+#define JOIN_RANGE_MAX_CHANGED_SHARE 0.5
+
+/* positions in the parameter list of custom_private */
+#define JP_JOINTYPE		0
+#define JP_SINGLE		1
+#define JP_MODE			2
+#define JP_INTENSITY	3		/* millionths, or -1000000 */
+#define JP_PARTITIONS	4
+#define JP_INNER_WIDTH	5
+#define JP_OUTER_WIDTH	6
+#define JP_PG_BATCHES	7
+#define JP_FLAGS		8		/* bits: inner_by_tid, outer_by_tid,
+								 * inner_rescan, outer_rescan, exact_key */
+#define JP_PG_SHARERS	9
+
+/*
+ * pack_float
+ *		A Float node for a count in the plan data.  Its text always has a
+ *		decimal point: a plan sent to parallel workers is written out and
+ *		read back (nodeToString, stringToNode), and the reader makes a
+ *		token of digits alone an Integer, which floatVal() cannot read.
+ */
+static Node *
+pack_float(double value)
+{
+	if (!isfinite(value))
+		value = 0.0;
+	return (Node *) makeFloat(psprintf("%.1f", value));
+}
+
+/*
+ * braid_join_pack
+ *		The custom_private list of a BraidJoin: the parameters (JP_*, the
+ *		last the processes that would have shared PostgreSQL's table), the
+ *		three row estimates and the outer table's uncached pages (as Float
+ *		nodes, pack_float: they may exceed an int), the hash operators,
+ *		their collations, and the key range bounds (NIL: by hash).
+ */
+List *
+braid_join_pack(const BraidJoinPlanData *data)
+{
+	List	   *params = NIL;
+	List	   *rows;
+	int			flags = (data->inner_by_tid ? 1 : 0) | (data->outer_by_tid ? 2 : 0) |
+		(data->inner_rescan ? 4 : 0) | (data->outer_rescan ? 8 : 0) |
+		(data->exact_key ? 16 : 0);
+
+	params = lappend_int(params, data->jointype);
+	params = lappend_int(params, data->single_match ? 1 : 0);
+	params = lappend_int(params, data->mode);
+	params = lappend_int(params, (int) rint(data->write_intensity * 1e6));
+	params = lappend_int(params, data->partitions);
+	params = lappend_int(params, data->inner_width);
+	params = lappend_int(params, data->outer_width);
+	params = lappend_int(params, data->pg_batches);
+	params = lappend_int(params, flags);
+	params = lappend_int(params, data->pg_sharers);
+	rows = list_make4(pack_float(data->inner_rows),
+					  pack_float(data->outer_rows),
+					  pack_float(data->join_rows),
+					  pack_float(data->outer_uncached_pages));
+	return list_make5(params, rows, data->hashops, data->hashcolls, data->range_bounds);
+}
+
+/*
+ * braid_join_unpack
+ *		The plan data of a BraidJoin from its custom_private list.
+ */
+void
+braid_join_unpack(List *private, BraidJoinPlanData *data)
+{
+	List	   *params;
+	List	   *rows;
+	int			flags;
+
+	if (list_length(private) != 5)
+		elog(ERROR, "braidsort: BraidJoin plan data has %d parts, expected 5",
+			 list_length(private));
+	params = (List *) linitial(private);
+	rows = (List *) lsecond(private);
+	if (list_length(params) != JP_PG_SHARERS + 1 || list_length(rows) != 4)
+		elog(ERROR, "braidsort: malformed BraidJoin plan data");
+	data->jointype = list_nth_int(params, JP_JOINTYPE);
+	data->single_match = list_nth_int(params, JP_SINGLE) != 0;
+	data->mode = list_nth_int(params, JP_MODE);
+	data->write_intensity = list_nth_int(params, JP_INTENSITY) / 1e6;
+	data->partitions = list_nth_int(params, JP_PARTITIONS);
+	data->inner_width = list_nth_int(params, JP_INNER_WIDTH);
+	data->outer_width = list_nth_int(params, JP_OUTER_WIDTH);
+	data->pg_batches = list_nth_int(params, JP_PG_BATCHES);
+	flags = list_nth_int(params, JP_FLAGS);
+	data->pg_sharers = list_nth_int(params, JP_PG_SHARERS);
+	data->inner_by_tid = (flags & 1) != 0;
+	data->outer_by_tid = (flags & 2) != 0;
+	data->inner_rescan = (flags & 4) != 0;
+	data->outer_rescan = (flags & 8) != 0;
+	data->exact_key = (flags & 16) != 0;
+	data->inner_rows = floatVal(linitial(rows));
+	data->outer_rows = floatVal(lsecond(rows));
+	data->join_rows = floatVal(lthird(rows));
+	data->outer_uncached_pages = floatVal(lfourth(rows));
+	data->hashops = (List *) lthird(private);
+	data->hashcolls = (List *) lfourth(private);
+	data->range_bounds = (List *) list_nth(private, 4);
+}
+
+/*
+ * braid_join_model_input
+ *		The cost model's input for a join: the plan's estimates, the budget
+ *		(bytes for the in-memory table), and the spill device's costs per
+ *		line as the sorts get them (braid_plan_spill_line_ns).
+ */
+void
+braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInput *in)
+{
+	braid_jm_input_defaults(in);
+	in->inner_rows = data->inner_rows;
+	in->outer_rows = data->outer_rows;
+	/* inner rows fetched: every output pair, SEMI's matches, ANTI's misses */
+	if (data->jointype == JOIN_INNER || data->jointype == JOIN_LEFT)
+		in->match_rows = data->join_rows;
+	else if (data->exact_key)
+		in->match_rows = 0;
+	else if (data->jointype == JOIN_SEMI)
+		in->match_rows = data->join_rows;
+	else
+		in->match_rows = Max(data->outer_rows - data->join_rows, 0.0);
+	in->budget_bytes = (double) budget;
+	in->inner_rescan = data->inner_rescan;
+	in->outer_rescan = data->outer_rescan;
+	/*
+	 * A side not read by heap TID writes its rows to the value log (an
+	 * exact-key inner side keeps no value log: its entries hold the key).
+	 */
+	in->inner_log_width = data->inner_by_tid || data->exact_key ? 0 : data->inner_width;
+	/*
+	 * a match fetches its inner row by TID (not with an exact key), at a
+	 * cost that grows with the bytes read from it (measured on heap
+	 * fetches only: a value log's rows are costed as spilled tuples)
+	 */
+	in->match_width = data->inner_by_tid && !data->exact_key ? data->inner_width : 0;
+	in->outer_log_width = data->outer_by_tid ? 0 : data->outer_width;
+	in->outer_uncached_pages = data->outer_uncached_pages;
+	/*
+	 * partitions by key range: sized with room for the histogram's error
+	 * (join_plan.c), and a match's inner row is fetched from a k-th of the
+	 * inner table
+	 */
+	if (data->range_bounds != NIL)
+	{
+		in->budget_bytes *= JOIN_RANGE_BUDGET_SHARE;
+		in->match_fetch_ns = BRAID_JM_RANGE_MATCH_NS;
+	}
+	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
+}
+
+/*
+ * braid_join_pg_ms
+ *		PostgreSQL's batched hash join of the plan's inputs, per process:
+ *		where it would have shared its hash table among pg_sharers
+ *		processes (a Parallel Hash), each builds and spills its share of the
+ *		inner rows (the outer rows are per process already).  The barriers
+ *		of a shared table are not costed: the estimate errs toward
+ *		PostgreSQL.
+ */
+double
+braid_join_pg_ms(const BraidJoinPlanData *data, const BraidJmInput *in)
+{
+	BraidJmInput share = *in;
+
+	if (data->pg_sharers > 1)
+		share.inner_rows = in->inner_rows / data->pg_sharers;
+	return braid_jm_pg_ms(&share, data->pg_batches, data->inner_width, data->outer_width);
+}
+
+/*
+ * braid_join_choose
+ *		Every mode's estimate, and the mode braidsort.join_mode asks for
+ *		(auto: the cost model's fastest within braidsort.write_intensity).
+ */
+BraidJoinMode
+braid_join_choose(const BraidJoinPlanData *data, const BraidJmInput *in,
+				  BraidJmEstimate est[BRAID_JM_NMODES])
+{
+	BraidJoinMode best = braid_jm_choose(in, braid_write_intensity, est);
+
+	if (braid_join_mode >= BRAID_JOIN_MODE_GRACE)
+		return (BraidJoinMode) (braid_join_mode - BRAID_JOIN_MODE_GRACE);
+	return best;
+}
+
+/*
+ * braid_join_exact_key_type
+ *		Is a key of this type equal to another of the exact-key types exactly
+ *		when their values as int64 are (join_rows.c converts them)?  The
+ *		integers (int2, int4, int8 compare across widths by value), date,
+ *		timestamp and timestamptz (integers since an epoch), and oid.
+ */
+bool
+braid_join_exact_key_type(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case OIDOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * braid_join_exact_form
+ *		A key of an exact-key type (braid_join_exact_key_type) as int64: two
+ *		keys the join's operator says equal have the same form, and no
+ *		others do; the forms of keys of one type, or of two integer types,
+ *		are in the keys' order.
+ */
+int64
+braid_join_exact_form(Oid type, Datum value)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return (int64) DatumGetInt16(value);
+		case INT4OID:
+		case DATEOID:
+			return (int64) DatumGetInt32(value);
+		case INT8OID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return DatumGetInt64(value);
+		case OIDOID:
+			return (int64) DatumGetObjectId(value);
+		default:
+			elog(ERROR, "braidsort: type %u has no exact join key form", type);
+			return 0;			/* keep compiler quiet */
+	}
+}
+
+/*
+ * exact_form_key
+ *		Is the join's first key compared by one of the integer equality
+ *		operators below, whose two inputs have exact int64 forms of the same
+ *		scale: integers with integers, dates with dates, timestamps with
+ *		timestamps (timestamptz too), oids with oids?
+ */
+static bool
+exact_form_key(HashJoin *hj, Hash *hash)
+{
+	Oid			outer_type,
+				inner_type;
+
+	if (hj->hashoperators == NIL || hj->hashkeys == NIL || hash->hashkeys == NIL)
+		return false;
+	switch (get_opcode(linitial_oid(hj->hashoperators)))
+	{
+		case F_INT2EQ:
+		case F_INT4EQ:
+		case F_INT8EQ:
+		case F_INT24EQ:
+		case F_INT42EQ:
+		case F_INT28EQ:
+		case F_INT82EQ:
+		case F_INT48EQ:
+		case F_INT84EQ:
+		case F_DATE_EQ:
+		case F_TIMESTAMP_EQ:
+		case F_TIMESTAMPTZ_EQ:
+		case F_OIDEQ:
+			break;
+		default:
+			return false;
+	}
+	outer_type = exprType((Node *) linitial(hj->hashkeys));
+	inner_type = exprType((Node *) linitial(hash->hashkeys));
+	return braid_join_exact_key_type(outer_type) && braid_join_exact_key_type(inner_type);
+}
+
+/*
+ * exact_key
+ *		Can the join's entries carry its key instead of the inner row's ref?
+ *		Only SEMI and ANTI joins (they output no inner column) without a join
+ *		qual (nothing else needs the inner row), on one key with an exact
+ *		form (exact_form_key).
+ */
+static bool
+exact_key(HashJoin *hj, Hash *hash)
+{
+	if ((hj->join.jointype != JOIN_SEMI && hj->join.jointype != JOIN_ANTI) ||
+		hj->join.joinqual != NIL || list_length(hj->hashoperators) != 1 ||
+		list_length(hj->hashkeys) != 1 || list_length(hash->hashkeys) != 1)
+		return false;
+	return exact_form_key(hj, hash);
+}
+
+/*
+ * range_bounds
+ *		Partitions by key range for a join whose inner table is stored in
+ *		about the order of its key (a serial primary key, rows inserted in
+ *		time order): each round's inner rows, fetched by TID, then lie in a
+ *		k-th of the table instead of all over it, so the fetches stay within
+ *		the caches and the TLB's reach (docs/design.md, "Partitions by key
+ *		range").  The k - 1 bounds (String nodes of int64 forms) when
+ *		  - the first key has an exact form (exact_form_key) and is a column
+ *			of the inner table, read whole by a sequential scan without
+ *			conditions (the histogram then describes the rows read: a filter
+ *			on a column stored in the same order would leave them all in one
+ *			partition);
+ *		  - the user may read the column and the table has no row-level
+ *			security (the bounds, values of the column, are in the plan);
+ *		  - ANALYZE's correlation of the column with the physical order is at
+ *			least JOIN_RANGE_MIN_CORRELATION (either sign), its most common
+ *			values (outside the histogram) take at most
+ *			JOIN_RANGE_MAX_MCV_SHARE of the rows, and the rows changed since
+ *			would fill at most JOIN_RANGE_MAX_CHANGED_SHARE of a partition;
+ *		else NIL (partitions by hash).  Wrong statistics cost time, never
+ *		rows: both inputs' rows go by the same bounds, and a partition over
+ *		the memory is joined in pieces, each reading its entries again (the
+ *		caller keeps the bounds only for a mode that rescans no input: there
+ *		each piece would rescan the inputs).  The privileges checked are the
+ *		table's own: a child of a partitioned or inherited table scanned
+ *		through its parent by a user without them is partitioned by hash.
+ */
+static List *
+range_bounds(PlannedStmt *stmt, HashJoin *hj, Hash *hash, Plan *inner, int k)
+{
+	Expr	   *expr;
+	Var		   *var;
+	RangeTblEntry *rte;
+	Oid			userid;
+	PgStat_StatTabEntry *tabstats;
+	double		correlation,
+				mcv_share;
+	Datum	   *values;
+	int			nvalues;
+	int64	   *hist;
+	int64	   *bounds;
+	List	   *result = NIL;
+
+	if (k < 2 || !exact_form_key(hj, hash) || !IsA(inner, SeqScan) || inner->qual != NIL)
+		return NIL;
+	expr = braid_sort_input_expr(inner, (Expr *) linitial(hash->hashkeys));
+	if (!IsA(expr, Var))
+		return NIL;
+	var = (Var *) expr;
+	if (var->varno != ((Scan *) inner)->scanrelid || var->varattno <= 0 || var->varlevelsup != 0)
+		return NIL;
+	rte = rt_fetch(var->varno, stmt->rtable);
+	userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
+	if (check_enable_rls(rte->relid, userid, true) == RLS_ENABLED ||
+		(pg_class_aclcheck(rte->relid, userid, ACL_SELECT) != ACLCHECK_OK &&
+		 pg_attribute_aclcheck(rte->relid, var->varattno, userid, ACL_SELECT) != ACLCHECK_OK))
+		return NIL;
+	tabstats = pgstat_fetch_stat_tabentry(rte->relid);
+	if (tabstats != NULL &&
+		tabstats->changes_since_analyze > JOIN_RANGE_MAX_CHANGED_SHARE * inner->plan_rows / k)
+		return NIL;
+	if (!braid_plan_key_histogram(rte->relid, expr, &correlation, &mcv_share, &values, &nvalues) ||
+		fabs(correlation) < JOIN_RANGE_MIN_CORRELATION || mcv_share > JOIN_RANGE_MAX_MCV_SHARE)
+		return NIL;
+	hist = palloc(sizeof(int64) * nvalues);
+	for (int i = 0; i < nvalues; i++)
+		hist[i] = braid_join_exact_form(var->vartype, values[i]);
+	bounds = palloc(sizeof(int64) * (k - 1));
+	if (!braid_jm_range_bounds(hist, nvalues, k, JOIN_RANGE_FIRST_SHARE, bounds))
+		return NIL;
+	for (int j = 0; j < k - 1; j++)
+		result = lappend(result, makeString(psprintf(INT64_FORMAT, bounds[j])));
+	return result;
+}
+
+/* to_inner_var: the Hash node's keys, OUTER_VAR made INNER_VAR. */
+static Node *
+to_inner_var(Node *node, void *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == OUTER_VAR)
+	{
+		Var		   *var = (Var *) copyObject(node);
+
+		var->varno = INNER_VAR;
+		return (Node *) var;
+	}
+	return expression_tree_mutator(node, to_inner_var, context);
+}
+
+/*
+ * side_can_rescan
+ *		Can this input be read again within one execution of the join?  A
+ *		value log always can; a heap scan only as a sort's input can
+ *		(braid_heap_rescannable: a plain, serial sequential scan calling
+ *		only immutable functions; the same rows again, same snapshot, same
+ *		start block), and outside a parallel plan.
+ */
+static bool
+side_can_rescan(Plan *child, bool by_tid, int processes)
+{
+	if (!by_tid)
+		return true;
+	return processes == 1 && braid_heap_rescannable(child);
+}
+
+/*
+ * beyond_fit
+ *		Why a join is not of the kind the comparison with PostgreSQL was
+ *		fitted on (tables that shared buffers hold, or an outer table the
+ *		kernel's cache holds, read by sequential scans in one process, with
+ *		up to 1.2M outer page visits in the rounds; no temporary inner
+ *		table read by TID), or NULL: every match fetches an inner row by
+ *		TID (a join carrying its key has no such matches: match_rows 0),
+ *		and a written partition's outer rows are fetched back by TID: a
+ *		read of each page in every round where shared buffers do not hold
+ *		the table (costed), perhaps from disk where it is larger than
+ *		effective_cache_size, a random read where an index scan gave the
+ *		rows' order, and a walk over the outer table's pages in every
+ *		round; under a Gather, every process holds the inner table's
+ *		blocks (JOIN_MAX_HELD_BLOCKS for all).
+ */
+static char *
+beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double match_rows,
+		   bool outer_index_scan, bool inner_cached, bool inner_temp, double inner_pages,
+		   bool outer_cached, double outer_pages, int processes)
+{
+	bool		fetch_back = est->mat_outer > 0 && data->outer_by_tid;
+	double		visits;
+
+	/*
+	 * A temporary table's blocks are the session's local buffers, which
+	 * the fetches cannot hold pinned nor prefetch: 300k x 3M rows, the
+	 * inner table temporary and all of it in temp_buffers, by hand, 1.5x
+	 * slower than PostgreSQL's join (the outer table temporary instead:
+	 * even, and costed as any other)
+	 */
+	if (data->inner_by_tid && inner_temp && match_rows > 0)
+		return "its inner table is temporary, and every match would fetch an inner row by TID from the session's local buffers";
+	if (data->inner_by_tid && !inner_cached && match_rows > 0)
+		return "its inner table is larger than half of shared buffers, and every match would fetch an inner row by TID";
+	if (fetch_back)
+	{
+		if (!outer_cached && outer_pages > (double) effective_cache_size)
+			return "its outer table is larger than effective_cache_size, and the outer rows of written partitions would be fetched back by TID";
+		if (!outer_cached && processes > 1)
+			return "its outer table is larger than half of shared buffers, and the outer rows of written partitions would be fetched back by TID in parallel workers (not measured)";
+		if (outer_index_scan)
+			return "the outer rows of written partitions would be fetched back by TID in index order";
+		visits = braid_jm_outer_page_visits(data->outer_rows, outer_pages, est);
+		if (visits > JOIN_MAX_OUTER_PAGE_ROUNDS)
+			return psprintf("its %d written outer partitions would be fetched back in rounds visiting about %.0f pages of the outer table in all, more than the %.0f measured",
+							est->mat_outer, visits, JOIN_MAX_OUTER_PAGE_ROUNDS);
+	}
+
+	/*
+	 * Under a Gather each process reads the inner table whole and holds its
+	 * blocks pinned for the fetches: beyond the server's limit, the
+	 * processes left over would fetch through the buffer mapping.
+	 */
+	if (data->inner_by_tid && match_rows > 0 && processes > 1 &&
+		inner_pages * processes > (double) JOIN_MAX_HELD_BLOCKS)
+		return psprintf("each of its %d processes would hold the inner table's %.0f blocks, more than a quarter of shared buffers together",
+						processes, inner_pages);
+	return NULL;
+}
+
+/*
+ * unshared_inner
+ *		The inner input of a Parallel Hash, to be read whole by each process
+ *		instead of a share of it into one table: a Parallel Seq Scan becomes
+ *		a Seq Scan of the same table, with the Hash's estimate of all the
+ *		processes' rows together (rows_total: the scan's own estimate is
+ *		one process's share).  The shares together were the table's rows;
+ *		each process's whole scan sees the same rows (the same snapshot),
+ *		so each outer row still meets every inner row once.  NULL for any
+ *		other input.
+ *
+ *		Its cost is the whole scan's too: cost_seqscan divides a parallel
+ *		scan's CPU part by the processes' share, as its rows, but not its
+ *		disk part (every page is read once in all), so the CPU part is
+ *		scaled back by the rows' ratio (rows_total is the share's rows,
+ *		rounded, times the divisor: the ratio is the divisor) and the disk part
+ *		kept (the table's blocks now: the planner's figure may differ for
+ *		a table never vacuumed nor analyzed).
+ */
+static Plan *
+unshared_inner(PlannedStmt *stmt, Hash *hash)
+{
+	Plan	   *inner = outerPlan(hash);
+	SeqScan    *scan;
+	RangeTblEntry *rte;
+	Relation	rel;
+	double		whole_rows;
+	double		disk_cost;
+	double		cpu_cost;
+	double		spc_seq_page_cost;
+
+	if (!IsA(inner, SeqScan) || !inner->parallel_aware || inner->lefttree != NULL ||
+		inner->righttree != NULL || inner->initPlan != NIL)
+		return NULL;
+	scan = makeNode(SeqScan);
+	memcpy(scan, inner, sizeof(SeqScan));
+	scan->scan.plan.parallel_aware = false;
+	whole_rows = Max(hash->rows_total, inner->plan_rows);
+	scan->scan.plan.plan_rows = clamp_row_est(whole_rows);
+
+	rte = rt_fetch(scan->scan.scanrelid, stmt->rtable);
+	rel = table_open(rte->relid, NoLock);
+	get_tablespace_page_costs(rel->rd_rel->reltablespace, NULL, &spc_seq_page_cost);
+	disk_cost = spc_seq_page_cost * (double) RelationGetNumberOfBlocks(rel);
+	table_close(rel, NoLock);
+	cpu_cost = Max(inner->total_cost - inner->startup_cost - disk_cost, 0.0);
+	scan->scan.plan.total_cost = inner->startup_cost + disk_cost +
+		cpu_cost * whole_rows / Max(inner->plan_rows, 1.0);
+	return (Plan *) scan;
+}
+
+/*
+ * braid_try_join
+ *		A BraidJoin replacing the Hash Join, or NULL (with *why) to leave it.
+ *		"processes" is how many processes run it at once (under a Gather).
+ */
+Plan *
+braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
+{
+	Plan	   *outer = outerPlan(hj);
+	Hash	   *hash = (Hash *) innerPlan(hj);
+	Plan	   *inner;
+	ListCell   *lc;
+	size_t		space_allowed;
+	int			nbuckets,
+				nbatch,
+				nskew;
+	BraidJoinPlanData data;
+	BraidJmInput in;
+	BraidJmEstimate est[BRAID_JM_NMODES];
+	BraidJoinMode mode;
+	double		pg_ms,
+				own_ms;
+	Oid			relid;
+	double		pages,
+				outer_pages = 0;
+	bool		inner_cached = false,
+				outer_cached = false;
+	bool		inner_temp;
+	char	   *tid_why;
+	char	   *unmeasured;
+	int			pg_sharers = 1;
+	int			pg_workers = 0;
+	CustomScan *cscan;
+	List	   *inner_keys;
+
+	if (braid_join_mode == BRAID_JOIN_MODE_OFF)
+	{
+		*why = "braidsort.join_mode is off";
+		return NULL;
+	}
+	switch (hj->join.jointype)
+	{
+		case JOIN_INNER:
+		case JOIN_LEFT:
+		case JOIN_SEMI:
+		case JOIN_ANTI:
+			break;
+		case JOIN_RIGHT:
+			*why = "a right join needs a match flag per inner row";
+			return NULL;
+		case JOIN_FULL:
+			*why = "a full join needs a match flag per inner row";
+			return NULL;
+		default:
+			*why = "join type not supported";
+			return NULL;
+	}
+	if (outer == NULL || hash == NULL || !IsA(hash, Hash) || outerPlan(hash) == NULL)
+	{
+		*why = "unexpected plan shape";
+		return NULL;
+	}
+	inner = outerPlan(hash);
+	if (hj->join.plan.parallel_aware || hash->plan.parallel_aware)
+	{
+		/*
+		 * A Parallel Hash: each process would build its share of one table.
+		 * BraidJoin's tables are its own, so each process reads the inner
+		 * input whole instead, as PostgreSQL's hash join without Parallel
+		 * Hash does under a Gather; only a plain Parallel Seq Scan can be
+		 * made whole.
+		 */
+		inner = unshared_inner(stmt, hash);
+		if (inner == NULL)
+		{
+			*why = "its inner input is not a plain Parallel Seq Scan, which each process could read whole";
+			return NULL;
+		}
+		pg_sharers = processes;
+		/*
+		 * PostgreSQL's shared table: one batch if the inner rows fit the
+		 * processes' combined memory, else batched as without Parallel Hash
+		 */
+		pg_workers = parallel_leader_participation ? processes - 1 : processes;
+	}
+	if (hash->plan.initPlan != NIL)
+	{
+		*why = "the Hash node has init plans";
+		return NULL;
+	}
+	foreach(lc, hj->hashoperators)
+	{
+		RegProcedure left,
+					right;
+
+		if (!get_op_hash_functions(lfirst_oid(lc), &left, &right))
+		{
+			*why = psprintf("no hash functions for operator %u", lfirst_oid(lc));
+			return NULL;
+		}
+		if (!func_strict(left) || !func_strict(right))
+		{
+			*why = "a hash function is not strict";
+			return NULL;
+		}
+	}
+
+	/* PostgreSQL's own sizing: does its hash table split into batches? */
+	ExecChooseHashTableSize(inner->plan_rows, inner->plan_width,
+							OidIsValid(hash->skewTable), pg_workers > 0, pg_workers,
+							&space_allowed, &nbuckets, &nbatch, &nskew);
+	if (nbatch <= 1)
+	{
+		*why = psprintf("PostgreSQL's hash table fits in memory (%.0f inner rows, one batch)",
+						inner->plan_rows);
+		return NULL;
+	}
+
+	memset(&data, 0, sizeof(data));
+	data.jointype = hj->join.jointype;
+	data.single_match = hj->join.inner_unique || hj->join.jointype == JOIN_SEMI;
+	data.inner_rows = Max(inner->plan_rows, 1.0);
+	data.outer_rows = Max(outer->plan_rows, 1.0);
+	data.join_rows = Max(hj->join.plan.plan_rows, 0.0);
+	data.inner_width = inner->plan_width;
+	data.outer_width = outer->plan_width;
+	data.pg_batches = nbatch;
+	data.pg_sharers = pg_sharers;
+	data.inner_by_tid = braid_heap_tid_input(stmt, inner, &relid, &pages, &inner_cached, &tid_why);
+	inner_temp = data.inner_by_tid && get_rel_persistence(relid) == RELPERSISTENCE_TEMP;
+	data.outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &outer_pages, &outer_cached,
+											 &tid_why);
+	data.inner_rescan = side_can_rescan(inner, data.inner_by_tid, processes);
+	data.outer_rescan = side_can_rescan(outer, data.outer_by_tid, processes);
+	data.exact_key = exact_key(hj, hash);
+	/* rounds would read its pages back through the buffer manager */
+	if (data.outer_by_tid && !outer_cached)
+		data.outer_uncached_pages = outer_pages;
+	/* exact keys: an inner input that is not a heap scan keeps no value log */
+	if (data.exact_key && !data.inner_by_tid)
+		data.inner_rescan = false;
+	data.write_intensity = braid_write_intensity;
+	data.hashops = list_copy(hj->hashoperators);
+	data.hashcolls = list_copy(hj->hashcollations);
+
+	braid_join_model_input(&data, get_hash_memory_limit(), &in);
+	/* partitions by key range, sized for JOIN_RANGE_BUDGET_SHARE of the memory */
+	if (braid_join_range_partitions && !data.exact_key && data.inner_by_tid)
+	{
+		BraidJmInput ranged = in;
+
+		ranged.budget_bytes *= JOIN_RANGE_BUDGET_SHARE;
+		data.range_bounds = range_bounds(stmt, hj, hash, inner, braid_jm_partitions(&ranged));
+		if (data.range_bounds != NIL)
+			braid_join_model_input(&data, get_hash_memory_limit(), &in);
+	}
+	mode = braid_join_choose(&data, &in, est);
+
+	/*
+	 * Key ranges only for a mode that reads no input again: should the
+	 * statistics be off (a reload not yet counted as changes), a partition
+	 * that outgrows the memory is joined in pieces, and each piece of a
+	 * partition not written rescans the inputs (by hand, a forced lazy join
+	 * 3.5x slower than by hash).
+	 */
+	if (data.range_bounds != NIL && est[mode].rescans > 0)
+	{
+		data.range_bounds = NIL;
+		braid_join_model_input(&data, get_hash_memory_limit(), &in);
+		mode = braid_join_choose(&data, &in, est);
+	}
+	data.mode = (int) mode;
+	data.partitions = est[mode].partitions;
+	Assert(data.range_bounds == NIL || list_length(data.range_bounds) == data.partitions - 1);
+	pg_ms = braid_join_pg_ms(&data, &in);
+	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
+	if (!braid_force && own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN)
+	{
+		*why = psprintf("the cost model expects no gain, or less than %.0f%% (braidsort %s ms, PostgreSQL %s ms estimated for %.0f x %.0f rows in %d batches)",
+						(1.0 - BRAID_JM_TAKE_MARGIN) * 100.0,
+						braid_ms_text(own_ms), braid_ms_text(pg_ms), data.inner_rows,
+						data.outer_rows, nbatch);
+		return NULL;
+	}
+
+	/*
+	 * Its partitions (written whole before the first is joined, as grace
+	 * does) and its inputs' value logs (the space their segments reserve),
+	 * in every process.
+	 */
+	if (!braid_force &&
+		!braid_spill_has_room((est[mode].lines_written * 64.0 +
+							   braid_vlog_reserved_bytes(in.inner_rows * in.inner_log_width) +
+							   braid_vlog_reserved_bytes(in.outer_rows * in.outer_log_width)) *
+							  Max(processes, 1),
+							  "join", why))
+		return NULL;
+
+	unmeasured = beyond_fit(&data, &est[mode], in.match_rows, IsA(outer, IndexScan),
+							inner_cached, inner_temp, pages, outer_cached, outer_pages,
+							processes);
+	if (!braid_force && unmeasured != NULL)
+	{
+		*why = unmeasured;
+		return NULL;
+	}
+	BRAID_PLAN_DEBUG("braidsort: %s replaced%s: BraidJoin %s in %d partitions, %s ms, PostgreSQL %s ms in %d batches estimated%s",
+					 pg_sharers > 1 ? "Parallel Hash Join" : "Hash Join",
+					 braid_force && (own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN || unmeasured != NULL) ?
+					 " (forced)" : "",
+					 braid_jm_mode_name(mode), data.partitions, braid_ms_text(own_ms),
+					 braid_ms_text(pg_ms), nbatch,
+					 pg_sharers > 1 ? psprintf(", per process (each of %d reads the inner input whole)", pg_sharers) : "");
+
+	inner_keys = (List *) to_inner_var((Node *) hash->hashkeys, NULL);
+
+	cscan = makeNode(CustomScan);
+	cscan->scan.plan.startup_cost = hj->join.plan.startup_cost;
+	cscan->scan.plan.total_cost = hj->join.plan.startup_cost +
+		(hj->join.plan.total_cost - hj->join.plan.startup_cost) *
+		(pg_ms > 0 ? Min(own_ms / pg_ms, 1.0) : 1.0);
+	cscan->scan.plan.plan_rows = hj->join.plan.plan_rows;
+	cscan->scan.plan.plan_width = hj->join.plan.plan_width;
+	cscan->scan.plan.parallel_aware = false;
+	cscan->scan.plan.parallel_safe = hj->join.plan.parallel_safe;
+	cscan->scan.plan.async_capable = false;
+	cscan->scan.plan.plan_node_id = hj->join.plan.plan_node_id;
+	cscan->scan.plan.targetlist = hj->join.plan.targetlist;
+	cscan->scan.plan.qual = hj->join.plan.qual;
+	cscan->scan.plan.initPlan = hj->join.plan.initPlan;
+	cscan->scan.plan.extParam = bms_copy(hj->join.plan.extParam);
+	cscan->scan.plan.allParam = bms_copy(hj->join.plan.allParam);
+	outerPlan(cscan) = outer;
+	innerPlan(cscan) = inner;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = 0;
+	cscan->custom_plans = NIL;
+	cscan->custom_scan_tlist = NIL;
+	cscan->custom_relids = NULL;
+	cscan->custom_exprs = list_make4(hj->hashkeys, inner_keys, hj->join.joinqual,
+									 hj->hashclauses);
+	cscan->custom_private = braid_join_pack(&data);
+	cscan->methods = &braid_join_scan_methods;
+	return (Plan *) cscan;
+}

@@ -1,0 +1,505 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_gather.c
+ *	  GATHER: sorted refs become batches of whole rows.
+ *
+ * After a OnePass sort the IndexMap is compacted to its refs, and the
+ * budget it frees becomes the gather's arena, or the refs go to the spill
+ * device when that lets the whole budget hold tuples and saves passes over
+ * the table (offload_refs).  After a MergePass the whole budget is the
+ * gather's.  The sorted positions are cut into batches that fit the
+ * arena: all at once when every ref is at hand (plan_memory_batches), or
+ * one by one as a streaming merge produces them.  A batch is fetched from
+ * the table in block order (gather.c) and emitted in sorted order.
+ *
+ * Merge-ahead: while a batch is gathered with helper threads, an idle
+ * helper takes the next batch's refs from the streaming merge
+ * (merge_ahead_step), so the merge overlaps the gather.
+ *
+ * src/sort/sort_gather.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "braidsort.h"
+#include "core/costmodel.h"
+#include "io/device.h"
+#include "io/iosched.h"
+#include "sort/sort_state.h"
+
+/*
+ * gather_arena
+ *		The tuple bytes a gather batch may hold out of mem bytes of the
+ *		budget: less the gather's bookkeeping per page of the table, shared
+ *		with each row's (braid_cost_batch_arena), at most gather_batch and at
+ *		least BRAID_MIN_ARENA.
+ */
+static size_t
+gather_arena(const BraidSortState *st, double mem, double row_bytes,
+			 BraidRefsAt refs_at)
+{
+	size_t		arena;
+
+	arena = (size_t) braid_cost_gather_arena(mem, (double) st->out.gather.nblocks,
+											 row_bytes, refs_at);
+	arena = Min(arena, (size_t) braid_gather_batch * 1024);
+	return Max(arena, (size_t) BRAID_MIN_ARENA);
+}
+
+/*
+ * offload_refs
+ *		After a OnePass sort, write the sorted refs to the spill device when
+ *		that lets the whole budget hold gathered tuples and so saves gather
+ *		passes over the table (braid_cost_offload_refs); the IndexMap's
+ *		memory then becomes the gather's arena.  False, changing nothing, if
+ *		it does not pay or the device cannot take the refs (no room,
+ *		temp_file_limit): the refs then simply stay in memory.
+ */
+static bool
+offload_refs(BraidSortState *st, size_t arena_bytes)
+{
+	size_t		n = st->build.nentries;
+	size_t		block = st->build.capacity * st->cfg.stride;
+	double		passes;
+	size_t		arena;
+	BraidSpillFile *file;
+	Relation	rel = st->out.gather.rel;
+
+	if (n == 0 || rel == NULL ||
+		!braid_cost_offload_refs((double) n, (double) arena_bytes, (double) st->cfg.budget,
+								 (double) braid_gather_batch * 1024.0,
+								 (double) st->out.gather.nblocks,
+								 st->out.gather.strategy == NULL,
+								 braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess()),
+								 &passes))
+		return false;
+
+	file = braid_spill_try_create(n * sizeof(uint64), &st->instr.device);
+	if (file == NULL)
+		return false;
+	braid_spill_write(file, st->out.refs, n * sizeof(uint64));
+	braid_spill_finish(file);
+
+	st->out.refs_run = MemoryContextAllocZero(st->sortcxt, sizeof(BraidRun));
+	st->out.refs_run->file = file;
+	st->out.refs_run->nrecords = n;
+	st->out.refs_run->bytes = n * sizeof(uint64);
+	st->out.refs = (uint64 *) file->base;
+	st->out.refs_offloaded = true;
+
+	arena = gather_arena(st, (double) st->cfg.budget, (double) arena_bytes / n,
+						 BRAID_REFS_ON_DEVICE);
+	/* the IndexMap's memory, if large enough, else the gather's own */
+	if (block >= arena)
+		braid_gather_set_arena(&st->out.gather, (char *) st->build.entries, arena);
+	else
+	{
+		pfree(st->build.entries);
+		st->build.entries = NULL;
+		st->build.capacity = 0;
+	}
+	st->out.batch_bytes = arena - BRAID_GATHER_HEADROOM;
+	return true;
+}
+
+/*
+ * braid_batches_compact_refs
+ *		After the sort only the refs are needed (for the gather, rewinds,
+ *		backward scans and mark/restore): pack them at the front of the
+ *		IndexMap and drop the full keys.  Then either the refs go to the
+ *		device and the whole IndexMap becomes the gather's arena
+ *		(offload_refs), or the freed tail of the IndexMap is lent to the
+ *		gather as its arena.  Either way the gather's memory comes out of
+ *		the same budget.
+ */
+void
+braid_batches_compact_refs(BraidSortState *st)
+{
+	size_t		n = st->build.nentries;
+	size_t		used;
+	size_t		want;
+	size_t		tail;
+	size_t		arena_bytes = 0;
+
+	if (st->build.entries == NULL)
+		return;
+
+	/* entry i starts at i * stride >= 8 * (i + 1) for i >= 1: no overlap */
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64		ref = braid_entry_ref(st->build.entries + i * st->cfg.stride, st->cfg.keylen);
+
+		((uint64 *) st->build.entries)[i] = ref & ~BRAID_REF_TRUNCATED;
+		arena_bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(ref));
+	}
+	st->out.refs = (uint64 *) st->build.entries;
+
+	braid_ovf_free(&st->build.ovf);
+
+	if (st->cfg.value_log)
+		return;					/* rows are read in place: no gather arena */
+
+	if (offload_refs(st, arena_bytes))
+		return;
+
+	/* arena: what the budget leaves beside the refs */
+	used = MAXALIGN(n * sizeof(uint64));
+	want = gather_arena(st, (double) st->cfg.budget - (double) used,
+						n > 0 ? (double) arena_bytes / n : 1.0, BRAID_REFS_IN_MEMORY);
+	tail = st->build.capacity * st->cfg.stride - used;
+	if (tail >= want)
+		braid_gather_set_arena(&st->out.gather, (char *) st->build.entries + used, want);
+	st->out.batch_bytes = want - BRAID_GATHER_HEADROOM;
+}
+
+/*
+ * braid_batches_mergepass_arena
+ *		After a MergePass the budget is the gather's, less what a
+ *		write-limited sort holds (its memory run, its candidates' room): its
+ *		batches of tuples and their bookkeeping (each row's place, copy instruction and ref,
+ *		and per page of the table its block lists), as the cost model
+ *		reckons (braid_cost_gather_passes).
+ */
+void
+braid_batches_mergepass_arena(BraidSortState *st)
+{
+	double		row_bytes;
+	double		mem;
+
+	if (st->cfg.value_log || st->build.rows_built == 0 || st->out.gather.rel == NULL)
+		return;
+	/* the average tuple, with half an alignment's padding */
+	row_bytes = (double) st->build.tuple_bytes / st->build.rows_built - st->out.gather.strip +
+		MAXIMUM_ALIGNOF / 2.0;
+	mem = Max((double) st->cfg.budget - (double) st->wl.held_bytes,
+			  (double) st->cfg.budget / 4);
+	st->out.batch_bytes = gather_arena(st, mem, row_bytes,
+									   st->merge.ahead_on ? BRAID_REFS_MERGED_AHEAD :
+									   BRAID_REFS_ON_DEVICE) -
+		BRAID_GATHER_HEADROOM;
+}
+
+/* add_batch_end: record the end of batch nbatches. */
+static void
+add_batch_end(BraidSortState *st, int64 end)
+{
+	if (st->out.nbatches + 2 > st->out.batch_cap)
+	{
+		st->out.batch_cap *= 2;
+		st->out.batch_start = repalloc(st->out.batch_start, sizeof(int64) * st->out.batch_cap);
+	}
+	st->out.batch_start[++st->out.nbatches] = end;
+}
+
+/*
+ * plan_memory_batches
+ *		When all refs are at hand (in memory, or in the merged refs file)
+ *		every batch boundary is known up front: close a batch before a row
+ *		that would overflow the arena.
+ */
+static void
+plan_memory_batches(BraidSortState *st)
+{
+	size_t		bytes = 0;
+	int64		first = 0;
+	BraidReadScope scope;
+
+	braid_sort_read_scope(st, &scope);
+	if (st->out.refs_run && st->out.nrows > 0)
+		braid_spill_note_read(st->out.refs_run->file, 0, st->out.nrows * sizeof(uint64));
+
+	for (int64 i = 0; i < st->out.nrows; i++)
+	{
+		size_t		len = braid_gather_row_bytes(&st->out.gather, braid_ref_len(st->out.refs[i]));
+
+		if ((i & 0xFFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+
+		/* close the batch before a row that would not fit in the arena */
+		if (i > first &&
+			(bytes + len > st->out.batch_bytes || i - first >= BRAID_MAX_BATCH_ROWS))
+		{
+			add_batch_end(st, i);
+			first = i;
+			bytes = 0;
+		}
+		bytes += len;
+	}
+	if (first < st->out.nrows)
+		add_batch_end(st, st->out.nrows);
+	braid_read_scope_end(&scope);
+	st->out.batches_complete = true;
+}
+
+/*
+ * grow_stream_refs
+ *		Room for at least n refs in the in-memory batch of refs.
+ */
+static void
+grow_stream_refs(BraidSortState *st, int n)
+{
+	int			cap;
+
+	if (n <= st->out.stream_refs_cap)
+		return;
+	cap = Max(Max(st->out.stream_refs_cap * 2, 1024), n);
+	st->out.stream_refs = st->out.stream_refs ?
+		repalloc_huge(st->out.stream_refs, sizeof(uint64) * cap) :
+		MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * cap);
+	st->out.stream_refs_cap = cap;
+}
+
+/*
+ * next_stream_batch
+ *		Take the next batch of refs from the streaming merge, closing it at
+ *		the batch byte limit; records its end, or marks the batch list
+ *		complete when the merge is exhausted.
+ */
+static void
+next_stream_batch(BraidSortState *st)
+{
+	int64		first = st->out.batch_start[st->out.nbatches];
+	size_t		bytes = 0;
+	int			n = 0;
+	const uint8 *key;
+	uint32		keylen;
+	uint64		ref;
+	BraidReadScope scope;
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	braid_sort_read_scope(st, &scope);
+	if (st->merge.ahead_on && (st->merge.ahead.n > 0 || st->merge.ahead.closed))
+	{
+		/* a helper began the batch while the last one was gathered */
+		uint64	   *refs = st->out.stream_refs;
+		int			cap = st->out.stream_refs_cap;
+
+		st->out.stream_refs = st->merge.ahead.refs;
+		st->out.stream_refs_cap = st->merge.ahead.cap;
+		n = st->merge.ahead.n;
+		bytes = st->merge.ahead.bytes;
+		st->instr.rows_merged_ahead += n;
+		st->merge.ahead.refs = refs;
+		st->merge.ahead.cap = cap;
+		st->merge.ahead.n = 0;
+		st->merge.ahead.bytes = 0;
+		st->merge.ahead.closed = false;
+	}
+	while (bytes < st->out.batch_bytes && n < BRAID_MAX_BATCH_ROWS &&
+		   braid_merger_next(st->merge.merger, &key, &keylen, &ref))
+	{
+		if (n == st->out.stream_refs_cap)
+			grow_stream_refs(st, n + 1);
+		st->out.stream_refs[n++] = ref;
+		bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(ref));
+	}
+	if (st->merge.ahead_on)
+		braid_merger_account(st->merge.merger);
+	braid_read_scope_end(&scope);
+	/* the final merge runs here, batch by batch: count it as merge time */
+	st->instr.merge_stream_ms += braid_elapsed_ms(start);
+	if (n == 0)
+	{
+		st->out.batches_complete = true;
+		st->out.nrows = first;
+		return;
+	}
+	add_batch_end(st, first + n);
+}
+
+/*
+ * merge_ahead_step
+ *		Idle work for a gather helper (BraidGatherIdleStep): take a few more
+ *		refs of the next batch from the merge, stopping where
+ *		next_stream_batch() would close the batch, when out of room, or
+ *		when a key needs a larger buffer (the backend carries on from there).
+ *		Pure memory work on the runs' mappings; of the node's state it reads
+ *		only the merger, batch_bytes and the gather's strip, which do not
+ *		change during a load, and writes only "ahead".
+ */
+static double
+merge_ahead_step(void *arg)
+{
+	BraidSortState *st = (BraidSortState *) arg;
+	BraidMergeAhead *a = &st->merge.ahead;
+
+	for (int i = 0; i < 256; i++)
+	{
+		uint64		ref;
+		int			got;
+
+		if (a->bytes >= st->out.batch_bytes || a->n >= BRAID_MAX_BATCH_ROWS)
+		{
+			a->closed = true;
+			return 1.0;
+		}
+		if (a->n == a->cap)
+			return 1.0;
+		got = braid_merger_try_next(st->merge.merger, &ref);
+		if (got < 0)
+			return 1.0;
+		if (got == 0)
+		{
+			a->closed = true;
+			return 1.0;
+		}
+		a->refs[a->n++] = ref;
+		a->bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(ref));
+	}
+	/* the batch closes at about batch_bytes */
+	return (double) a->bytes / st->out.batch_bytes;
+}
+
+/*
+ * load_merging_ahead
+ *		Load the batch just taken from the streaming merge, while a helper
+ *		takes the next batch from it in the gather's idle moments.  The runs
+ *		are read under a read grant for the whole load, and the helper's
+ *		reads are accounted (and their emulated delay paid) after it.
+ */
+static void
+load_merging_ahead(BraidSortState *st, int64 first, int n)
+{
+	BraidMergeAhead *a = &st->merge.ahead;
+	BraidReadScope scope;
+
+	/* room for a batch like this one (the backend grows it if need be) */
+	if (a->cap < st->out.stream_refs_cap)
+	{
+		a->refs = a->refs ?
+			repalloc_huge(a->refs, sizeof(uint64) * st->out.stream_refs_cap) :
+			MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * st->out.stream_refs_cap);
+		a->cap = st->out.stream_refs_cap;
+	}
+
+	braid_sort_read_scope(st, &scope);
+	braid_gather_set_idle(&st->out.gather, merge_ahead_step, st);
+	PG_TRY();
+	{
+		braid_gather_load(&st->out.gather, first, st->out.stream_refs, n);
+	}
+	PG_FINALLY();
+	{
+		braid_gather_set_idle(&st->out.gather, NULL, NULL);
+	}
+	PG_END_TRY();
+	braid_merger_account(st->merge.merger);
+	braid_read_scope_end(&scope);
+}
+
+/*
+ * load_batch
+ *		Make batch b the one in memory.  A streaming merge can only load the
+ *		batch it has just taken (it never needs to go back).
+ */
+static void
+load_batch(BraidSortState *st, int b, bool refs_ready)
+{
+	int64		first = st->out.batch_start[b];
+	int			n = (int) (st->out.batch_start[b + 1] - first);
+
+	if (st->out.refs != NULL && st->out.refs_run)
+	{
+		BraidReadScope scope;
+
+		/*
+		 * The batch's refs are copied out of the merged refs file under a
+		 * read grant, so that the gather (heap I/O, and rows emitted one at
+		 * a time) holds no grant on the spill device.
+		 */
+		grow_stream_refs(st, n);
+		braid_sort_read_scope(st, &scope);
+		braid_spill_note_read(st->out.refs_run->file, first * sizeof(uint64),
+							  (first + n) * sizeof(uint64));
+		memcpy(st->out.stream_refs, st->out.refs + first, sizeof(uint64) * n);
+		braid_read_scope_end(&scope);
+		braid_gather_load(&st->out.gather, first, st->out.stream_refs, n);
+	}
+	else if (st->out.refs != NULL)
+		braid_gather_load(&st->out.gather, first, st->out.refs + first, n);
+	else
+	{
+		if (!refs_ready)
+			elog(ERROR, "braidsort: a streaming merge cannot go back to row " INT64_FORMAT,
+				 first);
+		if (st->merge.ahead_on && !st->merge.ahead.closed)
+			load_merging_ahead(st, first, n);
+		else
+			braid_gather_load(&st->out.gather, first, st->out.stream_refs, n);
+	}
+}
+
+/*
+ * braid_batches_position
+ *		Load the batch holding sort position pos; false if pos is past the
+ *		last row.
+ */
+bool
+braid_batches_position(BraidSortState *st, int64 pos)
+{
+	BraidGather *g = &st->out.gather;
+	instr_time	start;
+	int			lo,
+				hi;
+	bool		fresh = false;
+	const BraidProgress *prev;
+
+	if (g->nrows > 0 && pos >= g->first && pos < g->first + g->nrows)
+		return true;
+
+	INSTR_TIME_SET_CURRENT(start);
+	prev = braid_progress_enter(&st->mon.progress);
+	if (!st->out.batches_complete && st->out.nbatches == 0 && st->merge.merger == NULL)
+		plan_memory_batches(st);
+
+	/* discover batches up to pos (streaming only: the others are planned) */
+	while (pos >= st->out.batch_start[st->out.nbatches])
+	{
+		if (st->out.batches_complete)
+		{
+			braid_progress_leave(prev);
+			st->instr.gather_ms += braid_elapsed_ms(start);
+			return false;
+		}
+		next_stream_batch(st);
+		fresh = true;
+	}
+
+	/* binary search: last b with batch_start[b] <= pos */
+	lo = 0;
+	hi = st->out.nbatches - 1;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi + 1) / 2;
+
+		if (st->out.batch_start[mid] <= pos)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	load_batch(st, lo, fresh && lo == st->out.nbatches - 1);
+	braid_progress_set_batches(&st->mon.progress, st->out.gather.batches - st->mon.batches_before);
+	braid_progress_leave(prev);
+	st->instr.gather_ms += braid_elapsed_ms(start);
+	return true;
+}
+
+/*
+ * braid_batches_release
+ *		Remove the file of sorted refs, merged or offloaded.
+ */
+void
+braid_batches_release(BraidSortState *st)
+{
+	if (st->out.refs_run)
+	{
+		braid_run_close(st->out.refs_run);
+		st->out.refs_run = NULL;
+	}
+	st->out.refs_offloaded = false;
+}

@@ -1,0 +1,786 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_node.c
+ *	  The BraidSort custom scan node: callbacks, and the stages in order.
+ *
+ * braid_begin sets the node up from the plan (plandata.c); the first
+ * fetch runs the stages (build_and_sort): BUILD (sort_build.c) takes every
+ * row of the child into the IndexMap, spilling RUNS (sort_runs.c) when it
+ * outgrows braidsort.work_mem; then either the IndexMap is sorted in
+ * memory (OnePass) or the runs are merged (MergePass, sort_merge.c).
+ * Fetches then return rows from the GATHER (sort_gather.c), or from the
+ * VALUE LOG (sort_vlog.c) when the input was not a heap scan.
+ *
+ * A node the planner took only because its row estimate was small
+ * (adaptive) first runs PostgreSQL's tuplesort (sort_adaptive.c), and runs
+ * the stages only if its input outgrows work_mem.
+ *
+ * Positions follow tuplesort's conventions (current = index after the
+ * last row returned, plus an eof flag), which gives backward scans,
+ * mark/restore and rewinds for free: any position maps to a batch, which
+ * is reloaded if it is not the one in memory.  A streaming final merge
+ * only moves forward, so it is used only when the node was not asked for
+ * those.
+ *
+ * src/sort/sort_node.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/parallel.h"
+#include "access/sysattr.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "optimizer/optimizer.h"
+#include "port/pg_bitutils.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "braidsort.h"
+#include "sort/sort_explain.h"
+#include "plan/keys.h"
+#include "plan/plandata.h"
+#include "core/pool.h"
+#include "sort/sort_state.h"
+#include "monitor/stats.h"
+
+static Node *braid_create_state(CustomScan *cscan);
+static void braid_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *braid_exec(CustomScanState *node);
+static void braid_end(CustomScanState *node);
+static void braid_rescan(CustomScanState *node);
+static void braid_mark(CustomScanState *node);
+static void braid_restore(CustomScanState *node);
+static void braid_explain_node(CustomScanState *node, List *ancestors, ExplainState *es);
+
+CustomScanMethods braid_sort_scan_methods = {
+	.CustomName = BRAID_SORT_NAME,
+	.CreateCustomScanState = braid_create_state,
+};
+
+static CustomExecMethods braid_exec_methods = {
+	.CustomName = BRAID_SORT_NAME,
+	.BeginCustomScan = braid_begin,
+	.ExecCustomScan = braid_exec,
+	.EndCustomScan = braid_end,
+	.ReScanCustomScan = braid_rescan,
+	.MarkPosCustomScan = braid_mark,
+	.RestrPosCustomScan = braid_restore,
+	.ExplainCustomScan = braid_explain_node,
+};
+
+/*
+ * braid_exec_init
+ *		Register the custom scan so plans naming it can be copied, read back
+ *		and sent to parallel workers.
+ */
+void
+braid_exec_init(void)
+{
+	RegisterCustomScanMethods(&braid_sort_scan_methods);
+}
+
+/*
+ * PostgreSQL's external sort (tuplesort.c): a tuple on tape is its minimal
+ * tuple less 10 header bytes plus a 4-byte length; in memory, its minimal
+ * tuple in a chunk of the next power of two, a 24-byte SortTuple and a
+ * 16-byte chunk header; its merge order is the memory over a 256 kB
+ * buffer and two blocks a run (tuplesort_merge_order), 6 to 500.
+ */
+#define PG_TAPE_ROW_OVERHEAD	(4 - (double) MINIMAL_TUPLE_DATA_OFFSET)
+#define PG_MEMORY_ROW_OVERHEAD	(24.0 + 16.0)
+#define PG_MERGE_RUN_BYTES		(32.0 * BLCKSZ + 2 * BLCKSZ)
+#define PG_MIN_MERGE_ORDER		6
+#define PG_MAX_MERGE_ORDER		500
+
+/*
+ * count_sort
+ *		Add a finished sort to braidsort.stats, with an estimate of the
+ *		value bytes PostgreSQL's external sort with the same memory would
+ *		have written: the rows it sorts (the Sort's input: the rows a value
+ *		log keeps, as they were; the planner's width of them over a heap
+ *		scan, whose whole heap tuples braidsort refetches), once per pass,
+ *		when they outgrow the memory (runs of about the memory's size,
+ *		merged with PostgreSQL's merge order).  braidsort's own value writes
+ *		(a value log on the device) are taken off.
+ */
+static void
+count_sort(BraidSortState *st)
+{
+	double		rows = (double) st->build.rows_built;
+	double		mem = (double) Max(st->cfg.budget, (size_t) 65536);
+	double		carried = 0;
+	double		own = st->cfg.value_log && st->vlog.on_device ? (double) st->vlog.bytes : 0;
+	double		tuple;
+	double		in_memory;
+	BraidMethod method;
+
+	/* a sorted row's minimal tuple */
+	if (st->cfg.value_log && rows > 0)
+		tuple = (double) st->build.tuple_bytes / rows;
+	else
+		tuple = (double) st->cfg.sort_width + SizeofMinimalTupleHeader;
+	in_memory = pg_nextpower2_32((uint32) Max(MAXALIGN(tuple), 8)) + PG_MEMORY_ROW_OVERHEAD;
+	if (rows * in_memory > mem)
+	{
+		double		runs = ceil(rows * in_memory / mem);
+		double		order = floor(mem / PG_MERGE_RUN_BYTES);
+		double		passes;
+
+		order = Min(Max(order, PG_MIN_MERGE_ORDER), PG_MAX_MERGE_ORDER);
+		passes = Max(ceil(log(runs) / log(order)), 1.0);
+		carried = rows * (tuple + PG_TAPE_ROW_OVERHEAD) * passes;
+	}
+	if (st->instr.wl_mode != BRAID_WL_MERGEPASS)
+		method = BRAID_METHOD_HYBRID + (st->instr.wl_mode - BRAID_WL_HYBRID);
+	else if ((st->merge.merger != NULL || st->out.refs_run != NULL) && !st->out.refs_offloaded)
+		method = BRAID_METHOD_MERGEPASS;
+	else
+		method = BRAID_METHOD_ONEPASS;
+	braid_stats_count_sort(method, st->cfg.value_log, (uint64) st->build.rows_built,
+						   (uint64) Max(carried - own, 0.0));
+}
+
+/*
+ * build_and_sort
+ *		Consume the child, then sort.
+ */
+static void
+build_and_sort(BraidSortState *st)
+{
+	instr_time	start;
+	ScanDirection dir = st->css.ss.ps.state->es_direction;
+	SeqScanState *fast = braid_build_fast_seqscan(st);
+	volatile int64 fast_rows = 0;
+	bool		wlimited;
+
+	/* the input is read forward, whatever direction we are asked for */
+	st->css.ss.ps.state->es_direction = ForwardScanDirection;
+
+	INSTR_TIME_SET_CURRENT(start);
+	st->build.rows_built = 0;
+	st->build.tuple_bytes = 0;
+	st->runset.spill_ms = 0;
+	braid_progress_start(&st->mon.progress, st->css.ss.ps.plan->plan_node_id, st->cfg.est_rows);
+	st->mon.phase = BRAID_PROGRESS_BUILDING;
+	st->mon.batches_before = st->out.gather.batches;
+
+	/*
+	 * Runs may be made on a helper while the build goes on (braid_pipe_begin) when
+	 * the build reads a plain table scan: the run's write grant is then held
+	 * over nothing but the scan, and nothing else wants the thread pool.
+	 */
+	memset(&st->runset.pipe, 0, sizeof(st->runset.pipe));
+	st->runset.half_runs = 0;
+	braid_wl_start_build(st);
+	st->runset.pipe_allowed = fast != NULL && !st->cfg.collated && st->cfg.threads > 1 &&
+		!st->wl.selecting;
+	PG_TRY();
+	{
+		fast_rows = braid_build_rows(st, fast);
+	}
+	PG_CATCH();
+	{
+		braid_pipe_stop(st);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	braid_prefault_end();
+	if (fast_rows > 0 && st->child->instrument)
+		st->child->instrument->tuplecount += fast_rows;
+	braid_gather_reset(&st->out.gather);
+	if (st->cfg.value_log)
+		braid_vlog_finish(&st->vlog);
+	wlimited = braid_wl_after_build(st);
+	st->instr.wl_mode = wlimited ? st->wl.mode : BRAID_WL_MERGEPASS;
+	if (wlimited || st->runset.runs != NIL)
+	{
+		/*
+		 * MergePass: the rest becomes the last run, then merge.  A
+		 * write-limited sort has kept the rest in memory, or left rows to
+		 * selection passes, instead (braid_wl_after_build).
+		 */
+		if (!wlimited && st->build.nentries > 0)
+			braid_spill_run(st);
+		st->instr.build_ms += braid_elapsed_ms(start) - st->runset.spill_ms;
+		st->instr.sort_ms += st->runset.spill_ms;
+		if (st->build.entries)
+			pfree(st->build.entries);
+		st->build.entries = NULL;
+		st->build.capacity = 0;
+		INSTR_TIME_SET_CURRENT(start);
+		braid_merge_all_runs(st);
+		st->instr.merge_ms += braid_elapsed_ms(start);
+		braid_batches_mergepass_arena(st);
+	}
+	else
+	{
+		st->instr.build_ms += braid_elapsed_ms(start);
+		INSTR_TIME_SET_CURRENT(start);
+		braid_sort_set_phase(st, BRAID_PROGRESS_SORTING);
+		braid_sort_entries(st, true);
+		st->out.nrows = (int64) st->build.nentries;
+		braid_build_note_peak(st);
+		braid_batches_compact_refs(st);
+		st->instr.sort_ms += braid_elapsed_ms(start);
+	}
+
+	st->css.ss.ps.state->es_direction = dir;
+	st->pos.built = true;
+	st->instr.sorts++;
+	st->instr.rows_sorted += st->build.rows_built;
+	st->pos.current = 0;
+	st->pos.eof_reached = false;
+	st->out.nbatches = 0;
+	st->out.batches_complete = false;
+	st->out.batch_start[0] = 0;
+	st->win.first = 0;
+	st->win.n = 0;
+	braid_sort_set_phase(st, BRAID_PROGRESS_GATHERING);
+	count_sort(st);
+}
+
+/*
+ * release_spill
+ *		Close the merger and remove every spill file of this sort.
+ */
+static void
+release_spill(BraidSortState *st)
+{
+	braid_merge_release(st);
+	braid_wl_release(st);
+	braid_runs_release(st);
+	braid_batches_release(st);
+}
+
+/*
+ * reset_sort
+ *		Drop everything built, so the next fetch rebuilds from the child.
+ */
+static void
+reset_sort(BraidSortState *st)
+{
+	release_spill(st);
+	braid_gather_reset(&st->out.gather);
+	if (st->cfg.value_log)
+		braid_vlog_reset(&st->vlog);
+	MemoryContextReset(st->sortcxt);
+	st->build.entries = NULL;
+	st->out.refs = NULL;
+	st->build.nentries = st->build.capacity = 0;
+	st->build.any_truncated = false;
+	st->build.keys_split = false;
+	st->build.entries_seen = 0;
+	st->build.key_memory_seen = 0;
+	st->build.longest_key = 0;
+	braid_ovf_init(&st->build.ovf, st->sortcxt);
+	st->out.stream_refs = NULL;
+	st->out.stream_refs_cap = 0;
+	st->merge.ahead_on = false;
+	memset(&st->merge.ahead, 0, sizeof(st->merge.ahead));
+	memset(&st->runset.pipe, 0, sizeof(st->runset.pipe));
+	st->merge.runs = NULL;
+	st->pos.built = false;
+}
+
+/*
+ * snapshot_instr
+ *		The node's instrumentation as EXPLAIN shows it: the counters kept in
+ *		place, and what the last sort looks like now.
+ */
+static void
+snapshot_instr(BraidSortState *st, BraidSortInstr *out)
+{
+	*out = st->instr;
+	out->gather_batches = st->out.gather.batches;
+	out->peak_gather_bytes = st->out.gather.peak_arena;
+	if (!st->cfg.value_log)
+		out->gather_source = BRAID_SOURCE_HEAP_TID;
+	else
+		out->gather_source = st->vlog.on_device ? BRAID_SOURCE_VALUE_LOG :
+			BRAID_SOURCE_MEMORY;
+	if (st->cfg.value_log)
+		out->sorted_refs = BRAID_SORTED_REFS_NONE;
+	else
+		out->sorted_refs = st->out.refs_run ? BRAID_SORTED_REFS_DEVICE :
+			st->merge.merger ? BRAID_SORTED_REFS_STREAM : BRAID_SORTED_REFS_MEMORY;
+	out->merge_ahead = st->merge.ahead_on;
+}
+
+/*
+ * braid_create_state
+ *		Allocate the node's state.
+ */
+static Node *
+braid_create_state(CustomScan *cscan)
+{
+	BraidSortState *st = palloc0(sizeof(BraidSortState));
+
+	NodeSetTag(st, T_CustomScanState);
+	st->css.methods = &braid_exec_methods;
+	return (Node *) st;
+}
+
+/*
+ * reads_tuple_header
+ *		Whether the node's own expressions (its projection and quals, which
+ *		are what reads the refetched tuples) read the header fields that the
+ *		gather may leave out (see BRAID_GATHER_STRIP): the xmin, xmax, cmin
+ *		or cmax system columns, or the whole row.
+ */
+static bool
+reads_tuple_header(CustomScan *cscan)
+{
+	Bitmapset  *attrs = NULL;
+	Index		varno = cscan->scan.scanrelid;
+	bool		reads;
+
+	pull_varattnos((Node *) cscan->scan.plan.targetlist, varno, &attrs);
+	pull_varattnos((Node *) cscan->scan.plan.qual, varno, &attrs);
+	reads = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs) ||
+		bms_is_member(MinTransactionIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs) ||
+		bms_is_member(MaxTransactionIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs) ||
+		bms_is_member(MinCommandIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs) ||
+		bms_is_member(MaxCommandIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs);
+	bms_free(attrs);
+	return reads;
+}
+
+/*
+ * begin_config
+ *		The node's configuration, from the plan: the keys, the threads and
+ *		the budget.  Their encoders and the entry layout are set up with the
+ *		braid path (begin_path).
+ */
+static void
+begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
+{
+	BraidSortConfig *cfg = &st->cfg;
+
+	cfg->nkeys = data->nkeys;
+	cfg->sortops = data->sortops;
+	cfg->collations = data->collations;
+	cfg->nullsfirst = data->nullsfirst;
+	cfg->keylen = (uint32) data->keylen;
+	cfg->sort_width = data->sort_width;
+	cfg->may_truncate = data->truncates;
+	cfg->stride = cfg->keylen + BRAID_REF_BYTES;
+	cfg->est_rows = st->css.ss.ps.plan->plan_rows;
+	cfg->threads = braid_sort_thread_count(data->processes);
+	cfg->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+	cfg->budget = braid_budget_bytes();
+	cfg->value_log = data->mode == BRAID_MODE_VALUE_LOG;
+	cfg->segment_share = Min(Max(data->segment_share, 0.0), 1.0);
+	cfg->key_memory = data->key_memory;
+	cfg->rank_collated = data->rank_collated;
+	cfg->select_collated_ns = data->select_collated_ns;
+}
+
+/*
+ * begin_keys
+ *		Each key's encoder, and where a collated key puts the prefix.
+ */
+static void
+begin_keys(BraidSortState *st)
+{
+	BraidSortConfig *cfg = &st->cfg;
+
+	cfg->keys = palloc(sizeof(BraidKeyColumn) * cfg->nkeys);
+	for (int i = 0; i < cfg->nkeys; i++)
+	{
+		char	   *why;
+
+		if (!braid_key_column_for(cfg->sortops[i], cfg->collations[i],
+								  cfg->nullsfirst[i], &cfg->keys[i], &why))
+			elog(ERROR, "braidsort: sort key %d is no longer supported: %s", i + 1, why);
+		if (BRAID_KEY_IS_COLLATED(cfg->keys[i].kind) && !cfg->collated)
+		{
+			cfg->collated = true;
+			cfg->collated_key = i;
+		}
+	}
+	cfg->radix_keylen = cfg->collated ? cfg->keylen - 8 : cfg->keylen;
+	if (cfg->collated && cfg->keylen < 9)
+		elog(ERROR, "braidsort: key prefix of %u bytes has no room for a collated key", cfg->keylen);
+}
+
+/*
+ * begin_value_log
+ *		Value log mode: the child is the outer plan and the target list
+ *		references its columns, which come from the value log: project from
+ *		a minimal tuple slot in the outer position.
+ */
+static void
+begin_value_log(BraidSortState *st, const BraidSortPlanData *data,
+				EState *estate, int eflags)
+{
+	CustomScanState *node = &st->css;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	st->child = ExecInitNode(outerPlan(cscan), estate, eflags);
+	outerPlanState(node) = st->child;
+	st->win.slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
+										  &TTSOpsMinimalTuple);
+	node->ss.ps.outerops = &TTSOpsMinimalTuple;
+	node->ss.ps.outeropsfixed = true;
+	node->ss.ps.outeropsset = true;
+	ExecAssignProjectionInfo(&node->ss.ps, NULL);
+	st->cfg.keycols = data->keycols;
+}
+
+/*
+ * begin_heap
+ *		Heap TID mode: the child scans the table, whose rows are refetched
+ *		by TID into a heap tuple slot (the gather: begin_heap_gather).
+ */
+static void
+begin_heap(BraidSortState *st, const BraidSortPlanData *data,
+		   EState *estate, int eflags)
+{
+	CustomScanState *node = &st->css;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+
+	st->child = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
+	node->custom_ps = list_make1(st->child);
+
+	/*
+	 * Refetched tuples are stored as heap tuples; rebuild the projection for
+	 * that slot type (ExecInitCustomScan assumed a virtual one).  This is
+	 * done here, not with the gather, because it can change the node's
+	 * result slot type, which the plan above reads as it starts.
+	 */
+	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(node->ss.ss_currentRelation),
+						  &TTSOpsHeapTuple);
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+
+	/* keys read from the unprojected scan tuple, by table column */
+	st->cfg.keycols = data->keyattnos;
+
+	/*
+	 * This node is a sort, not a scan of the table: like a Sort, it must not
+	 * be taken for the current row's scan by WHERE CURRENT OF.  The gather
+	 * keeps the relation.
+	 */
+	st->rel = node->ss.ss_currentRelation;
+	node->ss.ss_currentRelation = NULL;
+}
+
+/*
+ * begin_heap_gather
+ *		Heap TID mode: set up the gather of refetched tuples.
+ */
+static void
+begin_heap_gather(BraidSortState *st)
+{
+	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
+
+	braid_gather_begin(&st->out.gather, st->rel, st->gathercxt);
+	braid_gather_set_threads(&st->out.gather, st->cfg.threads);
+	braid_gather_set_strip(&st->out.gather, !reads_tuple_header(cscan));
+}
+
+/*
+ * begin_path
+ *		What braidsort's own path needs (keys, memory, gather or value log,
+ *		write-limited mode): at the node's start, or for an adaptive node
+ *		when it switches, which most never do (sort_adaptive.c).
+ */
+static void
+begin_path(BraidSortState *st)
+{
+	EState	   *estate = st->css.ss.ps.state;
+	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
+	BraidSortPlanData data;
+	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+
+	braid_plan_unpack(cscan->custom_private, &data);
+	begin_keys(st);
+
+	/* merged batches; an in-memory sort sets its own after compacting */
+	st->out.batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->cfg.budget),
+							  BRAID_MIN_ARENA);
+	st->sortcxt = AllocSetContextCreate(estate->es_query_cxt, "BraidSort IndexMap",
+										ALLOCSET_DEFAULT_SIZES);
+	st->gathercxt = AllocSetContextCreate(estate->es_query_cxt, "BraidSort gather",
+										  ALLOCSET_DEFAULT_SIZES);
+	braid_ovf_init(&st->build.ovf, st->sortcxt);
+	st->build.keybuf.cap = 256;
+	st->build.keybuf.data = palloc(st->build.keybuf.cap);
+	st->out.batch_cap = 64;
+	st->out.batch_start = palloc(sizeof(int64) * st->out.batch_cap);
+	if (st->cfg.value_log)
+		braid_vlog_init(&st->vlog,
+						AllocSetContextCreate(estate->es_query_cxt, "BraidSort value log",
+											  ALLOCSET_DEFAULT_SIZES),
+						st->cfg.budget / 2, &st->instr.device);
+	else
+		begin_heap_gather(st);
+	braid_wl_begin(st, &data);
+	st->path_ready = true;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * braid_begin
+ *		Initialize the child and the configuration; then braidsort's path,
+ *		unless the node is adaptive and starts as PostgreSQL's tuplesort
+ *		(sort_adaptive.c).
+ */
+static void
+braid_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	BraidSortState *st = (BraidSortState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	BraidSortPlanData data;
+
+	braid_plan_unpack(cscan->custom_private, &data);
+	begin_config(st, &data, eflags);
+	st->mon.progress.slot = -1;
+	/* (ExecInitNode sets up the node's instrument after this returns) */
+	if (estate->es_instrument != 0 && !IsParallelWorker())
+		braid_instr_leader_begin(node->ss.ps.plan->plan_node_id);
+
+	/* the child is read once, forward; this node provides rewind etc. */
+	eflags &= ~(EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	if (st->cfg.value_log)
+		begin_value_log(st, &data, estate, eflags);
+	else
+		begin_heap(st, &data, estate, eflags);
+
+	/* key columns of one row (read by keycols, or from a carried row) */
+	st->build.keyvals = palloc(sizeof(Datum) * st->cfg.nkeys);
+	st->build.keynulls = palloc(sizeof(bool) * st->cfg.nkeys);
+	if (data.adaptive)
+		braid_adaptive_begin(st, &data, estate);
+	else
+		begin_path(st);
+}
+
+/*
+ * braid_exec
+ *		Return the next row in the scan direction.
+ */
+static TupleTableSlot *
+braid_exec(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	TupleTableSlot *scanslot;
+	int64		pos;
+
+	if (!st->pos.built)
+	{
+		const BraidProgress *prev = braid_progress_enter(&st->mon.progress);
+
+		/* an adaptive node runs PostgreSQL's sort first (sort_adaptive.c) */
+		if (!st->adapt.on || !braid_adaptive_sort(st))
+		{
+			if (!st->path_ready)
+				begin_path(st);
+			build_and_sort(st);
+		}
+		braid_progress_leave(prev);
+	}
+	if (st->adapt.serving)
+		return braid_adaptive_next(st, node->ss.ps.state->es_direction);
+	/* (set up with the path: after an adaptive node's switch) */
+	scanslot = node->ss.ss_ScanTupleSlot;
+	/* (after a rewind or at the end, a backward scan returns rows again) */
+	braid_sort_set_phase(st, BRAID_PROGRESS_GATHERING);
+
+	/* nothing stays in the scan slot once there is no current row */
+	if (st->pos.scan_slot_full)
+	{
+		ExecClearTuple(scanslot);
+		st->pos.scan_slot_full = false;
+	}
+
+	if (ScanDirectionIsForward(node->ss.ps.state->es_direction))
+	{
+		if (st->pos.current >= st->out.nrows)
+		{
+			st->pos.eof_reached = true;
+			braid_sort_set_phase(st, BRAID_PROGRESS_DONE);
+			return NULL;
+		}
+		if (st->cfg.value_log)
+			return braid_vlog_emit(st, st->pos.current++);
+		if (!braid_batches_position(st, st->pos.current))
+		{
+			st->pos.eof_reached = true;
+			braid_sort_set_phase(st, BRAID_PROGRESS_DONE);
+			return NULL;
+		}
+		pos = st->pos.current++;
+	}
+	else
+	{
+		if (st->pos.current <= 0)
+			return NULL;
+		if (st->pos.eof_reached)
+			st->pos.eof_reached = false;
+		else
+		{
+			st->pos.current--;
+			if (st->pos.current <= 0)
+				return NULL;
+		}
+		pos = st->pos.current - 1;
+		if (st->cfg.value_log)
+			return braid_vlog_emit(st, pos);
+		if (!braid_batches_position(st, pos))
+			elog(ERROR, "braidsort: position " INT64_FORMAT " is past the end", pos);
+	}
+
+	ExecStoreHeapTuple(braid_gather_tuple(&st->out.gather, pos), scanslot, false);
+	st->pos.scan_slot_full = true;
+	if (node->ss.ps.ps_ProjInfo == NULL)
+		return scanslot;
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = scanslot;
+	return ExecProject(node->ss.ps.ps_ProjInfo);
+}
+
+/*
+ * braid_end
+ *		Shut down the child and release the sort.
+ */
+static void
+braid_end(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+	int			plan_node = node->ss.ps.plan->plan_node_id;
+
+	/*
+	 * Instrumented: a parallel worker leaves what it did for its leader's
+	 * EXPLAIN (instr.c), which the leader's node then frees.
+	 */
+	if (node->ss.ps.instrument != NULL)
+	{
+		if (IsParallelWorker())
+		{
+			if (st->instr.sorts > 0)
+			{
+				BraidSortInstr instr;
+
+				snapshot_instr(st, &instr);
+				braid_instr_report(plan_node, &instr);
+			}
+		}
+		else
+			braid_instr_leader_end(plan_node);
+	}
+	braid_progress_end(&st->mon.progress);
+
+	braid_adaptive_end(st);
+	if (st->path_ready)
+	{
+		release_spill(st);
+		if (st->cfg.value_log)
+			braid_vlog_reset(&st->vlog);
+		else
+			braid_gather_end(&st->out.gather);
+	}
+	ExecEndNode(st->child);
+}
+
+/*
+ * braid_rescan
+ *		Rewind over the sorted rows, or rebuild if the input changed.
+ */
+static void
+braid_rescan(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+
+	/* ExecReScan only passes changed parameters to lefttree/righttree */
+	if (node->ss.ps.chgParam != NULL)
+		UpdateChangedParamSet(st->child, node->ss.ps.chgParam);
+
+	if (!st->pos.built)
+		return;
+
+	/* PostgreSQL's sort that stayed: rewound, or dropped to sort again */
+	if (st->adapt.serving)
+	{
+		braid_adaptive_rescan(st);
+		if (!st->adapt.serving)
+		{
+			st->pos.built = false;
+			if (st->child->chgParam == NULL)
+				ExecReScan(st->child);
+		}
+		return;
+	}
+
+	/*
+	 * As nodeSort.c: rewind only when the node was set up for it (rewind,
+	 * backward or mark).  Otherwise the input is read again: it may differ
+	 * even with unchanged parameters (volatile quals, nextval() ...), e.g.
+	 * under a correlated subplan, which rescans without EXEC_FLAG_REWIND.
+	 */
+	if (st->child->chgParam != NULL || st->merge.merger != NULL || !st->cfg.random_access)
+	{
+		reset_sort(st);
+		/* a child with changed parameters is rescanned by ExecProcNode */
+		if (st->child->chgParam == NULL)
+			ExecReScan(st->child);
+	}
+	else
+	{
+		st->pos.current = 0;
+		st->pos.eof_reached = false;
+		st->pos.mark_current = 0;
+		st->pos.mark_eof = false;
+	}
+}
+
+/* braid_mark: remember the current position. */
+static void
+braid_mark(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+
+	if (st->adapt.serving)
+	{
+		braid_adaptive_mark(st);
+		return;
+	}
+	st->pos.mark_current = st->pos.current;
+	st->pos.mark_eof = st->pos.eof_reached;
+}
+
+/* braid_restore: return to the marked position. */
+static void
+braid_restore(CustomScanState *node)
+{
+	BraidSortState *st = (BraidSortState *) node;
+
+	if (st->adapt.serving)
+	{
+		braid_adaptive_restore(st);
+		return;
+	}
+	st->pos.current = st->pos.mark_current;
+	st->pos.eof_reached = st->pos.mark_eof;
+}
+
+/*
+ * braid_explain_node
+ *		ExplainCustomScan: what this process's node did, with its parallel
+ *		workers' figures (explain.c).
+ */
+static void
+braid_explain_node(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	BraidSortInstr instr;
+
+	snapshot_instr((BraidSortState *) node, &instr);
+	braid_explain(node, ancestors, &instr, es);
+}

@@ -1,0 +1,236 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_vlog.c
+ *	  VALUE LOG: sorted rows read back from the value log.
+ *
+ * When the input is not a heap scan, each row was appended to the value
+ * log (valuelog.c) and the IndexMap points into it.  Rows held in memory
+ * are emitted in place.  Rows on the spill device, or behind a merge, are
+ * read a window at a time (BRAID_LOG_WINDOW_ROWS): under one read grant of
+ * the device the window's refs are taken and its rows copied out of the
+ * log's mapping by the device's reader threads, so that rows emitted one
+ * at a time -- and whatever the plan above does with them -- hold no
+ * grant.
+ *
+ * src/sort/sort_vlog.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "utils/memutils.h"
+
+#include "io/device.h"
+#include "core/emulate.h"
+#include "io/iosched.h"
+#include "core/pool.h"
+#include "sort/sort_state.h"
+
+/* The copy of a value log window by the reader threads. */
+typedef struct LogCopyTask
+{
+	MinimalTuple *src;			/* rows in the log's mapping */
+	uint32	   *len;			/* their t_len, with WINDOW_PACKED */
+	size_t	   *off;			/* their places in the arena */
+	char	   *arena;
+	int			n;
+	int			nthreads;
+	BraidEmulation em;			/* how the reads are charged */
+} LogCopyTask;
+
+/* in a window's len: the row is stored packed (vlogrow.h) */
+#define WINDOW_PACKED	0x80000000U
+
+/*
+ * log_copy_task
+ *		A reader thread: copy its share of the window's rows out of the
+ *		mapped value log (unpacking the packed ones) and pay their emulated
+ *		read delay.  Pure C: it runs on a pool thread.
+ */
+static void
+log_copy_task(void *arg, int worker)
+{
+	LogCopyTask *t = (LogCopyTask *) arg;
+	int			from = (int) ((int64) t->n * worker / t->nthreads);
+	int			to = (int) ((int64) t->n * (worker + 1) / t->nthreads);
+	uint64		lines = 0;
+
+	for (int i = from; i < to; i++)
+	{
+		uintptr_t	a = (uintptr_t) t->src[i];
+		size_t		stored;
+
+		/* rows are scattered over the log: start fetching a few ahead */
+		if (i + 8 < to)
+			__builtin_prefetch(t->src[i + 8]);
+		stored = braid_vlog_row_copy(t->src[i], (t->len[i] & WINDOW_PACKED) != 0,
+									 t->len[i] & ~WINDOW_PACKED, t->arena + t->off[i]);
+		lines += braid_lines_spanned(a, a + stored);
+	}
+	if (braid_emulation_active(&t->em))
+		(void) braid_emulate_access(&t->em, lines, false);
+}
+
+/*
+ * load_log_window
+ *		Value log mode, when rows come back through spill-device reads (a
+ *		value log on the device, or merged runs): fetch the window of rows
+ *		holding sort position pos.  Under one read grant of the device, the
+ *		window's refs are taken and its rows copied out of the log, so that
+ *		rows emitted one at a time -- and whatever the plan above does with
+ *		them -- hold no grant.  A streaming merge only moves forward.
+ */
+static void
+load_log_window(BraidSortState *st, int64 pos)
+{
+	BraidReadScope scope;
+	int64		first;
+	int			n = 0;
+	size_t		used = 0;
+	bool		copy = st->vlog.on_device;
+	instr_time	start;
+
+	if (st->merge.merger)
+	{
+		first = st->win.first + st->win.n;
+		if (pos != first)
+			elog(ERROR, "braidsort: a streaming merge cannot go back to row " INT64_FORMAT, pos);
+	}
+	else
+		first = pos - pos % BRAID_LOG_WINDOW_ROWS;
+
+	if (st->win.tuple == NULL)
+	{
+		st->win.tuple = MemoryContextAlloc(st->gathercxt,
+										   sizeof(MinimalTuple) * BRAID_LOG_WINDOW_ROWS);
+		st->win.off = MemoryContextAlloc(st->gathercxt,
+										 sizeof(size_t) * BRAID_LOG_WINDOW_ROWS);
+		st->win.len = MemoryContextAlloc(st->gathercxt,
+										 sizeof(uint32) * BRAID_LOG_WINDOW_ROWS);
+	}
+	st->win.n = 0;
+
+	braid_sort_read_scope(st, &scope);
+	INSTR_TIME_SET_CURRENT(start);
+	while (n < BRAID_LOG_WINDOW_ROWS)
+	{
+		uint64		ref;
+
+		if (st->merge.merger)
+		{
+			const uint8 *key;
+			uint32		keylen;
+
+			if (!braid_merger_next(st->merge.merger, &key, &keylen, &ref))
+				break;
+		}
+		else
+		{
+			if (first + n >= st->out.nrows)
+				break;
+			ref = st->out.refs[first + n];
+		}
+		if (copy)
+		{
+			BraidVlogRow row;
+			size_t		alen;
+
+			/* where the row is; the reader threads copy it below */
+			/* (no need to touch the row: its length is in the ref) */
+			braid_vlog_locate(&st->vlog, ref & ~BRAID_REF_TRUNCATED, &row);
+			alen = MAXALIGN(row.len);
+			braid_spill_count_read(row.file, row.pos, row.pos + row.stored);
+			if (used + alen > st->win.cap)
+			{
+				size_t		cap = Max(Max(st->win.cap * 2, used + alen), (size_t) 65536);
+
+				st->win.arena = st->win.arena ?
+					repalloc_huge(st->win.arena, cap) :
+					MemoryContextAllocHuge(st->gathercxt, cap);
+				st->win.cap = cap;
+			}
+			st->win.tuple[n] = (MinimalTuple) row.src;	/* source, for now */
+			st->win.len[n] = row.len | (row.packed ? WINDOW_PACKED : 0);
+			st->win.off[n] = used;
+			used += alen;
+		}
+		else
+			st->win.tuple[n] = braid_vlog_get(&st->vlog, ref & ~BRAID_REF_TRUNCATED);
+		n++;
+	}
+	/*
+	 * the final merge runs here, window by window: count it as merge time
+	 * (with the rows' places in the log, found on the way)
+	 */
+	if (st->merge.merger)
+		st->instr.merge_stream_ms += braid_elapsed_ms(start);
+	if (copy && n > 0)
+	{
+		LogCopyTask task;
+		int			threads;
+
+		/* the copies, on the device's reader threads */
+		task.src = st->win.tuple;
+		task.len = st->win.len;
+		task.off = st->win.off;
+		task.arena = st->win.arena;
+		task.n = n;
+		braid_device_emulation(st->vlog.segs[0], &task.em);
+		threads = braid_sched_read_thread_count_for(st->vlog.segs[0]->spcoid);
+		/* threads pay for themselves on large windows, or a slow device */
+		if (task.em.read_ns > 0 || task.em.interference_ns > 0)
+			threads = Min(threads, n / 64);
+		else
+			threads = Min(threads, (int) (used / (256 * 1024)));
+		task.nthreads = Max(threads, 1);
+		braid_pool_run(task.nthreads, log_copy_task, &task);
+	}
+	if (st->out.refs_run && n > 0)
+		braid_spill_note_read(st->out.refs_run->file, first * sizeof(uint64),
+							  (first + n) * sizeof(uint64));
+	braid_read_scope_end(&scope);
+
+	if (copy)
+		for (int i = 0; i < n; i++)
+			st->win.tuple[i] = (MinimalTuple) (st->win.arena + st->win.off[i]);
+	st->win.first = first;
+	st->win.n = n;
+	if (n == 0 || pos >= first + n)
+		elog(ERROR, "braidsort: sorted row " INT64_FORMAT " is missing", pos);
+}
+
+/*
+ * braid_vlog_emit
+ *		Value log mode: the row at sort position pos, projected.
+ */
+TupleTableSlot *
+braid_vlog_emit(BraidSortState *st, int64 pos)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	MinimalTuple tuple;
+
+	if (st->vlog.on_device || st->merge.merger || st->out.refs_run)
+	{
+		if (pos < st->win.first || pos >= st->win.first + st->win.n)
+		{
+			const BraidProgress *prev = braid_progress_enter(&st->mon.progress);
+			instr_time	start;
+
+			/* Gather Time: the windows' loads, less their merging */
+			INSTR_TIME_SET_CURRENT(start);
+			load_log_window(st, pos);
+			st->instr.gather_ms += braid_elapsed_ms(start);
+			braid_progress_leave(prev);
+		}
+		tuple = st->win.tuple[pos - st->win.first];
+	}
+	else
+		tuple = braid_vlog_get(&st->vlog, st->out.refs[pos] & ~BRAID_REF_TRUNCATED);
+
+	ExecStoreMinimalTuple(tuple, st->win.slot, false);
+	ResetExprContext(econtext);
+	econtext->ecxt_outertuple = st->win.slot;
+	return ExecProject(st->css.ss.ps.ps_ProjInfo);
+}

@@ -1,0 +1,20 @@
+/*-------------------------------------------------------------------------
+ *
+ * gather_copy.h
+ *	  Copying a planned gather batch's tuples (gather_copy.c).
+ *
+ * src/gather_copy.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_GATHER_COPY_H
+#define BRAID_GATHER_COPY_H
+
+#include "sort/tid_gather.h"
+
+/* Pages below which copies are not shared with helpers. */
+#define GATHER_PARALLEL_MIN_BLOCKS 256
+
+extern void braid_gather_copy_rows(BraidGather *g);
+
+#endif							/* BRAID_GATHER_COPY_H */
