@@ -16,7 +16,12 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 
-#include "braidsort.h"
+#include "guc.h"
+#include "io/hugepages.h"
+#include "io/worker.h"
+#include "join/join_node.h"
+#include "plan/planner.h"
+#include "sort/sort_node.h"
 #include "monitor/instr.h"
 #include "io/profile.h"
 #include "io/progress.h"
@@ -48,7 +53,7 @@ _PG_init(void)
 	braid_shmem_add(braid_progress_shmem_request, braid_progress_shmem_init, NULL);
 	braid_shmem_add(braid_instr_shmem_request, braid_instr_shmem_init, NULL);
 	braid_worker_register();
-	braid_exec_init();
+	braid_sort_exec_init();
 	braid_join_exec_init();
 	braid_planner_init();
 }

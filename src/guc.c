@@ -20,7 +20,8 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include "braidsort.h"
+#include "guc.h"
+#include "io/hugepages.h"
 #include "io/device.h"
 #include "io/iosched.h"
 #include "core/pool.h"
@@ -37,7 +38,6 @@ double		braid_write_intensity = -1.0;
 int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
 bool		braid_join_read_ahead = true;
 bool		braid_join_range_partitions = true;
-bool		braid_advise_huge_pages_on = true;
 
 static const struct config_enum_entry adaptive_options[] = {
 	{"off", BRAID_ADAPTIVE_OFF, false},

@@ -364,6 +364,26 @@ braid_spill_free_bytes(double *bytes)
 }
 
 /*
+ * braid_spill_has_room
+ *		Has the spill device room for the bytes a sort or a join ("what")
+ *		expects to hold on it at once?  Its free space as the planner sees
+ *		it (concurrent queries may take some by the time this one runs);
+ *		true when nothing is to be written or the file system cannot tell,
+ *		otherwise false with *why.
+ */
+bool
+braid_spill_has_room(double bytes, const char *what, char **why)
+{
+	double		free_bytes;
+
+	if (bytes <= 0 || !braid_spill_free_bytes(&free_bytes) || bytes <= free_bytes)
+		return true;
+	*why = psprintf("the spill device has %.0f MB free, and the %s may write %.0f MB to it",
+					free_bytes / (1024 * 1024), what, bytes / (1024 * 1024));
+	return false;
+}
+
+/*
  * braid_spill_create_in
  *		Create, reserve and map a scratch file of "size" bytes (rounded up
  *		to 4 kB) in tablespace spc's temporary directory, checking CREATE

@@ -70,6 +70,7 @@ extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceSt
 											 const char *full_hint);
 extern Oid	braid_spill_tablespace_guess(void);
 extern bool braid_spill_free_bytes(double *bytes);
+extern bool braid_spill_has_room(double bytes, const char *what, char **why);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
 extern void braid_spill_write_direct(BraidSpillFile *f, const void *data, size_t len);
 extern uint8 *braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads);

@@ -36,7 +36,10 @@
 
 #include "storage/bufmgr.h"
 
-#include "braidsort.h"
+#include "io/hugepages.h"
+
+/* braidsort.advise_huge_pages (defined with the others in guc.c) */
+bool		braid_advise_huge_pages_on = true;
 
 /* the size of a transparent huge page where the kernel does not say */
 #define BRAID_HUGE_PAGE_SIZE	((uintptr_t) 2 * 1024 * 1024)

@@ -41,7 +41,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 
-#include "braidsort.h"
+#include "io/worker.h"
 #include "io/shmem.h"
 
 #define BRAID_WORKER_RESTART_SECONDS	5

@@ -63,8 +63,8 @@
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 
-#include "braidsort.h"
-#include "sort/sort_explain.h"
+#include "join/join_node.h"
+#include "monitor/explain_worker.h"
 #include "monitor/instr.h"
 #include "join/join_state.h"
 #include "monitor/stats.h"
@@ -80,7 +80,7 @@ static void join_rescan(CustomScanState *node);
 static void join_explain(CustomScanState *node, List *ancestors, ExplainState *es);
 static void join_snapshot(const BraidJoinState *st, BraidJoinInstr *out);
 
-CustomScanMethods braid_join_scan_methods = {
+static CustomScanMethods braid_join_scan_methods = {
 	.CustomName = BRAID_JOIN_NAME,
 	.CreateCustomScanState = join_create_state,
 };

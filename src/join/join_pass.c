@@ -25,7 +25,7 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 
-#include "braidsort.h"
+#include "guc.h"
 #include "join/join_state.h"
 
 /* budget_entries: the entries the table takes within the budget, and one. */

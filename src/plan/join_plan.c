@@ -43,6 +43,8 @@
  */
 #include "postgres.h"
 
+#include "nodes/extensible.h"
+
 #include <math.h>
 
 #include "access/table.h"
@@ -63,7 +65,10 @@
 #include "utils/rls.h"
 #include "utils/spccache.h"
 
-#include "braidsort.h"
+#include "guc.h"
+#include "io/device.h"
+#include "plan/heapinput.h"
+#include "plan/permissions.h"
 #include "plan/join_plan.h"
 #include "plan/plancost.h"
 #include "core/vlogrow.h"
@@ -861,6 +866,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	cscan->custom_exprs = list_make4(hj->hashkeys, inner_keys, hj->join.joinqual,
 									 hj->hashclauses);
 	cscan->custom_private = braid_join_pack(&data);
-	cscan->methods = &braid_join_scan_methods;
+	/* by name: the executor node registers it (join/join_node.c) */
+	cscan->methods = GetCustomScanMethods(BRAID_JOIN_NAME, false);
 	return (Plan *) cscan;
 }

@@ -13,6 +13,7 @@
 #include "postgres.h"
 
 #include "nodes/pg_list.h"
+#include "nodes/plannodes.h"
 
 #include "core/joinmodel.h"
 
@@ -23,6 +24,9 @@
  * would need more for the inner table (join_plan.c).  NBuffers is in
  * miscadmin.h.
  */
+/* The node's CustomName, as EXPLAIN shows it and plans name it. */
+#define BRAID_JOIN_NAME "BraidJoin"
+
 #define JOIN_MAX_HELD_BLOCKS	((uint64) NBuffers / 4)
 
 /*
@@ -69,6 +73,7 @@ typedef struct BraidJoinPlanData
 								 * else NIL: by hash */
 } BraidJoinPlanData;
 
+extern Plan *braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why);
 extern List *braid_join_pack(const BraidJoinPlanData *data);
 extern void braid_join_unpack(List *private, BraidJoinPlanData *data);
 extern bool braid_join_exact_key_type(Oid type);

@@ -27,8 +27,8 @@
 #include "utils/builtins.h"
 #include "utils/ruleutils.h"
 
-#include "braidsort.h"
-#include "sort/sort_explain.h"
+#include "guc.h"
+#include "plan/permissions.h"
 #include "plan/join_plan.h"
 #include "plan/plancost.h"
 #include "plan/plandata.h"
@@ -50,7 +50,7 @@ struct ModesWalk
 	PlannedStmt *stmt;
 	List	   *deparse_cxt;
 	bool		useprefix;
-	const CustomScanMethods *methods;	/* the nodes it looks for */
+	const char *node_name;		/* the nodes it looks for (CustomName) */
 	ModesNodeRows node_rows;
 };
 
@@ -76,7 +76,7 @@ sort_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 								data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
 								data.select_collated_ns, est, &share);
 	context = set_deparse_context_plan(w->deparse_cxt, (Plan *) cscan, ancestors);
-	keys = braid_explain_key_list(&data, context, w->useprefix);
+	keys = braid_plan_key_list(&data, context, w->useprefix);
 	initStringInfo(&key);
 	foreach(lc, keys)
 	{
@@ -175,7 +175,8 @@ walk_plan(ModesWalk *w, Plan *plan, List *ancestors)
 	/* (lcons and list_delete_first reuse the list, as in EXPLAIN) */
 	if (plan == NULL)
 		return;
-	if (IsA(plan, CustomScan) && ((CustomScan *) plan)->methods == w->methods)
+	if (IsA(plan, CustomScan) &&
+		strcmp(((CustomScan *) plan)->methods->CustomName, w->node_name) == 0)
 		w->node_rows(w, (CustomScan *) plan, ancestors);
 
 	below = lcons(plan, ancestors);
@@ -230,7 +231,7 @@ query_error_callback(void *arg)
  */
 static void
 plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
-			  const CustomScanMethods *methods, ModesNodeRows node_rows)
+			  const char *node_name, ModesNodeRows node_rows)
 {
 	char	   *query = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -285,7 +286,7 @@ plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
 													  select_rtable_names_for_explain(stmt->rtable,
 																					  NULL));
 		w.useprefix = list_length(stmt->rtable) > 1;
-		w.methods = methods;
+		w.node_name = node_name;
 		w.node_rows = node_rows;
 		walk_plan(&w, stmt->planTree, NIL);
 		foreach(sp, stmt->subplans)
@@ -303,7 +304,7 @@ plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
 Datum
 braidsort_sort_modes(PG_FUNCTION_ARGS)
 {
-	plan_and_walk(fcinfo, "braidsort.sort_modes()", &braid_sort_scan_methods,
+	plan_and_walk(fcinfo, "braidsort.sort_modes()", BRAID_SORT_NAME,
 				  sort_node_rows);
 	return (Datum) 0;
 }
@@ -318,7 +319,7 @@ braidsort_sort_modes(PG_FUNCTION_ARGS)
 Datum
 braidsort_join_modes(PG_FUNCTION_ARGS)
 {
-	plan_and_walk(fcinfo, "braidsort.join_modes()", &braid_join_scan_methods,
+	plan_and_walk(fcinfo, "braidsort.join_modes()", BRAID_JOIN_NAME,
 				  join_node_rows);
 	return (Datum) 0;
 }

@@ -30,7 +30,10 @@
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 
-#include "braidsort.h"
+#include "plan/permissions.h"
+
+/* the statement being planned has tables the role may not read */
+bool		braid_plan_messages_hidden = false;
 
 /*
  * columns_permitted

@@ -34,7 +34,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "braidsort.h"
+#include "guc.h"
 #include "io/device.h"
 #include "core/indexmap.h"
 #include "io/iosched.h"
@@ -110,6 +110,22 @@ values_too_wide(Oid relid, Expr *expr)
 	}
 	ReleaseSysCache(tuple);
 	return too_wide;
+}
+
+/*
+ * braid_table_cached
+ *		Do a table's table_pages stay in the buffers that hold it while a
+ *		gather or a join revisits them?  At most half of them: shared
+ *		buffers, or for a temporary table the session's local buffers
+ *		(temp_buffers); else its pages come back from the kernel at each
+ *		revisit.
+ */
+bool
+braid_table_cached(Relation rel, double table_pages)
+{
+	int			buffers = RelationUsesLocalBuffers(rel) ? num_temp_buffers : NBuffers;
+
+	return table_pages <= (double) (buffers / 2);
 }
 
 /*

@@ -34,6 +34,7 @@ typedef struct BraidKeys
 								 * average key outgrows the prefix; else 0 */
 } BraidKeys;
 
+extern bool braid_table_cached(Relation rel, double table_pages);
 extern double braid_plan_value_bytes(Expr *expr, Oid relid);
 extern void braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 								  bool table_cached, const BraidKeys *keys, int processes,

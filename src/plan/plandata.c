@@ -2,7 +2,8 @@
  *
  * plandata.c
  *	  Packing BraidSortPlanData into a CustomScan's custom_private list and
- *	  back.
+ *	  back, and its sort keys as EXPLAIN and braidsort.sort_modes() show
+ *	  them.
  *
  * The list holds, in order: the sort operators (OID list), collations (OID
  * list), NULLS FIRST flags (int list), the scalar parameters (int list, in
@@ -17,6 +18,14 @@
 #include "postgres.h"
 
 #include <math.h>
+
+#include "access/stratnum.h"
+#include "lib/stringinfo.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/ruleutils.h"
+#include "utils/typcache.h"
 
 #include "plan/plandata.h"
 
@@ -160,4 +169,65 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->key_memory = list_nth_int(params, PARAM_KEY_MEMORY);
 	data->rank_collated = list_nth_int(params, PARAM_RANK_COLLATED) != 0;
 	data->select_collated_ns = list_nth_int(params, PARAM_SELECT_COLLATED_NS);
+}
+
+/*
+ * sort_key_text
+ *		One "Sort Key" item as EXPLAIN shows it for a Sort.
+ */
+static char *
+sort_key_text(Node *expr, Oid sortop, Oid collation, bool nullsfirst,
+			  List *context, bool useprefix)
+{
+	Oid			type = exprType(expr);
+	TypeCacheEntry *typentry = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+	StringInfoData buf;
+	Oid			opfamily;
+	Oid			opcintype;
+	int16		strategy;
+	bool		reverse;
+
+	/* descending as the key's encoder has it (braid_key_column_for) */
+	reverse = get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) &&
+		strategy == BTGreaterStrategyNumber;
+
+	/*
+	 * A Sort's key is a reference to its input's output, which ruleutils
+	 * parenthesizes when that is not a plain column; a node that reads the
+	 * table itself has the expression: parenthesized the same.
+	 */
+	initStringInfo(&buf);
+	if (IsA(expr, Var))
+		appendStringInfoString(&buf, deparse_expression(expr, context, useprefix, true));
+	else
+		appendStringInfo(&buf, "(%s)", deparse_expression(expr, context, useprefix, true));
+	if (OidIsValid(collation) && collation != get_typcollation(type))
+		appendStringInfo(&buf, " COLLATE %s",
+						 quote_identifier(get_collation_name(collation)));
+	if (sortop == typentry->gt_opr)
+		appendStringInfoString(&buf, " DESC");
+	else if (sortop != typentry->lt_opr)
+		appendStringInfo(&buf, " USING %s", get_opname(sortop));
+	if (nullsfirst && !reverse)
+		appendStringInfoString(&buf, " NULLS FIRST");
+	else if (!nullsfirst && reverse)
+		appendStringInfoString(&buf, " NULLS LAST");
+	return buf.data;
+}
+
+/*
+ * braid_plan_key_list
+ *		The node's sort keys as EXPLAIN lists them (context: a deparse
+ *		context set to the node), one string each.
+ */
+List *
+braid_plan_key_list(const BraidSortPlanData *data, List *context, bool useprefix)
+{
+	List	   *keys = NIL;
+
+	for (int i = 0; i < data->nkeys; i++)
+		keys = lappend(keys, sort_key_text(list_nth(data->keyexprs, i),
+										   data->sortops[i], data->collations[i],
+										   data->nullsfirst[i], context, useprefix));
+	return keys;
 }

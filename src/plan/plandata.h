@@ -22,6 +22,9 @@
 #include "nodes/pg_list.h"
 
 /* How the node gets whole rows back after sorting. */
+/* The node's CustomName, as EXPLAIN shows it and plans name it. */
+#define BRAID_SORT_NAME "BraidSort"
+
 #define BRAID_MODE_HEAP_TID		0	/* refetch from the table by TID */
 #define BRAID_MODE_VALUE_LOG	1	/* read from the value log by offset */
 
@@ -73,5 +76,7 @@ typedef struct BraidSortPlanData
 
 extern List *braid_plan_pack(const BraidSortPlanData *data);
 extern void braid_plan_unpack(List *private, BraidSortPlanData *data);
+extern List *braid_plan_key_list(const BraidSortPlanData *data, List *context,
+								 bool useprefix);
 
 #endif							/* BRAID_PLANDATA_H */

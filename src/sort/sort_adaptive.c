@@ -56,7 +56,7 @@
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
 
-#include "braidsort.h"
+#include "guc.h"
 #include "core/costmodel.h"
 #include "io/device.h"
 #include "io/iosched.h"

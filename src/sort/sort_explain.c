@@ -25,72 +25,11 @@
 #include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
-#include "braidsort.h"
-#include "sort/sort_explain.h"
+#include "monitor/explain_worker.h"
 #include "monitor/instr.h"
+#include "sort/sort_explain.h"
 #include "plan/plandata.h"
 #include "core/wlimit.h"
-
-/*
- * sort_key_text
- *		One "Sort Key" item as EXPLAIN shows it for a Sort.
- */
-static char *
-sort_key_text(Node *expr, Oid sortop, Oid collation, bool nullsfirst,
-			  List *context, bool useprefix)
-{
-	Oid			type = exprType(expr);
-	TypeCacheEntry *typentry = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
-	StringInfoData buf;
-	Oid			opfamily;
-	Oid			opcintype;
-	int16		strategy;
-	bool		reverse;
-
-	/* descending as the key's encoder has it (braid_key_column_for) */
-	reverse = get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) &&
-		strategy == BTGreaterStrategyNumber;
-
-	/*
-	 * A Sort's key is a reference to its input's output, which ruleutils
-	 * parenthesizes when that is not a plain column; a node that reads the
-	 * table itself has the expression: parenthesized the same.
-	 */
-	initStringInfo(&buf);
-	if (IsA(expr, Var))
-		appendStringInfoString(&buf, deparse_expression(expr, context, useprefix, true));
-	else
-		appendStringInfo(&buf, "(%s)", deparse_expression(expr, context, useprefix, true));
-	if (OidIsValid(collation) && collation != get_typcollation(type))
-		appendStringInfo(&buf, " COLLATE %s",
-						 quote_identifier(get_collation_name(collation)));
-	if (sortop == typentry->gt_opr)
-		appendStringInfoString(&buf, " DESC");
-	else if (sortop != typentry->lt_opr)
-		appendStringInfo(&buf, " USING %s", get_opname(sortop));
-	if (nullsfirst && !reverse)
-		appendStringInfoString(&buf, " NULLS FIRST");
-	else if (!nullsfirst && reverse)
-		appendStringInfoString(&buf, " NULLS LAST");
-	return buf.data;
-}
-
-/*
- * braid_explain_key_list
- *		The node's sort keys as EXPLAIN lists them (context: a deparse
- *		context set to the node), one string each.
- */
-List *
-braid_explain_key_list(const BraidSortPlanData *data, List *context, bool useprefix)
-{
-	List	   *keys = NIL;
-
-	for (int i = 0; i < data->nkeys; i++)
-		keys = lappend(keys, sort_key_text(list_nth(data->keyexprs, i),
-										   data->sortops[i], data->collations[i],
-										   data->nullsfirst[i], context, useprefix));
-	return keys;
-}
 
 /* explain_sort_keys: the "Sort Key" list, from the plan's data. */
 static void
@@ -102,7 +41,7 @@ explain_sort_keys(CustomScanState *node, const BraidSortPlanData *data,
 	List	   *keys = NIL;
 
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	keys = braid_explain_key_list(data, context, useprefix);
+	keys = braid_plan_key_list(data, context, useprefix);
 	ExplainPropertyList("Sort Key", keys, es);
 }
 
@@ -218,101 +157,6 @@ explain_figures(const BraidSortInstr *instr, int keylen, bool value_log,
 		if (instr->merge_ahead)
 			ExplainPropertyInteger("Rows Merged Ahead", NULL, instr->rows_merged_ahead, es);
 	}
-}
-
-/*
- * Per-worker output.  PostgreSQL 15 collects a node's per-worker lines in
- * es->workers_state and prints them after the node's own (ExplainNode);
- * the functions that open and close a worker's part of it are static in
- * explain.c.  braid_explain_open_worker, braid_explain_close_worker and
- * braid_explain_indent_text do what ExplainOpenWorker, ExplainCloseWorker
- * (with ExplainOpenSetAsideGroup, ExplainSaveGroup and
- * ExplainRestoreGroup) and ExplainIndentText do there, so that a worker's
- * figures join the worker's "Worker N:" group, with its times and buffers,
- * exactly as a Sort's do.
- */
-
-/* braid_explain_indent_text: as ExplainIndentText. */
-void
-braid_explain_indent_text(ExplainState *es)
-{
-	if (es->str->len == 0 || es->str->data[es->str->len - 1] == '\n')
-		appendStringInfoSpaces(es->str, es->indent * 2);
-}
-
-/*
- * braid_explain_open_worker
- *		As ExplainOpenWorker: begin or resume worker n's output.
- */
-void
-braid_explain_open_worker(int n, ExplainState *es)
-{
-	ExplainWorkersState *wstate = es->workers_state;
-
-	wstate->prev_str = es->str;
-	if (!wstate->worker_inited[n])
-	{
-		initStringInfo(&wstate->worker_str[n]);
-		es->str = &wstate->worker_str[n];
-		/* ExplainOpenSetAsideGroup("Worker", NULL, true, 2, es) */
-		if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
-			es->grouping_stack = lcons_int(0, es->grouping_stack);
-		if (es->format != EXPLAIN_FORMAT_TEXT)
-		{
-			es->indent += 2;
-			ExplainPropertyInteger("Worker Number", NULL, n, es);
-		}
-		wstate->worker_inited[n] = true;
-	}
-	else
-	{
-		es->str = &wstate->worker_str[n];
-		/* ExplainRestoreGroup(es, 2, &wstate->worker_state_save[n]) */
-		if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
-			es->grouping_stack = lcons_int(wstate->worker_state_save[n],
-										   es->grouping_stack);
-		if (es->format != EXPLAIN_FORMAT_TEXT)
-			es->indent += 2;
-	}
-
-	/* text: "Worker N:" begins the worker's first line, the rest indented */
-	if (es->format == EXPLAIN_FORMAT_TEXT)
-	{
-		if (es->str->len == 0)
-		{
-			braid_explain_indent_text(es);
-			appendStringInfo(es->str, "Worker %d:  ", n);
-		}
-		es->indent++;
-	}
-}
-
-/*
- * braid_explain_close_worker
- *		As ExplainCloseWorker; pairs with braid_explain_open_worker.
- */
-void
-braid_explain_close_worker(int n, ExplainState *es)
-{
-	ExplainWorkersState *wstate = es->workers_state;
-
-	/* ExplainSaveGroup(es, 2, &wstate->worker_state_save[n]) */
-	if (es->format != EXPLAIN_FORMAT_TEXT)
-		es->indent -= 2;
-	if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
-	{
-		wstate->worker_state_save[n] = linitial_int(es->grouping_stack);
-		es->grouping_stack = list_delete_first(es->grouping_stack);
-	}
-
-	/* text: drop a "Worker N:" prefix left without a line */
-	if (es->format == EXPLAIN_FORMAT_TEXT)
-	{
-		while (es->str->len > 0 && es->str->data[es->str->len - 1] != '\n')
-			es->str->data[--(es->str->len)] = '\0';
-		es->indent--;
-	}
-	es->str = wstate->prev_str;
 }
 
 /*

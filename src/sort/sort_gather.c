@@ -25,7 +25,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "braidsort.h"
+#include "guc.h"
 #include "core/costmodel.h"
 #include "io/device.h"
 #include "io/iosched.h"

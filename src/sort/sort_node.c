@@ -42,7 +42,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "braidsort.h"
+#include "guc.h"
+#include "sort/sort_node.h"
 #include "sort/sort_explain.h"
 #include "plan/keys.h"
 #include "plan/plandata.h"
@@ -59,7 +60,7 @@ static void braid_mark(CustomScanState *node);
 static void braid_restore(CustomScanState *node);
 static void braid_explain_node(CustomScanState *node, List *ancestors, ExplainState *es);
 
-CustomScanMethods braid_sort_scan_methods = {
+static CustomScanMethods braid_sort_scan_methods = {
 	.CustomName = BRAID_SORT_NAME,
 	.CreateCustomScanState = braid_create_state,
 };
@@ -76,12 +77,12 @@ static CustomExecMethods braid_exec_methods = {
 };
 
 /*
- * braid_exec_init
+ * braid_sort_exec_init
  *		Register the custom scan so plans naming it can be copied, read back
  *		and sent to parallel workers.
  */
 void
-braid_exec_init(void)
+braid_sort_exec_init(void)
 {
 	RegisterCustomScanMethods(&braid_sort_scan_methods);
 }

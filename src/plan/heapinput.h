@@ -1,0 +1,20 @@
+/*-------------------------------------------------------------------------
+ *
+ * heapinput.h
+ *	  Inputs braidsort may read again: refetched by heap TID, or rescanned.
+ *
+ * src/plan/heapinput.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BRAID_HEAPINPUT_H
+#define BRAID_HEAPINPUT_H
+
+#include "nodes/plannodes.h"
+
+extern bool braid_reads_changing_header(Node *node);
+extern bool braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid,
+								 double *table_pages, bool *table_cached, char **why);
+extern bool braid_heap_rescannable(Plan *child);
+
+#endif							/* BRAID_HEAPINPUT_H */
