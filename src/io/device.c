@@ -73,11 +73,11 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "io/device.h"
 #include "core/emulate.h"
-#include "sort/tid_gather.h"
 #include "core/pool.h"
+#include "io/device.h"
 #include "io/iosched.h"
+#include "io/spillspace.h"
 
 /*
  * Staging buffer per file: each flush is one write grant of the device's
@@ -88,7 +88,6 @@
 #define SPILL_THREAD_MIN	(256 * 1024)	/* bytes per extra writer thread */
 #define SPILL_ALIGN			4096
 
-char	   *braid_spill_tablespace = NULL;
 int			braid_emulate_read_ns = 0;
 int			braid_emulate_write_ns = 0;
 int			braid_emulate_interference_ns = 0;
@@ -99,6 +98,10 @@ static uint64 live_bytes = 0;
 static uint32 file_counter = 0;
 static bool callbacks_registered = false;
 
+/* called at backend exit before the files go (braid_spill_on_exit) */
+static BraidSpillExitHook exit_hooks[4];
+static int	nexit_hooks = 0;
+
 /*
  * Bytes this backend has written to and read from spill files, ever: the
  * executor's temporary-block counters (pgBufferUsage) take whole BLCKSZ
@@ -107,171 +110,8 @@ static bool callbacks_registered = false;
 static uint64 temp_bytes_written = 0;
 static uint64 temp_bytes_read = 0;
 
-/*
- * braid_check_spill_tablespace
- *		GUC check hook, as check_temp_tablespaces() does it.  In an
- *		interactive SET a tablespace that does not exist, or one the current
- *		user may not create in (unless it is the database's default, which
- *		needs no privilege), is an error now rather than at the next sort.
- *		ALTER ROLE/DATABASE ... SET (PGC_S_TEST) only gets a NOTICE for a
- *		tablespace that does not exist, and the privilege of whoever runs it
- *		is checked as for temp_tablespaces.  Values from postgresql.conf,
- *		ALTER SYSTEM or a role's or database's defaults are taken on faith:
- *		they apply to roles with and without the privilege, and the
- *		tablespace may be dropped later, so each sort resolves the setting
- *		when it spills (spill_tablespace_resolve) and falls back silently.
- *		Names can only be checked inside a transaction; a parallel worker
- *		takes the value its leader checked.
- */
-bool
-braid_check_spill_tablespace(char **newval, void **extra, GucSource source)
-{
-	Oid			spc;
-
-	if (*newval == NULL || (*newval)[0] == '\0')
-		return true;
-	if (!IsTransactionState() || !OidIsValid(MyDatabaseId) ||
-		InitializingParallelWorker)
-		return true;
-	if (source < PGC_S_INTERACTIVE)
-		return true;
-	spc = get_tablespace_oid(*newval, true);
-	if (!OidIsValid(spc))
-	{
-		if (source == PGC_S_TEST)
-		{
-			ereport(NOTICE,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("tablespace \"%s\" does not exist", *newval)));
-			return true;
-		}
-		GUC_check_errdetail("Tablespace \"%s\" does not exist.", *newval);
-		return false;
-	}
-	if (spc == GLOBALTABLESPACE_OID)
-	{
-		/*
-		 * The shared catalogs' tablespace (temp_tablespaces accepts it, and
-		 * fd.c sends its files to the default tablespace instead): refused,
-		 * so that the setting says where spill files go.
-		 */
-		GUC_check_errdetail("Temporary files are never placed in tablespace \"%s\".", *newval);
-		return false;
-	}
-	if (spc != MyDatabaseTableSpace)
-	{
-		AclResult	aclresult = pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
-
-		if (aclresult != ACLCHECK_OK)
-			aclcheck_error(aclresult, OBJECT_TABLESPACE, *newval);
-	}
-	return true;
-}
-
 static BraidSpillFile *spill_create(Oid spc, size_t size, BraidDeviceStats *stats,
 									bool optional, const char *full_hint);
-
-/*
- * The statement whose fallback from braidsort.spill_tablespace was last
- * reported (see spill_tablespace_resolve): a sort writes many files, but
- * the DEBUG1 message and the counter come once per statement and process.
- */
-static LocalTransactionId fallback_lxid = InvalidLocalTransactionId;
-static TimestampTz fallback_stmt = 0;
-
-/*
- * spill_tablespace_resolve
- *		Where spill files go: braidsort.spill_tablespace, if set and usable
- *		by the current user, else what an empty setting gives:
- *		temp_tablespaces (PrepareTempTablespaces() keeps only those the
- *		user may use), else the database's default tablespace.  Usable
- *		means, as for temp_tablespaces, that it exists and that the user
- *		may create in it or it is the database's default.  A setting that
- *		is not usable (made server-wide for roles without the privilege, or
- *		naming a tablespace dropped since) is no error: with "report", the
- *		fallback is logged at DEBUG1 and counted (spill_tablespace_fallbacks
- *		in braidsort.stats), once per statement.  Outside a transaction,
- *		where the catalogs cannot be read, the database's default.
- */
-static Oid
-spill_tablespace_resolve(bool report)
-{
-	Oid			spc = InvalidOid;
-	Oid			wanted = InvalidOid;
-	bool		unusable = false;
-
-	if (!IsTransactionState())
-		return MyDatabaseTableSpace;
-	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
-	{
-		wanted = get_tablespace_oid(braid_spill_tablespace, true);
-		if (!OidIsValid(wanted) || wanted == GLOBALTABLESPACE_OID ||
-			(wanted != MyDatabaseTableSpace &&
-			 pg_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK))
-			unusable = true;
-		else
-			spc = wanted;
-	}
-	if (!OidIsValid(spc))
-	{
-		PrepareTempTablespaces();
-		if (report)
-			spc = GetNextTempTableSpace();
-		else
-		{
-			/*
-			 * A guess (planning, costing) must not move the round-robin
-			 * over temp_tablespaces that PostgreSQL's own temporary files
-			 * and the next spill file take their turns from: peek at the
-			 * first.
-			 */
-			Oid			first;
-
-			if (GetTempTablespaces(&first, 1) > 0)
-				spc = first;
-		}
-		if (!OidIsValid(spc))
-			spc = MyDatabaseTableSpace;
-	}
-
-	if (unusable && report &&
-		(fallback_lxid != MyProc->lxid ||
-		 fallback_stmt != GetCurrentStatementStartTimestamp()))
-	{
-		char	   *instead = get_tablespace_name(spc);
-
-		fallback_lxid = MyProc->lxid;
-		fallback_stmt = GetCurrentStatementStartTimestamp();
-		if (braid_shared != NULL)
-			pg_atomic_fetch_add_u64(&braid_shared->spill_tablespace_fallbacks, 1);
-		ereport(DEBUG1,
-				(wanted == GLOBALTABLESPACE_OID ?
-				 errmsg("braidsort.spill_tablespace \"%s\" cannot hold spill files, spilling to tablespace \"%s\" instead",
-						braid_spill_tablespace, instead ? instead : "?") :
-				 errmsg("braidsort.spill_tablespace \"%s\" is not usable by this role, spilling to tablespace \"%s\" instead",
-						braid_spill_tablespace, instead ? instead : "?"),
-				 wanted == GLOBALTABLESPACE_OID ?
-				 errdetail("Temporary files are never placed in tablespace \"%s\".",
-						   braid_spill_tablespace) :
-				 OidIsValid(wanted) ?
-				 errdetail("Role \"%s\" has no CREATE privilege on tablespace \"%s\".",
-						   GetUserNameFromId(GetUserId(), false),
-						   braid_spill_tablespace) :
-				 errdetail("Tablespace \"%s\" does not exist.",
-						   braid_spill_tablespace)));
-	}
-	return spc;
-}
-
-/*
- * spill_tablespace_oid
- *		Where the next spill file goes (reporting a fallback).
- */
-static Oid
-spill_tablespace_oid(void)
-{
-	return spill_tablespace_resolve(true);
-}
 
 /*
  * braid_release_callback
@@ -303,14 +143,37 @@ braid_release_callback(ResourceReleasePhase phase, bool isCommit,
 /*
  * braid_exit_callback
  *		Backend exit removes every live file, once no helper thread can be
- *		reading a mapping (a merge ahead during a gather).
+ *		reading or writing a mapping (a merge ahead during a gather, a run
+ *		coded during the build).
  */
 static void
 braid_exit_callback(int code, Datum arg)
 {
-	braid_gather_stop_helpers();
+	for (int i = 0; i < nexit_hooks; i++)
+		exit_hooks[i] ();
+	/* no helper thread may still be coding a run into a file's mapping */
+	braid_pool_quiesce();
 	while (live_files != NULL)
 		braid_spill_close(live_files);
+}
+
+/*
+ * braid_spill_on_exit
+ *		Have "hook" called at backend exit before any spill file goes: a
+ *		module whose helper threads may read a spill file's mapping stops
+ *		them there (the gather's merge-ahead, tid_gather_copy.c).  The
+ *		order of before_shmem_exit callbacks depends on what the backend
+ *		did first, so this is not left to them.
+ */
+void
+braid_spill_on_exit(BraidSpillExitHook hook)
+{
+	for (int i = 0; i < nexit_hooks; i++)
+		if (exit_hooks[i] == hook)
+			return;
+	if (nexit_hooks == lengthof(exit_hooks))
+		elog(ERROR, "braidsort: too many spill exit hooks");
+	exit_hooks[nexit_hooks++] = hook;
 }
 
 /*
@@ -321,66 +184,7 @@ braid_exit_callback(int code, Datum arg)
 BraidSpillFile *
 braid_spill_create(size_t size, BraidDeviceStats *stats)
 {
-	return spill_create(spill_tablespace_oid(), size, stats, false, NULL);
-}
-
-/*
- * braid_spill_tablespace_guess
- *		The tablespace spill files are expected to go to, for planning and
- *		profiling: the same rule as for the files themselves (so the cost
- *		model looks at the device that will be used), without reporting a
- *		fallback.  Never an error.
- */
-Oid
-braid_spill_tablespace_guess(void)
-{
-	return spill_tablespace_resolve(false);
-}
-
-/*
- * braid_spill_free_bytes
- *		Free bytes on the file system spill files are expected to go to
- *		(braid_spill_tablespace_guess), for the planner: false when it
- *		cannot tell.  The tablespace's temporary directory may not exist
- *		yet; its parents do.
- */
-bool
-braid_spill_free_bytes(double *bytes)
-{
-	char		path[MAXPGPATH];
-	struct statvfs fs;
-
-	TempTablespacePath(path, braid_spill_tablespace_guess());
-	for (int up = 0; up < 3 && path[0] != '\0'; up++)
-	{
-		if (statvfs(path, &fs) == 0)
-		{
-			*bytes = (double) fs.f_bavail * (double) fs.f_frsize;
-			return true;
-		}
-		get_parent_directory(path);
-	}
-	return false;
-}
-
-/*
- * braid_spill_has_room
- *		Has the spill device room for the bytes a sort or a join ("what")
- *		expects to hold on it at once?  Its free space as the planner sees
- *		it (concurrent queries may take some by the time this one runs);
- *		true when nothing is to be written or the file system cannot tell,
- *		otherwise false with *why.
- */
-bool
-braid_spill_has_room(double bytes, const char *what, char **why)
-{
-	double		free_bytes;
-
-	if (bytes <= 0 || !braid_spill_free_bytes(&free_bytes) || bytes <= free_bytes)
-		return true;
-	*why = psprintf("the spill device has %.0f MB free, and the %s may write %.0f MB to it",
-					free_bytes / (1024 * 1024), what, bytes / (1024 * 1024));
-	return false;
+	return spill_create(braid_spill_tablespace_next(), size, stats, false, NULL);
 }
 
 /*
@@ -426,7 +230,7 @@ braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats,
 BraidSpillFile *
 braid_spill_try_create(size_t size, BraidDeviceStats *stats)
 {
-	return spill_create(spill_tablespace_oid(), size, stats, true, NULL);
+	return spill_create(braid_spill_tablespace_next(), size, stats, true, NULL);
 }
 
 /*

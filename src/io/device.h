@@ -16,6 +16,7 @@
 #include "utils/resowner.h"
 
 #include "core/emulate.h"
+#include "io/spillspace.h"
 
 /* Bytes and 64-byte lines moved to and from the spill device by one sort. */
 typedef struct BraidDeviceStats
@@ -58,7 +59,6 @@ typedef struct BraidReadScope
 	int			slots[16];		/* BRAID_MAX_DEVICES */
 } BraidReadScope;
 
-extern char *braid_spill_tablespace;
 extern int	braid_emulate_read_ns;
 extern int	braid_emulate_write_ns;
 extern int	braid_emulate_interference_ns;
@@ -68,9 +68,6 @@ extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_try_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats,
 											 const char *full_hint);
-extern Oid	braid_spill_tablespace_guess(void);
-extern bool braid_spill_free_bytes(double *bytes);
-extern bool braid_spill_has_room(double bytes, const char *what, char **why);
 extern void braid_spill_write(BraidSpillFile *f, const void *data, size_t len);
 extern void braid_spill_write_direct(BraidSpillFile *f, const void *data, size_t len);
 extern uint8 *braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads);
@@ -81,9 +78,12 @@ extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
 extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);
 extern void braid_device_emulation(const BraidSpillFile *f, BraidEmulation *em);
 extern void braid_spill_close(BraidSpillFile *f);
+
+/* at backend exit, before any spill file goes (braid_spill_on_exit) */
+typedef void (*BraidSpillExitHook) (void);
+extern void braid_spill_on_exit(BraidSpillExitHook hook);
 extern void braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f);
 extern void braid_read_scope_begin(BraidReadScope *scope);
 extern void braid_read_scope_end(BraidReadScope *scope);
-extern bool braid_check_spill_tablespace(char **newval, void **extra, GucSource source);
 
 #endif							/* BRAID_DEVICE_H */

@@ -39,10 +39,11 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "sort/tid_gather.h"
-#include "sort/tid_gather_copy.h"
 #include "core/pool.h"
+#include "core/refs.h"
 #include "core/sync.h"
+#include "io/device.h"
+#include "sort/tid_gather_copy.h"
 
 /* How many rows ahead the copy loop prefetches its destination. */
 #define GATHER_PREFETCH 8
@@ -279,9 +280,9 @@ gather_exit_callback(int code, Datum arg)
  *		At backend exit: stop a gather's helpers, if any are running, and
  *		wait for every helper thread.  Whatever goes away at exit (the
  *		arena, pins, spill file mappings a helper merges from) must wait for
- *		this, so device.c's exit callback calls it too: callbacks run in the
- *		reverse order of registration, which depends on what the backend
- *		did first.
+ *		this, so the spill files' exit callback calls it too
+ *		(braid_spill_on_exit): callbacks run in the reverse order of
+ *		registration, which depends on what the backend did first.
  */
 void
 braid_gather_stop_helpers(void)
@@ -308,6 +309,7 @@ guard_helpers(void)
 	if (!exit_callback_registered)
 	{
 		before_shmem_exit(gather_exit_callback, (Datum) 0);
+		braid_spill_on_exit(braid_gather_stop_helpers);
 		exit_callback_registered = true;
 	}
 }

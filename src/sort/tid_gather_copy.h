@@ -1,20 +1,21 @@
 /*-------------------------------------------------------------------------
  *
- * gather_copy.h
- *	  Copying a planned gather batch's tuples (gather_copy.c).
+ * tid_gather_copy.h
+ *	  Copying a planned gather batch's tuples (tid_gather_copy.c).
  *
- * src/gather_copy.h
+ * src/sort/tid_gather_copy.h
  *
  *-------------------------------------------------------------------------
  */
 #ifndef BRAID_GATHER_COPY_H
 #define BRAID_GATHER_COPY_H
 
-#include "sort/tid_gather.h"
+#include "sort/tid_gather_state.h"
 
 /* Pages below which copies are not shared with helpers. */
 #define GATHER_PARALLEL_MIN_BLOCKS 256
 
 extern void braid_gather_copy_rows(BraidGather *g);
+extern void braid_gather_stop_helpers(void);
 
 #endif							/* BRAID_GATHER_COPY_H */
