@@ -156,7 +156,7 @@ heap_row(BraidSortState *st, TupleTableSlot *slot)
 	uint64		ref;
 	uint32		tuple_len;
 
-	(void) braid_build_heap_row(st, slot, false, &ref, &tuple_len);
+	(void) braid_input_heap_row(st, slot, false, &ref, &tuple_len);
 	st->adapt.tuple_bytes += tuple_len;
 	ResetExprContext(econtext);
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
@@ -512,17 +512,11 @@ braid_adaptive_sort(BraidSortState *st)
 		st->instr.rows_sorted += st->adapt.rows_read;
 		record_tuplesort(st);
 		st->adapt.serving = true;
-		st->pos.built = true;
 		return true;
 	}
 	st->instr.adaptive = BRAID_ADAPTIVE_SWITCHED;
 	st->instr.switched_at_rows = st->adapt.rows_read;
 
-	/*
-	 * The estimate proved wrong: size the build (its first IndexMap, the
-	 * write-limited modes' plans) for at least twice the rows read so far.
-	 */
-	st->cfg.est_rows = Max(st->cfg.est_rows, 2.0 * (double) st->adapt.rows_read);
 	st->instr.sorts--;			/* build_and_sort counts the sort */
 	st->adapt.carrying = true;
 	elog(DEBUG1, "braidsort: adaptive sort switched to braidsort after " INT64_FORMAT " rows: its input outgrew work_mem (%d kB)",
@@ -532,41 +526,43 @@ braid_adaptive_sort(BraidSortState *st)
 
 /*
  * braid_adaptive_carry
- *		The next row the tuplesort held when the node switched, for BUILD;
- *		NULL once they are all taken (the tuplesort is then released).
+ *		The node switched: hand the rows the tuplesort held, sorted, to
+ *		BUILD before the child's (sort_build.c), then release the
+ *		tuplesort.  Over a value log they go to the log like the child's
+ *		rows; in heap TID form each becomes an entry <key, TID and length>
+ *		from its sort columns and the TID its minimal tuple carries, its
+ *		tuple refetched at gather time like the others.
  */
-TupleTableSlot *
+void
 braid_adaptive_carry(BraidSortState *st)
 {
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *slot = st->adapt.slot;
+
 	Assert(st->adapt.carrying);
-	if (tuplesort_gettupleslot(st->adapt.ts, true, false, st->adapt.slot, NULL))
-		return st->adapt.slot;
-	ExecClearTuple(st->adapt.slot);
+	while (tuplesort_gettupleslot(st->adapt.ts, true, false, slot, NULL))
+	{
+		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+
+		if (st->cfg.value_log)
+			braid_build_log_row(st, slot);
+		else
+		{
+			uint64		ref = carried_ref(slot);
+			bool		keyed = braid_build_wants_key(st);
+			size_t		len = 0;
+
+			if (keyed)
+				len = braid_input_cols_key(st, slot, st->adapt.sortcols);
+			braid_build_row(st, ref, braid_ref_len(ref), keyed, len);
+		}
+		MemoryContextSwitchTo(old);
+		ResetExprContext(econtext);
+	}
+	ExecClearTuple(slot);
 	tuplesort_end(st->adapt.ts);
 	st->adapt.ts = NULL;
 	st->adapt.carrying = false;
-	return NULL;
-}
-
-/*
- * braid_adaptive_carried_row
- *		Heap TID form: the ref of a carried row (slot, from
- *		braid_adaptive_carry) and, with want_key, its key encoded into the
- *		key buffer from its sort columns; returns the key's length (0
- *		without want_key) and the tuple's length in *tuple_len.
- */
-size_t
-braid_adaptive_carried_row(BraidSortState *st, TupleTableSlot *slot, bool want_key,
-						   uint64 *ref, uint32 *tuple_len)
-{
-	*ref = carried_ref(slot);
-	*tuple_len = braid_ref_len(*ref);
-	if (!want_key)
-		return 0;
-	for (int i = 0; i < st->cfg.nkeys; i++)
-		st->build.keyvals[i] = slot_getattr(slot, st->adapt.sortcols[i], &st->build.keynulls[i]);
-	return braid_encode_key(st->cfg.keys, st->cfg.nkeys, st->build.keyvals,
-							st->build.keynulls, &st->build.keybuf);
 }
 
 /*

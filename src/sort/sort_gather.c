@@ -32,6 +32,49 @@
 #include "sort/sort_state.h"
 
 /*
+ * braid_batches_begin
+ *		Set the output up when the node's path is: the batches of a merge
+ *		(an in-memory sort sets its own after compacting) and, in heap TID
+ *		form, the gather of refetched tuples ("strip": the tuples' header
+ *		fields the node's expressions do not read may be left out).
+ */
+void
+braid_batches_begin(BraidSortState *st, bool strip)
+{
+	BraidOutput *out = &st->out;
+
+	out->batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->cfg.budget),
+						   BRAID_MIN_ARENA);
+	out->batch_cap = 64;
+	out->batch_start = palloc(sizeof(int64) * out->batch_cap);
+	if (st->cfg.value_log)
+		return;
+	braid_gather_begin(&out->gather, st->rel, st->gathercxt);
+	braid_gather_set_threads(&out->gather, st->cfg.threads);
+	braid_gather_set_strip(&out->gather, strip);
+}
+
+/*
+ * braid_batches_clear
+ *		Forget the batch loaded (the sort is built anew).
+ */
+void
+braid_batches_clear(BraidSortState *st)
+{
+	braid_gather_reset(&st->out.gather);
+}
+
+/*
+ * braid_batches_end
+ *		The node ends: the gather's access strategy goes.
+ */
+void
+braid_batches_end(BraidSortState *st)
+{
+	braid_gather_end(&st->out.gather);
+}
+
+/*
  * gather_arena
  *		The tuple bytes a gather batch may hold out of mem bytes of the
  *		budget: less the gather's bookkeeping per page of the table, shared
@@ -60,10 +103,9 @@ gather_arena(const BraidSortState *st, double mem, double row_bytes,
  *		temp_file_limit): the refs then simply stay in memory.
  */
 static bool
-offload_refs(BraidSortState *st, size_t arena_bytes)
+offload_refs(BraidSortState *st, size_t arena_bytes, size_t block)
 {
-	size_t		n = st->build.nentries;
-	size_t		block = st->build.capacity * st->cfg.stride;
+	size_t		n = (size_t) st->out.nrows;
 	double		passes;
 	size_t		arena;
 	BraidSpillFile *file;
@@ -95,92 +137,137 @@ offload_refs(BraidSortState *st, size_t arena_bytes)
 						 BRAID_REFS_ON_DEVICE);
 	/* the IndexMap's memory, if large enough, else the gather's own */
 	if (block >= arena)
-		braid_gather_set_arena(&st->out.gather, (char *) st->build.entries, arena);
+		braid_gather_set_arena(&st->out.gather, (char *) st->map.entries, arena);
 	else
-	{
-		pfree(st->build.entries);
-		st->build.entries = NULL;
-		st->build.capacity = 0;
-	}
+		braid_map_free(st);
 	st->out.batch_bytes = arena - BRAID_GATHER_HEADROOM;
 	return true;
 }
 
 /*
- * braid_batches_compact_refs
- *		After the sort only the refs are needed (for the gather, rewinds,
- *		backward scans and mark/restore): pack them at the front of the
- *		IndexMap and drop the full keys.  Then either the refs go to the
- *		device and the whole IndexMap becomes the gather's arena
- *		(offload_refs), or the freed tail of the IndexMap is lent to the
- *		gather as its arena.  Either way the gather's memory comes out of
- *		the same budget.
+ * braid_batches_after_onepass
+ *		After a OnePass sort (the IndexMap sorted in memory) only the refs
+ *		are needed (for the gather, rewinds, backward scans and
+ *		mark/restore): the IndexMap packs them at its front and drops the
+ *		full keys (sort_map.c).  Then either the refs go to the device and
+ *		the whole IndexMap becomes the gather's arena (offload_refs), or the
+ *		freed tail of the IndexMap is lent to the gather as its arena.
+ *		Either way the gather's memory comes out of the same budget.
  */
 void
-braid_batches_compact_refs(BraidSortState *st)
+braid_batches_after_onepass(BraidSortState *st)
 {
-	size_t		n = st->build.nentries;
+	size_t		n = st->map.nentries;
+	size_t		block;
+	uint64	   *refs;
 	size_t		used;
 	size_t		want;
 	size_t		tail;
 	size_t		arena_bytes = 0;
 
-	if (st->build.entries == NULL)
+	st->out.nrows = (int64) n;
+	refs = braid_map_take_refs(st, &block);
+	if (refs == NULL)
 		return;
-
-	/* entry i starts at i * stride >= 8 * (i + 1) for i >= 1: no overlap */
 	for (size_t i = 0; i < n; i++)
-	{
-		uint64		ref = braid_entry_ref(st->build.entries + i * st->cfg.stride, st->cfg.keylen);
-
-		((uint64 *) st->build.entries)[i] = ref & ~BRAID_REF_TRUNCATED;
-		arena_bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(ref));
-	}
-	st->out.refs = (uint64 *) st->build.entries;
-
-	braid_ovf_free(&st->build.ovf);
+		arena_bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(refs[i]));
+	st->out.refs = refs;
 
 	if (st->cfg.value_log)
 		return;					/* rows are read in place: no gather arena */
 
-	if (offload_refs(st, arena_bytes))
+	if (offload_refs(st, arena_bytes, block))
 		return;
 
 	/* arena: what the budget leaves beside the refs */
 	used = MAXALIGN(n * sizeof(uint64));
 	want = gather_arena(st, (double) st->cfg.budget - (double) used,
 						n > 0 ? (double) arena_bytes / n : 1.0, BRAID_REFS_IN_MEMORY);
-	tail = st->build.capacity * st->cfg.stride - used;
+	tail = block - used;
 	if (tail >= want)
-		braid_gather_set_arena(&st->out.gather, (char *) st->build.entries + used, want);
+		braid_gather_set_arena(&st->out.gather, (char *) refs + used, want);
 	st->out.batch_bytes = want - BRAID_GATHER_HEADROOM;
 }
 
 /*
- * braid_batches_mergepass_arena
- *		After a MergePass the budget is the gather's, less what a
- *		write-limited sort holds (its memory run, its candidates' room): its
- *		batches of tuples and their bookkeeping (each row's place, copy instruction and ref,
+ * merge_streams_ahead
+ *		Whether a helper can take the next batch from the streaming merge
+ *		while this one is gathered: when the keys compare by memcmp (a
+ *		collation's comparator calls the server), no run of the merge is
+ *		made on demand inside it (a selection pass runs the executor), and
+ *		the rows are gathered from the table with helpers, chunk by chunk
+ *		(not streamed through a window, see tid_gather_copy.c).
+ */
+static bool
+merge_streams_ahead(BraidSortState *st)
+{
+	if (st->cfg.collated || st->cfg.value_log || st->out.gather.rel == NULL ||
+		st->out.gather.threads <= 1 || st->out.gather.win_size != 0)
+		return false;
+	for (int i = 0; i < st->merge.nruns; i++)
+		if (st->merge.runs[i]->refill != NULL)
+			return false;
+	return true;
+}
+
+/*
+ * braid_batches_after_merge
+ *		After a MergePass: the merged refs written out (random access), or
+ *		the merge streaming into the gather batch by batch, with a helper
+ *		taking the next batch meanwhile where it can (merge_streams_ahead).
+ *		The budget is then the gather's, less what a write-limited sort
+ *		holds (its memory run, its candidates' room): its batches of tuples
+ *		and their bookkeeping (each row's place, copy instruction and ref,
  *		and per page of the table its block lists), as the cost model
  *		reckons (braid_cost_gather_passes).
  */
 void
-braid_batches_mergepass_arena(BraidSortState *st)
+braid_batches_after_merge(BraidSortState *st)
 {
 	double		row_bytes;
 	double		mem;
+
+	st->out.refs_run = braid_merge_take_refs(st);
+	st->out.nrows = st->merge.nrows;
+	if (st->out.refs_run)
+	{
+		st->out.refs = (uint64 *) st->out.refs_run->file->base;
+		st->out.ahead_on = false;
+	}
+	else
+	{
+		st->out.ahead_on = merge_streams_ahead(st);
+		if (st->out.ahead_on)
+		{
+			braid_merger_defer_reads(st->merge.merger);
+			memset(&st->out.ahead, 0, sizeof(st->out.ahead));
+		}
+	}
 
 	if (st->cfg.value_log || st->build.rows_built == 0 || st->out.gather.rel == NULL)
 		return;
 	/* the average tuple, with half an alignment's padding */
 	row_bytes = (double) st->build.tuple_bytes / st->build.rows_built - st->out.gather.strip +
 		MAXIMUM_ALIGNOF / 2.0;
-	mem = Max((double) st->cfg.budget - (double) st->wl.held_bytes,
+	mem = Max((double) st->cfg.budget - (double) st->merge.held_bytes,
 			  (double) st->cfg.budget / 4);
 	st->out.batch_bytes = gather_arena(st, mem, row_bytes,
-									   st->merge.ahead_on ? BRAID_REFS_MERGED_AHEAD :
+									   st->out.ahead_on ? BRAID_REFS_MERGED_AHEAD :
 									   BRAID_REFS_ON_DEVICE) -
 		BRAID_GATHER_HEADROOM;
+}
+
+/*
+ * braid_batches_start
+ *		The sorted rows are to be returned from the first: no batch known
+ *		yet but the first one's start.
+ */
+void
+braid_batches_start(BraidSortState *st)
+{
+	st->out.nbatches = 0;
+	st->out.batches_complete = false;
+	st->out.batch_start[0] = 0;
 }
 
 /* add_batch_end: record the end of batch nbatches. */
@@ -273,22 +360,22 @@ next_stream_batch(BraidSortState *st)
 
 	INSTR_TIME_SET_CURRENT(start);
 	braid_sort_read_scope(st, &scope);
-	if (st->merge.ahead_on && (st->merge.ahead.n > 0 || st->merge.ahead.closed))
+	if (st->out.ahead_on && (st->out.ahead.n > 0 || st->out.ahead.closed))
 	{
 		/* a helper began the batch while the last one was gathered */
 		uint64	   *refs = st->out.stream_refs;
 		int			cap = st->out.stream_refs_cap;
 
-		st->out.stream_refs = st->merge.ahead.refs;
-		st->out.stream_refs_cap = st->merge.ahead.cap;
-		n = st->merge.ahead.n;
-		bytes = st->merge.ahead.bytes;
+		st->out.stream_refs = st->out.ahead.refs;
+		st->out.stream_refs_cap = st->out.ahead.cap;
+		n = st->out.ahead.n;
+		bytes = st->out.ahead.bytes;
 		st->instr.rows_merged_ahead += n;
-		st->merge.ahead.refs = refs;
-		st->merge.ahead.cap = cap;
-		st->merge.ahead.n = 0;
-		st->merge.ahead.bytes = 0;
-		st->merge.ahead.closed = false;
+		st->out.ahead.refs = refs;
+		st->out.ahead.cap = cap;
+		st->out.ahead.n = 0;
+		st->out.ahead.bytes = 0;
+		st->out.ahead.closed = false;
 	}
 	while (bytes < st->out.batch_bytes && n < BRAID_MAX_BATCH_ROWS &&
 		   braid_merger_next(st->merge.merger, &key, &keylen, &ref))
@@ -298,7 +385,7 @@ next_stream_batch(BraidSortState *st)
 		st->out.stream_refs[n++] = ref;
 		bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(ref));
 	}
-	if (st->merge.ahead_on)
+	if (st->out.ahead_on)
 		braid_merger_account(st->merge.merger);
 	braid_read_scope_end(&scope);
 	/* the final merge runs here, batch by batch: count it as merge time */
@@ -326,7 +413,7 @@ static double
 merge_ahead_step(void *arg)
 {
 	BraidSortState *st = (BraidSortState *) arg;
-	BraidMergeAhead *a = &st->merge.ahead;
+	BraidMergeAhead *a = &st->out.ahead;
 
 	for (int i = 0; i < 256; i++)
 	{
@@ -365,7 +452,7 @@ merge_ahead_step(void *arg)
 static void
 load_merging_ahead(BraidSortState *st, int64 first, int n)
 {
-	BraidMergeAhead *a = &st->merge.ahead;
+	BraidMergeAhead *a = &st->out.ahead;
 	BraidReadScope scope;
 
 	/* room for a batch like this one (the backend grows it if need be) */
@@ -427,7 +514,7 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 		if (!refs_ready)
 			elog(ERROR, "braidsort: a streaming merge cannot go back to row " INT64_FORMAT,
 				 first);
-		if (st->merge.ahead_on && !st->merge.ahead.closed)
+		if (st->out.ahead_on && !st->out.ahead.closed)
 			load_merging_ahead(st, first, n);
 		else
 			braid_gather_load(&st->out.gather, first, st->out.stream_refs, n);
@@ -502,4 +589,19 @@ braid_batches_release(BraidSortState *st)
 		st->out.refs_run = NULL;
 	}
 	st->out.refs_offloaded = false;
+}
+
+/*
+ * braid_batches_reset
+ *		No refs, no batch of the merge taken (a rescan sorts again; their
+ *		memory went with the sort's context).
+ */
+void
+braid_batches_reset(BraidSortState *st)
+{
+	st->out.refs = NULL;
+	st->out.stream_refs = NULL;
+	st->out.stream_refs_cap = 0;
+	st->out.ahead_on = false;
+	memset(&st->out.ahead, 0, sizeof(st->out.ahead));
 }

@@ -27,17 +27,6 @@
 #include "sort/sort_state.h"
 
 /*
- * braid_merge_fanin
- *		How many runs one merge takes at once, within the budget, for the
- *		longest key built so far.
- */
-int
-braid_merge_fanin(const BraidSortState *st)
-{
-	return braid_cost_merge_fanin((double) st->cfg.budget, (double) st->build.longest_key);
-}
-
-/*
  * braid_sort_read_scope
  *		Begin a read grant on every device this sort reads back from: the
  *		runs being merged, the merged refs, the value log's segments.
@@ -49,6 +38,8 @@ braid_sort_read_scope(BraidSortState *st, BraidReadScope *scope)
 	for (int i = 0; i < st->merge.nruns; i++)
 		if (st->merge.runs[i]->file)	/* (not a run in memory) */
 			braid_read_scope_add(scope, st->merge.runs[i]->file);
+	if (st->merge.refs_run)
+		braid_read_scope_add(scope, st->merge.refs_run->file);
 	if (st->out.refs_run)
 		braid_read_scope_add(scope, st->out.refs_run->file);
 	if (st->cfg.value_log)
@@ -68,13 +59,15 @@ void
 braid_merge_all_runs(BraidSortState *st)
 {
 	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
-	int			fanin = braid_merge_fanin(st);
+	int			fanin = braid_runs_fanin(st);
+	int			half_runs;
+	List	   *pending = braid_runs_take(st, &half_runs);
 	int			nruns;
 	BraidRun  **runs;
 	int64		n = 0;
+	int64		strategy_rows;
+	int			nstrategy;
 	BraidReadScope scope;
-	BraidRun   *memrun;
-	BraidRun   *vrun;
 
 	/*
 	 * Runs made from half the IndexMap during the scan stand for half a run
@@ -83,21 +76,21 @@ braid_merge_all_runs(BraidSortState *st)
 	 * readers' cursors and keys, which the fan-in keeps within a quarter
 	 * of the budget.)
 	 */
-	if (st->runset.half_runs > 0)
+	if (half_runs > 0)
 	{
-		int			whole = list_length(st->runset.runs) - st->runset.half_runs / 2;
+		int			whole = list_length(pending) - half_runs / 2;
 
 		if (whole <= fanin)
-			fanin = Min(Max(fanin, list_length(st->runset.runs)),
+			fanin = Min(Max(fanin, list_length(pending)),
 						braid_cost_merge_readers((double) st->cfg.budget,
-												 (double) st->build.longest_key));
+												 (double) st->map.longest_key));
 	}
 
 	braid_sort_set_phase(st, BRAID_PROGRESS_MERGING);
-	while (list_length(st->runset.runs) > fanin)
+	while (list_length(pending) > fanin)
 	{
 		List	   *next = NIL;
-		int			len = list_length(st->runset.runs);
+		int			len = list_length(pending);
 
 		braid_progress_add_merge_pass(&st->mon.progress);
 		runs = palloc(sizeof(BraidRun *) * fanin);
@@ -106,54 +99,50 @@ braid_merge_all_runs(BraidSortState *st)
 			int			k = Min(fanin, len - i);
 
 			for (int j = 0; j < k; j++)
-				runs[j] = list_nth(st->runset.runs, i + j);
+				runs[j] = list_nth(pending, i + j);
 			if (k == 1)
 				next = lappend(next, runs[0]);
 			else
 				next = lappend(next, braid_merge_runs(runs, k, &st->instr.device,
-													  st->cfg.collated ? braid_sort_collated_compare : NULL,
+													  st->cfg.collated ? braid_map_collated_compare : NULL,
 													  st));
 			CHECK_FOR_INTERRUPTS();
 		}
 		pfree(runs);
-		list_free(st->runset.runs);
-		st->runset.runs = next;
+		list_free(pending);
+		pending = next;
 		st->instr.merge_passes++;
 	}
 	st->instr.merge_passes++;	/* the final merge */
 	braid_progress_add_merge_pass(&st->mon.progress);
 
 	/*
-	 * A write-limited sort adds the runs it never wrote: the last IndexMap in
-	 * memory, the virtual run its selection passes make during the merge.
-	 * They only ever join the final merge (an intermediate pass would write
-	 * them), which takes them beyond the fan-in: they cost no stream.
+	 * The strategy adds the runs it never wrote (a write-limited sort: the
+	 * last IndexMap in memory, the virtual run its selection passes make
+	 * during the merge).  They only ever join the final merge (an
+	 * intermediate pass would write them), which takes them beyond the
+	 * fan-in: they cost no stream.
 	 */
-	braid_wl_merge_runs(st, &memrun, &vrun);
-	nruns = list_length(st->runset.runs);
-	runs = palloc(sizeof(BraidRun *) * (nruns + 2));
+	nruns = list_length(pending);
+	runs = palloc(sizeof(BraidRun *) * (nruns + BRAID_MAX_STRATEGY_RUNS));
 	for (int i = 0; i < nruns; i++)
 	{
-		runs[i] = list_nth(st->runset.runs, i);
+		runs[i] = list_nth(pending, i);
 		n += runs[i]->nrecords;
 	}
-	if (memrun)
-	{
-		runs[nruns++] = memrun;
-		n += memrun->nrecords;
-	}
-	if (vrun)
-	{
-		runs[nruns++] = vrun;
-		n += st->wl.seg_rows;
-	}
-	list_free(st->runset.runs);
-	st->runset.runs = NIL;
+	list_free(pending);
+	nstrategy = st->strategy->final_runs(st, runs + nruns, &strategy_rows,
+										 &st->merge.held_bytes);
+	Assert(nstrategy <= BRAID_MAX_STRATEGY_RUNS);
+	nruns += nstrategy;
+	n += strategy_rows;
 	st->merge.runs = runs;
 	st->merge.nruns = nruns;
+	st->merge.nrows = n;
 	braid_sort_read_scope(st, &scope);
 	st->merge.merger = braid_merger_begin(runs, nruns,
-									st->cfg.collated ? braid_sort_collated_compare : NULL, st);
+										  st->cfg.collated ? braid_map_collated_compare : NULL,
+										  st);
 	braid_read_scope_end(&scope);
 
 	if (st->cfg.random_access)
@@ -161,47 +150,39 @@ braid_merge_all_runs(BraidSortState *st)
 		const uint8 *key;
 		uint32		keylen;
 		uint64		ref;
+		BraidRun   *refs = palloc0(sizeof(BraidRun));
 
-		st->out.refs_run = palloc0(sizeof(BraidRun));
-		st->out.refs_run->file = braid_spill_create(n * sizeof(uint64), &st->instr.device);
+		refs->file = braid_spill_create(n * sizeof(uint64), &st->instr.device);
+		st->merge.refs_run = refs;
 		/* reads of the runs alternate with flushes of the refs (device.c) */
 		braid_sort_read_scope(st, &scope);
 		while (braid_merger_next(st->merge.merger, &key, &keylen, &ref))
-			braid_spill_write(st->out.refs_run->file, &ref, sizeof(ref));
+			braid_spill_write(refs->file, &ref, sizeof(ref));
 		braid_read_scope_end(&scope);
-		braid_spill_finish(st->out.refs_run->file);
-		st->out.refs_run->nrecords = n;
-		st->out.refs_run->bytes = n * sizeof(uint64);
+		braid_spill_finish(refs->file);
+		refs->nrecords = n;
+		refs->bytes = n * sizeof(uint64);
 		braid_merger_end(st->merge.merger);
 		st->merge.merger = NULL;
 		for (int i = 0; i < nruns; i++)
 			braid_run_close(runs[i]);
 		st->merge.nruns = 0;
-		st->out.refs = (uint64 *) st->out.refs_run->file->base;
-		st->out.nrows = n;
-	}
-	else
-	{
-		st->out.nrows = n;
-
-		/*
-		 * The merge streams into the gather, batch by batch.  A helper can
-		 * take the next batch while this one is gathered, when the keys
-		 * compare by memcmp (a collation's comparator calls the server),
-		 * no selection pass runs inside the merge, and the rows are
-		 * gathered from the table with helpers, chunk by chunk (not
-		 * streamed through a window, see gather_copy.c).
-		 */
-		st->merge.ahead_on = !st->cfg.collated && !st->cfg.value_log && vrun == NULL &&
-			st->out.gather.rel != NULL && st->out.gather.threads > 1 &&
-			st->out.gather.win_size == 0;
-		if (st->merge.ahead_on)
-		{
-			braid_merger_defer_reads(st->merge.merger);
-			memset(&st->merge.ahead, 0, sizeof(st->merge.ahead));
-		}
 	}
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * braid_merge_take_refs
+ *		The merged refs written out (random access), for the gather, which
+ *		owns them from then on; NULL when the merge streams.
+ */
+BraidRun *
+braid_merge_take_refs(BraidSortState *st)
+{
+	BraidRun   *refs = st->merge.refs_run;
+
+	st->merge.refs_run = NULL;
+	return refs;
 }
 
 /*
@@ -219,4 +200,22 @@ braid_merge_release(BraidSortState *st)
 	for (int i = 0; i < st->merge.nruns; i++)
 		braid_run_close(st->merge.runs[i]);
 	st->merge.nruns = 0;
+	braid_run_close(st->merge.refs_run);
+	st->merge.refs_run = NULL;
+}
+
+/*
+ * braid_merge_reset
+ *		No merge yet (a rescan sorts again; the runs' memory went with the
+ *		sort's context).
+ */
+void
+braid_merge_reset(BraidSortState *st)
+{
+	st->merge.merger = NULL;
+	st->merge.runs = NULL;
+	st->merge.nruns = 0;
+	st->merge.nrows = 0;
+	st->merge.refs_run = NULL;
+	st->merge.held_bytes = 0;
 }

@@ -150,41 +150,40 @@ count_sort(BraidSortState *st)
 
 /*
  * build_and_sort
- *		Consume the child, then sort.
+ *		Consume the input (an adaptive node's carried rows first, then the
+ *		child's) into the strategy, then sort: merge the runs (MergePass) or
+ *		sort the IndexMap in memory (OnePass).
  */
 static void
 build_and_sort(BraidSortState *st)
 {
 	instr_time	start;
 	ScanDirection dir = st->css.ss.ps.state->es_direction;
-	SeqScanState *fast = braid_build_fast_seqscan(st);
+	SeqScanState *fast = braid_input_fast_seqscan(st);
 	volatile int64 fast_rows = 0;
-	bool		wlimited;
+	bool		spilled;
 
 	/* the input is read forward, whatever direction we are asked for */
 	st->css.ss.ps.state->es_direction = ForwardScanDirection;
 
 	INSTR_TIME_SET_CURRENT(start);
-	st->build.rows_built = 0;
-	st->build.tuple_bytes = 0;
-	st->runset.spill_ms = 0;
 	braid_progress_start(&st->mon.progress, st->css.ss.ps.plan->plan_node_id, st->cfg.est_rows);
 	st->mon.phase = BRAID_PROGRESS_BUILDING;
 	st->mon.batches_before = st->out.gather.batches;
 
 	/*
-	 * Runs may be made on a helper while the build goes on (braid_pipe_begin) when
-	 * the build reads a plain table scan: the run's write grant is then held
-	 * over nothing but the scan, and nothing else wants the thread pool.
+	 * Runs may be made on a helper while the build goes on (sort_runs.c's
+	 * pipe) when the build reads a plain table scan: the run's write grant
+	 * is then held over nothing but the scan, and nothing else wants the
+	 * thread pool.
 	 */
-	memset(&st->runset.pipe, 0, sizeof(st->runset.pipe));
-	st->runset.half_runs = 0;
-	braid_wl_start_build(st);
-	st->runset.pipe_allowed = fast != NULL && !st->cfg.collated && st->cfg.threads > 1 &&
-		!st->wl.selecting;
+	braid_runs_start(st, fast != NULL && !st->cfg.collated && st->cfg.threads > 1);
+	braid_build_begin(st, st->adapt.carrying ? st->adapt.rows_read : 0);
 	PG_TRY();
 	{
-		fast_rows = braid_build_rows(st, fast);
+		if (st->adapt.carrying)
+			braid_adaptive_carry(st);
+		fast_rows = braid_build_child(st, fast);
 	}
 	PG_CATCH();
 	{
@@ -192,43 +191,33 @@ build_and_sort(BraidSortState *st)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	braid_prefault_end();
+	braid_build_end(st);
 	if (fast_rows > 0 && st->child->instrument)
 		st->child->instrument->tuplecount += fast_rows;
-	braid_gather_reset(&st->out.gather);
-	if (st->cfg.value_log)
-		braid_vlog_finish(&st->vlog);
-	wlimited = braid_wl_after_build(st);
-	st->instr.wl_mode = wlimited ? st->wl.mode : BRAID_WL_MERGEPASS;
-	if (wlimited || st->runset.runs != NIL)
+	braid_batches_clear(st);
+	spilled = st->strategy->finish_build(st, st->build.rows_built);
+	if (spilled)
 	{
 		/*
-		 * MergePass: the rest becomes the last run, then merge.  A
-		 * write-limited sort has kept the rest in memory, or left rows to
-		 * selection passes, instead (braid_wl_after_build).
+		 * MergePass: the runs, with the rest of the IndexMap as the last one
+		 * (or a write-limited sort's memory run and virtual run), merged.
 		 */
-		if (!wlimited && st->build.nentries > 0)
-			braid_spill_run(st);
 		st->instr.build_ms += braid_elapsed_ms(start) - st->runset.spill_ms;
 		st->instr.sort_ms += st->runset.spill_ms;
-		if (st->build.entries)
-			pfree(st->build.entries);
-		st->build.entries = NULL;
-		st->build.capacity = 0;
+		braid_map_free(st);
 		INSTR_TIME_SET_CURRENT(start);
 		braid_merge_all_runs(st);
 		st->instr.merge_ms += braid_elapsed_ms(start);
-		braid_batches_mergepass_arena(st);
+		braid_batches_after_merge(st);
 	}
 	else
 	{
 		st->instr.build_ms += braid_elapsed_ms(start);
 		INSTR_TIME_SET_CURRENT(start);
 		braid_sort_set_phase(st, BRAID_PROGRESS_SORTING);
-		braid_sort_entries(st, true);
-		st->out.nrows = (int64) st->build.nentries;
-		braid_build_note_peak(st);
-		braid_batches_compact_refs(st);
+		braid_map_sort(st, true);
+		braid_map_note_peak(st);
+		braid_batches_after_onepass(st);
 		st->instr.sort_ms += braid_elapsed_ms(start);
 	}
 
@@ -238,11 +227,8 @@ build_and_sort(BraidSortState *st)
 	st->instr.rows_sorted += st->build.rows_built;
 	st->pos.current = 0;
 	st->pos.eof_reached = false;
-	st->out.nbatches = 0;
-	st->out.batches_complete = false;
-	st->out.batch_start[0] = 0;
-	st->win.first = 0;
-	st->win.n = 0;
+	braid_batches_start(st);
+	braid_vlog_window_reset(st);
 	braid_sort_set_phase(st, BRAID_PROGRESS_GATHERING);
 	count_sort(st);
 }
@@ -255,7 +241,7 @@ static void
 release_spill(BraidSortState *st)
 {
 	braid_merge_release(st);
-	braid_wl_release(st);
+	st->strategy->release(st);
 	braid_runs_release(st);
 	braid_batches_release(st);
 }
@@ -268,25 +254,14 @@ static void
 reset_sort(BraidSortState *st)
 {
 	release_spill(st);
-	braid_gather_reset(&st->out.gather);
+	braid_batches_clear(st);
 	if (st->cfg.value_log)
 		braid_vlog_reset(&st->vlog);
 	MemoryContextReset(st->sortcxt);
-	st->build.entries = NULL;
-	st->out.refs = NULL;
-	st->build.nentries = st->build.capacity = 0;
-	st->build.any_truncated = false;
-	st->build.keys_split = false;
-	st->build.entries_seen = 0;
-	st->build.key_memory_seen = 0;
-	st->build.longest_key = 0;
-	braid_ovf_init(&st->build.ovf, st->sortcxt);
-	st->out.stream_refs = NULL;
-	st->out.stream_refs_cap = 0;
-	st->merge.ahead_on = false;
-	memset(&st->merge.ahead, 0, sizeof(st->merge.ahead));
-	memset(&st->runset.pipe, 0, sizeof(st->runset.pipe));
-	st->merge.runs = NULL;
+	braid_map_reset(st);
+	braid_runs_reset(st);
+	braid_merge_reset(st);
+	braid_batches_reset(st);
 	st->pos.built = false;
 }
 
@@ -311,7 +286,7 @@ snapshot_instr(BraidSortState *st, BraidSortInstr *out)
 	else
 		out->sorted_refs = st->out.refs_run ? BRAID_SORTED_REFS_DEVICE :
 			st->merge.merger ? BRAID_SORTED_REFS_STREAM : BRAID_SORTED_REFS_MEMORY;
-	out->merge_ahead = st->merge.ahead_on;
+	out->merge_ahead = st->out.ahead_on;
 }
 
 /*
@@ -438,7 +413,7 @@ begin_value_log(BraidSortState *st, const BraidSortPlanData *data,
 /*
  * begin_heap
  *		Heap TID mode: the child scans the table, whose rows are refetched
- *		by TID into a heap tuple slot (the gather: begin_heap_gather).
+ *		by TID into a heap tuple slot (the gather: sort_gather.c).
  */
 static void
 begin_heap(BraidSortState *st, const BraidSortPlanData *data,
@@ -473,20 +448,6 @@ begin_heap(BraidSortState *st, const BraidSortPlanData *data,
 }
 
 /*
- * begin_heap_gather
- *		Heap TID mode: set up the gather of refetched tuples.
- */
-static void
-begin_heap_gather(BraidSortState *st)
-{
-	CustomScan *cscan = (CustomScan *) st->css.ss.ps.plan;
-
-	braid_gather_begin(&st->out.gather, st->rel, st->gathercxt);
-	braid_gather_set_threads(&st->out.gather, st->cfg.threads);
-	braid_gather_set_strip(&st->out.gather, !reads_tuple_header(cscan));
-}
-
-/*
  * begin_path
  *		What braidsort's own path needs (keys, memory, gather or value log,
  *		write-limited mode): at the node's start, or for an adaptive node
@@ -503,26 +464,18 @@ begin_path(BraidSortState *st)
 	braid_plan_unpack(cscan->custom_private, &data);
 	begin_keys(st);
 
-	/* merged batches; an in-memory sort sets its own after compacting */
-	st->out.batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->cfg.budget),
-							  BRAID_MIN_ARENA);
 	st->sortcxt = AllocSetContextCreate(estate->es_query_cxt, "BraidSort IndexMap",
 										ALLOCSET_DEFAULT_SIZES);
 	st->gathercxt = AllocSetContextCreate(estate->es_query_cxt, "BraidSort gather",
 										  ALLOCSET_DEFAULT_SIZES);
-	braid_ovf_init(&st->build.ovf, st->sortcxt);
-	st->build.keybuf.cap = 256;
-	st->build.keybuf.data = palloc(st->build.keybuf.cap);
-	st->out.batch_cap = 64;
-	st->out.batch_start = palloc(sizeof(int64) * st->out.batch_cap);
+	braid_map_reset(st);
+	braid_batches_begin(st, !reads_tuple_header(cscan));
 	if (st->cfg.value_log)
 		braid_vlog_init(&st->vlog,
 						AllocSetContextCreate(estate->es_query_cxt, "BraidSort value log",
 											  ALLOCSET_DEFAULT_SIZES),
 						st->cfg.budget / 2, &st->instr.device);
-	else
-		begin_heap_gather(st);
-	braid_wl_begin(st, &data);
+	st->strategy = braid_wl_strategy(st, &data);
 	st->path_ready = true;
 	MemoryContextSwitchTo(old);
 }
@@ -554,9 +507,8 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	else
 		begin_heap(st, &data, estate, eflags);
 
-	/* key columns of one row (read by keycols, or from a carried row) */
-	st->build.keyvals = palloc(sizeof(Datum) * st->cfg.nkeys);
-	st->build.keynulls = palloc(sizeof(bool) * st->cfg.nkeys);
+	/* the key buffer (keys read by keycols, or from a carried row) */
+	braid_input_begin(st);
 	if (data.adaptive)
 		braid_adaptive_begin(st, &data, estate);
 	else
@@ -580,8 +532,17 @@ braid_exec(CustomScanState *node)
 		const BraidProgress *prev = braid_progress_enter(&st->mon.progress);
 
 		/* an adaptive node runs PostgreSQL's sort first (sort_adaptive.c) */
-		if (!st->adapt.on || !braid_adaptive_sort(st))
+		if (st->adapt.on && braid_adaptive_sort(st))
+			st->pos.built = true;
+		else
 		{
+			/*
+			 * An adaptive node's estimate proved wrong: size the build (its
+			 * first IndexMap, the write-limited modes' plans) for at least
+			 * twice the rows read so far.
+			 */
+			if (st->adapt.carrying)
+				st->cfg.est_rows = Max(st->cfg.est_rows, 2.0 * (double) st->adapt.rows_read);
 			if (!st->path_ready)
 				begin_path(st);
 			build_and_sort(st);
@@ -686,7 +647,7 @@ braid_end(CustomScanState *node)
 		if (st->cfg.value_log)
 			braid_vlog_reset(&st->vlog);
 		else
-			braid_gather_end(&st->out.gather);
+			braid_batches_end(st);
 	}
 	ExecEndNode(st->child);
 }

@@ -1,15 +1,22 @@
 /*-------------------------------------------------------------------------
  *
  * sort_runs.c
- *	  RUNS: the IndexMap sorted, and written to the spill device as a run.
+ *	  RUNS, and the MergePass strategy: the IndexMap, when full, sorted and
+ *	  written to the spill device as a run.
  *
- * braid_sort_entries sorts the IndexMap in place with the sort threads
- * (indexmap.c).  When the IndexMap is full, braid_spill_run sorts it and
- * writes it as a run of front-coded <key, ref> records (merge.c), then
- * empties it.  After the first run, when the input is a plain table scan
- * and keys compare by memcmp, the pipe fills the IndexMap half at a time:
- * a helper thread sorts and codes one half while the scan fills the other,
- * as long as twice the runs still merge in one pass (pipe_pays).
+ * The MergePass strategy (braid_mergepass_strategy) appends each entry the
+ * build hands it to the IndexMap (braid_runs_put, sort_map.c keeping the
+ * entries and their full keys within the budget).  When the IndexMap is
+ * full, braid_spill_run sorts it (sort_map.c) and writes it as a run of
+ * front-coded <key, ref> records (runfile.c), then empties it.  After the
+ * first run, when the input is a plain table scan and keys compare by
+ * memcmp, the pipe fills the IndexMap half at a time: a helper thread
+ * sorts and codes one half while the scan fills the other, as long as
+ * twice the runs still merge in one pass (pipe_pays).  At the end of the
+ * input the rest becomes the last run and the final merge takes the runs
+ * (sort_merge.c), or, if nothing was written, the IndexMap is sorted in
+ * memory (OnePass).  The write-limited modes (sort_wlimit.c) send the
+ * entries they write through here too.
  *
  * The helper only does memory work on the half (pipe_task); the backend
  * creates files, takes the device's write grant and records the run
@@ -26,39 +33,174 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "io/device.h"
+#include "core/costmodel.h"
 #include "core/pool.h"
-#include "sort/sort_state.h"
 #include "core/sync.h"
+#include "io/device.h"
+#include "sort/sort_state.h"
 
-/* check_interrupts: the radix sort's hook for query cancel. */
-static void
-check_interrupts(void *arg)
+static void braid_pipe_begin(BraidSortState *st);
+static void braid_pipe_swap(BraidSortState *st);
+static void braid_pipe_step(BraidSortState *st, bool wait);
+
+static int64 mergepass_start_build(BraidSortState *st, int64 rows_carried);
+static bool mergepass_finish_build(BraidSortState *st, int64 rows_built);
+static int	mergepass_final_runs(BraidSortState *st, BraidRun **runs, int64 *rows,
+								 size_t *held_bytes);
+static void mergepass_release(BraidSortState *st);
+
+/* MergePass: every entry through the IndexMap, runs when it is full */
+const BraidSortStrategy braid_mergepass_strategy = {
+	.start_build = mergepass_start_build,
+	.put = braid_runs_put,
+	.finish_build = mergepass_finish_build,
+	.final_runs = mergepass_final_runs,
+	.release = mergepass_release,
+};
+
+/*
+ * braid_runs_fanin
+ *		How many runs one merge takes at once, within the budget, for the
+ *		longest key built so far.
+ */
+int
+braid_runs_fanin(const BraidSortState *st)
 {
-	CHECK_FOR_INTERRUPTS();
+	return braid_cost_merge_fanin((double) st->cfg.budget, (double) st->map.longest_key);
 }
 
 /*
- * braid_sort_entries
- *		Sort the IndexMap in place; with "rank", collated keys by their
- *		ranks first (braid_sort_rank_prefixes), when nothing compares the
- *		prefixes with others' after the sort: entries whose ranked prefixes
- *		hold their whole keys need no tie-break.
+ * braid_runs_start
+ *		Before a build: no run yet, and whether runs may be made on a helper
+ *		while it goes on (the pipe: a plain table scan feeds the build, so
+ *		that the run's write grant is held over nothing but the scan, and
+ *		nothing else wants the thread pool).
  */
 void
-braid_sort_entries(BraidSortState *st, bool rank)
+braid_runs_start(BraidSortState *st, bool pipe_allowed)
 {
-	BraidSortSpec spec;
-	bool		exact = rank && braid_sort_rank_prefixes(st);
+	memset(&st->runset.pipe, 0, sizeof(st->runset.pipe));
+	st->runset.pipe_allowed = pipe_allowed;
+	st->runset.half_runs = 0;
+	st->runset.entries_put = 0;
+	st->runset.spill_ms = 0;
+}
 
-	spec.keylen = st->cfg.radix_keylen;
-	spec.stride = st->cfg.stride;
-	spec.tiebreak = st->build.any_truncated && !exact ? braid_sort_tiebreak : NULL;
-	spec.tiebreak_arg = st;
-	spec.interrupt_check = check_interrupts;
-	spec.interrupt_arg = NULL;
-	braid_indexmap_sort_parallel(st->build.entries, st->build.nentries, &spec, st->cfg.threads);
-	st->instr.sort_threads = st->cfg.threads;
+/*
+ * braid_runs_reset
+ *		No run and no pipe (a rescan sorts again; the runs' files were
+ *		removed, their memory went with the sort's context).
+ */
+void
+braid_runs_reset(BraidSortState *st)
+{
+	memset(&st->runset.pipe, 0, sizeof(st->runset.pipe));
+	st->runset.runs = NIL;
+}
+
+/*
+ * braid_pipe_allow
+ *		Whether runs may be made on a helper from now on (a write-limited
+ *		mode's selection or memory run forbids it).
+ */
+void
+braid_pipe_allow(BraidSortState *st, bool allowed)
+{
+	st->runset.pipe_allowed = allowed;
+}
+
+/*
+ * split_budget
+ *		Full keys kept aside share the budget: the entries' share from the
+ *		keys seen so far, for the rows still expected (sort_map.c).
+ */
+static void
+split_budget(BraidSortState *st)
+{
+	braid_map_split_budget(st, st->cfg.est_rows - (double) st->build.rows_built,
+						   !st->runset.pipe.on);
+}
+
+/*
+ * braid_runs_put
+ *		The MergePass strategy's entry (and that of the rows a write-limited
+ *		sort sends through runs): append it to the IndexMap, writing the
+ *		IndexMap out as a run first if it is full, and move a run being made
+ *		on a helper along.  "sortable" is the key's memcmp-ordered head
+ *		(BraidKeyBuffer.sortable).
+ */
+void
+braid_runs_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable,
+			   uint64 ref)
+{
+	BraidIndexMap *m = &st->map;
+	bool		aside;
+
+	if (m->nentries == m->capacity)
+	{
+		if (st->runset.pipe.on)
+			braid_pipe_swap(st);
+		else if (!braid_map_grow(st))
+		{
+			if (m->nentries == 0)
+				elog(ERROR, "braidsort: budget too small for a single IndexMap entry");
+			braid_spill_run(st);
+			/* the split's room for the next run, before it is halved */
+			if (m->keys_split)
+				split_budget(st);
+			braid_pipe_begin(st);
+		}
+	}
+
+	/* full keys kept aside: the whole IndexMap again, made serially */
+	aside = st->cfg.collated || len > st->cfg.keylen;
+	if (aside && st->runset.pipe.on)
+		braid_pipe_end(st);
+
+	/*
+	 * Keeping this key aside would take the IndexMap and the full keys
+	 * beyond their budget (the key store grows by doubling): from now on
+	 * the entries keep to their share (split_budget: from the average key
+	 * so far, again at each run's start), their full keys to the rest (the
+	 * store's limit), and a run is written first if the entries held fill
+	 * their share or the key does not fit the rest.  Only a key larger
+	 * than the keys' share is kept beyond it (with the entries beside it).
+	 */
+	braid_map_note_key(st, len, aside);
+	if (m->keys_split && m->nentries == 0)
+		split_budget(st);
+	if (aside)
+	{
+		size_t		map = braid_map_budget(st);
+		size_t		after = braid_map_key_bytes_after(st, len);
+
+		if (m->capacity * st->cfg.stride + after > map)
+		{
+			size_t		share;
+
+			if (!m->keys_split)
+			{
+				split_budget(st);
+				after = braid_map_key_bytes_after(st, len);
+			}
+			share = Min(m->capacity, m->split_cap);
+			if (m->nentries > 0 &&
+				(m->nentries >= share || share * st->cfg.stride + after > map))
+			{
+				braid_spill_run(st);
+				split_budget(st);
+				share = Min(m->capacity, m->split_cap);
+			}
+			if (m->capacity > share)
+				braid_map_resize(st, share);
+		}
+	}
+
+	(void) braid_map_place(st, key, len, sortable, ref);
+
+	/* a run being made on a helper moves along */
+	if ((++st->runset.entries_put & 4095) == 0 && st->runset.pipe.stage != PIPE_IDLE)
+		braid_pipe_step(st, false);
 }
 
 /*
@@ -76,17 +218,15 @@ braid_spill_run(BraidSortState *st)
 	INSTR_TIME_SET_CURRENT(start);
 	braid_sort_set_phase(st, BRAID_PROGRESS_WRITING_RUN);
 	braid_prefault_end();
-	braid_build_note_peak(st);
-	braid_sort_entries(st, true);
+	braid_map_note_peak(st);
+	braid_map_sort(st, true);
 	st->runset.runs = lappend(st->runset.runs,
-					   braid_run_write(st->build.entries, st->build.nentries, st->cfg.stride,
-									   braid_sort_entry_key_of, st, st->cfg.threads,
-									   &st->instr.device));
+							  braid_run_write(st->map.entries, st->map.nentries, st->cfg.stride,
+											  braid_map_entry_key_of, st, st->cfg.threads,
+											  &st->instr.device));
 	st->instr.runs++;
 	braid_progress_add_run(&st->mon.progress);
-	st->build.nentries = 0;
-	st->build.any_truncated = false;
-	braid_ovf_free(&st->build.ovf);
+	braid_map_clear(st);
 	MemoryContextSwitchTo(old);
 	braid_sort_set_phase(st, phase);
 	st->runset.spill_ms += braid_elapsed_ms(start);
@@ -96,8 +236,8 @@ braid_spill_run(BraidSortState *st)
  * pipe_task
  *		The helper's part of a run made during the build: sort the half and
  *		size its run, or code it into its file.  Pure memory work: the half
- *		has no truncated keys, so neither the sort nor braid_sort_entry_key_of() looks
- *		anything up.
+ *		has no truncated keys, so neither the sort nor
+ *		braid_map_entry_key_of() looks anything up.
  */
 static void
 pipe_task(void *arg, int worker)
@@ -114,10 +254,10 @@ pipe_task(void *arg, int worker)
 		spec.keylen = st->cfg.radix_keylen;
 		spec.stride = st->cfg.stride;
 		braid_indexmap_sort(p->entries, p->n, &spec);
-		p->bytes = braid_run_size(p->entries, p->n, st->cfg.stride, braid_sort_entry_key_of, st);
+		p->bytes = braid_run_size(p->entries, p->n, st->cfg.stride, braid_map_entry_key_of, st);
 	}
 	else
-		braid_run_code(p->entries, p->n, st->cfg.stride, braid_sort_entry_key_of, st,
+		braid_run_code(p->entries, p->n, st->cfg.stride, braid_map_entry_key_of, st,
 					   p->run->file, p->dst, &p->stop);
 }
 
@@ -139,7 +279,7 @@ pipe_post(BraidSortState *st)
  *		backend creates the run's file and takes the write grant, and at the
  *		end it finishes the file and adds the run.
  */
-void
+static void
 braid_pipe_step(BraidSortState *st, bool wait)
 {
 	BraidPipe  *p = &st->runset.pipe;
@@ -213,13 +353,13 @@ braid_pipe_stop(BraidSortState *st)
  *		merge pass (which would write every key again).  The rows still to
  *		come are the planner's estimate, with some room; past the estimate
  *		nobody knows, so whole runs again.  (Should more rows come than that
- *		room allows, braid_merge_all_runs() lets the final merge take the half runs as
- *		the whole runs they stand for.)
+ *		room allows, braid_merge_all_runs() lets the final merge take the half runs
+ *		as the whole runs they stand for.)
  */
 static bool
 pipe_pays(BraidSortState *st, size_t half)
 {
-	int			fanin = braid_merge_fanin(st);
+	int			fanin = braid_runs_fanin(st);
 	double		left = st->cfg.est_rows * 1.1 - (double) st->build.rows_built;
 	double		runs;
 
@@ -238,20 +378,18 @@ pipe_pays(BraidSortState *st, size_t half)
  *		runs, each made while the next half fills instead of stopping the
  *		scan.
  */
-void
+static void
 braid_pipe_begin(BraidSortState *st)
 {
 	BraidPipe  *p = &st->runset.pipe;
 
-	if (!st->runset.pipe_allowed || !pipe_pays(st, st->build.capacity / 2))
+	if (!st->runset.pipe_allowed || !pipe_pays(st, st->map.capacity / 2))
 		return;
 	p->st = st;
 	p->on = true;
-	p->base = st->build.entries;
-	p->full = st->build.capacity;
 	p->stage = PIPE_IDLE;
 	p->helpers = 0;
-	st->build.capacity = p->full / 2;
+	p->base = braid_map_halve(st, &p->full);
 }
 
 /*
@@ -259,28 +397,26 @@ braid_pipe_begin(BraidSortState *st)
  *		The half being filled is full: once the other half's run is made,
  *		start making this one's and fill the other.
  */
-void
+static void
 braid_pipe_swap(BraidSortState *st)
 {
 	BraidPipe  *p = &st->runset.pipe;
 	instr_time	start;
 
 	/* more rows than expected: whole runs again, before halves cost a pass */
-	if (!pipe_pays(st, st->build.capacity))
+	if (!pipe_pays(st, st->map.capacity))
 	{
 		braid_pipe_end(st);
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(start);
 	braid_pipe_step(st, true);
-	p->entries = st->build.entries;
-	p->n = st->build.nentries;
+	p->entries = st->map.entries;
+	p->n = st->map.nentries;
 	p->stage = PIPE_SORTING;
 	pipe_post(st);
-	st->build.entries = (st->build.entries == p->base) ? p->base + st->build.capacity * st->cfg.stride :
-		p->base;
-	st->build.nentries = 0;
-	st->build.any_truncated = false;
+	braid_map_next_half(st, st->map.entries == p->base ?
+						p->base + st->map.capacity * st->cfg.stride : p->base);
 	st->runset.spill_ms += braid_elapsed_ms(start);
 }
 
@@ -299,15 +435,40 @@ braid_pipe_end(BraidSortState *st)
 		return;
 	INSTR_TIME_SET_CURRENT(start);
 	braid_pipe_step(st, true);
-	if (st->build.entries != p->base)
-		memmove(p->base, st->build.entries, st->build.nentries * st->cfg.stride);
-	st->build.entries = p->base;
-	st->build.capacity = p->full;
+	braid_map_whole(st, p->base, p->full);
 	p->on = false;
-	/* the whole IndexMap again: the full keys' limit follows */
-	if (st->build.keys_split)
-		braid_build_split_limit(st);
 	st->runset.spill_ms += braid_elapsed_ms(start);
+}
+
+/*
+ * braid_runs_finish
+ *		The end of the input: if runs were written, the rest of the IndexMap
+ *		becomes the last run and the final merge runs (true); otherwise the
+ *		IndexMap is sorted in memory (false: OnePass).
+ */
+bool
+braid_runs_finish(BraidSortState *st)
+{
+	if (st->runset.runs == NIL)
+		return false;
+	if (st->map.nentries > 0)
+		braid_spill_run(st);
+	return true;
+}
+
+/*
+ * braid_runs_take
+ *		The runs written, for the final merge, which owns them from then on;
+ *		*half_runs: how many of them the pipe made of half an IndexMap.
+ */
+List *
+braid_runs_take(BraidSortState *st, int *half_runs)
+{
+	List	   *runs = st->runset.runs;
+
+	*half_runs = st->runset.half_runs;
+	st->runset.runs = NIL;
+	return runs;
 }
 
 /*
@@ -322,4 +483,35 @@ braid_runs_release(BraidSortState *st)
 	foreach(lc, st->runset.runs)
 		braid_run_close((BraidRun *) lfirst(lc));
 	st->runset.runs = NIL;
+}
+
+/* mergepass_start_build: every row makes an entry. */
+static int64
+mergepass_start_build(BraidSortState *st, int64 rows_carried)
+{
+	return 0;
+}
+
+/* mergepass_finish_build: the last run, if runs were written. */
+static bool
+mergepass_finish_build(BraidSortState *st, int64 rows_built)
+{
+	braid_pipe_end(st);
+	st->instr.wl_mode = BRAID_WL_MERGEPASS;
+	return braid_runs_finish(st);
+}
+
+/* mergepass_final_runs: the final merge reads the runs on the device only. */
+static int
+mergepass_final_runs(BraidSortState *st, BraidRun **runs, int64 *rows, size_t *held_bytes)
+{
+	*rows = 0;
+	*held_bytes = 0;
+	return 0;
+}
+
+/* mergepass_release: nothing of its own (the runs are RUNS'). */
+static void
+mergepass_release(BraidSortState *st)
+{
 }

@@ -5,38 +5,51 @@
  *	  interfaces.
  *
  * A sort runs through stages in the order its data flows, each in its own
- * file and owning one part of BraidSortState:
+ * file and owning one part of BraidSortState; a stage calls only the
+ * stages after it, and the modules below them:
  *
  *	sort_node.c		the CustomScan callbacks (begin, exec, end, rescan,
- *					mark/restore); drives the stages; owns "pos"
+ *					mark/restore); drives the stages; owns "cfg" and "pos"
  *	sort_adaptive.c	ADAPTIVE: a sort the planner expected to be small runs
  *					as PostgreSQL's tuplesort first, and hands its rows to
  *					BUILD if its input outgrows work_mem; owns "adapt"
- *	sort_build.c	BUILD: scan the child, encode keys, add IndexMap
- *					entries, grow the IndexMap; owns "build"
- *	sort_keys.c		full keys kept aside (overflow store) and the
- *					comparisons that read them; part of "build"
- *	sort_runs.c		RUNS: sort the IndexMap, write it as a run, make runs on
- *					a helper while the build goes on (the pipe); owns "runset"
+ *	sort_build.c	BUILD: every row of the input becomes an entry, handed
+ *					to the sort's strategy; owns "build"
+ *	sort_wlimit.c	a STRATEGY: the write-limited modes (hybrid, segment,
+ *					lazy), which keep the last budget-full in memory and
+ *					leave rows to selection passes; owns "wl"
+ *	sort_select.c	  their selection passes, which feed the final merge a
+ *					  run never written; owns "sel"
+ *	sort_runs.c		RUNS and the MergePass strategy: the IndexMap, when
+ *					full, sorted and written as a run, or made into runs on
+ *					a helper while the build goes on (the pipe); owns
+ *					"runset"
  *	sort_merge.c	MERGE: fan-in, intermediate passes, the final merge
- *					(streamed batch by batch, or written as refs); owns "merge"
- *	sort_wlimit.c	WRITE-LIMITED: the last budget-full kept in memory
- *					(hybrid, segment) and the selection passes (segment,
- *					lazy) that feed the final merge a run never written;
- *					owns "wl"
+ *					(streamed batch by batch, or written as refs); owns
+ *					"merge"
  *	sort_gather.c	GATHER: the refs after a OnePass sort (compacted or
  *					offloaded), gather batches, merge-ahead; owns "out"
  *	sort_vlog.c		VALUE LOG: rows read back from the value log, a window
  *					at a time; owns "win"
- *	explain.c		EXPLAIN of the node
+ *	sort_explain.c	EXPLAIN of the node
  *
- * Configuration read from the plan ("cfg") is set once by sort_node.c and
- * read by every stage.  Instrumentation ("instr") and progress ("mon") are
- * shared counters every stage adds to.
+ * and below them, used by several stages:
  *
- * The write-limited sorts (sort_wlimit.c) sit between RUNS and MERGE: they
- * decide what the build writes, and hand the final merge runs that live in
- * memory or are made on demand (see docs/design.md).
+ *	sort_input.c	reading the child: rows, their refs, their keys encoded;
+ *					owns "input"
+ *	sort_map.c		the IndexMap in memory: its entries, the full keys kept
+ *					aside (sort_overflow.c) and the budget they share, the
+ *					in-place sort; owns "map"
+ *	runfile.c		runs on the device, their readers and merger
+ *	tid_gather.c	rows refetched by TID, a batch at a time
+ *
+ * The strategy (BraidSortStrategy) is chosen when the node's path is set
+ * up: BUILD hands it each entry, and the final merge takes the runs it adds
+ * beside those on the device, as tuplesortvariants.c plugs into
+ * tuplesort.c.  Configuration read from the plan ("cfg") is set once by
+ * sort_node.c and read by every stage.  Instrumentation ("instr") and
+ * progress ("mon") are counters every stage adds to.  docs/design.md
+ * section 3 lists the hand-overs between parts.
  *
  * src/sort/sort_state.h
  *
@@ -51,15 +64,16 @@
 #include "portability/instr_time.h"
 #include "utils/tuplesort.h"
 
-#include "sort/tid_gather.h"
 #include "core/indexmap.h"
-#include "monitor/instr.h"
-#include "plan/keys.h"
-#include "sort/runfile.h"
-#include "plan/plandata.h"
+#include "core/wlimit.h"
 #include "io/progress.h"
 #include "io/valuelog.h"
-#include "core/wlimit.h"
+#include "monitor/instr.h"
+#include "plan/keys.h"
+#include "plan/plandata.h"
+#include "sort/runfile.h"
+#include "sort/sort_overflow.h"
+#include "sort/tid_gather.h"
 
 /* Most rows in one gather batch (keeps batch arrays within 32-bit indexes). */
 #define BRAID_MAX_BATCH_ROWS (1 << 22)
@@ -73,40 +87,48 @@
 /* Value log rows read back from the device per read grant. */
 #define BRAID_LOG_WINDOW_ROWS 4096
 
-/*
- * Full encodings of keys longer than the entry prefix, found by TID
- * (sort_keys.c).  Open addressing; slot_tid 0 means empty (stored TIDs are
- * offset by one).
- */
-typedef struct BraidOverflow
-{
-	MemoryContext cxt;			/* where it allocates (the sort's) */
-	uint64	   *slot_tid;
-	uint64	   *slot_off;
-	uint32	   *slot_len;
-	size_t		nslots;			/* power of two, or 0 */
-	size_t		nused;
-	uint8	   *arena;
-	size_t		arena_used;
-	size_t		arena_cap;
-	size_t		limit;			/* bytes (slots and arena) its growth stops
-								 * at while keys still fit, or 0: none */
-} BraidOverflow;
+typedef struct BraidSortState BraidSortState;
 
 /*
- * The next batch of a streaming final merge, taken by a helper thread while
- * the current batch is gathered (sort_gather.c): the batch's refs so far
- * and their arena bytes, closed at the same place as
- * next_stream_batch (sort_gather.c) would close it.
+ * BraidSortStrategy
+ *		What the build does with each row's entry, and what the final merge
+ *		takes besides the runs on the device: MergePass (sort_runs.c) or a
+ *		write-limited mode (sort_wlimit.c), chosen when the node's path is
+ *		set up.
  */
-typedef struct BraidMergeAhead
+typedef struct BraidSortStrategy
 {
-	uint64	   *refs;
-	int			cap;
-	int			n;
-	size_t		bytes;
-	bool		closed;			/* full, or the merge is exhausted */
-} BraidMergeAhead;
+	/*
+	 * Before the build (rows_carried: rows an adaptive sort that switched
+	 * hands over first); returns how many rows at the input's head make no
+	 * entry (their keys are not encoded; put gets NULL for them).
+	 */
+	int64		(*start_build) (BraidSortState *st, int64 rows_carried);
+
+	/* one row's entry: its key (NULL for a row that makes none) and ref */
+	void		(*put) (BraidSortState *st, const uint8 *key, size_t len,
+						size_t sortable, uint64 ref);
+
+	/*
+	 * After the build (rows_built rows): true if the final merge runs
+	 * (MERGE), false for a OnePass sort of the IndexMap as it is.  Sets
+	 * instr.wl_mode to the mode that ran.
+	 */
+	bool		(*finish_build) (BraidSortState *st, int64 rows_built);
+
+	/*
+	 * The runs the final merge takes besides those on the device (at most
+	 * BRAID_MAX_STRATEGY_RUNS, returned; the merge owns them from then on),
+	 * with their rows and the memory they hold while the rows are gathered.
+	 */
+	int			(*final_runs) (BraidSortState *st, BraidRun **runs, int64 *rows,
+							   size_t *held_bytes);
+
+	/* free what it holds and remove its files */
+	void		(*release) (BraidSortState *st);
+} BraidSortStrategy;
+
+#define BRAID_MAX_STRATEGY_RUNS 2
 
 /*
  * A run sorted and written by a helper thread while the build goes on: the
@@ -124,7 +146,7 @@ typedef enum BraidPipeStage
 
 typedef struct BraidPipe
 {
-	struct BraidSortState *st;
+	BraidSortState *st;
 	bool		on;				/* the build fills halves */
 	uint8	   *base;			/* the IndexMap's allocation */
 	size_t		full;			/* its capacity in entries */
@@ -158,7 +180,8 @@ typedef struct BraidSortConfig
 								 * keylen, or with a collated key keylen - 8,
 								 * the last 8 bytes locating the full key */
 	int			collated_key;	/* the first one */
-	double		est_rows;
+	double		est_rows;		/* the plan's, or after an adaptive node's
+								 * switch twice the rows it read */
 	int			threads;		/* this process's sort threads: its share of
 								 * the CPUs (braid_sort_thread_count) */
 	bool		random_access;
@@ -167,19 +190,27 @@ typedef struct BraidSortConfig
 	double		key_memory;		/* the plan's bytes of full key kept aside
 								 * per entry (the write-limited model's) */
 	bool		rank_collated;	/* rank collated keys' strings where they fit
-								 * (sort_keys.c; the plan's cost model) */
+								 * (sort_map.c; the plan's cost model) */
 	double		select_collated_ns; /* the plan's extra cost of a selection
 									 * pass's candidate (lazy's rule) */
 	int			sort_width;		/* the planner's bytes of a row PostgreSQL's
 								 * Sort would hold (braidsort.stats) */
 } BraidSortConfig;
 
-/* BUILD: the IndexMap being filled (sort_build.c, sort_keys.c). */
-typedef struct BraidBuild
+/* The child's rows as the build and the passes read them (sort_input.c). */
+typedef struct BraidSortInput
 {
-	BraidKeyBuffer keybuf;
+	BraidKeyBuffer keybuf;		/* the last row's key, encoded */
 	Datum	   *keyvals;		/* key columns of one row (keycols) */
 	bool	   *keynulls;
+} BraidSortInput;
+
+/*
+ * The IndexMap being filled, with the full keys kept aside, within the
+ * budget they share (sort_map.c).
+ */
+typedef struct BraidIndexMap
+{
 	uint8	   *entries;
 	size_t		nentries;
 	size_t		capacity;
@@ -190,11 +221,17 @@ typedef struct BraidBuild
 	bool		keys_split;		/* long keys came first: the entries keep
 								 * to split_cap, their full keys the rest
 								 * of the budget */
-	size_t		split_cap;		/* ... entries: braid_split_entries */
+	size_t		split_cap;		/* ... entries: braid_map_split_entries */
 	double		entries_seen;	/* entries made or offered so far ... */
 	double		key_memory_seen;	/* ... and the memory of their full keys
 									 * kept aside (the split's average) */
-	int64		rows_built;		/* rows taken from the child */
+} BraidIndexMap;
+
+/* BUILD: the rows taken into the sort (sort_build.c). */
+typedef struct BraidBuild
+{
+	int64		rows_built;		/* rows taken from the input */
+	int64		keyless_rows;	/* rows at its head that make no entry */
 	uint64		tuple_bytes;	/* bytes of the rows sorted (statistics) */
 } BraidBuild;
 
@@ -205,18 +242,36 @@ typedef struct BraidRunSet
 	bool		pipe_allowed;	/* runs may be made during the build */
 	BraidPipe	pipe;
 	int			half_runs;		/* runs of half the IndexMap (pipe) */
+	int64		entries_put;	/* entries the build handed over */
 	double		spill_ms;		/* sorting and writing runs during the build */
 } BraidRunSet;
 
-/* MERGE: the final merge, while it streams (sort_merge.c). */
+/* MERGE: the final merge (sort_merge.c). */
 typedef struct BraidMergeStage
 {
 	BraidMerger *merger;		/* streaming final merge, or NULL */
 	BraidRun  **runs;			/* its runs */
 	int			nruns;
-	bool		ahead_on;		/* a helper merges the next batch meanwhile */
-	BraidMergeAhead ahead;
+	int64		nrows;			/* rows the final merge returns */
+	BraidRun   *refs_run;		/* the merged refs, written out (random
+								 * access), until the gather takes them */
+	size_t		held_bytes;		/* memory the strategy's runs hold */
 } BraidMergeStage;
+
+/*
+ * The next batch of a streaming final merge, taken by a helper thread while
+ * the current batch is gathered (sort_gather.c): the batch's refs so far
+ * and their arena bytes, closed at the same place as
+ * next_stream_batch (sort_gather.c) would close it.
+ */
+typedef struct BraidMergeAhead
+{
+	uint64	   *refs;
+	int			cap;
+	int			n;
+	size_t		bytes;
+	bool		closed;			/* full, or the merge is exhausted */
+} BraidMergeAhead;
 
 /* GATHER: the sorted refs and the batches of rows (sort_gather.c). */
 typedef struct BraidOutput
@@ -236,6 +291,9 @@ typedef struct BraidOutput
 	int			batch_cap;
 	bool		batches_complete;
 	BraidGather gather;
+
+	bool		ahead_on;		/* a helper merges the next batch meanwhile */
+	BraidMergeAhead ahead;
 } BraidOutput;
 
 /* VALUE LOG: the window of rows read back from the device (sort_vlog.c). */
@@ -270,16 +328,14 @@ typedef struct BraidEntryLog
 } BraidEntryLog;
 
 /*
- * WRITE-LIMITED: the state of a hybrid, segment or lazy sort
- * (sort_wlimit.c).  The candidates of a selection pass live in "build"
- * (its IndexMap and overflow store), which the pass reuses.
+ * WRITE-LIMITED: the strategy of a hybrid, segment or lazy sort
+ * (sort_wlimit.c).
  */
 typedef struct BraidWlimit
 {
 	BraidWlMode mode;			/* running (MERGEPASS: none of these) */
 	double		intensity;		/* braidsort.write_intensity as planned */
 	BraidWlInput model;			/* the cost model's input, for lazy's rule */
-	uint8	   *scratch;		/* a candidate's prefix (stride bytes) */
 
 	/* hybrid, segment: the last budget-full stays in memory */
 	int64		flush_at;		/* entries added before the flush, or -1 */
@@ -292,10 +348,19 @@ typedef struct BraidWlimit
 	bool		selecting;		/* entries offered go to a selection */
 	bool		reread_heap;	/* passes rescan the child (else value log) */
 	BraidRun   *vrun;			/* the virtual run the passes feed */
+} BraidWlimit;
+
+/*
+ * The selection passes of a segment or lazy sort (sort_select.c).  The
+ * candidates of a pass live in the IndexMap ("map"), which the pass reuses.
+ */
+typedef struct BraidSelection
+{
+	uint8	   *scratch;		/* a candidate's prefix (stride bytes) */
 	size_t		cap;			/* candidates a pass keeps at most */
 	size_t		room;			/* bytes for them and their full keys */
 	bool		keys_split;		/* long keys: candidates keep to split_cap */
-	size_t		split_cap;		/* ... (braid_split_entries), their keys
+	size_t		split_cap;		/* ... (braid_map_split_entries), their keys
 								 * the rest */
 	int64		seg_rows;		/* rows in the selection segment */
 	uint64		seg_hash;		/* their refs, summed (braid_wl_ref_hash): a
@@ -312,15 +377,13 @@ typedef struct BraidWlimit
 	uint8	   *cutoff_key;
 	uint32		cutoff_len;
 	size_t		cutoff_cap;
-	int64		pass_rows;		/* rows the current pass has seen */
 
 	/* lazy: the remainder written once */
 	bool		materializing;	/* the current pass writes the entry log */
 	bool		materialized;	/* later passes read it */
 	BraidEntryLog elog;
 	BraidSpillFile *elog_cur;	/* segment being written */
-} BraidWlimit;
-
+} BraidSelection;
 /*
  * ADAPTIVE: PostgreSQL's in-memory sort, tried first by a node the planner
  * took only because its row estimate was small (sort_adaptive.c).
@@ -359,7 +422,7 @@ typedef struct BraidSortMonitor
 	int64		batches_before; /* gather batches before this sort */
 } BraidSortMonitor;
 
-typedef struct BraidSortState
+struct BraidSortState
 {
 	CustomScanState css;
 	PlanState  *child;
@@ -369,12 +432,16 @@ typedef struct BraidSortState
 								 * switches */
 	MemoryContext sortcxt;		/* IndexMap, overflow, runs: per sort */
 	MemoryContext gathercxt;	/* gather buffers: per node */
+	const BraidSortStrategy *strategy;	/* MergePass or write-limited */
 
 	BraidSortConfig cfg;
+	BraidSortInput input;
+	BraidIndexMap map;
 	BraidBuild	build;
 	BraidRunSet runset;
-	BraidMergeStage merge;
 	BraidWlimit wl;
+	BraidSelection sel;
+	BraidMergeStage merge;
 	BraidOutput out;
 	BraidValueLog vlog;
 	BraidLogWindow win;
@@ -387,7 +454,7 @@ typedef struct BraidSortState
 	 */
 	BraidSortInstr instr;
 	BraidSortMonitor mon;
-} BraidSortState;
+};
 
 /* braid_elapsed_ms: milliseconds since "start". */
 static inline double
@@ -410,55 +477,6 @@ braid_sort_set_phase(BraidSortState *st, BraidProgressPhase phase)
 	braid_progress_set_phase(&st->mon.progress, phase);
 }
 
-/* sort_keys.c */
-extern void braid_ovf_init(BraidOverflow *ovf, MemoryContext cxt);
-extern size_t braid_ovf_bytes(const BraidOverflow *ovf);
-extern size_t braid_ovf_bytes_after(const BraidOverflow *ovf, size_t len, bool with_slot);
-extern void braid_ovf_put(BraidOverflow *ovf, uint64 ref, const uint8 *key, size_t len);
-extern uint64 braid_ovf_append(BraidOverflow *ovf, const uint8 *key, size_t len);
-extern void braid_ovf_free(BraidOverflow *ovf);
-extern void braid_note_entry_key(BraidSortState *st, size_t len, bool aside);
-extern size_t braid_split_entries(const BraidSortState *st, size_t room);
-extern const uint8 *braid_sort_full_key(const BraidSortState *st, const uint8 *entry,
-										 uint32 *len);
-extern int	braid_sort_tiebreak(const uint8 *a, const uint8 *b, void *arg);
-extern bool braid_sort_rank_prefixes(BraidSortState *st);
-extern int	braid_sort_collated_compare(const uint8 *a, uint32 la,
-										const uint8 *b, uint32 lb, void *arg);
-extern const uint8 *braid_sort_entry_key_of(const uint8 *entry, uint32 *len,
-											uint64 *ref, void *arg);
-
-/* sort_build.c */
-extern size_t braid_build_map_bytes(const BraidSortState *st);
-extern void braid_build_note_peak(BraidSortState *st);
-extern void braid_build_resize(BraidSortState *st, size_t cap);
-extern void braid_build_split_limit(BraidSortState *st);
-extern SeqScanState *braid_build_fast_seqscan(BraidSortState *st);
-extern int64 braid_build_rows(BraidSortState *st, SeqScanState *fast);
-extern uint8 *braid_build_place_entry(BraidSortState *st, const uint8 *key, size_t len,
-									  size_t sortable, uint64 ref);
-extern TupleTableSlot *braid_build_next_slot(BraidSortState *st, SeqScanState *fast,
-											 bool started, int64 *fast_rows);
-extern size_t braid_build_heap_row(BraidSortState *st, TupleTableSlot *slot, bool want_key,
-								   uint64 *ref, uint32 *tuple_len);
-extern size_t braid_build_slot_key(BraidSortState *st, TupleTableSlot *slot);
-
-/* sort_runs.c */
-extern void braid_sort_entries(BraidSortState *st, bool rank);
-extern void braid_spill_run(BraidSortState *st);
-extern void braid_pipe_begin(BraidSortState *st);
-extern void braid_pipe_swap(BraidSortState *st);
-extern void braid_pipe_step(BraidSortState *st, bool wait);
-extern void braid_pipe_end(BraidSortState *st);
-extern void braid_pipe_stop(BraidSortState *st);
-extern void braid_runs_release(BraidSortState *st);
-
-/* sort_merge.c */
-extern int	braid_merge_fanin(const BraidSortState *st);
-extern void braid_sort_read_scope(BraidSortState *st, BraidReadScope *scope);
-extern void braid_merge_all_runs(BraidSortState *st);
-extern void braid_merge_release(BraidSortState *st);
-
 /* braid_wl_ref_hash: a ref mixed, for an order-independent sum of refs. */
 static inline uint64
 braid_wl_ref_hash(uint64 ref)
@@ -467,32 +485,115 @@ braid_wl_ref_hash(uint64 ref)
 	return ref ^ (ref >> 29);
 }
 
-/* sort_wlimit.c */
-extern void braid_wl_begin(BraidSortState *st, const BraidSortPlanData *data);
-extern void braid_wl_start_build(BraidSortState *st);
-extern void braid_wl_flush_for_memory_run(BraidSortState *st);
-extern void braid_wl_offer(BraidSortState *st, const uint8 *key, size_t len,
+/* sort_input.c */
+extern void braid_input_begin(BraidSortState *st);
+extern SeqScanState *braid_input_fast_seqscan(BraidSortState *st);
+extern TupleTableSlot *braid_input_next(BraidSortState *st, SeqScanState *fast,
+										bool started, int64 *fast_rows);
+extern size_t braid_input_heap_row(BraidSortState *st, TupleTableSlot *slot, bool want_key,
+								   uint64 *ref, uint32 *tuple_len);
+extern size_t braid_input_slot_key(BraidSortState *st, TupleTableSlot *slot);
+extern size_t braid_input_cols_key(BraidSortState *st, TupleTableSlot *slot,
+								   const AttrNumber *cols);
+
+/* sort_map.c */
+extern void braid_map_reset(BraidSortState *st);
+extern size_t braid_map_budget(const BraidSortState *st);
+extern void braid_map_note_peak(BraidSortState *st);
+extern void braid_map_note_key(BraidSortState *st, size_t len, bool aside);
+extern size_t braid_map_split_entries(const BraidSortState *st, size_t room);
+extern void braid_map_split_budget(BraidSortState *st, double left, bool whole);
+extern void braid_map_set_key_limit(BraidSortState *st, size_t limit);
+extern bool braid_map_grow(BraidSortState *st);
+extern void braid_map_resize(BraidSortState *st, size_t cap);
+extern void braid_map_alloc(BraidSortState *st, size_t cap);
+extern size_t braid_map_key_bytes_after(const BraidSortState *st, size_t len);
+extern uint8 *braid_map_place(BraidSortState *st, const uint8 *key, size_t len,
+							  size_t sortable, uint64 ref);
+extern void braid_map_sort(BraidSortState *st, bool rank);
+extern void braid_map_clear(BraidSortState *st);
+extern void braid_map_keep_first(BraidSortState *st, size_t n);
+extern void braid_map_free(BraidSortState *st);
+extern uint8 *braid_map_halve(BraidSortState *st, size_t *full);
+extern void braid_map_next_half(BraidSortState *st, uint8 *half);
+extern void braid_map_whole(BraidSortState *st, uint8 *base, size_t full);
+extern uint64 *braid_map_take_refs(BraidSortState *st, size_t *bytes);
+extern const uint8 *braid_map_full_key(const BraidSortState *st, const uint8 *entry,
+									   uint32 *len);
+extern int	braid_map_tiebreak(const uint8 *a, const uint8 *b, void *arg);
+extern int	braid_map_collated_compare(const uint8 *a, uint32 la,
+									   const uint8 *b, uint32 lb, void *arg);
+extern const uint8 *braid_map_entry_key_of(const uint8 *entry, uint32 *len,
+										   uint64 *ref, void *arg);
+
+/* sort_runs.c */
+extern const BraidSortStrategy braid_mergepass_strategy;
+extern int	braid_runs_fanin(const BraidSortState *st);
+extern void braid_runs_start(BraidSortState *st, bool pipe_allowed);
+extern void braid_runs_put(BraidSortState *st, const uint8 *key, size_t len,
 						   size_t sortable, uint64 ref);
-extern bool braid_wl_after_build(BraidSortState *st);
-extern void braid_wl_merge_runs(BraidSortState *st, BraidRun **memrun, BraidRun **vrun);
-extern void braid_wl_release(BraidSortState *st);
+extern bool braid_runs_finish(BraidSortState *st);
+extern void braid_spill_run(BraidSortState *st);
+extern void braid_pipe_allow(BraidSortState *st, bool allowed);
+extern void braid_pipe_end(BraidSortState *st);
+extern void braid_pipe_stop(BraidSortState *st);
+extern List *braid_runs_take(BraidSortState *st, int *half_runs);
+extern void braid_runs_release(BraidSortState *st);
+extern void braid_runs_reset(BraidSortState *st);
+
+/* sort_select.c */
+extern void braid_select_begin(BraidSortState *st);
+extern void braid_select_start(BraidSortState *st, size_t cap, size_t room);
+extern void braid_select_offer(BraidSortState *st, const uint8 *key, size_t len,
+							   size_t sortable, uint64 ref);
+extern void braid_select_note_row(BraidSortState *st, uint64 ref);
+extern void braid_select_set_rows(BraidSortState *st, int64 rows);
+extern void braid_select_end_first_pass(BraidSortState *st, BraidRun *run, size_t cap,
+										size_t room);
+extern bool braid_select_pass(BraidSortState *st, BraidRun *run, bool reread_heap,
+							  bool materialize);
+extern void braid_select_release(BraidSortState *st);
+
+/* sort_wlimit.c */
+extern const BraidSortStrategy *braid_wl_strategy(BraidSortState *st,
+												  const BraidSortPlanData *data);
+
+/* sort_build.c */
+extern void braid_build_begin(BraidSortState *st, int64 rows_carried);
+extern bool braid_build_wants_key(const BraidSortState *st);
+extern void braid_build_row(BraidSortState *st, uint64 ref, uint32 tuple_len, bool keyed,
+							size_t len);
+extern void braid_build_log_row(BraidSortState *st, TupleTableSlot *slot);
+extern int64 braid_build_child(BraidSortState *st, SeqScanState *fast);
+extern void braid_build_end(BraidSortState *st);
+
+/* sort_merge.c */
+extern void braid_sort_read_scope(BraidSortState *st, BraidReadScope *scope);
+extern void braid_merge_all_runs(BraidSortState *st);
+extern BraidRun *braid_merge_take_refs(BraidSortState *st);
+extern void braid_merge_release(BraidSortState *st);
+extern void braid_merge_reset(BraidSortState *st);
 
 /* sort_gather.c */
-extern void braid_batches_compact_refs(BraidSortState *st);
-extern void braid_batches_mergepass_arena(BraidSortState *st);
+extern void braid_batches_begin(BraidSortState *st, bool strip);
+extern void braid_batches_clear(BraidSortState *st);
+extern void braid_batches_end(BraidSortState *st);
+extern void braid_batches_after_onepass(BraidSortState *st);
+extern void braid_batches_after_merge(BraidSortState *st);
+extern void braid_batches_start(BraidSortState *st);
 extern bool braid_batches_position(BraidSortState *st, int64 pos);
 extern void braid_batches_release(BraidSortState *st);
+extern void braid_batches_reset(BraidSortState *st);
 
 /* sort_vlog.c */
 extern TupleTableSlot *braid_vlog_emit(BraidSortState *st, int64 pos);
+extern void braid_vlog_window_reset(BraidSortState *st);
 
 /* sort_adaptive.c */
 extern void braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data,
 								 EState *estate);
 extern bool braid_adaptive_sort(BraidSortState *st);
-extern TupleTableSlot *braid_adaptive_carry(BraidSortState *st);
-extern size_t braid_adaptive_carried_row(BraidSortState *st, TupleTableSlot *slot,
-										 bool want_key, uint64 *ref, uint32 *tuple_len);
+extern void braid_adaptive_carry(BraidSortState *st);
 extern TupleTableSlot *braid_adaptive_next(BraidSortState *st, ScanDirection dir);
 extern void braid_adaptive_rescan(BraidSortState *st);
 extern void braid_adaptive_mark(BraidSortState *st);

@@ -234,3 +234,14 @@ braid_vlog_emit(BraidSortState *st, int64 pos)
 	econtext->ecxt_outertuple = st->win.slot;
 	return ExecProject(st->css.ss.ps.ps_ProjInfo);
 }
+
+/*
+ * braid_vlog_window_reset
+ *		No window loaded: the sorted rows are read from the first.
+ */
+void
+braid_vlog_window_reset(BraidSortState *st)
+{
+	st->win.first = 0;
+	st->win.n = 0;
+}

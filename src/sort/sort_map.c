@@ -1,0 +1,689 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_map.c
+ *	  The IndexMap of a sort in memory: its entries, the full keys kept
+ *	  aside, the budget they share, and the sort in place.
+ *
+ * An entry is <key prefix, ref>, cfg.stride bytes.  A key longer than the
+ * prefix, or any key with a collated column, keeps its full encoding in
+ * the overflow store (sort_overflow.c), and its ref carries the "key
+ * truncated" flag: two entries with equal prefixes are then ordered by
+ * their full keys (braid_map_tiebreak), and a run stores the full key
+ * (braid_map_entry_key_of).  Under a libc collation the prefixes are first
+ * rewritten with each string's rank among its key's distinct strings
+ * (core/collrank.c), so that the radix sort orders them.
+ *
+ * This module is the IndexMap's one home: every stage that fills, sorts,
+ * empties or lends it (BUILD's strategies, RUNS and its pipe, the selection
+ * passes, the GATHER that takes its refs) calls the functions below, which
+ * keep the entries and their full keys within the budget they share:
+ *
+ *	- the entries grow by doubling within braid_map_budget(), all of the
+ *	  budget or half of it beside a value log (braid_map_grow);
+ *	- the full keys take what the entries leave, until keeping one would
+ *	  push the total over the budget: from then on the entries keep to a
+ *	  share sized from the average full key seen so far in the sort
+ *	  (braid_map_split_budget, braid_map_split_entries), their keys to the
+ *	  rest (the store's limit, braid_map_split_limit);
+ *	- EXPLAIN's IndexMap Memory is their peak (braid_map_note_peak).
+ *
+ * The tie-break, the full keys' lookups and the run writer's key_of run on
+ * sort threads as well: pure lookups, no PostgreSQL calls.
+ *
+ * src/sort/sort_map.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "core/collrank.h"
+#include "core/costmodel.h"
+#include "core/pool.h"
+#include "plan/keys.h"
+#include "sort/sort_state.h"
+
+/*
+ * braid_map_reset
+ *		An empty IndexMap, its memory gone with the sort's context: when the
+ *		node's path is set up, and when a rescan sorts again.
+ */
+void
+braid_map_reset(BraidSortState *st)
+{
+	BraidIndexMap *m = &st->map;
+
+	m->entries = NULL;
+	m->nentries = 0;
+	m->capacity = 0;
+	m->any_truncated = false;
+	m->longest_key = 0;
+	m->keys_split = false;
+	m->split_cap = 0;
+	m->entries_seen = 0;
+	m->key_memory_seen = 0;
+	braid_ovf_init(&m->ovf, st->sortcxt);
+}
+
+/*
+ * braid_map_budget
+ *		The IndexMap's share of the budget, its entries' and their full
+ *		keys': all of it, or half beside a value log (which keeps its rows
+ *		in the other half until it spills).
+ */
+size_t
+braid_map_budget(const BraidSortState *st)
+{
+	return st->cfg.value_log ? st->cfg.budget / 2 : st->cfg.budget;
+}
+
+/*
+ * braid_map_note_peak
+ *		EXPLAIN's IndexMap Memory: the entries' room and the full keys kept
+ *		aside, at their largest.
+ */
+void
+braid_map_note_peak(BraidSortState *st)
+{
+	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
+								   st->map.capacity * st->cfg.stride +
+								   braid_ovf_bytes(&st->map.ovf));
+}
+
+/*
+ * braid_map_note_key
+ *		Count an entry made or offered, its full key of len bytes kept
+ *		aside or not ("aside"), in the averages braid_map_split_entries uses.
+ */
+void
+braid_map_note_key(BraidSortState *st, size_t len, bool aside)
+{
+	st->map.entries_seen += 1;
+	if (aside)
+		st->map.key_memory_seen += braid_cost_split_key_memory((double) len, st->cfg.collated);
+}
+
+/*
+ * braid_map_split_entries
+ *		How many entries to keep to once the full keys kept aside share
+ *		"room" bytes with them (braid_cost_split_entries): from the
+ *		average memory of the full keys of every entry made or offered so
+ *		far in this sort, not of those held now (after a run or a pass
+ *		there are none, or one), trusted once a room's worth of entries
+ *		was seen.
+ */
+size_t
+braid_map_split_entries(const BraidSortState *st, size_t room)
+{
+	double		key_memory = st->map.entries_seen > 0 ?
+		st->map.key_memory_seen / st->map.entries_seen : 0;
+	bool		trusted = st->map.entries_seen >= (double) (room / st->cfg.stride);
+
+	return (size_t) braid_cost_split_entries(key_memory, (double) room,
+											 (double) st->cfg.stride, trusted);
+}
+
+/*
+ * braid_map_split_limit
+ *		The key store's limit once the budget is split: what the entries'
+ *		room leaves (no more than split_cap of them).  Again whenever that
+ *		room changes: grown, or whole again after a pipe's halves.
+ */
+static void
+braid_map_split_limit(BraidSortState *st)
+{
+	st->map.ovf.limit = braid_map_budget(st) -
+		Min(st->map.capacity, st->map.split_cap) * st->cfg.stride;
+}
+
+/*
+ * braid_map_split_budget
+ *		The entries' share of the IndexMap's budget, now that full keys kept
+ *		aside share it: at most split_cap (braid_map_split_entries), and no
+ *		more than the entries already have room for (sized from the row
+ *		estimate, or grown) while the keys can take the rest, which is the
+ *		key store's limit.  At a run's start, with no entry held (and the
+ *		IndexMap whole, not in a pipe's halves), the room grows to a larger
+ *		split_cap (the first split, from few keys, may have been smaller)
+ *		while more rows than it holds are expected ("left": rows still
+ *		expected; "whole": the IndexMap is not in a pipe's halves).
+ */
+void
+braid_map_split_budget(BraidSortState *st, double left, bool whole)
+{
+	st->map.keys_split = true;
+	st->map.split_cap = braid_map_split_entries(st, braid_map_budget(st));
+	if (st->map.nentries == 0 && st->map.entries != NULL && whole &&
+		st->map.split_cap > st->map.capacity && left * 1.05 > (double) st->map.capacity)
+		braid_map_resize(st, Max((size_t) Min((double) st->map.split_cap,
+												Max(left * 1.05, 1.0)),
+								   st->map.capacity));
+	braid_map_split_limit(st);
+}
+
+/*
+ * braid_map_key_bytes_after
+ *		The full keys' memory once a key of len bytes is kept aside, as the
+ *		overflow store grows (by doubling): checked before it is kept.
+ */
+size_t
+braid_map_key_bytes_after(const BraidSortState *st, size_t len)
+{
+	return braid_ovf_bytes_after(&st->map.ovf, len, !st->cfg.collated);
+}
+
+/*
+ * braid_map_set_key_limit
+ *		The bytes the full keys kept aside keep to (0: no limit), where a
+ *		selection pass sizes its own room instead of the build's budget.
+ */
+void
+braid_map_set_key_limit(BraidSortState *st, size_t limit)
+{
+	st->map.ovf.limit = limit;
+}
+
+/*
+ * braid_map_grow
+ *		Make room for more entries within the budget; false if none left.
+ */
+bool
+braid_map_grow(BraidSortState *st)
+{
+	size_t		used = braid_ovf_bytes(&st->map.ovf);
+	size_t		map = braid_map_budget(st);
+	size_t		room = map > used ? map - used : 0;
+	size_t		limit;
+	size_t		newcap;
+
+	/*
+	 * Within the IndexMap's budget (map_bytes), full encodings of long keys
+	 * take what the entries leave; once they would push the total over
+	 * it, the build splits it from then on (split_cap entries at most, the
+	 * keys the rest).
+	 */
+	limit = room / st->cfg.stride;
+	if (st->map.keys_split)
+		limit = Min(limit, st->map.split_cap);
+
+	if (st->map.capacity == 0)
+		newcap = (size_t) Max(Min(st->cfg.est_rows * 1.05, 1e12), 1024.0);
+	else
+		newcap = st->map.capacity * 2;
+	newcap = Min(newcap, limit);
+	if (newcap <= st->map.capacity)
+		return false;
+
+	if (st->map.entries == NULL)
+	{
+		st->map.entries = MemoryContextAllocHuge(st->sortcxt, newcap * st->cfg.stride);
+
+		/*
+		 * A helper faults the fresh pages in ahead of the scan, which then
+		 * finds them mapped instead of taking a page fault every 4 kB.
+		 */
+		braid_prefault_start(st->map.entries, newcap * st->cfg.stride, st->cfg.threads);
+	}
+	else
+		st->map.entries = repalloc_huge(st->map.entries, newcap * st->cfg.stride);
+	st->map.capacity = newcap;
+	if (st->map.keys_split)
+		braid_map_split_limit(st);
+	return true;
+}
+
+/*
+ * braid_map_resize
+ *		Give the IndexMap room for "cap" entries, keeping those it holds
+ *		(no more than cap).
+ */
+void
+braid_map_resize(BraidSortState *st, size_t cap)
+{
+	Assert(st->map.nentries <= cap);
+	/* a helper may still be faulting the entries' pages in */
+	braid_prefault_end();
+	st->map.capacity = cap;
+	st->map.entries = repalloc_huge(st->map.entries, cap * st->cfg.stride);
+}
+
+/*
+ * braid_map_alloc
+ *		A fresh IndexMap of "cap" entries, empty (a selection pass's
+ *		candidates): what it held goes.
+ */
+void
+braid_map_alloc(BraidSortState *st, size_t cap)
+{
+	BraidIndexMap *m = &st->map;
+
+	if (m->entries != NULL)
+		pfree(m->entries);
+	m->entries = MemoryContextAllocHuge(st->sortcxt, cap * st->cfg.stride);
+	m->capacity = cap;
+	m->nentries = 0;
+	/* EXPLAIN's IndexMap Memory: the candidates' room is the IndexMap */
+	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes, cap * st->cfg.stride);
+}
+
+/*
+ * braid_map_place
+ *		Put one entry <key prefix, ref> at the end of the IndexMap, which has
+ *		room for it, keeping the full key aside when the prefix is not all
+ *		of it; returns the entry.  "sortable" is the key's memcmp-ordered
+ *		head (BraidKeyBuffer.sortable), used with a collated key.
+ */
+uint8 *
+braid_map_place(BraidSortState *st, const uint8 *key, size_t len,
+						size_t sortable, uint64 ref)
+{
+	uint8	   *entry = st->map.entries + st->map.nentries * st->cfg.stride;
+
+	Assert(st->map.nentries < st->map.capacity);
+	if (len > st->map.longest_key)
+		st->map.longest_key = (uint32) len;
+	if (st->cfg.collated)
+	{
+		/*
+		 * Only the memcmp-ordered part goes in the prefix (equal parts tie,
+		 * and the tie-break compares strings); the full key is kept aside.
+		 */
+		size_t		head = Min(sortable, (size_t) st->cfg.radix_keylen);
+		uint64		loc = braid_ovf_append(&st->map.ovf, key, len);
+
+		memcpy(entry, key + BRAID_COLLATED_HEADER, head);
+		memset(entry + head, 0, st->cfg.radix_keylen - head);
+		/* the full key's place, read by every comparison (no lookup) */
+		memcpy(entry + st->cfg.radix_keylen, &loc, sizeof(loc));
+		ref |= BRAID_REF_TRUNCATED;
+		st->map.any_truncated = true;
+	}
+	else if (len <= st->cfg.keylen)
+	{
+		memcpy(entry, key, len);
+		memset(entry + len, 0, st->cfg.keylen - len);
+	}
+	else
+	{
+		memcpy(entry, key, st->cfg.keylen);
+		ref |= BRAID_REF_TRUNCATED;
+		st->map.any_truncated = true;
+		braid_ovf_put(&st->map.ovf, ref, key, len);
+	}
+	braid_entry_set_ref(entry, st->cfg.keylen, ref);
+	st->map.nentries++;
+	return entry;
+}
+
+/*
+ * entry_full_key
+ *		An entry's key as a byte string that orders correctly against any
+ *		other: the full key if truncated, else the zero-padded prefix (safe
+ *		because encodings are prefix-free).
+ */
+static const uint8 *
+entry_full_key(const BraidSortState *st, const uint8 *entry, uint32 *len)
+{
+	uint64		ref = braid_entry_ref(entry, st->cfg.keylen);
+
+	if (st->cfg.collated)
+	{
+		uint64		loc;
+
+		memcpy(&loc, entry + st->cfg.radix_keylen, sizeof(loc));
+		return braid_ovf_at(&st->map.ovf, loc, len);
+	}
+	if (ref & BRAID_REF_TRUNCATED)
+	{
+		const uint8 *full = braid_ovf_get(&st->map.ovf, ref, len);
+
+		if (full != NULL)
+			return full;
+	}
+	*len = st->cfg.keylen;
+	return entry;
+}
+
+/*
+ * braid_map_full_key
+ *		An IndexMap entry's full key (see entry_full_key): what a selection
+ *		pass compares and copies.
+ */
+const uint8 *
+braid_map_full_key(const BraidSortState *st, const uint8 *entry, uint32 *len)
+{
+	return entry_full_key(st, entry, len);
+}
+
+/*
+ * braid_map_tiebreak
+ *		IndexMap tie-break for entries with equal prefixes: compare full
+ *		keys, memcmp then length.  Pure lookups, no PostgreSQL calls on the
+ *		success path.
+ */
+int
+braid_map_tiebreak(const uint8 *a, const uint8 *b, void *arg)
+{
+	const BraidSortState *st = (const BraidSortState *) arg;
+	uint32		la,
+				lb;
+	const uint8 *ka,
+			   *kb;
+	int			c;
+
+	if (((braid_entry_ref(a, st->cfg.keylen) | braid_entry_ref(b, st->cfg.keylen)) &
+		 BRAID_REF_TRUNCATED) == 0)
+		return 0;
+	ka = entry_full_key(st, a, &la);
+	kb = entry_full_key(st, b, &lb);
+	if (st->cfg.collated)
+		return braid_compare_collated(ka, la, kb, lb, st->cfg.keys, st->cfg.nkeys);
+	c = memcmp(ka, kb, Min(la, lb));
+	if (c == 0)
+		c = (la > lb) - (la < lb);
+	return c;
+}
+
+/* rank_key_of: an entry's full key, for collrank.c. */
+static const uint8 *
+rank_key_of(const uint8 *entry, uint32 *len, void *arg)
+{
+	return entry_full_key((const BraidSortState *) arg, entry, len);
+}
+
+/* rank_interrupts: collrank.c's hook for query cancel. */
+static void
+rank_interrupts(void *arg)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* rank_alloc, rank_free: collrank.c's memory, in the sort's context. */
+static void *
+rank_alloc(size_t size, void *arg)
+{
+	return MemoryContextAllocExtended((MemoryContext) arg, size,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+}
+
+static void
+rank_free(void *ptr, void *arg)
+{
+	pfree(ptr);
+}
+
+/*
+ * rank_prefixes
+ *		Before the IndexMap of a sort with keys under a libc collation is
+ *		sorted: rewrite the prefixes with each string's rank among the
+ *		distinct strings of its key (collrank.c), so that the radix sort
+ *		orders them and strcoll_l() runs once per pair of distinct strings
+ *		sorted, not per pair of entries.  The dictionaries take at most
+ *		1/BRAID_RANK_MEMORY_SHARE of the budget, for the moment of the
+ *		sort; keys with more distinct strings stay compared by the
+ *		tie-break.  The rewritten prefixes order only within this sort:
+ *		callers that compare prefixes with others later (the selection
+ *		passes) do not rank.  True if equal prefixes are now equal keys:
+ *		the sort needs no tie-break.
+ */
+static bool
+rank_prefixes(BraidSortState *st)
+{
+	BraidRankKey keys[BRAID_RANK_MAX_KEYS];
+	BraidRankSpec spec;
+	BraidRankResult result;
+	int			nkeys = 0;
+
+	StaticAssertStmt(BRAID_RANK_LAYOUT_LENGTH == BRAID_COLLATED_LENGTH,
+					 "collrank.c reads the layout of keys.c");
+	if (!st->cfg.collated || !st->cfg.rank_collated ||
+		st->map.nentries < BRAID_RANK_MIN_ENTRIES)
+		return false;
+	for (int i = 0; i < st->cfg.nkeys; i++)
+	{
+		if (!BRAID_KEY_IS_COLLATED(st->cfg.keys[i].kind))
+			continue;
+		if (nkeys == BRAID_RANK_MAX_KEYS)
+			return false;
+		keys[nkeys].locale = (locale_t) st->cfg.keys[i].locale;
+		keys[nkeys].descending = st->cfg.keys[i].descending;
+		nkeys++;
+	}
+	spec.prefix_len = st->cfg.radix_keylen;
+	spec.stride = st->cfg.stride;
+	spec.nkeys = nkeys;
+	spec.keys = keys;
+	spec.memory_cap = st->cfg.budget / BRAID_RANK_MEMORY_SHARE;
+	spec.threads = st->cfg.threads;
+	spec.key_of = rank_key_of;
+	spec.key_arg = st;
+	spec.alloc = rank_alloc;
+	spec.free = rank_free;
+	spec.alloc_arg = st->sortcxt;
+	spec.interrupt_check = rank_interrupts;
+	spec.interrupt_arg = NULL;
+	braid_rank_prefixes(st->map.entries, st->map.nentries, &spec, &result);
+
+	st->instr.rank_tried = true;
+	st->instr.ranked_keys = Max(st->instr.ranked_keys, result.keys_ranked);
+	st->instr.peak_rank_bytes = Max(st->instr.peak_rank_bytes, result.peak_bytes);
+	return result.exact;
+}
+
+/*
+ * braid_map_collated_compare
+ *		The merge order of full keys whose last column is collated.
+ */
+int
+braid_map_collated_compare(const uint8 *a, uint32 la, const uint8 *b, uint32 lb, void *arg)
+{
+	const BraidSortState *st = (const BraidSortState *) arg;
+
+	return braid_compare_collated(a, la, b, lb, st->cfg.keys, st->cfg.nkeys);
+}
+
+/*
+ * braid_map_entry_key_of
+ *		Full key and ref of an IndexMap entry, for the run writer.
+ */
+const uint8 *
+braid_map_entry_key_of(const uint8 *entry, uint32 *len, uint64 *ref, void *arg)
+{
+	BraidSortState *st = (BraidSortState *) arg;
+	const uint8 *key = entry_full_key(st, entry, len);
+
+	*ref = braid_entry_ref(entry, st->cfg.keylen) & ~BRAID_REF_TRUNCATED;
+
+	/*
+	 * Runs store keys without trailing zero bytes (prefix padding and
+	 * terminators).  For encodings that are prefix-free up to zero padding
+	 * this keeps memcmp-then-length order: where two keys first differ, at
+	 * most one of them can have run out into stripped zeros, and that one is
+	 * the smaller either way.
+	 */
+	if (!st->cfg.collated)			/* (collated keys are parsed, not compared) */
+		while (*len > 0 && key[*len - 1] == 0)
+			(*len)--;
+	return key;
+}
+
+/* check_interrupts: the radix sort's hook for query cancel. */
+static void
+check_interrupts(void *arg)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * braid_map_sort
+ *		Sort the IndexMap in place; with "rank", collated keys by their
+ *		ranks first (rank_prefixes), when nothing compares the
+ *		prefixes with others' after the sort: entries whose ranked prefixes
+ *		hold their whole keys need no tie-break.
+ */
+void
+braid_map_sort(BraidSortState *st, bool rank)
+{
+	BraidSortSpec spec;
+	bool		exact = rank && rank_prefixes(st);
+
+	spec.keylen = st->cfg.radix_keylen;
+	spec.stride = st->cfg.stride;
+	spec.tiebreak = st->map.any_truncated && !exact ? braid_map_tiebreak : NULL;
+	spec.tiebreak_arg = st;
+	spec.interrupt_check = check_interrupts;
+	spec.interrupt_arg = NULL;
+	braid_indexmap_sort_parallel(st->map.entries, st->map.nentries, &spec, st->cfg.threads);
+	st->instr.sort_threads = st->cfg.threads;
+}
+
+/*
+ * braid_map_clear
+ *		Empty the IndexMap for the next run or pass: its memory stays, its
+ *		full keys go (written to a run, or dropped).
+ */
+void
+braid_map_clear(BraidSortState *st)
+{
+	st->map.nentries = 0;
+	st->map.any_truncated = false;
+	braid_ovf_free(&st->map.ovf);
+}
+
+/*
+ * braid_map_keep_first
+ *		Keep only the first n candidates (sorted), with a fresh overflow
+ *		store holding just their full keys (what the dropped ones and the
+ *		rejected candidates left there goes).
+ */
+void
+braid_map_keep_first(BraidSortState *st, size_t n)
+{
+	BraidOverflow fresh;
+	uint8	   *e = st->map.entries;
+	uint32		stride = st->cfg.stride;
+	bool		any = false;
+
+	st->map.nentries = n;
+	if (!st->map.any_truncated)
+		return;
+	braid_ovf_init(&fresh, st->sortcxt);
+	fresh.limit = st->map.ovf.limit;
+	for (size_t i = 0; i < n; i++)
+	{
+		uint8	   *entry = e + i * stride;
+		uint64		ref = braid_entry_ref(entry, st->cfg.keylen);
+		uint32		len;
+		const uint8 *full;
+
+		if ((ref & BRAID_REF_TRUNCATED) == 0)
+			continue;
+		/* from the old store, which the entry still points into */
+		full = braid_map_full_key(st, entry, &len);
+		if (st->cfg.collated)
+		{
+			uint64		loc = braid_ovf_append(&fresh, full, len);
+
+			memcpy(entry + st->cfg.radix_keylen, &loc, sizeof(loc));
+		}
+		else
+			braid_ovf_put(&fresh, ref, full, len);
+		any = true;
+	}
+	braid_ovf_free(&st->map.ovf);
+	st->map.ovf = fresh;
+	st->map.any_truncated = any;
+}
+
+/*
+ * braid_map_free
+ *		The IndexMap's memory goes (its entries are coded elsewhere, or the
+ *		gather no longer needs them); the key store's limit stays.
+ */
+void
+braid_map_free(BraidSortState *st)
+{
+	BraidIndexMap *m = &st->map;
+
+	braid_map_clear(st);
+	if (m->entries)
+		pfree(m->entries);
+	m->entries = NULL;
+	m->capacity = 0;
+}
+
+/*
+ * braid_map_halve
+ *		The pipe begins (sort_runs.c): the build fills the IndexMap half at
+ *		a time from now on.  Returns its allocation and, in *full, its whole
+ *		capacity, for braid_map_next_half and braid_map_whole.
+ */
+uint8 *
+braid_map_halve(BraidSortState *st, size_t *full)
+{
+	*full = st->map.capacity;
+	st->map.capacity = *full / 2;
+	return st->map.entries;
+}
+
+/*
+ * braid_map_next_half
+ *		The half being filled went to a helper as a run: fill "half" now,
+ *		empty (the pipe's halves hold no key kept aside).
+ */
+void
+braid_map_next_half(BraidSortState *st, uint8 *half)
+{
+	st->map.entries = half;
+	st->map.nentries = 0;
+	st->map.any_truncated = false;
+}
+
+/*
+ * braid_map_whole
+ *		The pipe ends: the whole allocation ("base", "full" entries) again,
+ *		the entries of the half being filled moved to its start.
+ */
+void
+braid_map_whole(BraidSortState *st, uint8 *base, size_t full)
+{
+	BraidIndexMap *m = &st->map;
+
+	if (m->entries != base)
+		memmove(base, m->entries, m->nentries * st->cfg.stride);
+	m->entries = base;
+	m->capacity = full;
+	/* the whole IndexMap again: the full keys' limit follows */
+	if (m->keys_split)
+		braid_map_split_limit(st);
+}
+
+/*
+ * braid_map_take_refs
+ *		After a OnePass sort only the refs are needed (for the gather,
+ *		rewinds, backward scans and mark/restore): pack them, truncation
+ *		flags cleared, at the front of the IndexMap, whose full keys go.
+ *		Returns them; *block is the IndexMap's allocation in bytes, whose
+ *		tail beyond the refs the gather may use as its arena.  NULL if there
+ *		is no IndexMap.
+ */
+uint64 *
+braid_map_take_refs(BraidSortState *st, size_t *block)
+{
+	BraidIndexMap *m = &st->map;
+	uint64	   *refs = (uint64 *) m->entries;
+
+	*block = m->capacity * st->cfg.stride;
+	if (m->entries == NULL)
+		return NULL;
+
+	/* entry i starts at i * stride >= 8 * (i + 1) for i >= 1: no overlap */
+	for (size_t i = 0; i < m->nentries; i++)
+		refs[i] = braid_entry_ref(m->entries + i * st->cfg.stride, st->cfg.keylen) &
+			~BRAID_REF_TRUNCATED;
+	braid_ovf_free(&m->ovf);
+	m->any_truncated = false;
+	return refs;
+}
