@@ -120,7 +120,7 @@ join_create_state(CustomScan *cscan)
  * ------------------------------------------------------------------------
  */
 
-/* elapsed_ms: milliseconds since st->started, which it resets. */
+/* elapsed_ms: milliseconds since st->instr.started, which it resets. */
 static double
 elapsed_ms(BraidJoinState *st)
 {
@@ -128,8 +128,8 @@ elapsed_ms(BraidJoinState *st)
 	double		ms;
 
 	INSTR_TIME_SET_CURRENT(now);
-	ms = INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(st->started);
-	st->started = now;
+	ms = INSTR_TIME_GET_MILLISEC(now) - INSTR_TIME_GET_MILLISEC(st->instr.started);
+	st->instr.started = now;
 	return ms;
 }
 
@@ -150,83 +150,84 @@ join_exec(CustomScanState *node)
 		return NULL;
 	if (st->phase == JOIN_START)
 	{
-		st->executions++;
+		st->instr.executions++;
 		join_pass_start(st);
+		st->phase = JOIN_PROBING;
 	}
 
 	for (;;)
 	{
-		if (st->cur != NULL)
+		if (st->probe.cur != NULL)
 		{
-			econtext->ecxt_outertuple = st->cur;
-			while (st->cand != JOIN_NO_ENTRY)
+			econtext->ecxt_outertuple = st->probe.cur;
+			while (st->probe.cand != JOIN_NO_ENTRY)
 			{
-				const BraidJoinEntry *e = &st->table.entries[st->cand];
+				const BraidJoinEntry *e = &st->table.entries[st->probe.cand];
 
-				st->cand = join_table_next_match(&st->table, st->cand, st->cur_hash);
-				if (st->exact_key)
+				st->probe.cand = join_table_next_match(&st->table, st->probe.cand, st->probe.cur_hash);
+				if (st->cfg.exact_key)
 				{
 					/* the entry holds the key: no inner row to fetch */
-					if (e->ref != (uint64) st->cur_key)
+					if (e->ref != (uint64) st->probe.cur_key)
 						continue;
-					econtext->ecxt_innertuple = st->nullinner;
+					econtext->ecxt_innertuple = st->cfg.nullinner;
 				}
 				else
 				{
 					econtext->ecxt_innertuple = join_row_fetch(st, &st->inner, e->ref, e->pos);
-					if (!ExecQual(st->hashclauses, econtext))
+					if (!ExecQual(st->cfg.hashclauses, econtext))
 					{
 						ResetExprContext(econtext);
 						continue;
 					}
 				}
-				if (st->joinqual != NULL && !ExecQual(st->joinqual, econtext))
+				if (st->cfg.joinqual != NULL && !ExecQual(st->cfg.joinqual, econtext))
 				{
 					ResetExprContext(econtext);
 					continue;
 				}
-				st->matched = true;
-				if (st->jointype == JOIN_ANTI)
+				st->probe.matched = true;
+				if (st->cfg.jointype == JOIN_ANTI)
 				{
-					st->cand = JOIN_NO_ENTRY;
+					st->probe.cand = JOIN_NO_ENTRY;
 					break;
 				}
-				if (st->single_match)
-					st->cand = JOIN_NO_ENTRY;
+				if (st->cfg.single_match)
+					st->probe.cand = JOIN_NO_ENTRY;
 				if (otherqual == NULL || ExecQual(otherqual, econtext))
 					return ExecProject(proj);
 				InstrCountFiltered1(node, 1);
 				ResetExprContext(econtext);
 			}
 			/* every candidate seen */
-			if (!st->matched && (st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI))
+			if (!st->probe.matched && (st->cfg.jointype == JOIN_LEFT || st->cfg.jointype == JOIN_ANTI))
 			{
-				st->matched = true;
-				econtext->ecxt_innertuple = st->nullinner;
+				st->probe.matched = true;
+				econtext->ecxt_innertuple = st->cfg.nullinner;
 				if (otherqual == NULL || ExecQual(otherqual, econtext))
 				{
-					st->cur = NULL;
+					st->probe.cur = NULL;
 					return ExecProject(proj);
 				}
 				InstrCountFiltered1(node, 1);
 			}
-			st->cur = NULL;
+			st->probe.cur = NULL;
 		}
 
-		if (join_pass_next_outer(st))
+		if (join_pass_next_outer(st, &st->probe))
 			continue;
 		/* this pass is over */
-		if (st->source == OUTER_FIRST_PASS)
-			st->first_ms += elapsed_ms(st);
+		if (st->pass.source == OUTER_FIRST_PASS)
+			st->instr.first_ms += elapsed_ms(st);
 		if (!join_pass_next_round(st))
 		{
-			st->rounds_ms += elapsed_ms(st);
+			st->instr.rounds_ms += elapsed_ms(st);
 			st->phase = JOIN_DONE;
 			join_table_reset(&st->table);
 			/* the pinned pages go now, not when the portal does */
 			join_row_release_fetch(&st->outer);
 			join_row_release_fetch(&st->inner);
-			braid_stats_count_join((int) st->mode, st->outer.rows + st->inner.rows);
+			braid_stats_count_join((int) st->cfg.mode, st->outer.instr.rows + st->inner.instr.rows);
 			return NULL;
 		}
 	}
@@ -252,13 +253,13 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 	s->is_outer = is_outer;
 	s->name = is_outer ? "outer" : "inner";
 	s->ps = ExecInitNode(plan, estate, eflags);
-	s->by_tid = is_outer ? st->plan.outer_by_tid : st->plan.inner_by_tid;
-	s->can_rescan = is_outer ? st->plan.outer_rescan : st->plan.inner_rescan;
-	s->key_refs = !is_outer && st->plan.exact_key;
-	if (st->plan.exact_key)
+	s->by_tid = is_outer ? st->cfg.plan.outer_by_tid : st->cfg.plan.inner_by_tid;
+	s->can_rescan = is_outer ? st->cfg.plan.outer_rescan : st->cfg.plan.inner_rescan;
+	s->key_refs = !is_outer && st->cfg.plan.exact_key;
+	if (st->cfg.plan.exact_key)
 		s->keytype = exprType((Node *) linitial(keys));
 	/* partitions by key range: the first key's type gives its form */
-	s->rangetype = st->nbounds > 0 ? exprType((Node *) linitial(keys)) : InvalidOid;
+	s->rangetype = st->cfg.nbounds > 0 ? exprType((Node *) linitial(keys)) : InvalidOid;
 	s->keycxt = CreateExprContext(estate);
 	s->nkeys = list_length(keys);
 	s->hashfns = palloc0(sizeof(FmgrInfo) * Max(s->nkeys, 1));
@@ -266,7 +267,7 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 	s->keys = NIL;
 	foreach(lc, keys)
 		s->keys = lappend(s->keys, ExecInitExpr((Expr *) lfirst(lc), &st->css.ss.ps));
-	foreach(lc, st->plan.hashops)
+	foreach(lc, st->cfg.plan.hashops)
 	{
 		RegProcedure left,
 					right;
@@ -274,7 +275,7 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 		if (!get_op_hash_functions(lfirst_oid(lc), &left, &right))
 			elog(ERROR, "braidsort: no hash functions for operator %u", lfirst_oid(lc));
 		fmgr_info(is_outer ? left : right, &s->hashfns[i]);
-		s->collations[i] = list_nth_oid(st->plan.hashcolls, i);
+		s->collations[i] = list_nth_oid(st->cfg.plan.hashcolls, i);
 		i++;
 	}
 	if (!s->key_refs)
@@ -284,44 +285,20 @@ begin_side(BraidJoinState *st, JoinSide *s, Plan *plan, List *keys, bool is_oute
 /*
  * setup_passes
  *		Partitions, logs and value logs for one execution (first fetch, or
- *		after a rescan): the mode's plan at the planned partition count.
+ *		after a rescan).
  */
 static void
 setup_passes(BraidJoinState *st)
 {
 	MemoryContext old = MemoryContextSwitchTo(st->passcxt);
-	int			mi,
-				mo;
-	JoinSide   *sides[2] = {&st->outer, &st->inner};
 
-	st->k = Max(st->plan.partitions, 1);
-	st->resident = true;
-	braid_jm_plan_sides(&st->model, st->mode, st->write_intensity, st->k, &mi, &mo);
-	for (int j = 0; j < 2; j++)
-	{
-		JoinSide   *s = sides[j];
-		double		rows = s->is_outer ? st->plan.outer_rows : st->plan.inner_rows;
-		int			m = s->is_outer ? mo : mi;
-
-		s->logs = palloc0(sizeof(BraidPartLog) * st->k);
-		s->mat = palloc0(sizeof(bool) * st->k);
-		s->writing = palloc0(sizeof(bool) * st->k);
-		s->counts = palloc0(sizeof(uint64) * st->k);
-		for (int p = 0; p < st->k; p++)
-			braid_partlog_init(&s->logs[p], st->passcxt, sizeof(BraidJoinEntry),
-							   (size_t) (rows / st->k * sizeof(BraidJoinEntry)), &s->dev);
-		/* partitions 1..m are written by the first pass */
-		for (int p = 1; p <= m && p < st->k; p++)
-			s->writing[p] = true;
-		if (side_has_vlog(s))
-			braid_vlog_init(&s->vlog, st->passcxt, st->budget / 4, &s->dev);
-		s->rows = 0;
-	}
-	st->chunk = palloc(sizeof(BraidJoinEntry) * JOIN_READ_CHUNK);
+	join_parts_setup(st);
+	join_row_setup(&st->outer, st->passcxt, st->cfg.budget / 4);
+	join_row_setup(&st->inner, st->passcxt, st->cfg.budget / 4);
+	join_pass_setup(st);
 	MemoryContextSwitchTo(old);
-	st->lazy_fired = false;
-	st->lazy_round = -1;
-	st->cur = NULL;
+	st->outer.instr.rows = st->inner.instr.rows = 0;
+	st->probe.cur = NULL;
 }
 
 /*
@@ -335,15 +312,15 @@ unpack_bounds(BraidJoinState *st)
 	ListCell   *lc;
 	int			j = 0;
 
-	st->nbounds = list_length(st->plan.range_bounds);
-	if (st->nbounds == 0)
+	st->cfg.nbounds = list_length(st->cfg.plan.range_bounds);
+	if (st->cfg.nbounds == 0)
 		return;
-	if (st->nbounds != Max(st->plan.partitions, 1) - 1)
+	if (st->cfg.nbounds != Max(st->cfg.plan.partitions, 1) - 1)
 		elog(ERROR, "braidsort: BraidJoin plan has %d key range bounds for %d partitions",
-			 st->nbounds, st->plan.partitions);
-	st->bounds = palloc(sizeof(int64) * st->nbounds);
-	foreach(lc, st->plan.range_bounds)
-		st->bounds[j++] = strtoi64(strVal(lfirst(lc)), NULL, 10);
+			 st->cfg.nbounds, st->cfg.plan.partitions);
+	st->cfg.bounds = palloc(sizeof(int64) * st->cfg.nbounds);
+	foreach(lc, st->cfg.plan.range_bounds)
+		st->cfg.bounds[j++] = strtoi64(strVal(lfirst(lc)), NULL, 10);
 }
 
 /*
@@ -358,14 +335,14 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	PlanState  *ps = &node->ss.ps;
 
-	braid_join_unpack(cscan->custom_private, &st->plan);
-	st->jointype = (JoinType) st->plan.jointype;
-	st->single_match = st->plan.single_match;
-	st->exact_key = st->plan.exact_key;
-	st->mode = (BraidJoinMode) st->plan.mode;
-	st->write_intensity = st->plan.write_intensity;
-	st->budget = Max(get_hash_memory_limit(), (size_t) 64 * 1024);
-	braid_join_model_input(&st->plan, st->budget, &st->model);
+	braid_join_unpack(cscan->custom_private, &st->cfg.plan);
+	st->cfg.jointype = (JoinType) st->cfg.plan.jointype;
+	st->cfg.single_match = st->cfg.plan.single_match;
+	st->cfg.exact_key = st->cfg.plan.exact_key;
+	st->cfg.mode = (BraidJoinMode) st->cfg.plan.mode;
+	st->cfg.write_intensity = st->cfg.plan.write_intensity;
+	st->cfg.budget = Max(get_hash_memory_limit(), (size_t) 64 * 1024);
+	braid_join_model_input(&st->cfg.plan, st->cfg.budget, &st->cfg.model);
 	unpack_bounds(st);
 
 	/*
@@ -389,11 +366,11 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 
 	ps->qual = ExecInitQual(cscan->scan.plan.qual, ps);
 	ExecAssignProjectionInfo(ps, NULL);
-	st->joinqual = ExecInitQual((List *) lthird(cscan->custom_exprs), ps);
-	st->hashclauses = ExecInitQual((List *) lfourth(cscan->custom_exprs), ps);
+	st->cfg.joinqual = ExecInitQual((List *) lthird(cscan->custom_exprs), ps);
+	st->cfg.hashclauses = ExecInitQual((List *) lfourth(cscan->custom_exprs), ps);
 	/* (exact keys: SEMI's matches have no inner row either) */
-	if (st->jointype == JOIN_LEFT || st->jointype == JOIN_ANTI || st->exact_key)
-		st->nullinner = ExecInitNullTupleSlot(estate, ExecGetResultType(st->inner.ps),
+	if (st->cfg.jointype == JOIN_LEFT || st->cfg.jointype == JOIN_ANTI || st->cfg.exact_key)
+		st->cfg.nullinner = ExecInitNullTupleSlot(estate, ExecGetResultType(st->inner.ps),
 											  &TTSOpsVirtual);
 
 	st->table.cxt = AllocSetContextCreate(CurrentMemoryContext, "BraidJoin table",
@@ -416,26 +393,13 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 static void
 release_passes(BraidJoinState *st)
 {
-	JoinSide   *sides[2] = {&st->outer, &st->inner};
-
-	join_pass_ring_reset(st);
-	for (int j = 0; j < 2; j++)
-	{
-		JoinSide   *s = sides[j];
-
-		join_row_release_fetch(s);
-		if (s->logs)
-			for (int p = 0; p < st->k; p++)
-				braid_partlog_reset(&s->logs[p]);
-		if (side_has_vlog(s))
-			braid_vlog_reset(&s->vlog);
-		s->logs = NULL;
-		s->rowbuf = NULL;
-		s->rowbuf_cap = 0;
-	}
+	join_ring_reset(st);
+	join_row_release(&st->outer);
+	join_row_release(&st->inner);
+	join_parts_release(st);
 	join_table_reset(&st->table);
 	MemoryContextReset(st->passcxt);
-	st->cur = NULL;
+	st->probe.cur = NULL;
 }
 
 /*
@@ -480,8 +444,8 @@ join_rescan(CustomScanState *node)
 	release_passes(st);
 	setup_passes(st);
 	st->phase = JOIN_START;
-	st->rounds = 0;
-	st->outer.rescans = st->inner.rescans = 0;
+	st->instr.rounds = 0;
+	st->outer.instr.rescans = st->inner.instr.rescans = 0;
 	/* a child with changed parameters is rescanned by ExecProcNode */
 	if (st->outer.ps->chgParam == NULL)
 		ExecReScan(st->outer.ps);
@@ -535,13 +499,13 @@ static void
 snapshot_side(const BraidJoinState *st, const JoinSide *s, BraidJoinSideInstr *out)
 {
 	out->materialized = 0;
-	if (s->mat != NULL)
-		for (int p = 0; p < st->k; p++)
-			if (s->mat[p])
+	if (s->parts.mat != NULL)
+		for (int p = 0; p < st->parts.k; p++)
+			if (s->parts.mat[p])
 				out->materialized++;
-	out->rescans = s->rescans;
-	out->pinned_peak = s->held_peak;
-	out->device = s->dev;
+	out->rescans = s->instr.rescans;
+	out->pinned_peak = s->fetch.held_peak;
+	out->device = s->instr.dev;
 }
 
 /*
@@ -553,16 +517,16 @@ static void
 join_snapshot(const BraidJoinState *st, BraidJoinInstr *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->joined = st->executions > 0;
-	out->partitions = st->k;
-	out->rounds = st->rounds;
-	out->evicted = st->evicted;
-	out->lazy_from = st->lazy_fired ? st->lazy_round + 1 : 0;
+	out->joined = st->instr.executions > 0;
+	out->partitions = st->parts.k;
+	out->rounds = st->instr.rounds;
+	out->evicted = st->instr.evicted;
+	out->lazy_from = st->parts.lazy_fired ? st->parts.lazy_round + 1 : 0;
 	out->peak_table_bytes = st->table.peak_bytes;
 	snapshot_side(st, &st->outer, &out->outer);
 	snapshot_side(st, &st->inner, &out->inner);
-	out->first_ms = st->first_ms;
-	out->rounds_ms = st->rounds_ms;
+	out->first_ms = st->instr.first_ms;
+	out->rounds_ms = st->instr.rounds_ms;
 }
 
 /* explain_side: what ANALYZE saw of one input. */
@@ -691,21 +655,21 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		nworkers = 0;
 	}
 
-	ExplainPropertyText("Join Type", join_type_name(st->jointype), es);
+	ExplainPropertyText("Join Type", join_type_name(st->cfg.jointype), es);
 	show_quals("Hash Cond", (List *) lfourth(cscan->custom_exprs), node, ancestors, es);
 	show_quals("Join Filter", (List *) lthird(cscan->custom_exprs), node, ancestors, es);
-	if (st->plan.exact_key)
+	if (st->cfg.plan.exact_key)
 		ExplainPropertyText("Entry Key", "exact (inner rows not fetched)", es);
-	ExplainPropertyText("Join Mode", braid_jm_mode_name(st->mode), es);
-	if (st->write_intensity >= 0)
-		ExplainPropertyFloat("Write Intensity", NULL, st->write_intensity, 2, es);
+	ExplainPropertyText("Join Mode", braid_jm_mode_name(st->cfg.mode), es);
+	if (st->cfg.write_intensity >= 0)
+		ExplainPropertyFloat("Write Intensity", NULL, st->cfg.write_intensity, 2, es);
 	else
 		ExplainPropertyText("Write Intensity", "cost-optimal", es);
 	ExplainPropertyInteger("Partitions", NULL,
-						   es->analyze && shown->joined ? shown->partitions : st->plan.partitions,
+						   es->analyze && shown->joined ? shown->partitions : st->cfg.plan.partitions,
 						   es);
 	/* (not when the join found no inner rows and needed one partition) */
-	if (st->nbounds > 0 && !(es->analyze && shown->joined && shown->partitions <= 1))
+	if (st->cfg.nbounds > 0 && !(es->analyze && shown->joined && shown->partitions <= 1))
 		ExplainPropertyText("Partitioned By", "key range", es);
 	if (es->analyze && shown->joined)
 		explain_figures(st, shown, es);

@@ -79,9 +79,9 @@ held_reset_callback(void *arg)
 {
 	JoinSide   *s = (JoinSide *) arg;
 
-	give_back_held(s->nheld_pinned);
-	s->nheld_pinned = 0;
-	s->nblocks = 0;
+	give_back_held(s->fetch.nheld_pinned);
+	s->fetch.nheld_pinned = 0;
+	s->fetch.nblocks = 0;
 }
 
 /*
@@ -96,7 +96,7 @@ take_held_block(JoinSide *s)
 {
 	uint64		limit = JOIN_MAX_HELD_BLOCKS;
 
-	if (s->held_full)
+	if (s->fetch.held_full)
 		return false;
 	if (!held_callbacks_registered)
 	{
@@ -107,13 +107,13 @@ take_held_block(JoinSide *s)
 	/* once full, the side stops asking: no atomics on a shared line per row */
 	if (pg_atomic_read_u64(&braid_shared->join_held_blocks) >= limit)
 	{
-		s->held_full = true;
+		s->fetch.held_full = true;
 		return false;
 	}
 	if (pg_atomic_fetch_add_u64(&braid_shared->join_held_blocks, 1) >= limit)
 	{
 		pg_atomic_fetch_sub_u64(&braid_shared->join_held_blocks, 1);
-		s->held_full = true;
+		s->fetch.held_full = true;
 		return false;
 	}
 	backend_held_blocks++;
@@ -124,9 +124,9 @@ take_held_block(JoinSide *s)
 static void
 keep_held(JoinSide *s, BlockNumber blk, Buffer buf)
 {
-	s->held[blk] = buf;
-	s->nheld_pinned++;
-	s->held_peak = Max(s->held_peak, s->nheld_pinned);
+	s->fetch.held[blk] = buf;
+	s->fetch.nheld_pinned++;
+	s->fetch.held_peak = Max(s->fetch.held_peak, s->fetch.nheld_pinned);
 }
 
 /*
@@ -139,15 +139,15 @@ held_page(JoinSide *s, BlockNumber blk)
 {
 	Buffer		buf;
 
-	if (blk >= s->nblocks)
+	if (blk >= s->fetch.nblocks)
 		return NULL;
-	buf = s->held[blk];
+	buf = s->fetch.held[blk];
 	if (!BufferIsValid(buf))
 	{
 		if (!take_held_block(s))
 			return NULL;
 		/* a failed read leaves its count to the transaction's end */
-		buf = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
+		buf = ReadBufferExtended(s->fetch.rel, MAIN_FORKNUM, blk, RBM_NORMAL, NULL);
 		keep_held(s, blk, buf);
 	}
 	return BufferGetPage(buf);
@@ -158,7 +158,7 @@ held_page(JoinSide *s, BlockNumber blk)
  *		The hash of a row's join keys, combined as ExecHashGetHashValue
  *		does; false when a key is NULL (the row never matches).  With key
  *		(exact-key joins, one key) also the key's exact form; when the join's
- *		partitions are by key range, the first key's in s->range_key.
+ *		partitions are by key range, the first key's in s->fetch.range_key.
  */
 bool
 join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash, int64 *key)
@@ -188,7 +188,7 @@ join_row_hash(JoinSide *s, TupleTableSlot *slot, uint32 *hash, int64 *key)
 			*key = braid_join_exact_form(s->keytype, val);
 		/* partitions by key range: the first key's form places the row */
 		if (i == 0 && OidIsValid(s->rangetype))
-			s->range_key = braid_join_exact_form(s->rangetype, val);
+			s->fetch.range_key = braid_join_exact_form(s->rangetype, val);
 		i++;
 	}
 	*hash = h;
@@ -228,26 +228,26 @@ join_row_heap_pos(JoinSide *s)
 	char	   *page;
 	char	   *data;
 
-	if (s->nblocks == 0 || !TTS_IS_BUFFERTUPLE(scanslot))
+	if (s->fetch.nblocks == 0 || !TTS_IS_BUFFERTUPLE(scanslot))
 		return 0;
 	bslot = (BufferHeapTupleTableSlot *) scanslot;
 	tuple = bslot->base.tuple;
 	if (tuple == NULL || !BufferIsValid(bslot->buffer) || BufferIsLocal(bslot->buffer))
 		return 0;
 	blk = ItemPointerGetBlockNumber(&scanslot->tts_tid);
-	if (blk >= s->nblocks)
+	if (blk >= s->fetch.nblocks)
 		return 0;
-	if (!BufferIsValid(s->held[blk]) && !take_held_block(s))
+	if (!BufferIsValid(s->fetch.held[blk]) && !take_held_block(s))
 	{
-		s->recent[blk] = bslot->buffer;
+		s->fetch.recent[blk] = bslot->buffer;
 		return 0;
 	}
-	if (!BufferIsValid(s->held[blk]))
+	if (!BufferIsValid(s->fetch.held[blk]))
 	{
 		IncrBufferRefCount(bslot->buffer);
 		keep_held(s, blk, bslot->buffer);
 	}
-	else if (s->held[blk] != bslot->buffer)
+	else if (s->fetch.held[blk] != bslot->buffer)
 		return 0;
 	page = (char *) BufferGetPage(bslot->buffer);
 	data = (char *) tuple->t_data;
@@ -263,7 +263,7 @@ join_row_vlog_ref(JoinSide *s, TupleTableSlot *slot)
 {
 	bool		should_free;
 	MinimalTuple mt = ExecFetchSlotMinimalTuple(slot, &should_free);
-	uint64		ref = braid_vlog_append(&s->vlog, mt);
+	uint64		ref = braid_vlog_append(&s->fetch.vlog, mt);
 
 	if (should_free)
 		pfree(mt);
@@ -293,14 +293,14 @@ project_child(JoinSide *s, TupleTableSlot *scantuple)
 static void
 row_buffer(MemoryContext cxt, JoinSide *s, uint32 len)
 {
-	if (len > s->rowbuf_cap)
+	if (len > s->fetch.rowbuf_cap)
 	{
-		size_t		cap = Max((size_t) len, s->rowbuf_cap * 2);
+		size_t		cap = Max((size_t) len, s->fetch.rowbuf_cap * 2);
 
-		if (s->rowbuf)
-			pfree(s->rowbuf);
-		s->rowbuf = MemoryContextAllocHuge(cxt, cap);
-		s->rowbuf_cap = cap;
+		if (s->fetch.rowbuf)
+			pfree(s->fetch.rowbuf);
+		s->fetch.rowbuf = MemoryContextAllocHuge(cxt, cap);
+		s->fetch.rowbuf_cap = cap;
 	}
 }
 
@@ -313,8 +313,8 @@ static MinimalTuple
 copy_row(MemoryContext cxt, JoinSide *s, MinimalTuple tuple)
 {
 	row_buffer(cxt, s, tuple->t_len);
-	memcpy(s->rowbuf, tuple, tuple->t_len);
-	return (MinimalTuple) s->rowbuf;
+	memcpy(s->fetch.rowbuf, tuple, tuple->t_len);
+	return (MinimalTuple) s->fetch.rowbuf;
 }
 
 /*
@@ -329,14 +329,14 @@ copy_out(MemoryContext cxt, JoinSide *s, uint64 ref)
 	BraidVlogRow row;
 
 	/* the grant first: locating a long row reads its length */
-	braid_read_scope_add(&scope, braid_vlog_ref_file(&s->vlog, ref));
+	braid_read_scope_add(&scope, braid_vlog_ref_file(&s->fetch.vlog, ref));
 	braid_read_scope_begin(&scope);
-	braid_vlog_locate(&s->vlog, ref, &row);
+	braid_vlog_locate(&s->fetch.vlog, ref, &row);
 	braid_spill_note_read(row.file, row.pos, row.pos + row.stored);
 	row_buffer(cxt, s, row.len);
-	(void) braid_vlog_row_copy(row.src, row.packed, row.len, s->rowbuf);
+	(void) braid_vlog_row_copy(row.src, row.packed, row.len, s->fetch.rowbuf);
 	braid_read_scope_end(&scope);
-	return (MinimalTuple) s->rowbuf;
+	return (MinimalTuple) s->fetch.rowbuf;
 }
 
 /*
@@ -347,8 +347,8 @@ copy_out(MemoryContext cxt, JoinSide *s, uint64 ref)
 TupleTableSlot *
 join_row_from_tuple(JoinSide *s, HeapTuple tuple)
 {
-	ExecStoreHeapTuple(tuple, s->fetchslot, false);
-	return project_child(s, s->fetchslot);
+	ExecStoreHeapTuple(tuple, s->fetch.fetchslot, false);
+	return project_child(s, s->fetch.fetchslot);
 }
 
 /*
@@ -360,27 +360,27 @@ join_row_from_tuple(JoinSide *s, HeapTuple tuple)
 TupleTableSlot *
 join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 {
-	s->fetches++;
+	s->instr.fetches++;
 	if (pos & JOIN_POS_VALID)
 	{
 		BlockNumber blk = braid_ref_block(ref);
 
 		/* the pin taken with the entry is kept until the entry is gone */
-		if (unlikely(blk >= s->nblocks || !BufferIsValid(s->held[blk])))
+		if (unlikely(blk >= s->fetch.nblocks || !BufferIsValid(s->fetch.held[blk])))
 			elog(ERROR, "braidsort: %s row (%u,%u) of \"%s\" lost its pinned page",
-				 s->name, blk, braid_ref_offset(ref), RelationGetRelationName(s->rel));
-		s->fetched.t_data = (HeapTupleHeader)
-			((char *) BufferGetPage(s->held[blk]) + JOIN_POS_OFFSET(pos));
-		s->fetched.t_len = JOIN_POS_LEN(pos);
-		s->fetched.t_tableOid = RelationGetRelid(s->rel);
-		ItemPointerSet(&s->fetched.t_self, blk, braid_ref_offset(ref));
-		return join_row_from_tuple(s, &s->fetched);
+				 s->name, blk, braid_ref_offset(ref), RelationGetRelationName(s->fetch.rel));
+		s->fetch.fetched.t_data = (HeapTupleHeader)
+			((char *) BufferGetPage(s->fetch.held[blk]) + JOIN_POS_OFFSET(pos));
+		s->fetch.fetched.t_len = JOIN_POS_LEN(pos);
+		s->fetch.fetched.t_tableOid = RelationGetRelid(s->fetch.rel);
+		ItemPointerSet(&s->fetch.fetched.t_self, blk, braid_ref_offset(ref));
+		return join_row_from_tuple(s, &s->fetch.fetched);
 	}
 	if (s->by_tid)
 	{
 		BlockNumber blk = braid_ref_block(ref);
 		OffsetNumber off = braid_ref_offset(ref);
-		int			slot = (int) (blk % s->npins);
+		int			slot = (int) (blk % s->fetch.npins);
 		Page		page;
 		ItemId		lp;
 
@@ -394,52 +394,52 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 		 * tuple's data never change: it is read without the content lock.
 		 */
 		page = held_page(s, blk);
-		if (page == NULL && (!BufferIsValid(s->bufs[slot]) || s->blks[slot] != blk))
+		if (page == NULL && (!BufferIsValid(s->fetch.bufs[slot]) || s->fetch.blks[slot] != blk))
 		{
-			if (BufferIsValid(s->bufs[slot]))
-				ReleaseBuffer(s->bufs[slot]);
-			s->bufs[slot] = InvalidBuffer;
+			if (BufferIsValid(s->fetch.bufs[slot]))
+				ReleaseBuffer(s->fetch.bufs[slot]);
+			s->fetch.bufs[slot] = InvalidBuffer;
 
 			/*
 			 * The buffer that held the block last time is pinned without
 			 * the buffer mapping lookup, a shared hash probe and lock per
 			 * fetch otherwise (as the sort's gather does).
 			 */
-			if (blk < s->nblocks && BufferIsValid(s->recent[blk]) &&
-				ReadRecentBuffer(s->rel->rd_node, MAIN_FORKNUM, blk, s->recent[blk]))
-				s->bufs[slot] = s->recent[blk];
+			if (blk < s->fetch.nblocks && BufferIsValid(s->fetch.recent[blk]) &&
+				ReadRecentBuffer(s->fetch.rel->rd_node, MAIN_FORKNUM, blk, s->fetch.recent[blk]))
+				s->fetch.bufs[slot] = s->fetch.recent[blk];
 			else
 			{
-				s->bufs[slot] = ReadBufferExtended(s->rel, MAIN_FORKNUM, blk,
-												   RBM_NORMAL, s->strategy);
-				if (blk < s->nblocks)
-					s->recent[blk] = s->bufs[slot];
+				s->fetch.bufs[slot] = ReadBufferExtended(s->fetch.rel, MAIN_FORKNUM, blk,
+												   RBM_NORMAL, s->fetch.strategy);
+				if (blk < s->fetch.nblocks)
+					s->fetch.recent[blk] = s->fetch.bufs[slot];
 			}
-			s->blks[slot] = blk;
+			s->fetch.blks[slot] = blk;
 		}
 		if (page == NULL)
-			page = BufferGetPage(s->bufs[slot]);
+			page = BufferGetPage(s->fetch.bufs[slot]);
 		if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page) ||
 			!ItemIdIsNormal(lp = PageGetItemId(page, off)))
 			elog(ERROR, "braidsort: %s row (%u,%u) of \"%s\" is gone",
-				 s->name, blk, off, RelationGetRelationName(s->rel));
-		s->fetched.t_data = (HeapTupleHeader) PageGetItem(page, lp);
-		s->fetched.t_len = ItemIdGetLength(lp);
-		s->fetched.t_tableOid = RelationGetRelid(s->rel);
-		ItemPointerSet(&s->fetched.t_self, blk, off);
-		return join_row_from_tuple(s, &s->fetched);
+				 s->name, blk, off, RelationGetRelationName(s->fetch.rel));
+		s->fetch.fetched.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+		s->fetch.fetched.t_len = ItemIdGetLength(lp);
+		s->fetch.fetched.t_tableOid = RelationGetRelid(s->fetch.rel);
+		ItemPointerSet(&s->fetch.fetched.t_self, blk, off);
+		return join_row_from_tuple(s, &s->fetch.fetched);
 	}
 	else
 	{
 		MinimalTuple tuple;
 
-		if (s->vlog.on_device)
+		if (s->fetch.vlog.on_device)
 		{
 			tuple = copy_out(st->passcxt, s, ref);
 		}
 		else
-			tuple = braid_vlog_get(&s->vlog, ref);
-		return ExecStoreMinimalTuple(tuple, s->vslot, false);
+			tuple = braid_vlog_get(&s->fetch.vlog, ref);
+		return ExecStoreMinimalTuple(tuple, s->fetch.vslot, false);
 	}
 }
 
@@ -466,7 +466,7 @@ join_row_prefetch(JoinSide *s, uint64 ref, uint32 pos, bool tuple)
 	blk = braid_ref_block(ref);
 	if (pos & JOIN_POS_VALID)
 	{
-		if (!tuple && blk < s->nblocks && BufferIsValid(buf = s->held[blk]))
+		if (!tuple && blk < s->fetch.nblocks && BufferIsValid(buf = s->fetch.held[blk]))
 		{
 			page = (char *) BufferGetPage(buf) + JOIN_POS_OFFSET(pos);
 			__builtin_prefetch(page);
@@ -475,12 +475,12 @@ join_row_prefetch(JoinSide *s, uint64 ref, uint32 pos, bool tuple)
 		}
 		return;
 	}
-	if (blk >= s->nblocks)
+	if (blk >= s->fetch.nblocks)
 		return;
-	buf = s->held[blk];
+	buf = s->fetch.held[blk];
 	/* a block not held (the limit was reached): its hint */
 	if (!BufferIsValid(buf))
-		buf = s->recent[blk];
+		buf = s->fetch.recent[blk];
 	if (!BufferIsValid(buf) || BufferIsLocal(buf))
 		return;
 	if (braid_ref_offset(ref) < FirstOffsetNumber ||
@@ -516,25 +516,25 @@ join_row_reread_next(BraidJoinState *st, JoinSide *s, BraidVlogScan *vscan, uint
 	{
 		MinimalTuple tuple;
 		BraidReadScope scope = {0};
-		bool		gated = s->vlog.on_device && s->vlog.nsegs > 0;
+		bool		gated = s->fetch.vlog.on_device && s->fetch.vlog.nsegs > 0;
 
 		if (gated)
 		{
-			for (int i = 0; i < s->vlog.nsegs; i++)
-				braid_read_scope_add(&scope, s->vlog.segs[i]);
+			for (int i = 0; i < s->fetch.vlog.nsegs; i++)
+				braid_read_scope_add(&scope, s->fetch.vlog.segs[i]);
 			braid_read_scope_begin(&scope);
 		}
-		tuple = braid_vlog_scan_next(&s->vlog, vscan, ref);
+		tuple = braid_vlog_scan_next(&s->fetch.vlog, vscan, ref);
 		/* a row read in place from the device: copied too */
 		if (tuple != NULL && gated && !vscan->copied)
 			tuple = copy_row(st->passcxt, s, tuple);
 		else if (tuple == NULL)
-			braid_vlog_scan_end(&s->vlog, vscan);
+			braid_vlog_scan_end(&s->fetch.vlog, vscan);
 		if (gated)
 			braid_read_scope_end(&scope);
 		if (tuple == NULL)
 			return NULL;
-		return ExecStoreMinimalTuple(tuple, s->vslot, false);
+		return ExecStoreMinimalTuple(tuple, s->fetch.vslot, false);
 	}
 }
 
@@ -542,11 +542,11 @@ join_row_reread_next(BraidJoinState *st, JoinSide *s, BraidVlogScan *vscan, uint
 void
 join_row_reread_begin(JoinSide *s, BraidVlogScan *vscan)
 {
-	s->rescans++;
+	s->instr.rescans++;
 	if (s->by_tid)
 		ExecReScan(s->ps);
 	else
-		braid_vlog_scan_begin(&s->vlog, vscan);
+		braid_vlog_scan_begin(&s->fetch.vlog, vscan);
 }
 
 /*
@@ -561,10 +561,10 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 	{
 		ScanState  *ss = (ScanState *) s->ps;
 
-		s->rel = ss->ss_currentRelation;
-		if (s->rel == NULL)
+		s->fetch.rel = ss->ss_currentRelation;
+		if (s->fetch.rel == NULL)
 			elog(ERROR, "braidsort: %s input is not a table scan", s->name);
-		s->fetchslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(s->rel),
+		s->fetch.fetchslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(s->fetch.rel),
 											  &TTSOpsHeapTuple);
 		/*
 		 * The outer rows of a sequential or bitmap scan are fetched in block
@@ -574,7 +574,7 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 		 * hash table that holds the rest (PrivateRefCount in bufmgr.c).  An
 		 * index scan's are not in block order.
 		 */
-		s->npins = s->is_outer && (IsA(s->ps, SeqScanState) ||
+		s->fetch.npins = s->is_outer && (IsA(s->ps, SeqScanState) ||
 								   IsA(s->ps, BitmapHeapScanState)) ? 1 : JOIN_FETCH_PINS;
 
 		/*
@@ -583,21 +583,21 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 		 * chunks of 8), or the scans and other nodes could find none left
 		 * to read into.
 		 */
-		if (RelationUsesLocalBuffers(s->rel))
-			s->npins = Min(s->npins, JOIN_FETCH_LOCAL_PINS);
-		s->bufs = palloc(sizeof(Buffer) * s->npins);
-		s->blks = palloc(sizeof(BlockNumber) * s->npins);
-		for (int i = 0; i < s->npins; i++)
-			s->bufs[i] = InvalidBuffer;
+		if (RelationUsesLocalBuffers(s->fetch.rel))
+			s->fetch.npins = Min(s->fetch.npins, JOIN_FETCH_LOCAL_PINS);
+		s->fetch.bufs = palloc(sizeof(Buffer) * s->fetch.npins);
+		s->fetch.blks = palloc(sizeof(BlockNumber) * s->fetch.npins);
+		for (int i = 0; i < s->fetch.npins; i++)
+			s->fetch.bufs[i] = InvalidBuffer;
 
 		/*
 		 * A table that fits in shared buffers stays there while the join
 		 * fetches from it: remember where each block is (the sort's gather
 		 * does the same, gather.c).  Blocks added since are looked up.
 		 */
-		if (!RelationUsesLocalBuffers(s->rel))
+		if (!RelationUsesLocalBuffers(s->fetch.rel))
 		{
-			BlockNumber nblocks = RelationGetNumberOfBlocks(s->rel);
+			BlockNumber nblocks = RelationGetNumberOfBlocks(s->fetch.rel);
 
 			/*
 			 * The inner rows are fetched all over the table, each block many
@@ -614,12 +614,12 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 			 */
 			if (nblocks > 0 && nblocks <= (BlockNumber) (NBuffers / 2))
 			{
-				s->held = palloc0(sizeof(Buffer) * nblocks);
-				s->recent = palloc0(sizeof(Buffer) * nblocks);
-				s->nblocks = nblocks;
-				s->held_cb.func = held_reset_callback;
-				s->held_cb.arg = s;
-				MemoryContextRegisterResetCallback(estate->es_query_cxt, &s->held_cb);
+				s->fetch.held = palloc0(sizeof(Buffer) * nblocks);
+				s->fetch.recent = palloc0(sizeof(Buffer) * nblocks);
+				s->fetch.nblocks = nblocks;
+				s->fetch.held_cb.func = held_reset_callback;
+				s->fetch.held_cb.arg = s;
+				MemoryContextRegisterResetCallback(estate->es_query_cxt, &s->fetch.held_cb);
 			}
 
 			/*
@@ -632,11 +632,11 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 			 * memory goes with the query's context.
 			 */
 			else if (nblocks > 0 && s->is_outer && IsA(s->ps, SeqScanState))
-				s->strategy = GetAccessStrategy(BAS_BULKREAD);
+				s->fetch.strategy = GetAccessStrategy(BAS_BULKREAD);
 		}
 	}
 	else
-		s->vslot = ExecInitExtraTupleSlot(estate, ExecGetResultType(s->ps),
+		s->fetch.vslot = ExecInitExtraTupleSlot(estate, ExecGetResultType(s->ps),
 										  &TTSOpsMinimalTuple);
 }
 
@@ -648,31 +648,82 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 void
 join_row_release_fetch(JoinSide *s)
 {
-	if (s->fetchslot)
-		ExecClearTuple(s->fetchslot);
-	if (s->bufs)
-		for (int i = 0; i < s->npins; i++)
+	if (s->fetch.fetchslot)
+		ExecClearTuple(s->fetch.fetchslot);
+	if (s->fetch.bufs)
+		for (int i = 0; i < s->fetch.npins; i++)
 		{
-			if (BufferIsValid(s->bufs[i]))
-				ReleaseBuffer(s->bufs[i]);
-			s->bufs[i] = InvalidBuffer;
+			if (BufferIsValid(s->fetch.bufs[i]))
+				ReleaseBuffer(s->fetch.bufs[i]);
+			s->fetch.bufs[i] = InvalidBuffer;
 		}
-	if (s->nheld_pinned > 0)
+	if (s->fetch.nheld_pinned > 0)
 	{
 		uint64		released = 0;
 
-		for (BlockNumber b = 0; b < s->nblocks; b++)
-			if (BufferIsValid(s->held[b]))
+		for (BlockNumber b = 0; b < s->fetch.nblocks; b++)
+			if (BufferIsValid(s->fetch.held[b]))
 			{
-				ReleaseBuffer(s->held[b]);
-				s->held[b] = InvalidBuffer;
+				ReleaseBuffer(s->fetch.held[b]);
+				s->fetch.held[b] = InvalidBuffer;
 				released++;
 			}
-		Assert(released == s->nheld_pinned);
-		s->nheld_pinned = 0;
+		Assert(released == s->fetch.nheld_pinned);
+		s->fetch.nheld_pinned = 0;
 		give_back_held(released);
 	}
-	s->held_full = false;
-	if (s->vslot)
-		ExecClearTuple(s->vslot);
+	s->fetch.held_full = false;
+	if (s->fetch.vslot)
+		ExecClearTuple(s->fetch.vslot);
+}
+
+/*
+ * join_row_prefetch_match
+ *		Ask for the inner row of a hash's first matching entry in table t
+ *		(its bucket in the cache by now: the entries before it are passed
+ *		over in the same line; the bucket's first entry is another hash's in
+ *		many buckets, and its row the wrong one to prefetch) to be brought
+ *		into the cache: its tuple when the entry says where it is, else its
+ *		line pointer; then (second, a few rows later) the tuple of an entry
+ *		that does not say.  s is the inner side.
+ */
+void
+join_row_prefetch_match(JoinSide *s, const JoinTable *t, uint32 hash, bool second)
+{
+	uint32		i = join_table_first_match(t, hash);
+	const BraidJoinEntry *e;
+
+	if (i == JOIN_NO_ENTRY)
+		return;
+	e = &t->entries[i];
+	if (!second)
+		join_row_prefetch(s, e->ref, e->pos, false);
+	else if (!(e->pos & JOIN_POS_VALID))
+		join_row_prefetch(s, e->ref, 0, true);
+}
+
+/*
+ * join_row_setup
+ *		One execution's value log, for an input that keeps its rows in one
+ *		(vlog_bytes of memory before it spills, in cxt).
+ */
+void
+join_row_setup(JoinSide *s, MemoryContext cxt, size_t vlog_bytes)
+{
+	if (side_has_vlog(s))
+		braid_vlog_init(&s->fetch.vlog, cxt, vlog_bytes, &s->instr.dev);
+}
+
+/*
+ * join_row_release
+ *		After an execution: its pins dropped, its value log removed.
+ */
+void
+join_row_release(JoinSide *s)
+{
+	join_row_release_fetch(s);
+	if (side_has_vlog(s))
+		braid_vlog_reset(&s->fetch.vlog);
+	s->fetch.rowbuf = NULL;
+	s->fetch.rowbuf_cap = 0;
 }

@@ -22,7 +22,7 @@
 #include "storage/buf.h"
 #include "utils/rel.h"
 
-#include "plan/join_plan.h"
+#include "plan/joindata.h"
 #include "core/joinbucket.h"
 #include "core/joinmodel.h"
 #include "io/partlog.h"
@@ -48,26 +48,14 @@
 /* outer entries of a round looked ahead of for prefetches */
 #define JOIN_PREFETCH_AHEAD		16
 
-/* One input of the join. */
-typedef struct JoinSide
+/*
+ * How one input's rows are found again (join_rows.c): by heap TID, from
+ * pages the side keeps pinned, or in its value log.
+ */
+typedef struct JoinFetch
 {
-	const char *name;			/* "outer", "inner" */
-	PlanState  *ps;				/* the child */
-	bool		by_tid;			/* refs are heap TIDs, else value log offsets */
-	bool		can_rescan;
-	bool		is_outer;
-	bool		key_refs;		/* refs are the row's exact key (the inner
-								 * input of an exact-key join): its rows are
-								 * never fetched nor written to a value log */
-	Oid			keytype;		/* exact-key joins: the type of the key */
-	Oid			rangetype;		/* partitions by key range: the type of the
-								 * first key (else InvalidOid) */
-	int64		range_key;		/* ... its exact form in the row last hashed */
-	List	   *keys;			/* ExprStates of the hash keys */
-	FmgrInfo   *hashfns;
-	Oid		   *collations;
-	int			nkeys;
-	ExprContext *keycxt;		/* where the keys are evaluated */
+	int64		range_key;		/* partitions by key range: the first key's
+								 * exact form in the row last hashed */
 
 	/* heap TID refs: the relation, a slot for fetched tuples */
 	Relation	rel;
@@ -103,16 +91,52 @@ typedef struct JoinSide
 	TupleTableSlot *vslot;
 	char	   *rowbuf;			/* a row copied out of the device */
 	size_t		rowbuf_cap;
+} JoinFetch;
 
-	/* partitions */
+/* One input's partitions (join_parts.c). */
+typedef struct JoinSideParts
+{
 	BraidPartLog *logs;			/* one per partition */
 	bool	   *mat;			/* partition p's entries are in logs[p] */
 	bool	   *writing;		/* this pass writes partition p's entries */
 	uint64	   *counts;			/* entries of each partition (first pass) */
+} JoinSideParts;
+
+/* What one input did, for EXPLAIN ANALYZE and braidsort.stats. */
+typedef struct JoinSideInstr
+{
 	BraidDeviceStats dev;		/* its device traffic */
 	int			rescans;
 	uint64		rows;			/* rows read in the first pass */
 	uint64		fetches;
+} JoinSideInstr;
+
+/*
+ * One input of the join: what it is (set once by join_node.c), how its
+ * rows are found again, its partitions, and what it did.
+ */
+typedef struct JoinSide
+{
+	const char *name;			/* "outer", "inner" */
+	PlanState  *ps;				/* the child */
+	bool		by_tid;			/* refs are heap TIDs, else value log offsets */
+	bool		can_rescan;
+	bool		is_outer;
+	bool		key_refs;		/* refs are the row's exact key (the inner
+								 * input of an exact-key join): its rows are
+								 * never fetched nor written to a value log */
+	Oid			keytype;		/* exact-key joins: the type of the key */
+	Oid			rangetype;		/* partitions by key range: the type of the
+								 * first key (else InvalidOid) */
+	List	   *keys;			/* ExprStates of the hash keys */
+	FmgrInfo   *hashfns;
+	Oid		   *collations;
+	int			nkeys;
+	ExprContext *keycxt;		/* where the keys are evaluated */
+
+	JoinFetch	fetch;
+	JoinSideParts parts;
+	JoinSideInstr instr;
 } JoinSide;
 
 /* The in-memory table of one partition's inner entries. */
@@ -133,7 +157,7 @@ typedef struct JoinTable
 
 /*
  * The first pass reads partition 0's outer rows of a heap scan a few rows
- * ahead of their probes (join_pass.c): each waits in the ring, in its
+ * ahead of their probes (join_ring.c): each waits in the ring, in its
  * pinned page, while its bucket, its first entry and that entry's inner
  * tuple are brought into the cache.
  */
@@ -151,6 +175,20 @@ typedef struct JoinRingItem
 	int64		key;			/* exact-key joins: the row's key */
 } JoinRingItem;
 
+/* The ring of the first pass's outer rows (join_ring.c). */
+typedef struct JoinRing
+{
+	bool		on;				/* a heap scan's partition 0 */
+	bool		done;			/* the child has no more rows */
+	JoinRingItem items[JOIN_RING];
+	int			head;
+	int			n;
+	Buffer		last_buf;		/* the page of the last item pushed */
+	int			pins;			/* pins the ring and cur hold */
+	JoinRingItem cur;			/* the item now probed, if cur_on */
+	bool		cur_on;
+} JoinRing;
+
 /* Where the current pass's outer rows come from. */
 typedef enum OuterSource
 {
@@ -167,79 +205,94 @@ typedef enum JoinPhase
 	JOIN_DONE
 } JoinPhase;
 
-typedef struct BraidJoinState
+/* What the plan says, set up once at ExecInit (join_node.c). */
+typedef struct JoinConfig
 {
-	CustomScanState css;
 	BraidJoinPlanData plan;
 	JoinType	jointype;
 	bool		single_match;
+	bool		exact_key;		/* SEMI, ANTI joins whose inner entries
+								 * carry the key */
 	ExprState  *hashclauses;	/* rechecked on both rows */
 	ExprState  *joinqual;
 	TupleTableSlot *nullinner;	/* LEFT and ANTI */
-	JoinSide	outer;
-	JoinSide	inner;
 	BraidJmInput model;
 	BraidJoinMode mode;
 	double		write_intensity;
 	size_t		budget;
-	int			k;				/* partitions */
 	int64	   *bounds;			/* partitions by key range (k - 1 bounds,
 								 * when nbounds is k - 1), else by hash */
 	int			nbounds;
-	bool		resident;		/* partition 0 stayed in memory */
-	JoinTable	table;
-	MemoryContext passcxt;		/* partition logs, value logs */
-	JoinPhase	phase;
+} JoinConfig;
 
-	/* the current pass */
+/* The partitions of this execution (join_parts.c). */
+typedef struct JoinParts
+{
+	int			k;				/* partitions */
+	bool		resident;		/* partition 0 stayed in memory */
+	bool		lazy_fired;
+	int			lazy_round;		/* partition before whose round lazy wrote */
+} JoinParts;
+
+/* The pass under way: the first, or a round (join_pass.c). */
+typedef struct JoinPass
+{
 	OuterSource source;
 	int			round;			/* partition of this round (first pass: 0) */
 	int			piece;			/* piece of it, of npieces */
 	int			npieces;
-	bool		lazy_fired;
-	int			lazy_round;		/* partition before whose round lazy wrote */
 	BraidPartScan scan;			/* OUTER_LOG */
 	BraidVlogScan vscan;		/* OUTER_VLOG */
 	BraidJoinEntry *chunk;		/* OUTER_LOG: entries read */
 	int			chunk_n;
 	int			chunk_pos;
+} JoinPass;
 
-	/* the first pass's ring of outer rows (ring_on: a heap scan) */
-	bool		ring_on;
-	bool		ring_done;		/* the child has no more rows */
-	JoinRingItem ring[JOIN_RING];
-	int			ring_head;
-	int			ring_n;
-	Buffer		ring_last_buf;	/* the page of the last item pushed */
-	int			ring_pins;		/* pins the ring and ring_cur hold */
-	JoinRingItem ring_cur;		/* the item now st->cur, if ring_cur_on */
-	bool		ring_cur_on;
-
-	/* the current outer row */
+/*
+ * The current outer row and its candidates (join_node.c; join_pass.c's
+ * join_pass_next_outer fills it with the next row).
+ */
+typedef struct JoinProbe
+{
 	TupleTableSlot *cur;		/* NULL: none */
 	uint32		cur_hash;
+	int64		cur_key;		/* exact-key joins: the row's key */
 	uint32		cand;			/* next candidate in the row's bucket */
 	bool		matched;
+} JoinProbe;
 
-	/* for EXPLAIN ANALYZE */
+/* What the node did, for EXPLAIN ANALYZE (every stage adds). */
+typedef struct JoinInstr
+{
 	int64		executions;		/* times the join began (its loops) */
 	int			rounds;
 	bool		evicted;
 	double		first_ms;
 	double		rounds_ms;
 	instr_time	started;
+} JoinInstr;
 
-	/* exact-key joins (SEMI, ANTI): the current outer row's key */
-	bool		exact_key;
-	int64		cur_key;
+typedef struct BraidJoinState
+{
+	CustomScanState css;
+	JoinConfig	cfg;
+	JoinPhase	phase;			/* join_node.c */
+	MemoryContext passcxt;		/* partition logs, value logs (join_node.c) */
+	JoinSide	outer;
+	JoinSide	inner;
+	JoinParts	parts;
+	JoinTable	table;
+	JoinPass	pass;
+	JoinRing	ring;
+	JoinProbe	probe;
+	JoinInstr	instr;
 } BraidJoinState;
-
 
 /* by_range: are the partitions by key range (else by hash)? */
 static inline bool
 by_range(const BraidJoinState *st)
 {
-	return st->nbounds > 0 && st->nbounds == st->k - 1;
+	return st->cfg.nbounds > 0 && st->cfg.nbounds == st->parts.k - 1;
 }
 
 /*
@@ -254,20 +307,20 @@ partition_of(const BraidJoinState *st, const JoinSide *s, uint32 hash)
 	if (by_range(st))
 	{
 		int			lo = 0,
-					hi = st->nbounds;
+					hi = st->cfg.nbounds;
 
 		while (lo < hi)
 		{
 			int			mid = (lo + hi) / 2;
 
-			if (st->bounds[mid] <= s->range_key)
+			if (st->cfg.bounds[mid] <= s->fetch.range_key)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
 		return lo;
 	}
-	return (int) (((uint64) hash * (uint64) st->k) >> 32);
+	return (int) (((uint64) hash * (uint64) st->parts.k) >> 32);
 }
 
 /*
@@ -281,16 +334,16 @@ partition_of(const BraidJoinState *st, const JoinSide *s, uint32 hash)
 static inline int
 piece_of(const BraidJoinState *st, uint32 hash)
 {
-	uint32		below = by_range(st) ? hash : (uint32) ((uint64) hash * (uint64) st->k);
+	uint32		below = by_range(st) ? hash : (uint32) ((uint64) hash * (uint64) st->parts.k);
 
-	return st->npieces <= 1 ? 0 : (int) (((uint64) below * (uint64) st->npieces) >> 32);
+	return st->pass.npieces <= 1 ? 0 : (int) (((uint64) below * (uint64) st->pass.npieces) >> 32);
 }
 
 /* in_piece: whether a hash value falls in the piece being joined. */
 static inline bool
 in_piece(const BraidJoinState *st, uint32 hash)
 {
-	return st->npieces <= 1 || piece_of(st, hash) == st->piece;
+	return st->pass.npieces <= 1 || piece_of(st, hash) == st->pass.piece;
 }
 
 /* join_table_bytes: memory the table takes with n entries. */
@@ -408,13 +461,30 @@ extern TupleTableSlot *join_row_reread_next(BraidJoinState *st, JoinSide *s,
 											BraidVlogScan *vscan, uint64 *ref);
 extern void join_row_reread_begin(JoinSide *s, BraidVlogScan *vscan);
 extern void join_row_prefetch(JoinSide *s, uint64 ref, uint32 pos, bool tuple);
+extern void join_row_prefetch_match(JoinSide *s, const JoinTable *t, uint32 hash,
+									bool second);
 extern void join_row_begin_fetch(JoinSide *s, EState *estate);
 extern void join_row_release_fetch(JoinSide *s);
+extern void join_row_setup(JoinSide *s, MemoryContext cxt, size_t vlog_bytes);
+extern void join_row_release(JoinSide *s);
+
+/* join_parts.c */
+extern void join_parts_setup(BraidJoinState *st);
+extern void join_parts_release(BraidJoinState *st);
+extern void join_parts_log(JoinSide *s, int p, uint32 hash, uint32 pos, uint64 ref);
+extern void join_parts_finish_writing(BraidJoinState *st, JoinSide *s);
+extern void join_parts_evict_resident(BraidJoinState *st);
+extern bool join_parts_round_needed(BraidJoinState *st, int p);
+extern void join_parts_lazy_decide(BraidJoinState *st, int p);
+
+/* join_ring.c */
+extern bool join_ring_next(BraidJoinState *st, JoinProbe *probe);
+extern void join_ring_reset(BraidJoinState *st);
 
 /* join_pass.c */
+extern void join_pass_setup(BraidJoinState *st);
 extern void join_pass_start(BraidJoinState *st);
-extern bool join_pass_next_outer(BraidJoinState *st);
-extern void join_pass_ring_reset(BraidJoinState *st);
+extern bool join_pass_next_outer(BraidJoinState *st, JoinProbe *probe);
 extern bool join_pass_next_round(BraidJoinState *st);
 
 #endif							/* BRAID_JOIN_STATE_H */
