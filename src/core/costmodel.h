@@ -141,6 +141,18 @@ extern double braid_cost_merge_passes(const BraidCostInput *in, BraidGatherFrom 
 #define BRAID_GATHER_PAGE_BYTES 8.0
 #define BRAID_GATHER_BLOCK_BYTES 8.0
 
+/*
+ * Measured constants both the sort's estimate (costmodel.c) and the
+ * gather's (costgather.c) use: a page visited again by the gather, in
+ * shared buffers or read back through its buffer ring (a table over half
+ * of shared_buffers), and a byte written to the spill device and read
+ * back when the device has no profile (a DAX mount's memory speed, ~4 GB/s
+ * for both).
+ */
+#define BRAID_NS_PER_PAGE_REVISIT	200.0
+#define BRAID_NS_PER_PAGE_REREAD	2000.0
+#define BRAID_DEFAULT_SPILL_NS_PER_BYTE		0.5
+
 /* Where a gather batch's refs are, which sets its bookkeeping per row. */
 typedef enum BraidRefsAt
 {

@@ -6,7 +6,7 @@
  *
  * PostgreSQL has already chosen the hash join (so no plan regresses, and
  * join-method hints keep working); braidsort only swaps the node, after
- * set_plan_references, building it in executable form (DESIGN.md §7):
+ * set_plan_references, building it in executable form:
  *
  *	- lefttree is the Hash Join's outer input, righttree the Hash node's
  *	  input (the Hash node goes: its target list is its input's, so INNER_VAR
@@ -16,8 +16,7 @@
  *	- the target list and the other quals are the Hash Join's;
  *	- custom_exprs holds the outer hash keys, the inner hash keys
  *	  (rewritten from the Hash node's OUTER_VAR to INNER_VAR), the join qual
- *	  and the hash clauses; custom_private the plan data (plandata-style
- *	  pack/unpack below).
+ *	  and the hash clauses; custom_private the plan data (joindata.c).
  *
  * Eligible: INNER, LEFT, SEMI and ANTI joins whose hash functions are
  * strict, of a plain SELECT (planner.c declines the others whole), and
@@ -70,6 +69,7 @@
 #include "plan/heapinput.h"
 #include "plan/permissions.h"
 #include "plan/join_plan.h"
+#include "plan/joindata.h"
 #include "plan/plancost.h"
 #include "core/vlogrow.h"
 
@@ -97,256 +97,12 @@
 #define JOIN_RANGE_MAX_MCV_SHARE	0.1
 #define JOIN_RANGE_FIRST_SHARE		0.9
 /*
- * ... and the partitions are sized for this share of the memory (the
- * histogram is a sample, its intervals interpolated), and the rows changed
- * since ANALYZE (appended rows all go past the last bound) may fill at most
- * this share of one partition, else partitions are by hash.
+ * ... and the rows changed since ANALYZE (appended rows all go past the
+ * last bound) may fill at most this share of one partition, else
+ * partitions are by hash (the partitions' share of the memory is
+ * JOIN_RANGE_BUDGET_SHARE, joindata.h).
  */
-#define JOIN_RANGE_BUDGET_SHARE		0.9
 #define JOIN_RANGE_MAX_CHANGED_SHARE 0.5
-
-/* positions in the parameter list of custom_private */
-#define JP_JOINTYPE		0
-#define JP_SINGLE		1
-#define JP_MODE			2
-#define JP_INTENSITY	3		/* millionths, or -1000000 */
-#define JP_PARTITIONS	4
-#define JP_INNER_WIDTH	5
-#define JP_OUTER_WIDTH	6
-#define JP_PG_BATCHES	7
-#define JP_FLAGS		8		/* bits: inner_by_tid, outer_by_tid,
-								 * inner_rescan, outer_rescan, exact_key */
-#define JP_PG_SHARERS	9
-
-/*
- * pack_float
- *		A Float node for a count in the plan data.  Its text always has a
- *		decimal point: a plan sent to parallel workers is written out and
- *		read back (nodeToString, stringToNode), and the reader makes a
- *		token of digits alone an Integer, which floatVal() cannot read.
- */
-static Node *
-pack_float(double value)
-{
-	if (!isfinite(value))
-		value = 0.0;
-	return (Node *) makeFloat(psprintf("%.1f", value));
-}
-
-/*
- * braid_join_pack
- *		The custom_private list of a BraidJoin: the parameters (JP_*, the
- *		last the processes that would have shared PostgreSQL's table), the
- *		three row estimates and the outer table's uncached pages (as Float
- *		nodes, pack_float: they may exceed an int), the hash operators,
- *		their collations, and the key range bounds (NIL: by hash).
- */
-List *
-braid_join_pack(const BraidJoinPlanData *data)
-{
-	List	   *params = NIL;
-	List	   *rows;
-	int			flags = (data->inner_by_tid ? 1 : 0) | (data->outer_by_tid ? 2 : 0) |
-		(data->inner_rescan ? 4 : 0) | (data->outer_rescan ? 8 : 0) |
-		(data->exact_key ? 16 : 0);
-
-	params = lappend_int(params, data->jointype);
-	params = lappend_int(params, data->single_match ? 1 : 0);
-	params = lappend_int(params, data->mode);
-	params = lappend_int(params, (int) rint(data->write_intensity * 1e6));
-	params = lappend_int(params, data->partitions);
-	params = lappend_int(params, data->inner_width);
-	params = lappend_int(params, data->outer_width);
-	params = lappend_int(params, data->pg_batches);
-	params = lappend_int(params, flags);
-	params = lappend_int(params, data->pg_sharers);
-	rows = list_make4(pack_float(data->inner_rows),
-					  pack_float(data->outer_rows),
-					  pack_float(data->join_rows),
-					  pack_float(data->outer_uncached_pages));
-	return list_make5(params, rows, data->hashops, data->hashcolls, data->range_bounds);
-}
-
-/*
- * braid_join_unpack
- *		The plan data of a BraidJoin from its custom_private list.
- */
-void
-braid_join_unpack(List *private, BraidJoinPlanData *data)
-{
-	List	   *params;
-	List	   *rows;
-	int			flags;
-
-	if (list_length(private) != 5)
-		elog(ERROR, "braidsort: BraidJoin plan data has %d parts, expected 5",
-			 list_length(private));
-	params = (List *) linitial(private);
-	rows = (List *) lsecond(private);
-	if (list_length(params) != JP_PG_SHARERS + 1 || list_length(rows) != 4)
-		elog(ERROR, "braidsort: malformed BraidJoin plan data");
-	data->jointype = list_nth_int(params, JP_JOINTYPE);
-	data->single_match = list_nth_int(params, JP_SINGLE) != 0;
-	data->mode = list_nth_int(params, JP_MODE);
-	data->write_intensity = list_nth_int(params, JP_INTENSITY) / 1e6;
-	data->partitions = list_nth_int(params, JP_PARTITIONS);
-	data->inner_width = list_nth_int(params, JP_INNER_WIDTH);
-	data->outer_width = list_nth_int(params, JP_OUTER_WIDTH);
-	data->pg_batches = list_nth_int(params, JP_PG_BATCHES);
-	flags = list_nth_int(params, JP_FLAGS);
-	data->pg_sharers = list_nth_int(params, JP_PG_SHARERS);
-	data->inner_by_tid = (flags & 1) != 0;
-	data->outer_by_tid = (flags & 2) != 0;
-	data->inner_rescan = (flags & 4) != 0;
-	data->outer_rescan = (flags & 8) != 0;
-	data->exact_key = (flags & 16) != 0;
-	data->inner_rows = floatVal(linitial(rows));
-	data->outer_rows = floatVal(lsecond(rows));
-	data->join_rows = floatVal(lthird(rows));
-	data->outer_uncached_pages = floatVal(lfourth(rows));
-	data->hashops = (List *) lthird(private);
-	data->hashcolls = (List *) lfourth(private);
-	data->range_bounds = (List *) list_nth(private, 4);
-}
-
-/*
- * braid_join_model_input
- *		The cost model's input for a join: the plan's estimates, the budget
- *		(bytes for the in-memory table), and the spill device's costs per
- *		line as the sorts get them (braid_plan_spill_line_ns).
- */
-void
-braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInput *in)
-{
-	braid_jm_input_defaults(in);
-	in->inner_rows = data->inner_rows;
-	in->outer_rows = data->outer_rows;
-	/* inner rows fetched: every output pair, SEMI's matches, ANTI's misses */
-	if (data->jointype == JOIN_INNER || data->jointype == JOIN_LEFT)
-		in->match_rows = data->join_rows;
-	else if (data->exact_key)
-		in->match_rows = 0;
-	else if (data->jointype == JOIN_SEMI)
-		in->match_rows = data->join_rows;
-	else
-		in->match_rows = Max(data->outer_rows - data->join_rows, 0.0);
-	in->budget_bytes = (double) budget;
-	in->inner_rescan = data->inner_rescan;
-	in->outer_rescan = data->outer_rescan;
-	/*
-	 * A side not read by heap TID writes its rows to the value log (an
-	 * exact-key inner side keeps no value log: its entries hold the key).
-	 */
-	in->inner_log_width = data->inner_by_tid || data->exact_key ? 0 : data->inner_width;
-	/*
-	 * a match fetches its inner row by TID (not with an exact key), at a
-	 * cost that grows with the bytes read from it (measured on heap
-	 * fetches only: a value log's rows are costed as spilled tuples)
-	 */
-	in->match_width = data->inner_by_tid && !data->exact_key ? data->inner_width : 0;
-	in->outer_log_width = data->outer_by_tid ? 0 : data->outer_width;
-	in->outer_uncached_pages = data->outer_uncached_pages;
-	/*
-	 * partitions by key range: sized with room for the histogram's error
-	 * (join_plan.c), and a match's inner row is fetched from a k-th of the
-	 * inner table
-	 */
-	if (data->range_bounds != NIL)
-	{
-		in->budget_bytes *= JOIN_RANGE_BUDGET_SHARE;
-		in->match_fetch_ns = BRAID_JM_RANGE_MATCH_NS;
-	}
-	braid_plan_spill_line_ns(&in->write_ns, &in->read_ns);
-}
-
-/*
- * braid_join_pg_ms
- *		PostgreSQL's batched hash join of the plan's inputs, per process:
- *		where it would have shared its hash table among pg_sharers
- *		processes (a Parallel Hash), each builds and spills its share of the
- *		inner rows (the outer rows are per process already).  The barriers
- *		of a shared table are not costed: the estimate errs toward
- *		PostgreSQL.
- */
-double
-braid_join_pg_ms(const BraidJoinPlanData *data, const BraidJmInput *in)
-{
-	BraidJmInput share = *in;
-
-	if (data->pg_sharers > 1)
-		share.inner_rows = in->inner_rows / data->pg_sharers;
-	return braid_jm_pg_ms(&share, data->pg_batches, data->inner_width, data->outer_width);
-}
-
-/*
- * braid_join_choose
- *		Every mode's estimate, and the mode braidsort.join_mode asks for
- *		(auto: the cost model's fastest within braidsort.write_intensity).
- */
-BraidJoinMode
-braid_join_choose(const BraidJoinPlanData *data, const BraidJmInput *in,
-				  BraidJmEstimate est[BRAID_JM_NMODES])
-{
-	BraidJoinMode best = braid_jm_choose(in, braid_write_intensity, est);
-
-	if (braid_join_mode >= BRAID_JOIN_MODE_GRACE)
-		return (BraidJoinMode) (braid_join_mode - BRAID_JOIN_MODE_GRACE);
-	return best;
-}
-
-/*
- * braid_join_exact_key_type
- *		Is a key of this type equal to another of the exact-key types exactly
- *		when their values as int64 are (join_rows.c converts them)?  The
- *		integers (int2, int4, int8 compare across widths by value), date,
- *		timestamp and timestamptz (integers since an epoch), and oid.
- */
-bool
-braid_join_exact_key_type(Oid type)
-{
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case DATEOID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-		case OIDOID:
-			return true;
-		default:
-			return false;
-	}
-}
-
-/*
- * braid_join_exact_form
- *		A key of an exact-key type (braid_join_exact_key_type) as int64: two
- *		keys the join's operator says equal have the same form, and no
- *		others do; the forms of keys of one type, or of two integer types,
- *		are in the keys' order.
- */
-int64
-braid_join_exact_form(Oid type, Datum value)
-{
-	switch (type)
-	{
-		case INT2OID:
-			return (int64) DatumGetInt16(value);
-		case INT4OID:
-		case DATEOID:
-			return (int64) DatumGetInt32(value);
-		case INT8OID:
-		case TIMESTAMPOID:
-		case TIMESTAMPTZOID:
-			return DatumGetInt64(value);
-		case OIDOID:
-			return (int64) DatumGetObjectId(value);
-		default:
-			elog(ERROR, "braidsort: type %u has no exact join key form", type);
-			return 0;			/* keep compiler quiet */
-	}
-}
 
 /*
  * exact_form_key
@@ -625,45 +381,25 @@ unshared_inner(PlannedStmt *stmt, Hash *hash)
 }
 
 /*
- * braid_try_join
- *		A BraidJoin replacing the Hash Join, or NULL (with *why) to leave it.
- *		"processes" is how many processes run it at once (under a Gather).
+ * join_shape_why
+ *		Why the Hash Join cannot be a BraidJoin at all, or NULL: its mode
+ *		setting, its type, its shape, a Parallel Hash over anything but a
+ *		plain Parallel Seq Scan, init plans, hash functions that are not
+ *		strict.  Sets *inner (a Parallel Seq Scan made whole), *pg_sharers
+ *		and *pg_workers (the processes that would share PostgreSQL's hash
+ *		table, and its workers, for a Parallel Hash).
  */
-Plan *
-braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
+static char *
+join_shape_why(PlannedStmt *stmt, HashJoin *hj, int processes, Plan **inner,
+			   int *pg_sharers, int *pg_workers)
 {
-	Plan	   *outer = outerPlan(hj);
 	Hash	   *hash = (Hash *) innerPlan(hj);
-	Plan	   *inner;
 	ListCell   *lc;
-	size_t		space_allowed;
-	int			nbuckets,
-				nbatch,
-				nskew;
-	BraidJoinPlanData data;
-	BraidJmInput in;
-	BraidJmEstimate est[BRAID_JM_NMODES];
-	BraidJoinMode mode;
-	double		pg_ms,
-				own_ms;
-	Oid			relid;
-	double		pages,
-				outer_pages = 0;
-	bool		inner_cached = false,
-				outer_cached = false;
-	bool		inner_temp;
-	char	   *tid_why;
-	char	   *unmeasured;
-	int			pg_sharers = 1;
-	int			pg_workers = 0;
-	CustomScan *cscan;
-	List	   *inner_keys;
 
+	*pg_sharers = 1;
+	*pg_workers = 0;
 	if (braid_join_mode == BRAID_JOIN_MODE_OFF)
-	{
-		*why = "braidsort.join_mode is off";
-		return NULL;
-	}
+		return "braidsort.join_mode is off";
 	switch (hj->join.jointype)
 	{
 		case JOIN_INNER:
@@ -672,21 +408,15 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		case JOIN_ANTI:
 			break;
 		case JOIN_RIGHT:
-			*why = "a right join needs a match flag per inner row";
-			return NULL;
+			return "a right join needs a match flag per inner row";
 		case JOIN_FULL:
-			*why = "a full join needs a match flag per inner row";
-			return NULL;
+			return "a full join needs a match flag per inner row";
 		default:
-			*why = "join type not supported";
-			return NULL;
+			return "join type not supported";
 	}
-	if (outer == NULL || hash == NULL || !IsA(hash, Hash) || outerPlan(hash) == NULL)
-	{
-		*why = "unexpected plan shape";
-		return NULL;
-	}
-	inner = outerPlan(hash);
+	if (outerPlan(hj) == NULL || hash == NULL || !IsA(hash, Hash) || outerPlan(hash) == NULL)
+		return "unexpected plan shape";
+	*inner = outerPlan(hash);
 	if (hj->join.plan.parallel_aware || hash->plan.parallel_aware)
 	{
 		/*
@@ -696,91 +426,113 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 		 * Hash does under a Gather; only a plain Parallel Seq Scan can be
 		 * made whole.
 		 */
-		inner = unshared_inner(stmt, hash);
-		if (inner == NULL)
-		{
-			*why = "its inner input is not a plain Parallel Seq Scan, which each process could read whole";
-			return NULL;
-		}
-		pg_sharers = processes;
+		*inner = unshared_inner(stmt, hash);
+		if (*inner == NULL)
+			return "its inner input is not a plain Parallel Seq Scan, which each process could read whole";
+		*pg_sharers = processes;
+
 		/*
 		 * PostgreSQL's shared table: one batch if the inner rows fit the
 		 * processes' combined memory, else batched as without Parallel Hash
 		 */
-		pg_workers = parallel_leader_participation ? processes - 1 : processes;
+		*pg_workers = parallel_leader_participation ? processes - 1 : processes;
 	}
 	if (hash->plan.initPlan != NIL)
-	{
-		*why = "the Hash node has init plans";
-		return NULL;
-	}
+		return "the Hash node has init plans";
 	foreach(lc, hj->hashoperators)
 	{
 		RegProcedure left,
 					right;
 
 		if (!get_op_hash_functions(lfirst_oid(lc), &left, &right))
-		{
-			*why = psprintf("no hash functions for operator %u", lfirst_oid(lc));
-			return NULL;
-		}
+			return psprintf("no hash functions for operator %u", lfirst_oid(lc));
 		if (!func_strict(left) || !func_strict(right))
-		{
-			*why = "a hash function is not strict";
-			return NULL;
-		}
+			return "a hash function is not strict";
 	}
+	return NULL;
+}
 
-	/* PostgreSQL's own sizing: does its hash table split into batches? */
-	ExecChooseHashTableSize(inner->plan_rows, inner->plan_width,
-							OidIsValid(hash->skewTable), pg_workers > 0, pg_workers,
-							&space_allowed, &nbuckets, &nbatch, &nskew);
-	if (nbatch <= 1)
-	{
-		*why = psprintf("PostgreSQL's hash table fits in memory (%.0f inner rows, one batch)",
-						inner->plan_rows);
-		return NULL;
-	}
+/* What the planner found out about the two inputs' tables. */
+typedef struct JoinTables
+{
+	double		inner_pages;
+	bool		inner_cached;
+	bool		inner_temp;
+	double		outer_pages;
+	bool		outer_cached;
+} JoinTables;
 
-	memset(&data, 0, sizeof(data));
-	data.jointype = hj->join.jointype;
-	data.single_match = hj->join.inner_unique || hj->join.jointype == JOIN_SEMI;
-	data.inner_rows = Max(inner->plan_rows, 1.0);
-	data.outer_rows = Max(outer->plan_rows, 1.0);
-	data.join_rows = Max(hj->join.plan.plan_rows, 0.0);
-	data.inner_width = inner->plan_width;
-	data.outer_width = outer->plan_width;
-	data.pg_batches = nbatch;
-	data.pg_sharers = pg_sharers;
-	data.inner_by_tid = braid_heap_tid_input(stmt, inner, &relid, &pages, &inner_cached, &tid_why);
-	inner_temp = data.inner_by_tid && get_rel_persistence(relid) == RELPERSISTENCE_TEMP;
-	data.outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &outer_pages, &outer_cached,
-											 &tid_why);
-	data.inner_rescan = side_can_rescan(inner, data.inner_by_tid, processes);
-	data.outer_rescan = side_can_rescan(outer, data.outer_by_tid, processes);
-	data.exact_key = exact_key(hj, hash);
+/*
+ * start_join_data
+ *		The plan data of the join's inputs: estimates, how each input's rows
+ *		are found again (by TID, or a value log) and read again, exact keys;
+ *		*tables what the planner found of their tables.
+ */
+static void
+start_join_data(PlannedStmt *stmt, HashJoin *hj, Plan *inner, int processes, int nbatch,
+				int pg_sharers, BraidJoinPlanData *data, JoinTables *tables)
+{
+	Plan	   *outer = outerPlan(hj);
+	Hash	   *hash = (Hash *) innerPlan(hj);
+	Oid			relid;
+	char	   *tid_why;
+
+	memset(data, 0, sizeof(*data));
+	memset(tables, 0, sizeof(*tables));
+	data->jointype = hj->join.jointype;
+	data->single_match = hj->join.inner_unique || hj->join.jointype == JOIN_SEMI;
+	data->inner_rows = Max(inner->plan_rows, 1.0);
+	data->outer_rows = Max(outer->plan_rows, 1.0);
+	data->join_rows = Max(hj->join.plan.plan_rows, 0.0);
+	data->inner_width = inner->plan_width;
+	data->outer_width = outer->plan_width;
+	data->pg_batches = nbatch;
+	data->pg_sharers = pg_sharers;
+	data->inner_by_tid = braid_heap_tid_input(stmt, inner, &relid, &tables->inner_pages,
+											  &tables->inner_cached, &tid_why);
+	tables->inner_temp = data->inner_by_tid &&
+		get_rel_persistence(relid) == RELPERSISTENCE_TEMP;
+	data->outer_by_tid = braid_heap_tid_input(stmt, outer, &relid, &tables->outer_pages,
+											  &tables->outer_cached, &tid_why);
+	data->inner_rescan = side_can_rescan(inner, data->inner_by_tid, processes);
+	data->outer_rescan = side_can_rescan(outer, data->outer_by_tid, processes);
+	data->exact_key = exact_key(hj, hash);
 	/* rounds would read its pages back through the buffer manager */
-	if (data.outer_by_tid && !outer_cached)
-		data.outer_uncached_pages = outer_pages;
+	if (data->outer_by_tid && !tables->outer_cached)
+		data->outer_uncached_pages = tables->outer_pages;
 	/* exact keys: an inner input that is not a heap scan keeps no value log */
-	if (data.exact_key && !data.inner_by_tid)
-		data.inner_rescan = false;
-	data.write_intensity = braid_write_intensity;
-	data.hashops = list_copy(hj->hashoperators);
-	data.hashcolls = list_copy(hj->hashcollations);
+	if (data->exact_key && !data->inner_by_tid)
+		data->inner_rescan = false;
+	data->write_intensity = braid_write_intensity;
+	data->hashops = list_copy(hj->hashoperators);
+	data->hashcolls = list_copy(hj->hashcollations);
+}
 
-	braid_join_model_input(&data, get_hash_memory_limit(), &in);
+/*
+ * choose_join_mode
+ *		The mode to run (braid_join_choose), its partitions, and where they
+ *		may be cut by ranges of the key, the bounds (range_bounds); *in and
+ *		est are the cost model's input and estimates as chosen.
+ */
+static BraidJoinMode
+choose_join_mode(PlannedStmt *stmt, HashJoin *hj, Plan *inner, BraidJoinPlanData *data,
+				 BraidJmInput *in, BraidJmEstimate est[BRAID_JM_NMODES])
+{
+	Hash	   *hash = (Hash *) innerPlan(hj);
+	BraidJoinMode mode;
+
+	braid_join_model_input(data, get_hash_memory_limit(), in);
 	/* partitions by key range, sized for JOIN_RANGE_BUDGET_SHARE of the memory */
-	if (braid_join_range_partitions && !data.exact_key && data.inner_by_tid)
+	if (braid_join_range_partitions && !data->exact_key && data->inner_by_tid)
 	{
-		BraidJmInput ranged = in;
+		BraidJmInput ranged = *in;
 
 		ranged.budget_bytes *= JOIN_RANGE_BUDGET_SHARE;
-		data.range_bounds = range_bounds(stmt, hj, hash, inner, braid_jm_partitions(&ranged));
-		if (data.range_bounds != NIL)
-			braid_join_model_input(&data, get_hash_memory_limit(), &in);
+		data->range_bounds = range_bounds(stmt, hj, hash, inner, braid_jm_partitions(&ranged));
+		if (data->range_bounds != NIL)
+			braid_join_model_input(data, get_hash_memory_limit(), in);
 	}
-	mode = braid_join_choose(&data, &in, est);
+	mode = braid_join_choose(data, in, est);
 
 	/*
 	 * Key ranges only for a mode that reads no input again: should the
@@ -789,15 +541,104 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	 * partition not written rescans the inputs (by hand, a forced lazy join
 	 * 3.5x slower than by hash).
 	 */
-	if (data.range_bounds != NIL && est[mode].rescans > 0)
+	if (data->range_bounds != NIL && est[mode].rescans > 0)
 	{
-		data.range_bounds = NIL;
-		braid_join_model_input(&data, get_hash_memory_limit(), &in);
-		mode = braid_join_choose(&data, &in, est);
+		data->range_bounds = NIL;
+		braid_join_model_input(data, get_hash_memory_limit(), in);
+		mode = braid_join_choose(data, in, est);
 	}
-	data.mode = (int) mode;
-	data.partitions = est[mode].partitions;
-	Assert(data.range_bounds == NIL || list_length(data.range_bounds) == data.partitions - 1);
+	data->mode = (int) mode;
+	data->partitions = est[mode].partitions;
+	Assert(data->range_bounds == NIL || list_length(data->range_bounds) == data->partitions - 1);
+	return mode;
+}
+
+/*
+ * make_join_scan
+ *		The CustomScan in the Hash Join's place: its outer input and the
+ *		Hash node's input as its children, the Hash Join's target list and
+ *		quals, its expressions and plan data, PostgreSQL's cost with the
+ *		join's own part scaled by braidsort's estimate over PostgreSQL's.
+ */
+static Plan *
+make_join_scan(HashJoin *hj, Plan *inner, const BraidJoinPlanData *data, double own_ms,
+			   double pg_ms)
+{
+	Hash	   *hash = (Hash *) innerPlan(hj);
+	List	   *inner_keys = (List *) to_inner_var((Node *) hash->hashkeys, NULL);
+	CustomScan *cscan = makeNode(CustomScan);
+
+	cscan->scan.plan.startup_cost = hj->join.plan.startup_cost;
+	cscan->scan.plan.total_cost = hj->join.plan.startup_cost +
+		(hj->join.plan.total_cost - hj->join.plan.startup_cost) *
+		(pg_ms > 0 ? Min(own_ms / pg_ms, 1.0) : 1.0);
+	cscan->scan.plan.plan_rows = hj->join.plan.plan_rows;
+	cscan->scan.plan.plan_width = hj->join.plan.plan_width;
+	cscan->scan.plan.parallel_aware = false;
+	cscan->scan.plan.parallel_safe = hj->join.plan.parallel_safe;
+	cscan->scan.plan.async_capable = false;
+	cscan->scan.plan.plan_node_id = hj->join.plan.plan_node_id;
+	cscan->scan.plan.targetlist = hj->join.plan.targetlist;
+	cscan->scan.plan.qual = hj->join.plan.qual;
+	cscan->scan.plan.initPlan = hj->join.plan.initPlan;
+	cscan->scan.plan.extParam = bms_copy(hj->join.plan.extParam);
+	cscan->scan.plan.allParam = bms_copy(hj->join.plan.allParam);
+	outerPlan(cscan) = outerPlan(hj);
+	innerPlan(cscan) = inner;
+	cscan->scan.scanrelid = 0;
+	cscan->flags = 0;
+	cscan->custom_plans = NIL;
+	cscan->custom_scan_tlist = NIL;
+	cscan->custom_relids = NULL;
+	cscan->custom_exprs = list_make4(hj->hashkeys, inner_keys, hj->join.joinqual,
+									 hj->hashclauses);
+	cscan->custom_private = braid_join_pack(data);
+	/* by name: the executor node registers it (join/join_node.c) */
+	cscan->methods = GetCustomScanMethods(BRAID_JOIN_NAME, false);
+	return (Plan *) cscan;
+}
+
+/*
+ * braid_try_join
+ *		A BraidJoin replacing the Hash Join, or NULL (with *why) to leave it.
+ *		"processes" is how many processes run it at once (under a Gather).
+ */
+Plan *
+braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
+{
+	Plan	   *inner = NULL;
+	size_t		space_allowed;
+	int			nbuckets,
+				nbatch,
+				nskew;
+	BraidJoinPlanData data;
+	JoinTables	tables;
+	BraidJmInput in;
+	BraidJmEstimate est[BRAID_JM_NMODES];
+	BraidJoinMode mode;
+	double		pg_ms,
+				own_ms;
+	char	   *unmeasured;
+	int			pg_sharers;
+	int			pg_workers;
+
+	*why = join_shape_why(stmt, hj, processes, &inner, &pg_sharers, &pg_workers);
+	if (*why != NULL)
+		return NULL;
+
+	/* PostgreSQL's own sizing: does its hash table split into batches? */
+	ExecChooseHashTableSize(inner->plan_rows, inner->plan_width,
+							OidIsValid(((Hash *) innerPlan(hj))->skewTable), pg_workers > 0,
+							pg_workers, &space_allowed, &nbuckets, &nbatch, &nskew);
+	if (nbatch <= 1)
+	{
+		*why = psprintf("PostgreSQL's hash table fits in memory (%.0f inner rows, one batch)",
+						inner->plan_rows);
+		return NULL;
+	}
+
+	start_join_data(stmt, hj, inner, processes, nbatch, pg_sharers, &data, &tables);
+	mode = choose_join_mode(stmt, hj, inner, &data, &in, est);
 	pg_ms = braid_join_pg_ms(&data, &in);
 	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
 	if (!braid_force && own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN)
@@ -822,9 +663,9 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 							  "join", why))
 		return NULL;
 
-	unmeasured = beyond_fit(&data, &est[mode], in.match_rows, IsA(outer, IndexScan),
-							inner_cached, inner_temp, pages, outer_cached, outer_pages,
-							processes);
+	unmeasured = beyond_fit(&data, &est[mode], in.match_rows, IsA(outerPlan(hj), IndexScan),
+							tables.inner_cached, tables.inner_temp, tables.inner_pages,
+							tables.outer_cached, tables.outer_pages, processes);
 	if (!braid_force && unmeasured != NULL)
 	{
 		*why = unmeasured;
@@ -837,36 +678,5 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 					 braid_jm_mode_name(mode), data.partitions, braid_ms_text(own_ms),
 					 braid_ms_text(pg_ms), nbatch,
 					 pg_sharers > 1 ? psprintf(", per process (each of %d reads the inner input whole)", pg_sharers) : "");
-
-	inner_keys = (List *) to_inner_var((Node *) hash->hashkeys, NULL);
-
-	cscan = makeNode(CustomScan);
-	cscan->scan.plan.startup_cost = hj->join.plan.startup_cost;
-	cscan->scan.plan.total_cost = hj->join.plan.startup_cost +
-		(hj->join.plan.total_cost - hj->join.plan.startup_cost) *
-		(pg_ms > 0 ? Min(own_ms / pg_ms, 1.0) : 1.0);
-	cscan->scan.plan.plan_rows = hj->join.plan.plan_rows;
-	cscan->scan.plan.plan_width = hj->join.plan.plan_width;
-	cscan->scan.plan.parallel_aware = false;
-	cscan->scan.plan.parallel_safe = hj->join.plan.parallel_safe;
-	cscan->scan.plan.async_capable = false;
-	cscan->scan.plan.plan_node_id = hj->join.plan.plan_node_id;
-	cscan->scan.plan.targetlist = hj->join.plan.targetlist;
-	cscan->scan.plan.qual = hj->join.plan.qual;
-	cscan->scan.plan.initPlan = hj->join.plan.initPlan;
-	cscan->scan.plan.extParam = bms_copy(hj->join.plan.extParam);
-	cscan->scan.plan.allParam = bms_copy(hj->join.plan.allParam);
-	outerPlan(cscan) = outer;
-	innerPlan(cscan) = inner;
-	cscan->scan.scanrelid = 0;
-	cscan->flags = 0;
-	cscan->custom_plans = NIL;
-	cscan->custom_scan_tlist = NIL;
-	cscan->custom_relids = NULL;
-	cscan->custom_exprs = list_make4(hj->hashkeys, inner_keys, hj->join.joinqual,
-									 hj->hashclauses);
-	cscan->custom_private = braid_join_pack(&data);
-	/* by name: the executor node registers it (join/join_node.c) */
-	cscan->methods = GetCustomScanMethods(BRAID_JOIN_NAME, false);
-	return (Plan *) cscan;
+	return make_join_scan(hj, inner, &data, own_ms, pg_ms);
 }

@@ -29,7 +29,7 @@
 
 #include "guc.h"
 #include "plan/permissions.h"
-#include "plan/join_plan.h"
+#include "plan/joindata.h"
 #include "plan/plancost.h"
 #include "plan/plandata.h"
 #include "monitor/stats.h"
