@@ -15,6 +15,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 
 #include "guc.h"
 #include "io/hugepages.h"
@@ -28,6 +29,8 @@
 #include "io/shmem.h"
 
 PG_MODULE_MAGIC;
+
+PG_FUNCTION_INFO_V1(braidsort_version);
 
 void		_PG_init(void);
 
@@ -56,4 +59,16 @@ _PG_init(void)
 	braid_sort_exec_init();
 	braid_join_exec_init();
 	braid_planner_init();
+}
+
+/*
+ * braidsort_version
+ *		SQL: braidsort.version(), the version of the library this server
+ *		loaded (the extension's, as braidsort.control said when it was
+ *		built): a library installed later is loaded at the next restart.
+ */
+Datum
+braidsort_version(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(BRAID_VERSION));
 }

@@ -6,7 +6,7 @@
  *
  * See collrank.c for the idea.  The caller hands over the entries of one
  * sort (prefix, then the 8-byte place of the full key and the ref, as
- * sort_keys.c lays them out), a way to reach each entry's full key in the
+ * sort/sort_map.c lays them out), a way to reach each entry's full key in the
  * collated layout of keys.c, and an allocator; braid_rank_prefixes()
  * rewrites the prefixes when that pays, and says how many collated keys it
  * ranked.
@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 /* Bytes of a head's or segment's length in the layout (keys.h's
- * BRAID_COLLATED_LENGTH, checked in sort_keys.c). */
+ * BRAID_COLLATED_LENGTH, checked in sort/sort_map.c). */
 #define BRAID_RANK_LAYOUT_LENGTH	4
 
 /* Fewer entries than this are sorted as they are (ranking would not pay). */
@@ -34,7 +34,7 @@
 
 /*
  * A sort's dictionaries take at most this fraction of its budget, beside
- * its full IndexMap (sort_keys.c sets the cap, costmodel.c counts it).
+ * its full IndexMap (sort/sort_map.c sets the cap, costmodel.c counts it).
  */
 #define BRAID_RANK_MEMORY_SHARE 4
 

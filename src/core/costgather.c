@@ -148,7 +148,7 @@ braid_cost_offload_refs(double rows, double total_bytes, double budget,
  *		Does a MergePass gather merge each next batch on a helper thread
  *		while it gathers (sort_gather.c)?  With more than one thread, unless keys
  *		are compared by a collation (in the backend) or the table is read
- *		through a buffer ring (streamed page by page, gather_copy.c).
+ *		through a buffer ring (streamed page by page, sort/tid_gather_copy.c).
  */
 bool
 braid_cost_merges_ahead(const BraidCostInput *in)

@@ -165,7 +165,7 @@
 #define BRAID_VLOG_NS_PER_ROW_DEVICE	100.0
 
 /*
- * The overflow store's memory for a full key (sort_keys.c): its arena grows
+ * The overflow store's memory for a full key (sort/sort_overflow.c): its arena grows
  * by doubling (three quarters used, on average), and a key found by TID
  * (not a collated one, whose entry says where it is) takes 2 to 4 slots of
  * 20 bytes in a table kept at most half full.
@@ -235,7 +235,7 @@ braid_cost_is_onepass(const BraidCostInput *in)
  * map_budget
  *		The IndexMap's share of the budget: all of it gathering by TID; half
  *		with a value log, which keeps rows in the other half until it spills
- *		(sort_build.c grow_entries).
+ *		(sort/sort_map.c braid_map_grow).
  */
 static double
 map_budget(const BraidCostInput *in, BraidGatherFrom from)
@@ -389,8 +389,8 @@ braid_cost_merge_fanin(double budget_bytes, double key_bytes)
  *		(taken over a room's worth of entries at least: a few odd keys
  *		could mislead it) between a quarter and half of room in entries,
  *		then up to seven eighths (rare long keys still have some room); at
- *		least 2.  The runtime's (sort_build.c add_entry, sort_wlimit.c
- *		make_candidate_room) and the model's.
+ *		least 2.  The runtime's (sort/sort_runs.c braid_runs_put,
+ *		sort/sort_select.c make_candidate_room) and the model's.
  */
 double
 braid_cost_split_entries(double key_memory, double room, double stride, bool trusted)

@@ -3,8 +3,7 @@
  * joinmodel.c
  *	  Cost model of BraidJoin's write-limited hash join modes.
  *
- * Viglas (VLDB 2014, §2.2) on entries, as DESIGN.md §7 works it out for
- * braidsort.  Both inputs become entries <hash, ref> of entry_bytes on the
+ * Viglas (VLDB 2014, §2.2), worked out here for braidsort's entries.  Both inputs become entries <hash, ref> of entry_bytes on the
  * device; the inner input's entries are split by hash into k partitions,
  * k = ceil(|T| x table_entry_bytes / M), so that one partition's entries
  * fit the in-memory table.  Partition 0 stays in memory during the first

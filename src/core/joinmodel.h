@@ -2,7 +2,7 @@
  *
  * joinmodel.h
  *	  Cost model of BraidJoin's write-limited hash join modes (Viglas, VLDB
- *	  2014, §2.2, on entries as worked out in DESIGN.md §7): grace, hybrid
+ *	  2014, §2.2, worked out for entries in joinmodel.c): grace, hybrid
  *	  (Grace-nested-loops), segmented and lazy; which partitions of each
  *	  input are written, the lines written and read, the rescans and the
  *	  time; and lazy's run-time read-over-write rule.

@@ -13,7 +13,7 @@
  *				then reads the length from the row)
  *
  * Bit 15 of either is the "key truncated" flag while the entry is in the
- * IndexMap: its full key is kept aside (sort_keys.c), and comparisons of
+ * IndexMap: its full key is kept aside (sort/sort_overflow.c), and comparisons of
  * equal prefixes must look it up.  It is cleared before a ref leaves the
  * IndexMap (runs, merged refs, the gather).
  *

@@ -2,7 +2,7 @@
  *
  * varint.h
  *	  LEB128 varints, as the spill formats code lengths and refs: the runs
- *	  (merge.c) and a lazy sort's entry log (sort_wlimit.c).
+ *	  (sort/runfile.c) and a lazy sort's entry log (sort/sort_select.c).
  *
  * Pure C, no PostgreSQL calls: used on the sort threads.
  *

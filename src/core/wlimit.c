@@ -29,7 +29,7 @@
  * ceil(S/h) selection passes, each re-reading the S rows (N rows with
  * pass_rereads_all) at c each.  C(x) is minimised numerically over
  * [0, min(write intensity, 1)] (Viglas's Eq. 4 does not follow from his
- * Eq. 3: DESIGN.md §6).  Between two breakpoints of P (x_k = 1 - k*h/N) or
+ * Eq. 3, which drops a +1 term: his Eq. 1 is minimised instead).  Between two breakpoints of P (x_k = 1 - k*h/N) or
  * of the run count (x_j = j*M/N) the cost is linear in x apart from the
  * merge's log2 and the candidates' sum, so the minimum is searched at every
  * breakpoint near both ends, strided ones between, and a uniform grid.
@@ -38,7 +38,8 @@
  * x = 0 once l_run*(w+r) + run_cpu exceeds about 2*beta*c, else x = 1.
  * With passes re-reading the segment only, C is quadratic in k
  * (k^2*h*c - k*h*a): the optimum is k ~ a/(2c) passes, i.e. x* ~
- * 1 - a/(4*beta*c) (DESIGN.md's clamp formula with M' = M/2), interior
+ * 1 - a/(4*beta*c) (1 - a/(2*beta*c) clamped to [0, 1], with a pass's
+ * M' = M/2 entries in place of M), interior
  * as soon as a > c.
  *
  * LAZY: P = ceil(N/h) selection passes feeding the gather directly, the

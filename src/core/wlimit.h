@@ -2,7 +2,7 @@
  *
  * wlimit.h
  *	  Cost model of braidsort's write-limited sort modes (Viglas, VLDB 2014,
- *	  §2.1, as worked out for IndexMaps in DESIGN.md §6): MergePass, hybrid,
+ *	  §2.1, worked out for IndexMaps in wlimit.c): MergePass, hybrid,
  *	  segment and lazy, their lines written and read, their time, and lazy's
  *	  run-time read-over-write rule.
  *

@@ -4,7 +4,7 @@
  *	  The BraidJoin custom scan node: a hash join that partitions entries
  *	  <hash, ref> instead of tuples, in Viglas's write-limited modes.
  *
- * Design (DESIGN.md §7, docs/design.md "BraidJoin").  Each input row
+ * Design: docs/design.md, section 2b.  Each input row
  * becomes an entry of PostgreSQL's own hash value of its join keys (the
  * operators' hash functions combined as ExecHashGetHashValue does, so
  * cross-type operators hash alike) and a ref: the heap TID when the input

@@ -83,7 +83,7 @@ join_parts_release(BraidJoinState *st)
 	}
 }
 
-/* log_entry: append an entry to partition p's log of a side. */
+/* join_parts_log: append an entry to partition p's log of a side. */
 void
 join_parts_log(JoinSide *s, int p, uint32 hash, uint32 pos, uint64 ref)
 {
@@ -95,7 +95,10 @@ join_parts_log(JoinSide *s, int p, uint32 hash, uint32 pos, uint64 ref)
 	braid_partlog_append(&s->parts.logs[p], &e);
 }
 
-/* finish_writing: close the logs a pass wrote; they now hold their partitions. */
+/*
+ * join_parts_finish_writing
+ *		Close the logs a pass wrote; they now hold their partitions.
+ */
 void
 join_parts_finish_writing(BraidJoinState *st, JoinSide *s)
 {

@@ -36,9 +36,6 @@ budget_entries(const BraidJoinState *st)
 	return (uint32) Min(st->cfg.budget / JOIN_TABLE_ENTRY_BYTES + 1, (size_t) PG_UINT32_MAX / 4);
 }
 
-
-
-
 /*
  * first_inner_pass
  *		Read the inner input once: partition 0 into the table, the others'
@@ -49,7 +46,7 @@ first_inner_pass(BraidJoinState *st)
 {
 	JoinSide   *s = &st->inner;
 
-	/* partition 0's entries go no further than the budget (evict_resident) */
+	/* partition 0's entries go no further than the budget (join_parts_evict_resident) */
 	st->table.grow_limit = budget_entries(st);
 	for (;;)
 	{
@@ -111,8 +108,6 @@ first_inner_pass(BraidJoinState *st)
 	if (st->parts.resident)
 		join_table_build(&st->table);
 }
-
-
 
 /*
  * load_round
@@ -252,7 +247,6 @@ join_pass_next_round(BraidJoinState *st)
 	return true;
 }
 
-
 /*
  * prefetch_ahead
  *		A round reading its outer entries: bring what the rows a few entries
@@ -293,16 +287,6 @@ prefetch_ahead(BraidJoinState *st)
 		in_piece(st, st->pass.chunk[at + JOIN_PREFETCH_AHEAD / 8].hash))
 		join_row_prefetch_match(&st->inner, &st->table, st->pass.chunk[at + JOIN_PREFETCH_AHEAD / 8].hash, true);
 }
-
-/* ------------------------------------------------------------------------
- * The first pass's ring: partition 0's outer rows read ahead of their probes
- * ------------------------------------------------------------------------
- */
-
-
-
-
-
 
 /*
  * join_pass_next_outer

@@ -593,7 +593,7 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 		/*
 		 * A table that fits in shared buffers stays there while the join
 		 * fetches from it: remember where each block is (the sort's gather
-		 * does the same, gather.c).  Blocks added since are looked up.
+		 * does the same, sort/tid_gather.c).  Blocks added since are looked up.
 		 */
 		if (!RelationUsesLocalBuffers(s->fetch.rel))
 		{

@@ -71,7 +71,7 @@ typedef struct BraidSortInstr
 	size_t		peak_map_bytes;
 	size_t		peak_gather_bytes;
 	size_t		peak_rank_bytes;	/* collation ranks' dictionaries */
-	int			ranked_keys;	/* collated keys ranked (sort_keys.c) */
+	int			ranked_keys;	/* collated keys ranked (sort/sort_map.c) */
 	bool		rank_tried;		/* a sort tried to rank its keys */
 	/* the last sort */
 	int			sort_threads;

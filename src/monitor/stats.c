@@ -5,7 +5,7 @@
  *	  SQL functions behind the views braidsort.stats and
  *	  braidsort.scheduler.
  *
- * Counters live in shared memory (sched.h) as atomics, so counting costs a
+ * Counters live in shared memory (io/shmem.h) as atomics, so counting costs a
  * backend one atomic add per sort, never a lock.  They start at zero when
  * the server starts and after braidsort.stats_reset().
  *

@@ -633,7 +633,7 @@ braid_ms_text(double ms)
  *		bytes: what the device costs per line (braid_plan_spill_line_ns)
  *		and the CPU costs of the model's defaults.  Full keys share the
  *		budget with the entries, in a build's runs as in a selection pass's
- *		candidates (add_entry, make_candidate_room).  select_collated_ns is
+ *		candidates (braid_runs_put, make_candidate_room).  select_collated_ns is
  *		what a selection pass's candidate costs more than a run's entry
  *		when collated keys are ranked in runs and compared by the collation
  *		in the passes (BraidSortPlanData.select_collated_ns).  Used by the
@@ -648,7 +648,7 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 
 	braid_wl_input_defaults(in);
 	in->rows = Max(rows, 0.0);
-	/* as the runtime's budget-full (braid_wl_start_build) */
+	/* as the runtime's budget-full (sort/sort_wlimit.c, wl_start_build) */
 	in->budget_entries = Max(braid_cost_budget_rows(in->rows, key_memory, map_bytes, stride),
 							 1.0);
 	/* a front-coded record: lengths, the unshared part of the key, the ref */

@@ -158,7 +158,7 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 	 * bytes for variable-width keys, fewer tie-breaks.
 	 */
 	if (k->collated)
-		k->keylen += 8;			/* where the full key is (sort_keys.c) */
+		k->keylen += 8;			/* where the full key is (sort/sort_map.c) */
 	k->keylen = TYPEALIGN(8, k->keylen + BRAID_REF_BYTES) - BRAID_REF_BYTES;
 
 	/*

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * merge.c
+ * runfile.c
  *	  IndexMap runs on the spill device and their k-way merge (MergePass).
  *
  * When an IndexMap outgrows its budget it is sorted in memory and written
@@ -27,7 +27,7 @@
  * tree merges k runs; when there are more runs than one merge may take,
  * intermediate merges write new runs -- still keys and refs only.
  *
- * src/merge.c
+ * src/sort/runfile.c
  *
  *-------------------------------------------------------------------------
  */

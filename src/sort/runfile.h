@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * merge.h
+ * runfile.h
  *	  IndexMap runs on the spill device and their k-way merge (MergePass).
  *
- * src/merge.h
+ * src/sort/runfile.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef BRAID_MERGE_H
-#define BRAID_MERGE_H
+#ifndef BRAID_RUNFILE_H
+#define BRAID_RUNFILE_H
 
 #include "postgres.h"
 
@@ -25,7 +25,7 @@ struct BraidRun;
 typedef bool (*BraidRunRefill) (struct BraidRun *run, void *arg);
 
 /*
- * A run: front-coded records of <key, ref> in key order (see merge.c), in
+ * A run: front-coded records of <key, ref> in key order (see runfile.c), in
  * one spill file -- or in memory (mem, file NULL): the part of a
  * write-limited sort that is never written -- or in chunks made on demand
  * (refill: the write-limited sorts' selection passes).  Only keys and refs:
@@ -104,4 +104,4 @@ extern void braid_merger_end(BraidMerger *m);
 extern BraidRun *braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
 								  BraidKeyCompare compare, void *compare_arg);
 
-#endif							/* BRAID_MERGE_H */
+#endif							/* BRAID_RUNFILE_H */

@@ -9,7 +9,7 @@
  * (correlated predicates, functions, joins of skewed data), and a sort
  * estimated at a hundred rows then spills gigabytes to temporary files.
  * A sort braidsort declines only for its estimate is therefore taken
- * "adaptively" (planner.c): the node runs PostgreSQL's tuplesort, with the
+ * "adaptively" (plan/sort_plan.c): the node runs PostgreSQL's tuplesort, with the
  * same keys and work_mem, and watches its memory.
  *
  * If the input ends within work_mem, the tuplesort sorts in memory and the
@@ -30,7 +30,7 @@
  * (switch_pays): if not, PostgreSQL's tuplesort takes over with work_mem as
  * its limit (hand_over), and the node is PostgreSQL's external sort.
  *
- * The node has the two forms of a BraidSort (planner.c).  Over a value log
+ * The node has the two forms of a BraidSort (plan/sort_plan.c).  Over a value log
  * the tuplesort sorts the child's rows, returned as they are when the
  * node's target list passes them through, else projected as rows read back
  * from the log are; carried rows go to the log.  Over a heap scan whose

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * explain.c
+ * sort_explain.c
  *	  EXPLAIN output of a BraidSort node: its sort keys and method, and with
  *	  ANALYZE what the sort did, in this process and in each parallel
  *	  worker; and the worker groups BraidJoin's workers' figures go in.
@@ -11,7 +11,7 @@
  * a "Worker" object of the node's "Workers" list, with the same property
  * names as the node's own.
  *
- * src/explain.c
+ * src/sort/sort_explain.c
  *
  *-------------------------------------------------------------------------
  */
@@ -133,7 +133,7 @@ explain_figures(const BraidSortInstr *instr, int keylen, bool value_log,
 			ExplainPropertyBool("Materialized", instr->materialized, es);
 	}
 	ExplainPropertyInteger("Sort Threads", NULL, instr->sort_threads, es);
-	/* collated keys sorted by their ranks (sort_keys.c) */
+	/* collated keys sorted by their ranks (sort_map.c) */
 	if (es->verbose && instr->rank_tried)
 	{
 		ExplainPropertyInteger("Ranked Keys", NULL, instr->ranked_keys, es);

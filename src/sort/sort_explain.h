@@ -7,8 +7,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef BRAID_EXPLAIN_H
-#define BRAID_EXPLAIN_H
+#ifndef BRAID_SORT_EXPLAIN_H
+#define BRAID_SORT_EXPLAIN_H
 
 #include "postgres.h"
 
@@ -21,4 +21,4 @@
 extern void braid_explain(CustomScanState *node, List *ancestors,
 						  const BraidSortInstr *instr, ExplainState *es);
 
-#endif							/* BRAID_EXPLAIN_H */
+#endif							/* BRAID_SORT_EXPLAIN_H */

@@ -10,7 +10,7 @@
  * gather's.  The sorted positions are cut into batches that fit the
  * arena: all at once when every ref is at hand (plan_memory_batches), or
  * one by one as a streaming merge produces them.  A batch is fetched from
- * the table in block order (gather.c) and emitted in sorted order.
+ * the table in block order (tid_gather.c) and emitted in sorted order.
  *
  * Merge-ahead: while a batch is gathered with helper threads, an idle
  * helper takes the next batch's refs from the streaming merge

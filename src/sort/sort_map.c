@@ -199,7 +199,7 @@ braid_map_grow(BraidSortState *st)
 	size_t		newcap;
 
 	/*
-	 * Within the IndexMap's budget (map_bytes), full encodings of long keys
+	 * Within the IndexMap's budget (braid_map_budget), full encodings of long keys
 	 * take what the entries leave; once they would push the total over
 	 * it, the build splits it from then on (split_cap entries at most, the
 	 * keys the rest).

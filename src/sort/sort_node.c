@@ -184,6 +184,8 @@ build_and_sort(BraidSortState *st)
 		if (st->adapt.carrying)
 			braid_adaptive_carry(st);
 		fast_rows = braid_build_child(st, fast);
+		/* a run still being made on a helper is finished within the try */
+		braid_pipe_end(st);
 	}
 	PG_CATCH();
 	{
@@ -736,7 +738,7 @@ braid_restore(CustomScanState *node)
 /*
  * braid_explain_node
  *		ExplainCustomScan: what this process's node did, with its parallel
- *		workers' figures (explain.c).
+ *		workers' figures (sort_explain.c).
  */
 static void
 braid_explain_node(CustomScanState *node, List *ancestors, ExplainState *es)

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * gather.c
+ * tid_gather.c
  *	  Batched late materialization of sorted rows from heap TIDs.
  *
  * After the sort, rows are fetched back from the table a batch at a time
@@ -22,7 +22,7 @@
  * does: a tuple visible to the query's registered snapshot cannot be pruned
  * or moved while the page is pinned, and its data never changes in place.
  *
- * src/gather.c
+ * src/sort/tid_gather.c
  *
  *-------------------------------------------------------------------------
  */

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
- * gather_copy.c
+ * tid_gather_copy.c
  *	  Copying a gather batch's tuples from pinned heap pages.
  *
- * gather.c plans a batch: its rows' arena positions and its pages in block
+ * tid_gather.c plans a batch: its rows' arena positions and its pages in block
  * order.  This file visits those pages and copies the tuples, in one of
  * three ways:
  *
@@ -25,7 +25,7 @@
  * with sync.h's primitives.  An error in the backend while helpers copy
  * stops them before the pins go (gather_exit_callback, stop_batch).
  *
- * src/gather_copy.c
+ * src/sort/tid_gather_copy.c
  *
  *-------------------------------------------------------------------------
  */

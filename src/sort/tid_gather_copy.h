@@ -7,8 +7,8 @@
  *
  *-------------------------------------------------------------------------
  */
-#ifndef BRAID_GATHER_COPY_H
-#define BRAID_GATHER_COPY_H
+#ifndef BRAID_TID_GATHER_COPY_H
+#define BRAID_TID_GATHER_COPY_H
 
 #include "sort/tid_gather_state.h"
 
@@ -18,4 +18,4 @@
 extern void braid_gather_copy_rows(BraidGather *g);
 extern void braid_gather_stop_helpers(void);
 
-#endif							/* BRAID_GATHER_COPY_H */
+#endif							/* BRAID_TID_GATHER_COPY_H */

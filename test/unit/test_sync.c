@@ -32,7 +32,7 @@ typedef struct SyncShared
 
 /*
  * sync_consumer: take every item, sleeping on the event count when there
- * is none, as gather_copy.c's copier does.
+ * is none, as sort/tid_gather_copy.c's copier does.
  */
 static void *
 sync_consumer(void *arg)

@@ -5,8 +5,8 @@
  *	  modes.
  *
  * MergePass's lines and passes, hybrid's fixed share of them, segment's
- * optimum (a corner when passes re-read the whole input, DESIGN.md's
- * interior x* when they re-read the segment only) against a brute-force
+ * optimum (a corner when passes re-read the whole input, the closed
+ * form's interior x* when they re-read the segment only: wlimit.c) against a brute-force
  * search, lazy's read-over-write rule, write intensities never exceeded,
  * which mode wins on a tmpfs and on a slow-writing device, and edge cases.
  *
@@ -236,9 +236,9 @@ segment_x(BraidWlInput in, double w, BraidWlEstimate *e)
  *		When every selection pass re-reads the whole input, a pass costs the
  *		same whatever x: the cost is linear in the pass count and the
  *		optimum is a corner, x = 1 at low w and x = 0 once an entry's run
- *		costs more than about 2*beta passes over a row (DESIGN.md §6).  The
+ *		costs more than about 2*beta passes over a row (wlimit.c).  The
  *		candidates' CPU, growing with the rows a pass keeps, bends that:
- *		it is left out here (select_cpu_ns = 0), as in DESIGN.md.
+ *		it is left out here (select_cpu_ns = 0), as in that closed form.
  */
 static void
 test_wlimit_segment_corner(void)
@@ -295,7 +295,7 @@ test_wlimit_segment_corner(void)
  * test_wlimit_segment_interior
  *		Passes re-reading only the segment's rows: the cost is quadratic in
  *		the pass count and the optimum interior, x* ~ 1 - a/(4*beta*c) with a
- *		an entry's run cost (DESIGN.md §6's clamp, M' = M/2); the search
+ *		an entry's run cost (the clamp of wlimit.c, M' = M/2); the search
  *		finds the minimum of a brute-force sweep of x, and a write
  *		intensity caps x and the lines.
  */
@@ -308,7 +308,7 @@ test_wlimit_segment_interior(void)
 
 	check_init(&c);
 
-	/* DESIGN.md's formula, with only the device and the re-reads priced */
+	/* the closed form, with only the device and the re-reads priced */
 	for (int beta = 2; beta <= 16; beta *= 2)
 		for (double w = 200; w <= 20000; w *= 1.7)
 		{
@@ -324,7 +324,7 @@ test_wlimit_segment_interior(void)
 			expect = fmin(fmax(1.0 - a / (4.0 * beta * in.pass_row_ns), 0.0), 1.0);
 			x = segment_x(in, w, &e);
 			check_that(&c, fabs(x - expect) <= step + 1e-9,
-					   "beta %d, w %g: x = %g, DESIGN.md's x* = %g (one pass = %g)",
+					   "beta %d, w %g: x = %g, the closed form's x* = %g (one pass = %g)",
 					   beta, w, x, expect, step);
 		}
 
@@ -380,7 +380,7 @@ test_wlimit_segment_interior(void)
 						   e.selection_passes);
 		}
 	}
-	check_report(&c, "wlimit: segment re-reading its own rows has DESIGN.md's interior x*, search matches a sweep, intensity caps x");
+	check_report(&c, "wlimit: segment re-reading its own rows has the closed form's interior x*, search matches a sweep, intensity caps x");
 }
 
 /* first_rule_pass: the first pass n >= 2 the run-time rule materializes before. */
