@@ -12,6 +12,9 @@ cd "$here"
 
 bash scripts/install-deps.sh
 
+echo "== the tree agrees with itself (versions, layers, docs/design.md's names)"
+python3 scripts/check-tree.py
+
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 export PG_CONFIG
 
