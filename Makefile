@@ -14,10 +14,14 @@ OBJS = $(patsubst %.c,%.o,$(sort $(foreach d,$(BRAID_DIRS),$(wildcard $(d)/*.c))
 EXTENSION = braidsort
 # as in contrib: a base script and updates; CREATE EXTENSION runs the chain
 DATA = braidsort--0.1.sql braidsort--0.1--0.3.sql braidsort--0.3--0.3.1.sql \
-	braidsort--0.3.1--0.4.sql braidsort--0.4--0.5.sql
+	braidsort--0.3.1--0.4.sql braidsort--0.4--0.5.sql braidsort--0.5--0.6.sql
 PGFILEDESC = "braidsort - key/TID sorts with late gather"
 
-PG_CPPFLAGS = -I$(srcdir)/src
+# the extension's version (braidsort.control), which the library reports
+# (braidsort.version()) and every packaging file repeats (scripts/test.sh
+# checks they agree)
+BRAID_VERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(srcdir)/braidsort.control)
+PG_CPPFLAGS = -I$(srcdir)/src -DBRAID_VERSION='"$(BRAID_VERSION)"'
 SHLIB_LINK = -lpmem -pthread
 
 REGRESS = setup types plans exec_contract mergepass wlimit join offload valuelog threads keys_property collations adaptive sched monitor
@@ -49,3 +53,9 @@ test/unit/run_unit_tests: $(UNIT_SRCS) test/unit/unit.h $(wildcard src/core/*.h)
 .PHONY: unittest
 unittest: test/unit/run_unit_tests
 	test/unit/run_unit_tests $(UNIT)
+
+# pgindent over the sources, with PostgreSQL's typedefs and typedefs.list
+# (scripts/indent.sh; "make indent INDENT_ARGS=--check" changes nothing)
+.PHONY: indent
+indent:
+	PG_CONFIG=$(PG_CONFIG) bash $(srcdir)/scripts/indent.sh $(INDENT_ARGS)

@@ -88,7 +88,8 @@ SKIP:
 	is(advised_kb(), 0, 'nothing is advised with braidsort.advise_huge_pages off');
 }
 
-# ALTER EXTENSION UPDATE from 0.1 gives what a fresh install of 0.3 gives
+# ALTER EXTENSION UPDATE from every released version gives what a fresh
+# install of the current one gives; the library reports that version
 my $objects = q{
 SELECT string_agg(p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') '
 				  || pg_get_function_result(p.oid) || ' ' || coalesce(array_to_string(p.proacl, ','), ''),
@@ -99,13 +100,45 @@ SELECT string_agg(c.relname, ',' ORDER BY 1)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'braidsort'
 UNION ALL
 SELECT array_to_string(nspacl, ',') FROM pg_namespace WHERE nspname = 'braidsort'};
-$node->safe_psql('postgres', 'CREATE DATABASE updated; CREATE DATABASE fresh');
-$node->safe_psql('updated', "CREATE EXTENSION braidsort VERSION '0.1'; ALTER EXTENSION braidsort UPDATE");
+my $control = slurp_file(($ENV{TESTDIR} // "$FindBin::Bin/../..") . '/braidsort.control');
+my ($current) = $control =~ /^default_version = '([^']+)'/m;
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION braidsort');
-is($node->safe_psql('updated', "SELECT extversion FROM pg_extension WHERE extname = 'braidsort'"),
-	'0.5', 'the extension updates from 0.1 to 0.5');
-is($node->safe_psql('updated', $objects), $node->safe_psql('fresh', $objects),
-	'an updated 0.1 has the objects and privileges of a fresh 0.5');
+is($node->safe_psql('fresh', 'SELECT braidsort.version()'), $current,
+	"braidsort.version() is the library's version, $current");
+foreach my $from ('0.1', '0.3', '0.3.1', '0.4', '0.5')
+{
+	(my $db = "updated_$from") =~ s/\./_/g;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, "CREATE EXTENSION braidsort VERSION '$from'; ALTER EXTENSION braidsort UPDATE");
+	is($node->safe_psql($db, "SELECT extversion FROM pg_extension WHERE extname = 'braidsort'"),
+		$current, "the extension updates from $from to $current");
+	is($node->safe_psql($db, $objects), $node->safe_psql('fresh', $objects),
+		"an updated $from has the objects and privileges of a fresh $current");
+}
+
+# a database updated to 0.5 on 25 November, before the 0.4 to 0.5 script
+# took its final form (join_modes() without compared_ms, no
+# stats_reset_time(), no grant on the scheduler view), updates to what a
+# fresh install has too
+$node->safe_psql('postgres', 'CREATE DATABASE early_0_5');
+$node->safe_psql('early_0_5', q{
+CREATE EXTENSION braidsort VERSION '0.5';
+ALTER EXTENSION braidsort DROP FUNCTION braidsort.join_modes(text);
+DROP FUNCTION braidsort.join_modes(text);
+CREATE FUNCTION braidsort.join_modes(query text,
+	OUT node int, OUT join_clause text, OUT mode text, OUT write_intensity float8,
+	OUT partitions int, OUT lines_written float8, OUT lines_read float8,
+	OUT rescans float8, OUT est_ms float8, OUT postgresql_ms float8,
+	OUT feasible boolean, OUT chosen boolean)
+RETURNS SETOF record AS '$libdir/braidsort', 'braidsort_join_modes' LANGUAGE C STRICT;
+ALTER EXTENSION braidsort ADD FUNCTION braidsort.join_modes(text);
+ALTER EXTENSION braidsort DROP FUNCTION braidsort.stats_reset_time();
+DROP FUNCTION braidsort.stats_reset_time();
+REVOKE SELECT ON braidsort.scheduler FROM PUBLIC;
+ALTER EXTENSION braidsort UPDATE});
+is($node->safe_psql('early_0_5', $objects), $node->safe_psql('fresh', $objects),
+	"an early 0.5 updates to the objects and privileges of a fresh $current");
 
 # a DBA's view on braidsort.scheduler does not stop the update that gave
 # the view new columns (0.3.1 to 0.4), and keeps working
@@ -118,7 +151,7 @@ is($node->safe_psql('with_view', 'SELECT count(*) >= 0 FROM my_io; '
 	  . 'SELECT count(*) >= 0 FROM braidsort.scheduler WHERE interfered_lines >= 0'),
 	"t\nt", 'the view and the new columns are read');
 is($node->safe_psql('with_view', $objects), $node->safe_psql('fresh', $objects),
-	'... with the objects of a fresh 0.5');
+	"... with the objects of a fresh $current");
 
 $node->stop;
 done_testing();
