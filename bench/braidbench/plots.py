@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from braidbench import report  # noqa: E402
+from braidbench import adaptive_report, join_report, report, wlimit_report  # noqa: E402
 from braidbench.measure import PHASES, median  # noqa: E402
 
 PHASE_COLORS = {"Build Time": "#4c72b0", "Sort Time": "#dd8452", "Merge Time": "#55a868",
@@ -269,13 +269,10 @@ def plot_result(result, out_dir, stem):
     elif k == "concurrency":
         add(concurrency_plot, "concurrency")
     elif k == "join":
-        from braidbench import join_report
         made += join_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "adaptive":
-        from braidbench import adaptive_report
         made += adaptive_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "wlimit":
-        from braidbench import wlimit_report
         made += wlimit_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "sweep":
         add(sweep_plot, "sweep")

@@ -8,12 +8,13 @@ driver (bench/results/legacy/, used for the history plots only).
 """
 import json
 import math
-import os
 import re
 
-from braidbench.measure import PHASES, median
+from braidbench import adaptive_report, join_report, wlimit_report
+from braidbench.measure import PHASES, median, plan_summary
 
 COMPARE = ("realistic", "onepass", "spill", "sweep", "sortbench")
+QUICK_TITLE = " (quick: a smoke run, not a measurement)"
 
 
 # ---- loading --------------------------------------------------------------
@@ -123,7 +124,6 @@ def _capture(result, group, query, variant):
 def phases_of(capture):
     """Phase times (ms) of the BraidSort nodes of a capture, summed over the
     nodes (a plan rarely has more than one), and the capture's total."""
-    from braidbench.measure import plan_summary
     if capture is None:
         return None
     summary = capture.get("plan") or plan_summary(capture["explain"]["Plan"])
@@ -337,7 +337,7 @@ def title(result):
 def comparison_markdown(result):
     rows = comparison_rows(result)
     k = kind(result)
-    quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+    quick = QUICK_TITLE if result.get("quick") else ""
     out = [f"# {title(result)}{quick}", "", machine_line(result), ""]
     if result.get("note"):
         out += [f"Note: {result['note']}.", ""]
@@ -388,7 +388,7 @@ def _ratio(a, b):
 
 def threads_markdown(result):
     med = threads_medians(result)
-    quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+    quick = QUICK_TITLE if result.get("quick") else ""
     out = [f"# {title(result)}{quick}", "", machine_line(result), ""]
     out += _settings_line(result)
     out += ["braidsort forced, parallel query off, one server whose shared_buffers "
@@ -468,7 +468,7 @@ def concurrency_medians(result):
 
 def concurrency_markdown(result):
     med = concurrency_medians(result)
-    quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+    quick = QUICK_TITLE if result.get("quick") else ""
     out = [f"# {title(result)}{quick}", "", machine_line(result), ""]
     out += _settings_line(result)
     out += [f"sortbench {result['rows']} rows, sortbench2 {result['rows2']} rows "
@@ -547,16 +547,13 @@ def markdown(result):
         return threads_markdown(result)
     if k == "concurrency":
         return concurrency_markdown(result)
+    quick = QUICK_TITLE if result.get("quick") else ""
     if k == "join":
-        from braidbench import join_report
-        quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
         return join_report.markdown(result, machine_line(result), quick)
     if k == "adaptive":
-        from braidbench import adaptive_report
-        quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
-        return adaptive_report.markdown(result, machine_line(result), quick)
+        return adaptive_report.markdown(
+            result, machine_line(result), quick,
+            comparison_markdown(result) if result.get("runs") else None)
     if k == "wlimit":
-        from braidbench import wlimit_report
-        quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
         return wlimit_report.markdown(result, machine_line(result), quick)
     return comparison_markdown(result)
