@@ -2,9 +2,8 @@
 
     python3 bench/bench.py report [--out DIR] [--plots DIR] [--history] FILES...
 
-Reads result files: those of this driver (any workload), those of its first
-version (realistic, sortbench), and the converted results of the bash
-driver (bench/results/legacy/, used for the history plots only).
+Reads result files: those of this driver (any workload) and those of its
+first version (realistic, sortbench).
 """
 import json
 import math
@@ -21,14 +20,18 @@ QUICK_TITLE = " (quick: a smoke run, not a measurement)"
 def load(path):
     with open(path) as f:
         result = json.load(f)
+    if str(result.get("format", "")).startswith("braidbench-legacy"):
+        # the bash driver's results as once converted (bench/results/legacy/,
+        # removed from the tree; in git history)
+        raise SystemExit(f"{path}: a converted result of the old bash driver, "
+                         "which this report no longer reads")
     result["_path"] = path
     return result
 
 
 def kind(result):
-    """onepass, spill, sweep, threads, concurrency, realistic; or legacy."""
-    if result.get("format", "").startswith("braidbench-legacy"):
-        return "legacy"
+    """onepass, spill, sweep, threads, concurrency, realistic, wlimit, join,
+    adaptive."""
     w = result["workload"]
     return result.get("mode", "onepass") if w == "sortbench" else w
 
@@ -522,27 +525,8 @@ def concurrency_markdown(result):
     return "\n".join(out)
 
 
-# ---- legacy ---------------------------------------------------------------
-def legacy_markdown(doc):
-    from braidbench import legacy
-    m = doc.get("machine", {})
-    out = [f"# {doc.get('title')} (bench/run.sh) — {doc.get('date')}", "",
-           f"Converted from {doc['source']}; braidsort at {m.get('commit')}; command "
-           f"`{doc.get('command')}`.", ""]
-    keep, on = [], False
-    for s in doc["sections"]:
-        if s["level"] == 2:
-            on = s["heading"].startswith("Results")
-        if on:
-            keep.append(s)
-    out.append(legacy.to_markdown({"sections": keep}))
-    return "\n".join(out)
-
-
 def markdown(result):
     k = kind(result)
-    if k == "legacy":
-        return legacy_markdown(result)
     if k == "threads":
         return threads_markdown(result)
     if k == "concurrency":
