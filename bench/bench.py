@@ -5,7 +5,7 @@ The usual entry is bench/run.sh, which installs this driver's Debian packages
 (python3-psycopg, python3-matplotlib) and runs it with the system Python:
 
     sudo bash bench/run.sh                  # onepass (the default)
-    sudo bash bench/run.sh --spill          # or --sweep, --threads, --concurrency, --realistic, --wlimit, --join
+    sudo bash bench/run.sh --spill          # or --sweep, --threads, --concurrency, --realistic, --wlimit, --join, --adaptive
     sudo bash bench/run.sh --quick          # every mode on small tables, one repetition (~1.5 min)
     sudo bash bench/run.sh --spill --quick  # one mode, small
     bash bench/run.sh --report bench/results/spill-*.json   # markdown and PNG plots
@@ -257,6 +257,8 @@ def measure_quick(args):
             for m in sortmodes:
                 progress.log(f"== {m} (quick)")
                 result = _call(m, "run", per[m], REPO, cl, progress=progress)
+                if args.note:
+                    result["note"] = args.note
                 base, _ = write_result(result, args.out, f"{m}-quick")
                 files.append(base + ".json")
                 warnings += [f"{m}: {w}" for w in result.get("warnings", [])]
@@ -266,6 +268,8 @@ def measure_quick(args):
         with cluster_for(specs[m], args.port) as cl:
             progress.log(f"== {m} (quick)")
             result = _call(m, "run", per[m], REPO, cl, progress=progress)
+            if args.note:
+                result["note"] = args.note
             base, _ = write_result(result, args.out, f"{m}-quick")
             files.append(base + ".json")
             warnings += [f"{m}: {w}" for w in result.get("warnings", [])]
