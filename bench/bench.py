@@ -6,7 +6,7 @@ The usual entry is bench/run.sh, which installs this driver's Debian packages
 
     sudo bash bench/run.sh                  # onepass (the default)
     sudo bash bench/run.sh --spill          # or --sweep, --threads, --concurrency, --realistic, --wlimit, --join, --adaptive
-    sudo bash bench/run.sh --quick          # every mode on small tables, one repetition (~1.5 min)
+    sudo bash bench/run.sh --quick          # every mode on small tables, one repetition (~2.5 min)
     sudo bash bench/run.sh --spill --quick  # one mode, small
     bash bench/run.sh --report bench/results/spill-*.json   # markdown and PNG plots
 
