@@ -5,8 +5,8 @@ The usual entry is bench/run.sh, which installs this driver's Debian packages
 (python3-psycopg, python3-matplotlib) and runs it with the system Python:
 
     sudo bash bench/run.sh                  # onepass (the default)
-    sudo bash bench/run.sh --spill          # or --sweep, --threads, --concurrency, --realistic, --wlimit, --join
-    sudo bash bench/run.sh --quick          # every mode on small tables, one repetition (~1.5 min)
+    sudo bash bench/run.sh --spill          # or --sweep, --threads, --concurrency, --realistic, --wlimit, --join, --adaptive
+    sudo bash bench/run.sh --quick          # every mode on small tables, one repetition (~2.5 min)
     sudo bash bench/run.sh --spill --quick  # one mode, small
     bash bench/run.sh --report bench/results/spill-*.json   # markdown and PNG plots
 
@@ -147,7 +147,7 @@ def parse_args(argv):
                    help=f"modes to run [{','.join(MODES + ('realistic',))}]")
     add_common(q)
     rp = sub.add_parser("report", help="markdown tables and PNG plots from result files")
-    rp.add_argument("files", nargs="+", help="result JSON files (legacy ones too)")
+    rp.add_argument("files", nargs="+", help="result JSON files")
     rp.add_argument("--out", default=None,
                     help="directory for the .md and .png files [next to each JSON file]")
     rp.add_argument("--plots", default=None, help="directory for the PNG plots [--out]")
@@ -159,9 +159,6 @@ def parse_args(argv):
                     help="also plot speed-up and bytes written over time from all the files")
     rp.add_argument("--history-only", action="store_true",
                     help="only the history plot (history.png), nothing per file")
-    lg = sub.add_parser("legacy", help="convert bench/run.sh's markdown results to JSON")
-    lg.add_argument("files", nargs="+")
-    lg.add_argument("--out", default=os.path.join(HERE, "results", "legacy"))
     return ap.parse_args(argv)
 
 
@@ -260,6 +257,8 @@ def measure_quick(args):
             for m in sortmodes:
                 progress.log(f"== {m} (quick)")
                 result = _call(m, "run", per[m], REPO, cl, progress=progress)
+                if args.note:
+                    result["note"] = args.note
                 base, _ = write_result(result, args.out, f"{m}-quick")
                 files.append(base + ".json")
                 warnings += [f"{m}: {w}" for w in result.get("warnings", [])]
@@ -269,6 +268,8 @@ def measure_quick(args):
         with cluster_for(specs[m], args.port) as cl:
             progress.log(f"== {m} (quick)")
             result = _call(m, "run", per[m], REPO, cl, progress=progress)
+            if args.note:
+                result["note"] = args.note
             base, _ = write_result(result, args.out, f"{m}-quick")
             files.append(base + ".json")
             warnings += [f"{m}: {w}" for w in result.get("warnings", [])]
@@ -296,10 +297,6 @@ def main(argv=None):
                             else (args.plots or args.out or "same"),
                             history=args.history or args.history_only,
                             stable_names=args.stable_names, per_file=not args.history_only)
-        return
-    if args.workload == "legacy":
-        from braidbench import legacy
-        legacy.convert_files(args.files, args.out)
         return
     if os.geteuid() != 0:
         sys.exit("bench.py: run as root (it installs packages, mounts a tmpfs and runs "

@@ -3,7 +3,7 @@
 #
 #   sudo bash bench/run.sh [--onepass|--spill|--sweep|--threads|--concurrency|--realistic|--wlimit|--join|--adaptive]
 #                          [--quick] [options of bench.py's workload]
-#   sudo bash bench/run.sh --quick          # every mode on small tables (~1.5 min)
+#   sudo bash bench/run.sh --quick          # every mode on small tables (~2.5 min)
 #   bash bench/run.sh --report FILES...     # markdown and PNG plots of result files
 #
 # Installs the driver's Debian packages if missing and runs bench/bench.py

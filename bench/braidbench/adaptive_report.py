@@ -2,10 +2,13 @@
 underestimated sorts that spill, compared as the realistic workload's
 queries are, and pgbench of short queries whose sorts stay small, with the
 targets of the issue checked (overhead under 2%; the spilling sort winning
-as a planned braidsort sort would)."""
-import statistics
+as a planned braidsort sort would).
 
-from braidbench import report
+report.py renders the spilling part as it renders the realistic workload
+and hands it in (comparison_md), so that this module needs nothing of
+report.py."""
+import os
+import statistics
 
 OVERHEAD_TARGET = 0.02
 VARIANT_COLORS = {"adaptive": "#dd8452", "not_adaptive": "#4c72b0", "pg": "#8c8c8c"}
@@ -70,10 +73,13 @@ def targets(result):
     return rows
 
 
-def markdown(result, machine_line, title_quick):
+def markdown(result, machine_line, title_quick, comparison_md=None):
+    """The adaptive result's markdown; comparison_md is the spilling part
+    rendered as report.comparison_markdown renders a comparison (None when
+    the run has no spilling part)."""
     out = []
-    if result.get("runs"):
-        body = report.comparison_markdown(result)
+    if comparison_md is not None:
+        body = comparison_md
         out += [body.replace("# ", "# adaptive: ", 1).replace(" (quick: a smoke run, not a "
                                                               "measurement)", title_quick, 1), ""]
     else:
@@ -105,7 +111,6 @@ def markdown(result, machine_line, title_quick):
 
 
 def plots(result, out_dir, stem, plt, save, subtitle):
-    import os
     made = []
     med = small_medians(result)
     queries = [q["name"] for q in result.get("queries", [])] if result.get("runs") else []

@@ -10,7 +10,7 @@ plot_result(result, dir, stem) draws what fits the workload:
   <stem>-time.png        write-limited sorts: time against write latency per mode
   <stem>-written.png     write-limited sorts: lines written against write intensity
 plot_history(results, dir) draws history.png: the headline speed-ups and
-write reductions of every run given (legacy ones included) over time.
+write reductions of every run given, over time.
 """
 import datetime
 import os
@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from braidbench import report  # noqa: E402
+from braidbench import adaptive_report, join_report, report, wlimit_report  # noqa: E402
 from braidbench.measure import PHASES, median  # noqa: E402
 
 PHASE_COLORS = {"Build Time": "#4c72b0", "Sort Time": "#dd8452", "Merge Time": "#55a868",
@@ -269,13 +269,10 @@ def plot_result(result, out_dir, stem):
     elif k == "concurrency":
         add(concurrency_plot, "concurrency")
     elif k == "join":
-        from braidbench import join_report
         made += join_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "adaptive":
-        from braidbench import adaptive_report
         made += adaptive_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "wlimit":
-        from braidbench import wlimit_report
         made += wlimit_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "sweep":
         add(sweep_plot, "sweep")
@@ -303,7 +300,7 @@ def _when(result):
 
 
 def _sb(text):
-    """A shared_buffers setting as the bash driver wrote it (2048MB -> 2GB)."""
+    """A shared_buffers setting as a group names it (2048MB -> 2GB)."""
     t = str(text)
     if t.endswith("MB") and t[:-2].isdigit() and int(t[:-2]) % 1024 == 0:
         return f"{int(t[:-2]) // 1024}GB"
@@ -312,29 +309,15 @@ def _sb(text):
 
 def history_points(results):
     """(series, when, speed-up, write reduction or None) of each run: the
-    legacy runs' configurations A/B, and this driver's parallel-off groups
-    at the same shared_buffers, braidsort forced (as the legacy runs were)."""
+    parallel-off groups of onepass and spill per shared_buffers (A: cached,
+    B: 128MB), every payload of the sweep, and the threads' sort phase;
+    braidsort forced."""
     pts = []
     for r in results:
         if r.get("quick"):
             continue
         k, t = report.kind(r), _when(r)
         if t is None:
-            continue
-        if k == "legacy":
-            w, rows = r["workload"], r.get("rows")
-            if w in ("onepass", "spill"):
-                for c in r["summary"]["configs"]:
-                    name = f"{w} {c['config']} ({_sb(c['shared_buffers'])}, {rows // 1000000}M rows)" \
-                        if rows else f"{w} {c['config']}"
-                    pts.append((name, t, c.get("speedup"), c.get("write_reduction")))
-            elif w == "sweep":
-                for p in r["summary"]["payloads"]:
-                    pts.append((f"sweep {p['payload']} B", t, p.get("speedup"),
-                                p.get("write_reduction")))
-            elif w == "threads" and r["summary"].get("sort_time_ratio"):
-                pts.append(("threads: sort phase 1/2 threads", t,
-                            r["summary"]["sort_time_ratio"], None))
             continue
         if k in ("onepass", "spill"):
             for row in report.comparison_rows(r):

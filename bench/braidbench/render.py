@@ -12,13 +12,14 @@ from braidbench import report
 def render_files(paths, out=None, plots="same", history=False, stable_names=False,
                  per_file=True):
     """For each result file: <stem>.md and (unless plots is None) its PNG
-    plots, linked from the markdown; legacy files only feed --history."""
+    plots, linked from the markdown; history: also history.png over all
+    the files."""
     results = [report.load(p) for p in paths]
     plots_mod = None
     if plots is not None:
         from braidbench import plots as plots_mod
     for r in results:
-        if report.kind(r) == "legacy" or not per_file:
+        if not per_file:
             continue
         src = r["_path"]
         stem = os.path.splitext(os.path.basename(src))[0]

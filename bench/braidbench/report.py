@@ -2,32 +2,36 @@
 
     python3 bench/bench.py report [--out DIR] [--plots DIR] [--history] FILES...
 
-Reads result files: those of this driver (any workload), those of its first
-version (realistic, sortbench), and the converted results of the bash
-driver (bench/results/legacy/, used for the history plots only).
+Reads result files: those of this driver (any workload) and those of its
+first version (realistic, sortbench).
 """
 import json
 import math
-import os
 import re
 
-from braidbench.measure import PHASES, median
+from braidbench import adaptive_report, join_report, wlimit_report
+from braidbench.measure import PHASES, median, plan_summary
 
 COMPARE = ("realistic", "onepass", "spill", "sweep", "sortbench")
+QUICK_TITLE = " (quick: a smoke run, not a measurement)"
 
 
 # ---- loading --------------------------------------------------------------
 def load(path):
     with open(path) as f:
         result = json.load(f)
+    if str(result.get("format", "")).startswith("braidbench-legacy"):
+        # the bash driver's results as once converted (bench/results/legacy/,
+        # removed from the tree; in git history)
+        raise SystemExit(f"{path}: a converted result of the old bash driver, "
+                         "which this report no longer reads")
     result["_path"] = path
     return result
 
 
 def kind(result):
-    """onepass, spill, sweep, threads, concurrency, realistic; or legacy."""
-    if result.get("format", "").startswith("braidbench-legacy"):
-        return "legacy"
+    """onepass, spill, sweep, threads, concurrency, realistic, wlimit, join,
+    adaptive."""
     w = result["workload"]
     return result.get("mode", "onepass") if w == "sortbench" else w
 
@@ -123,7 +127,6 @@ def _capture(result, group, query, variant):
 def phases_of(capture):
     """Phase times (ms) of the BraidSort nodes of a capture, summed over the
     nodes (a plan rarely has more than one), and the capture's total."""
-    from braidbench.measure import plan_summary
     if capture is None:
         return None
     summary = capture.get("plan") or plan_summary(capture["explain"]["Plan"])
@@ -337,7 +340,7 @@ def title(result):
 def comparison_markdown(result):
     rows = comparison_rows(result)
     k = kind(result)
-    quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+    quick = QUICK_TITLE if result.get("quick") else ""
     out = [f"# {title(result)}{quick}", "", machine_line(result), ""]
     if result.get("note"):
         out += [f"Note: {result['note']}.", ""]
@@ -388,7 +391,7 @@ def _ratio(a, b):
 
 def threads_markdown(result):
     med = threads_medians(result)
-    quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+    quick = QUICK_TITLE if result.get("quick") else ""
     out = [f"# {title(result)}{quick}", "", machine_line(result), ""]
     out += _settings_line(result)
     out += ["braidsort forced, parallel query off, one server whose shared_buffers "
@@ -468,7 +471,7 @@ def concurrency_medians(result):
 
 def concurrency_markdown(result):
     med = concurrency_medians(result)
-    quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
+    quick = QUICK_TITLE if result.get("quick") else ""
     out = [f"# {title(result)}{quick}", "", machine_line(result), ""]
     out += _settings_line(result)
     out += [f"sortbench {result['rows']} rows, sortbench2 {result['rows2']} rows "
@@ -522,41 +525,19 @@ def concurrency_markdown(result):
     return "\n".join(out)
 
 
-# ---- legacy ---------------------------------------------------------------
-def legacy_markdown(doc):
-    from braidbench import legacy
-    m = doc.get("machine", {})
-    out = [f"# {doc.get('title')} (bench/run.sh) — {doc.get('date')}", "",
-           f"Converted from {doc['source']}; braidsort at {m.get('commit')}; command "
-           f"`{doc.get('command')}`.", ""]
-    keep, on = [], False
-    for s in doc["sections"]:
-        if s["level"] == 2:
-            on = s["heading"].startswith("Results")
-        if on:
-            keep.append(s)
-    out.append(legacy.to_markdown({"sections": keep}))
-    return "\n".join(out)
-
-
 def markdown(result):
     k = kind(result)
-    if k == "legacy":
-        return legacy_markdown(result)
     if k == "threads":
         return threads_markdown(result)
     if k == "concurrency":
         return concurrency_markdown(result)
+    quick = QUICK_TITLE if result.get("quick") else ""
     if k == "join":
-        from braidbench import join_report
-        quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
         return join_report.markdown(result, machine_line(result), quick)
     if k == "adaptive":
-        from braidbench import adaptive_report
-        quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
-        return adaptive_report.markdown(result, machine_line(result), quick)
+        return adaptive_report.markdown(
+            result, machine_line(result), quick,
+            comparison_markdown(result) if result.get("runs") else None)
     if k == "wlimit":
-        from braidbench import wlimit_report
-        quick = " (quick: a smoke run, not a measurement)" if result.get("quick") else ""
         return wlimit_report.markdown(result, machine_line(result), quick)
     return comparison_markdown(result)
