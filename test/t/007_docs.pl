@@ -34,7 +34,8 @@
 #	"/mnt/dax" in the SQL stands for the mount point of the README's DAX
 #	recipe: it is replaced by a directory of the test's, where every
 #	LOCATION is created first (mode 0700), as the recipe's shell steps do.
-#	Roles the SQL grants to (GRANT ... TO name) are created first.
+#	Roles the SQL grants to (GRANT ... TO name) are created first, unless
+#	the file creates them itself.
 #
 #	After README.md's blocks, the rest of its uninstall steps: with
 #	braidsort out of shared_preload_libraries and its settings reset, the
@@ -339,9 +340,14 @@ sub run_file
 
 	my $node = braid_node($tag, extension => 0, %{ $opts{node} // {} });
 
-	# the DAX recipe's mount point, and the roles the SQL grants to
+	# the DAX recipe's mount point, and the roles the SQL grants to (but
+	# does not create itself)
 	my $mount = dax_dir($tag);
-	my %roles;
+	my (%roles, %created);
+	foreach my $s (@stmts)
+	{
+		$created{ lc $1 } = 1 while $s->{code} =~ /\bCREATE\s+(?:ROLE|USER)\s+(\w+)/gi;
+	}
 	foreach my $s (@stmts)
 	{
 		$s->{$_} =~ s{/mnt/dax}{$mount}g foreach ('sql', 'code');
@@ -355,7 +361,7 @@ sub run_file
 			{
 				s/\s.*//s;
 				$roles{$_} = 1
-				  unless /^(public|current_user|current_role|session_user)$/i;
+				  unless /^(public|current_user|current_role|session_user)$/i || $created{ lc $_ };
 			}
 		}
 	}
