@@ -23,8 +23,9 @@
 #	- A block fenced "```output" right after a ```sql block (only blank
 #	  lines between) holds what that block's last statement shows in psql:
 #	  its messages first (NOTICE, DEBUG, ERROR lines and their DETAIL, HINT
-#	  and CONTEXT lines), then its rows, unaligned (an EXPLAIN's plan
-#	  lines).  Indentation common to all of its lines is ignored.
+#	  and CONTEXT lines; not the test cluster's log_statement lines), then
+#	  its rows, unaligned (an EXPLAIN's plan lines).  Indentation common to
+#	  all of its lines is ignored.
 #
 #	In either, "..." stands for any text within a line, and a line that is
 #	only "..." for any number of lines: for figures that vary from machine
@@ -276,7 +277,8 @@ sub check_output
 {
 	my ($output, $res) = @_;
 	my @want = trim_lines(@$output);
-	my @got = trim_lines((grep { $_ ne '' } split /\n/, $res->{err}), split /\n/, $res->{out});
+	my @messages = grep { $_ ne '' && !/^LOG:  statement: / } split /\n/, $res->{err};
+	my @got = trim_lines(@messages, split /\n/, $res->{out});
 
 	return lines_match(\@want, \@got) ? undef
 	  : "it showed:\n" . join("\n", @got) . "\nnot:\n" . join("\n", @want);
