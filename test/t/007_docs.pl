@@ -23,9 +23,10 @@
 #	- A block fenced "```output" right after a ```sql block (only blank
 #	  lines between) holds what that block's last statement shows in psql:
 #	  its messages first (NOTICE, DEBUG, ERROR lines and their DETAIL, HINT
-#	  and CONTEXT lines; not the test cluster's log_statement lines), then
-#	  its rows, unaligned (an EXPLAIN's plan lines).  Indentation common to
-#	  all of its lines is ignored.
+#	  and CONTEXT lines), then its rows, unaligned (an EXPLAIN's plan
+#	  lines).  Indentation common to all of its lines is ignored.  (The
+#	  clusters run without log_statement, whose LOG lines a session at
+#	  client_min_messages = debug1 would see.)
 #
 #	In either, "..." stands for any text within a line, and a line that is
 #	only "..." for any number of lines: for figures that vary from machine
@@ -277,8 +278,7 @@ sub check_output
 {
 	my ($output, $res) = @_;
 	my @want = trim_lines(@$output);
-	my @messages = grep { $_ ne '' && !/^LOG:  statement: / } split /\n/, $res->{err};
-	my @got = trim_lines(@messages, split /\n/, $res->{out});
+	my @got = trim_lines((grep { $_ ne '' } split /\n/, $res->{err}), split /\n/, $res->{out});
 
 	return lines_match(\@want, \@got) ? undef
 	  : "it showed:\n" . join("\n", @got) . "\nnot:\n" . join("\n", @want);
@@ -340,7 +340,8 @@ sub run_file
 		  . scalar(@stmts) . " statements, $documented documented results");
 	return () unless @run;
 
-	my $node = braid_node($tag, extension => 0, %{ $opts{node} // {} });
+	my $node = braid_node($tag, extension => 0, conf => "log_statement = none\n",
+		%{ $opts{node} // {} });
 
 	# the DAX recipe's mount point, and the roles the SQL grants to (but
 	# does not create itself)
