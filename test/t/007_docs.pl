@@ -19,7 +19,8 @@
 #	- A statement whose last line ends in a comment "-- → result" must
 #	  print exactly "result" (psql's unaligned output: columns separated
 #	  by |; one row); "-- → ERROR:  message" says that the statement fails
-#	  with that message.
+#	  with that message, and "-- → DEBUG:  message" (or LOG, INFO, NOTICE,
+#	  WARNING) that it succeeds and says that message, among others.
 #	- A block fenced "```output" right after a ```sql block (only blank
 #	  lines between) holds what that block's last statement shows in psql:
 #	  its messages first (NOTICE, DEBUG, ERROR lines and their DETAIL, HINT
@@ -262,6 +263,12 @@ sub check_result
 	my ($stmt, $res) = @_;
 	my $expect = $stmt->{expect};
 
+	if ($expect =~ /^(?:DEBUG|LOG|INFO|NOTICE|WARNING):/)
+	{
+		return "it failed:\n$res->{err}" if $res->{failed};
+		return (grep { line_matches($expect, $_) } split /\n/, $res->{err}) ? undef
+		  : "its messages were:\n$res->{err}\nnot \"$expect\"";
+	}
 	if ($expect =~ /^ERROR:/)
 	{
 		return "it did not fail (expected: $expect)" unless $res->{failed};
@@ -305,6 +312,10 @@ sub check_output
 	$res = run_block($node, $b[3]);
 	ok(!defined check_result($b[3]{statements}[0], $res->[0]) && !$res->[1]{failed},
 		'harness: a documented error is checked, and the block goes on after it');
+	ok(!defined check_result({ expect => 'NOTICE:  hello...' },
+			run_block($node, { statements => [ { sql => "DO \$\$BEGIN RAISE NOTICE 'hello world'; END\$\$;\n" } ] })->[0])
+		  && defined check_result({ expect => 'NOTICE:  bye' }, $res->[0]),
+		'harness: a documented message is checked');
 	ok(!defined check_output($b[3]{output}, $res->[1]),
 		'harness: an output block is checked, with "..." for any text and any lines');
 	ok(defined check_output([' Sort', '   Sort Key: relkind'], $res->[1])
