@@ -431,9 +431,9 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 				continue;
 
 			/*
-			 * Out of memory: the keys after this one give theirs up first
-			 * (a key's rank is worth nothing without the earlier keys'),
-			 * then this one, if it still does not fit.
+			 * Out of memory: the keys after this one give theirs up first (a
+			 * key's rank is worth nothing without the earlier keys'), then
+			 * this one, if it still does not fit.
 			 */
 			for (int k = active - 1; k > j; k--)
 				dict_release(&rs, &rs.dict[k]);
@@ -467,8 +467,8 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 
 	/*
 	 * 3. the prefixes, with ranks in place of strings (each string looked up
-	 * again: remembering its place from step 1 would take 4 bytes a key a
-	 * row more, beyond the cap)
+	 * again: remembering its place from step 1 would take 4 bytes a key a row
+	 * more, beyond the cap)
 	 */
 	for (size_t i = 0; i < n && active > 0; i++)
 	{

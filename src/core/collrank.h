@@ -71,9 +71,9 @@ typedef struct BraidRankSpec
 	void	   *alloc_arg;
 
 	/*
-	 * Called now and then on the calling thread if not NULL (query cancel:
-	 * it may not return; the allocator's memory must then be reclaimed by
-	 * its owner).
+	 * Called now and then on the calling thread if not NULL (query cancel: it
+	 * may not return; the allocator's memory must then be reclaimed by its
+	 * owner).
 	 */
 	void		(*interrupt_check) (void *arg);
 	void	   *interrupt_arg;

@@ -75,7 +75,8 @@
 
 /* Measured costs, in nanoseconds (see the file header). */
 #define PG_EXTERNAL_SORT_NS_PER_ROW 350.0
-#define PG_EXTERNAL_SORT_NS_PER_BYTE 4.0	/* per byte of row: copied, written, read */
+#define PG_EXTERNAL_SORT_NS_PER_BYTE 4.0	/* per byte of row: copied,
+											 * written, read */
 #define BRAID_NS_PER_ROW_SERIAL		170.0	/* taking the row, emitting it */
 #define BRAID_NS_PER_ROW_CROWDED	90.0	/* more when processes outnumber
 											 * CPUs (see sort_ns) */
@@ -330,7 +331,8 @@ braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
 	if (braid_cost_spills(in, from))
 		bytes += in->rows * (in->entry_bytes + in->full_key_bytes) *
 			(braid_cost_merge_passes(in, from) > 1 ? 2 : 1) +
-			in->rows * 8.0;	/* the merged refs (8 bytes a row), for random access */
+			in->rows * 8.0;		/* the merged refs (8 bytes a row), for random
+								 * access */
 	if (from == BRAID_FROM_VALUE_LOG && vlog_on_device(in))
 		bytes += vlog_device_bytes(in, true);
 	return bytes;
@@ -592,9 +594,9 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
 
 	/*
 	 * Without statistics (a value log's input, an expression) whether the
-	 * strings fit is left to the sort, which tries where the comparisons
-	 * are expected to cost at least twice what ranking a row costs; the
-	 * estimate counts them compared.
+	 * strings fit is left to the sort, which tries where the comparisons are
+	 * expected to cost at least twice what ranking a row costs; the estimate
+	 * counts them compared.
 	 */
 	if (in->collated_first_distinct <= 0)
 	{
@@ -718,11 +720,10 @@ sort_ns(const BraidCostInput *in, BraidGatherFrom from)
 		ns += in->rows * BRAID_NS_PER_ROW_SPILLED;
 
 		/*
-		 * Each entry written once and read back once (as fitted: the
-		 * measured sorts merged in a pass or two), and each full key once
-		 * per merge pass, decoded and coded again: long keys fill runs
-		 * with few rows, and a merge of many runs rewrites them all a pass
-		 * at a time.
+		 * Each entry written once and read back once (as fitted: the measured
+		 * sorts merged in a pass or two), and each full key once per merge
+		 * pass, decoded and coded again: long keys fill runs with few rows,
+		 * and a merge of many runs rewrites them all a pass at a time.
 		 */
 		ns += in->rows * in->entry_bytes * spill_ns;
 		ns += in->rows * in->full_key_bytes * (spill_ns + BRAID_NS_PER_MERGED_KEY_BYTE) *
@@ -774,7 +775,7 @@ braid_cost_vlog_ns(const BraidCostInput *in)
 
 	if (vlog_on_device(in))
 		ns += vlog_device_bytes(in, false) * (in->spill_ns_per_byte > 0 ? in->spill_ns_per_byte :
-									   BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
+											  BRAID_DEFAULT_SPILL_NS_PER_BYTE) +
 			in->rows * BRAID_VLOG_NS_PER_ROW_DEVICE;
 	return ns;
 }

@@ -42,9 +42,9 @@ typedef struct BraidCostInput
 	double		budget_bytes;	/* braidsort's IndexMap budget */
 	double		sort_mem_bytes; /* work_mem of PostgreSQL's sort */
 	double		table_pages;	/* pages of the table gathered from */
-	double		correlation;	/* of the table's physical order with the
-								 * sort order (pg_stats, first key): -1..1,
-								 * 0 if unknown */
+	double		correlation;	/* of the table's physical order with the sort
+								 * order (pg_stats, first key): -1..1, 0 if
+								 * unknown */
 	bool		table_cached;	/* table fits the shared buffers it may use */
 	double		spill_ns_per_byte;	/* profiled write + read cost of a spilled
 									 * byte; 0 = no profile */
@@ -54,22 +54,22 @@ typedef struct BraidCostInput
 									 * together (0: as many as rows) */
 	int			collated_keys;	/* keys ordered by a collation's comparator
 								 * (0: one) */
-	double		collated_first_distinct;	/* distinct values of the first
-											 * of them (0: unknown, the sort
+	double		collated_first_distinct;	/* distinct values of the first of
+											 * them (0: unknown, the sort
 											 * finds out) */
 	double		collated_group_rows;	/* rows tied on the keys before the
 										 * first collated key, which only
 										 * those ties reach (0: the rows; it
-										 * is the first key; < 0: unknown,
-										 * see braid_cost_estimate) */
+										 * is the first key; < 0: unknown, see
+										 * braid_cost_estimate) */
 	bool		numeric_key;	/* the first key is a numeric (PostgreSQL
 								 * compares digits, braidsort encodes them) */
 	double		tie_distinct;	/* distinct values of the first key of a sort
 								 * by several (ANALYZE's); 0: one key, or
 								 * unknown */
-	int			tie_walk_columns;	/* columns PostgreSQL's sort steps over
-									 * to read the second key in a tuple (0:
-									 * at a fixed offset) */
+	int			tie_walk_columns;	/* columns PostgreSQL's sort steps over to
+									 * read the second key in a tuple (0: at a
+									 * fixed offset) */
 	bool		tie_numeric;	/* the second key is a numeric */
 	int			sort_threads;	/* threads braidsort sorts with (per process) */
 	int			processes;		/* processes running the sort at once (a
@@ -88,9 +88,9 @@ typedef struct BraidCostEstimate
 	BraidGatherFrom from;		/* ... and which it is */
 	bool		prefers;		/* braidsort should replace the Sort */
 	const char *why;			/* if not, why not */
-	bool		small;			/* not, only because the rows are expected
-								 * to be few or to fit in work_mem: an
-								 * estimate the run time may prove wrong */
+	bool		small;			/* not, only because the rows are expected to
+								 * be few or to fit in work_mem: an estimate
+								 * the run time may prove wrong */
 } BraidCostEstimate;
 
 /* braidsort takes a sort when its estimate is at most this share of PostgreSQL's. */
@@ -131,6 +131,7 @@ extern double braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom 
 extern int	braid_cost_merge_fanin(double budget_bytes, double key_bytes);
 extern int	braid_cost_merge_readers(double budget_bytes, double key_bytes);
 extern double braid_cost_merge_passes(const BraidCostInput *in, BraidGatherFrom from);
+
 /*
  * Gather bookkeeping by page of the table: per page, the buffer it was last
  * found in and the counting sort's bucket (4 bytes each); per distinct page

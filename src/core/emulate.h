@@ -66,8 +66,8 @@ typedef struct BraidEmulation
 	int			write_ns;		/* per line written */
 	int			interference_ns;	/* per line read overlapping a write */
 	bool		writing;		/* the caller knows of a writer now (the
-								 * device's phase gate): reads interfere
-								 * even if writes cost no device time */
+								 * device's phase gate): reads interfere even
+								 * if writes cost no device time */
 } BraidEmulation;
 
 /* braid_lines_spanned: 64-byte lines touched by bytes [from, to). */

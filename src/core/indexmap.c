@@ -748,8 +748,11 @@ braid_indexmap_sort_parallel(uint8_t *entries, size_t n, const BraidSortSpec *sp
 		ps->start[b] = pos;
 		pos += ps->count[b];
 	}
-	/* room to record misplaced entries: a few percent is plenty when
-	 * bytes are spread evenly; if it runs out, scan everything instead */
+
+	/*
+	 * room to record misplaced entries: a few percent is plenty when bytes
+	 * are spread evenly; if it runs out, scan everything instead
+	 */
 	ps->misplaced_cap = n / nthreads / 16 + 1024;
 	ps->overflow = false;
 	for (int t = 0; t < nthreads; t++)

@@ -473,10 +473,11 @@ braid_jm_estimate(const BraidJmInput *in, BraidJoinMode mode, double wi,
 		clamp_rows(in->match_rows) * nonneg(in->match_fetch_ns);
 	ns += mi * inner.write_cost + (n - mi) * inner.rescan_cost;
 	ns += mo * outer.write_cost + (n - mo) * outer.rescan_cost;
+
 	/*
 	 * A value log: each row written once and read back, in every mode; all
-	 * the inner rows, and the outer rows not of partition 0 (those are
-	 * probed in hand).
+	 * the inner rows, and the outer rows not of partition 0 (those are probed
+	 * in hand).
 	 */
 	if (in->inner_log_width > 0)
 		ns += inner.rows * spilled_tuple_ns(in->inner_log_width);

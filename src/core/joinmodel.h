@@ -24,8 +24,8 @@ typedef enum BraidJoinMode
 {
 	BRAID_JM_GRACE = 0,			/* every partition of both inputs written */
 	BRAID_JM_HYBRID,			/* a share of each input's partitions written,
-								 * the smaller input first; the rest joined
-								 * by passes that rescan */
+								 * the smaller input first; the rest joined by
+								 * passes that rescan */
 	BRAID_JM_SEGMENTED,			/* x of the partitions written (both inputs),
 								 * the rest rebuilt by rescanning */
 	BRAID_JM_LAZY,				/* nothing written while rescanning costs
@@ -66,8 +66,8 @@ typedef struct BraidJmInput
 	double		budget_bytes;	/* M: memory for the in-memory table */
 	double		write_ns;		/* w: ns per 64-byte line written */
 	double		read_ns;		/* r: ns per line read */
-	double		inner_row_ns;	/* ns per inner row to read it (scan or
-								 * value log) and hash it */
+	double		inner_row_ns;	/* ns per inner row to read it (scan or value
+								 * log) and hash it */
 	double		outer_row_ns;	/* ns per outer row to read it and hash it */
 	double		entry_cpu_ns;	/* CPU ns per entry to write it or read it
 								 * back (beside the device's lines) */
@@ -82,9 +82,9 @@ typedef struct BraidJmInput
 	double		outer_uncached_pages;	/* pages of the outer table, read by
 										 * TID, when shared buffers do not
 										 * hold it (0: they do) */
-	double		match_width;	/* bytes of the inner row a match fetches
-								 * by heap TID (the inner input's width), 0
-								 * when matches fetch no heap row */
+	double		match_width;	/* bytes of the inner row a match fetches by
+								 * heap TID (the inner input's width), 0 when
+								 * matches fetch no heap row */
 	double		inner_log_width;	/* bytes of an inner row written to the
 									 * value log (the input is not read by
 									 * heap TID), else 0 */

@@ -57,6 +57,7 @@ static struct
 	pid_t		owner;			/* process the threads belong to */
 	uint64_t	born[BRAID_MAX_THREADS + 1];	/* generation at each start */
 }			pool = {
+
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.work = PTHREAD_COND_INITIALIZER,
 	.done = PTHREAD_COND_INITIALIZER,
@@ -115,8 +116,8 @@ pool_main(void *p)
 		 * Done, without taking the lock unless the caller sleeps: a caller
 		 * watching "pending" would otherwise often find it zero while this
 		 * thread still held the lock, and block on it.  (Sequentially
-		 * consistent with the caller's "waiting", so that one of the two
-		 * sees the other.)
+		 * consistent with the caller's "waiting", so that one of the two sees
+		 * the other.)
 		 */
 		if (braid_sub_fetch_seq(&pool.pending, 1) == 0 &&
 			braid_load_seq(&pool.waiting))

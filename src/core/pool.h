@@ -19,6 +19,7 @@
 typedef void (*BraidTask) (void *arg, int worker);
 
 extern void braid_pool_run(int nthreads, BraidTask task, void *arg);
+
 /*
  * braid_pool_start() lets the caller work while the helpers run a task; the
  * pool runs one task at a time, so nothing may use the pool until the

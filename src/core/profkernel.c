@@ -36,8 +36,8 @@
 #include "core/profkernel.h"
 #include "core/sync.h"
 
-#define PROF_MAX_THREADS	64		/* braid_pool_run's limit */
-#define PROF_BATCH_ACCESSES 256		/* accesses between clock checks */
+#define PROF_MAX_THREADS	64	/* braid_pool_run's limit */
+#define PROF_BATCH_ACCESSES 256 /* accesses between clock checks */
 #define PROF_BATCH_BYTES	65536	/* ... or fewer, to stay near 64 KiB */
 #define PROF_WRITE_FLAGS	(PMEM_F_MEM_NONTEMPORAL | PMEM_F_MEM_NODRAIN)
 
@@ -48,7 +48,7 @@ typedef struct ProfThread
 	uint64_t	accesses;		/* accesses done */
 	uint64_t	bytes;			/* bytes moved */
 	volatile uint64_t sink;		/* sum of the bytes read: keeps reads alive */
-} __attribute__((aligned(64))) ProfThread;
+}			__attribute__((aligned(64))) ProfThread;
 
 /* Everything the threads share; read-only while they run, but for counters. */
 typedef struct ProfRun

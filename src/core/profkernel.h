@@ -24,8 +24,8 @@ typedef enum BraidProfOp
 	BRAID_PROF_SEQ_READ,		/* sequential reads, access_size chunks */
 	BRAID_PROF_RAND_READ,		/* random reads of access_size bytes at
 								 * access_size-aligned offsets */
-	BRAID_PROF_SEQ_WRITE,		/* sequential non-temporal writes
-								 * (pmem_memcpy with
+	BRAID_PROF_SEQ_WRITE,		/* sequential non-temporal writes (pmem_memcpy
+								 * with
 								 * PMEM_F_MEM_NONTEMPORAL|PMEM_F_MEM_NODRAIN,
 								 * pmem_drain at end of each thread) */
 	BRAID_PROF_RAND_WRITE,		/* random non-temporal writes of access_size

@@ -317,7 +317,7 @@ kept_sum(const WlParams *p, double s, double npasses)
 static double
 mergepass_lines(const WlParams *p)
 {
-	WlMerges mg;
+	WlMerges	mg;
 
 	if (p->n <= p->m)
 		return 0.0;
@@ -378,7 +378,7 @@ onepass(const WlParams *p, BraidWlMode mode, BraidWlEstimate *out)
 static void
 est_mergepass(const WlParams *p, BraidWlEstimate *out)
 {
-	WlMerges mg;
+	WlMerges	mg;
 	double		cpu;
 
 	merges(p, p->n, false, &mg);
@@ -395,7 +395,7 @@ est_mergepass(const WlParams *p, BraidWlEstimate *out)
 static void
 est_hybrid(const WlParams *p, BraidWlEstimate *out)
 {
-	WlMerges mg;
+	WlMerges	mg;
 	double		e = p->n - p->m;
 	double		cpu;
 
@@ -432,7 +432,7 @@ est_segment_at(const WlParams *p, double x, BraidWlEstimate *out)
 	cpu = 0.0;
 	if (e > 0.0)
 	{
-		WlMerges mg;
+		WlMerges	mg;
 
 		merges(p, e, false, &mg);
 		out->lines_written = (e + mg.rewritten) * p->l_run;
@@ -547,7 +547,7 @@ est_segment(const WlParams *p, double wi, BraidWlEstimate *out)
 static bool
 lazy_wants(const WlParams *p, double wi, double passes_done, double remaining)
 {
-	double		reread = passes_done * p->n * p->c;	/* (passes_done - 1)
+	double		reread = passes_done * p->n * p->c; /* (passes_done - 1)
 													 * re-reads + one more */
 	double		lines = remaining * p->l_mat;
 

@@ -21,7 +21,8 @@
 typedef enum BraidWlMode
 {
 	BRAID_WL_MERGEPASS = 0,		/* every entry written once per pass */
-	BRAID_WL_HYBRID,			/* the last budget-full of entries stays in memory */
+	BRAID_WL_HYBRID,			/* the last budget-full of entries stays in
+								 * memory */
 	BRAID_WL_SEGMENT,			/* share x through MergePass runs, the rest by
 								 * selection passes */
 	BRAID_WL_LAZY,				/* selection passes; remainder written once by
@@ -33,22 +34,24 @@ typedef struct BraidWlInput
 {
 	double		rows;			/* N: entries to sort */
 	double		budget_entries; /* M: entries the budget holds (IndexMap) */
-	double		run_entry_bytes;	/* bytes of an entry in a run (front-coded) */
-	double		mat_entry_bytes;	/* bytes of an entry in lazy's materialized
-									 * file */
+	double		run_entry_bytes;	/* bytes of an entry in a run
+									 * (front-coded) */
+	double		mat_entry_bytes;	/* bytes of an entry in lazy's
+									 * materialized file */
 	double		write_ns;		/* w: ns per 64-byte line written to the spill
 								 * device */
 	double		read_ns;		/* r: ns per line read from it */
-	double		run_cpu_ns;		/* CPU ns per entry to sort it and code it into
-								 * a run */
+	double		run_cpu_ns;		/* CPU ns per entry to sort it and code it
+								 * into a run */
 	double		merge_cpu_ns;	/* CPU ns per entry per loser-tree level in a
 								 * merge */
-	double		pass_row_ns;	/* ns per input row to re-read it in a selection
-								 * pass (rescan of the heap scan or value-log
-								 * read, key encoding, compare with the bound) */
-	double		select_cpu_ns;	/* CPU ns per candidate kept in a selection pass
-								 * (the candidate buffer is sorted and halved
-								 * when full) */
+	double		pass_row_ns;	/* ns per input row to re-read it in a
+								 * selection pass (rescan of the heap scan or
+								 * value-log read, key encoding, compare with
+								 * the bound) */
+	double		select_cpu_ns;	/* CPU ns per candidate kept in a selection
+								 * pass (the candidate buffer is sorted and
+								 * halved when full) */
 	double		mat_read_cpu_ns;	/* CPU ns per entry to decode lazy's
 									 * materialized file */
 	int			fanin;			/* runs one merge takes at once */
@@ -60,8 +63,8 @@ typedef struct BraidWlInput
 									 * executor's way) unless the scan cannot
 									 * stop early */
 	/* the late gather, whose memory a mode holding some during it shrinks */
-	double		gather_bytes;	/* bytes of the rows the gather brings back
-								 * by TID (0: no gather term) */
+	double		gather_bytes;	/* bytes of the rows the gather brings back by
+								 * TID (0: no gather term) */
 	double		budget_bytes;	/* the budget: the gather's memory after a
 								 * MergePass */
 	double		gather_pass_ms; /* one gather pass over the table */
@@ -78,8 +81,8 @@ typedef struct BraidWlEstimate
 	double		segment_share;	/* SEGMENT: x, the share of the input through
 								 * runs */
 	double		lines_written;
-	double		lines_read;		/* spill-device lines read (runs, lazy's file);
-								 * re-reads of the input are in ms */
+	double		lines_read;		/* spill-device lines read (runs, lazy's
+								 * file); re-reads of the input are in ms */
 	double		input_passes;	/* times the input is read, the build included
 								 * (1 for MergePass and hybrid) */
 	double		selection_passes;	/* SEGMENT, LAZY: selection passes (LAZY:

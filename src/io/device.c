@@ -667,8 +667,8 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 		return;
 
 	/*
-	 * long emulated delays are paid in slices of at most about 50 ms, so
-	 * that a cancel gets through
+	 * long emulated delays are paid in slices of at most about 50 ms, so that
+	 * a cancel gets through
 	 */
 	while (lines > 0)
 	{

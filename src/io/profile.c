@@ -63,6 +63,7 @@ static const struct
 	BraidProfOp op;
 	int			size;
 }			profile_plan[] =
+
 {
 	{BRAID_PROF_SEQ_READ, 4096},
 	{BRAID_PROF_RAND_READ, 64},
@@ -286,7 +287,8 @@ check_profile_target(Oid spc, int size_mb)
 		if (slash != NULL)
 			*slash = '\0';
 		if (statvfs(dir, &fs) != 0)
-			return;				/* the scratch file's creation says what is wrong */
+			return;				/* the scratch file's creation says what is
+								 * wrong */
 	}
 	free_mb = (uint64) fs.f_bavail * fs.f_frsize / (1024 * 1024);
 	if ((uint64) size_mb > free_mb)

@@ -87,8 +87,8 @@ typedef struct BraidDeviceSlot
 	uint64		waits;
 	uint64		phase_switches;
 	uint64		overlaps;		/* grants that overlapped the other kind */
-	pg_atomic_uint64 ungated_reads; /* reads counted without a read grant
-									 * (a bug if ever non-zero) */
+	pg_atomic_uint64 ungated_reads; /* reads counted without a read grant (a
+									 * bug if ever non-zero) */
 	BraidDeviceTraffic traffic;
 	/* the emulated device's clock (emulate.c), updated without the lock */
 	BraidDeviceClock clock;
@@ -131,16 +131,16 @@ typedef struct BraidShared
 	pg_atomic_uint64 sorts_value_log;
 	pg_atomic_uint64 adaptive_stayed;	/* adaptive sorts left to tuplesort */
 	pg_atomic_uint64 adaptive_switched; /* ... and switched to braidsort */
-	pg_atomic_uint64 adaptive_declined; /* ... or left to PostgreSQL's external
-										 * sort by the cost model */
+	pg_atomic_uint64 adaptive_declined; /* ... or left to PostgreSQL's
+										 * external sort by the cost model */
 	pg_atomic_uint64 rows_sorted;
 	pg_atomic_uint64 value_bytes_avoided;
 	pg_atomic_uint64 declines[BRAID_NUM_DECLINES];
 	pg_atomic_uint64 joins[BRAID_NUM_JOIN_MODES];
-	pg_atomic_uint64 join_rows;	/* input rows of both sides */
+	pg_atomic_uint64 join_rows; /* input rows of both sides */
 	pg_atomic_uint64 join_held_blocks;	/* buffers BraidJoins keep pinned
-										 * (join_rows.c), at most a quarter
-										 * of shared buffers */
+										 * (join_rows.c), at most a quarter of
+										 * shared buffers */
 	pg_atomic_uint64 orphans_removed;
 	pg_atomic_uint64 spill_tablespace_fallbacks;	/* statements that could
 													 * not use the setting */

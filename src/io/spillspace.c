@@ -146,10 +146,9 @@ spill_tablespace_resolve(bool report)
 		else
 		{
 			/*
-			 * A guess (planning, costing) must not move the round-robin
-			 * over temp_tablespaces that PostgreSQL's own temporary files
-			 * and the next spill file take their turns from: peek at the
-			 * first.
+			 * A guess (planning, costing) must not move the round-robin over
+			 * temp_tablespaces that PostgreSQL's own temporary files and the
+			 * next spill file take their turns from: peek at the first.
 			 */
 			Oid			first;
 

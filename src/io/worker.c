@@ -199,6 +199,9 @@ braid_worker_main(Datum main_arg)
 			(void) braid_remove_orphans();
 	}
 
-	/* exit code 1: the postmaster starts the worker again (unless shutting down) */
+	/*
+	 * exit code 1: the postmaster starts the worker again (unless shutting
+	 * down)
+	 */
 	proc_exit(1);
 }

@@ -371,7 +371,7 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	/* (exact keys: SEMI's matches have no inner row either) */
 	if (st->cfg.jointype == JOIN_LEFT || st->cfg.jointype == JOIN_ANTI || st->cfg.exact_key)
 		st->cfg.nullinner = ExecInitNullTupleSlot(estate, ExecGetResultType(st->inner.ps),
-											  &TTSOpsVirtual);
+												  &TTSOpsVirtual);
 
 	st->table.cxt = AllocSetContextCreate(CurrentMemoryContext, "BraidJoin table",
 										  ALLOCSET_DEFAULT_SIZES);
@@ -472,6 +472,7 @@ show_quals(const char *label, List *quals, CustomScanState *node, List *ancestor
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	useprefix = es->verbose || list_length(es->rtable_names) > 1;
 	text = deparse_expression((Node *) make_ands_explicit(quals), context, useprefix, false);
+
 	ExplainPropertyText(label, text, es);
 }
 

@@ -46,7 +46,10 @@ first_inner_pass(BraidJoinState *st)
 {
 	JoinSide   *s = &st->inner;
 
-	/* partition 0's entries go no further than the budget (join_parts_evict_resident) */
+	/*
+	 * partition 0's entries go no further than the budget
+	 * (join_parts_evict_resident)
+	 */
 	st->table.grow_limit = budget_entries(st);
 	for (;;)
 	{
@@ -122,10 +125,11 @@ load_round(BraidJoinState *st)
 	int			p = st->pass.round;
 
 	join_table_reset(&st->table);
+
 	/*
 	 * A whole partition's count is known: no room wasted by doubling.  A
-	 * piece's is only about its share: its array doubles, but no further
-	 * than the budget in its last step (past it, a skewed piece, it doubles
+	 * piece's is only about its share: its array doubles, but no further than
+	 * the budget in its last step (past it, a skewed piece, it doubles
 	 * again).
 	 */
 	st->table.grow_limit = budget_entries(st);
@@ -223,9 +227,9 @@ join_pass_next_round(BraidJoinState *st)
 		st->pass.round = p;
 		st->pass.piece = 0;
 		st->pass.npieces = (int) Min(Max(ceil((double) st->inner.parts.counts[p] *
-										 JOIN_TABLE_ENTRY_BYTES / (double) st->cfg.budget),
-									1.0),
-								65536.0);
+											  JOIN_TABLE_ENTRY_BYTES / (double) st->cfg.budget),
+										 1.0),
+									 65536.0);
 		join_parts_lazy_decide(st, p);
 	}
 	p = st->pass.round;
@@ -317,7 +321,7 @@ join_pass_next_outer(BraidJoinState *st, JoinProbe *probe)
 			if (st->pass.chunk_pos >= st->pass.chunk_n)
 			{
 				st->pass.chunk_n = braid_partlog_read(&s->parts.logs[st->pass.round], &st->pass.scan,
-												 (char *) st->pass.chunk, JOIN_READ_CHUNK);
+													  (char *) st->pass.chunk, JOIN_READ_CHUNK);
 				st->pass.chunk_pos = 0;
 				if (st->pass.chunk_n == 0)
 					return false;
@@ -378,7 +382,7 @@ join_pass_next_outer(BraidJoinState *st, JoinProbe *probe)
 				ref = join_row_vlog_ref(s, slot);
 			if (s->parts.writing[p])
 				join_parts_log(s, p, hash, s->by_tid ? join_row_heap_pos(s) : 0,
-						  s->by_tid ? join_row_heap_ref(s) : ref);
+							   s->by_tid ? join_row_heap_ref(s) : ref);
 			continue;
 		}
 

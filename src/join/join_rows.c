@@ -386,12 +386,12 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 
 		/*
 		 * A held block stays pinned for the join (held_page).  Otherwise a
-		 * page stays pinned until another one takes its slot: inner rows
-		 * are fetched in hash order, all over the table, and the pages a
+		 * page stays pinned until another one takes its slot: inner rows are
+		 * fetched in hash order, all over the table, and the pages a
 		 * partition's matches revisit are then not looked up in the buffer
 		 * mapping each time; outer rows come in block order.  The pin keeps
-		 * the page from being pruned or defragmented, and a visible
-		 * tuple's data never change: it is read without the content lock.
+		 * the page from being pruned or defragmented, and a visible tuple's
+		 * data never change: it is read without the content lock.
 		 */
 		page = held_page(s, blk);
 		if (page == NULL && (!BufferIsValid(s->fetch.bufs[slot]) || s->fetch.blks[slot] != blk))
@@ -401,9 +401,9 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 			s->fetch.bufs[slot] = InvalidBuffer;
 
 			/*
-			 * The buffer that held the block last time is pinned without
-			 * the buffer mapping lookup, a shared hash probe and lock per
-			 * fetch otherwise (as the sort's gather does).
+			 * The buffer that held the block last time is pinned without the
+			 * buffer mapping lookup, a shared hash probe and lock per fetch
+			 * otherwise (as the sort's gather does).
 			 */
 			if (blk < s->fetch.nblocks && BufferIsValid(s->fetch.recent[blk]) &&
 				ReadRecentBuffer(s->fetch.rel->rd_node, MAIN_FORKNUM, blk, s->fetch.recent[blk]))
@@ -411,7 +411,7 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 			else
 			{
 				s->fetch.bufs[slot] = ReadBufferExtended(s->fetch.rel, MAIN_FORKNUM, blk,
-												   RBM_NORMAL, s->fetch.strategy);
+														 RBM_NORMAL, s->fetch.strategy);
 				if (blk < s->fetch.nblocks)
 					s->fetch.recent[blk] = s->fetch.bufs[slot];
 			}
@@ -565,23 +565,23 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 		if (s->fetch.rel == NULL)
 			elog(ERROR, "braidsort: %s input is not a table scan", s->name);
 		s->fetch.fetchslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(s->fetch.rel),
-											  &TTSOpsHeapTuple);
+													&TTSOpsHeapTuple);
+
 		/*
 		 * The outer rows of a sequential or bitmap scan are fetched in block
 		 * order (a partition's entries are in scan order): those of blocks
 		 * not held take one pin, given up before the next is taken, which
-		 * stays in the backend's few fast pin-count slots instead of the
-		 * hash table that holds the rest (PrivateRefCount in bufmgr.c).  An
-		 * index scan's are not in block order.
+		 * stays in the backend's few fast pin-count slots instead of the hash
+		 * table that holds the rest (PrivateRefCount in bufmgr.c).  An index
+		 * scan's are not in block order.
 		 */
 		s->fetch.npins = s->is_outer && (IsA(s->ps, SeqScanState) ||
-								   IsA(s->ps, BitmapHeapScanState)) ? 1 : JOIN_FETCH_PINS;
+										 IsA(s->ps, BitmapHeapScanState)) ? 1 : JOIN_FETCH_PINS;
 
 		/*
-		 * A temporary table lives in the session's few local buffers (as
-		 * few as 100): pin few of those, as the sort's gather does (two
-		 * chunks of 8), or the scans and other nodes could find none left
-		 * to read into.
+		 * A temporary table lives in the session's few local buffers (as few
+		 * as 100): pin few of those, as the sort's gather does (two chunks of
+		 * 8), or the scans and other nodes could find none left to read into.
 		 */
 		if (RelationUsesLocalBuffers(s->fetch.rel))
 			s->fetch.npins = Min(s->fetch.npins, JOIN_FETCH_LOCAL_PINS);
@@ -593,7 +593,8 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 		/*
 		 * A table that fits in shared buffers stays there while the join
 		 * fetches from it: remember where each block is (the sort's gather
-		 * does the same, sort/tid_gather.c).  Blocks added since are looked up.
+		 * does the same, sort/tid_gather.c).  Blocks added since are looked
+		 * up.
 		 */
 		if (!RelationUsesLocalBuffers(s->fetch.rel))
 		{
@@ -626,10 +627,10 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 			 * A larger outer table under a sequential scan is read again,
 			 * block by block, in every round: through a ring of buffers, as
 			 * the scan reads it, so that each round does not push everything
-			 * else out of shared buffers (PostgreSQL's own batches never
-			 * pass through them).  Not under a bitmap scan (PostgreSQL gives
-			 * those no ring either: they may touch few of the pages).  Its
-			 * memory goes with the query's context.
+			 * else out of shared buffers (PostgreSQL's own batches never pass
+			 * through them).  Not under a bitmap scan (PostgreSQL gives those
+			 * no ring either: they may touch few of the pages).  Its memory
+			 * goes with the query's context.
 			 */
 			else if (nblocks > 0 && s->is_outer && IsA(s->ps, SeqScanState))
 				s->fetch.strategy = GetAccessStrategy(BAS_BULKREAD);
@@ -637,7 +638,7 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 	}
 	else
 		s->fetch.vslot = ExecInitExtraTupleSlot(estate, ExecGetResultType(s->ps),
-										  &TTSOpsMinimalTuple);
+												&TTSOpsMinimalTuple);
 }
 
 /*

@@ -61,17 +61,15 @@ typedef struct JoinFetch
 	Relation	rel;
 	TupleTableSlot *fetchslot;
 	HeapTupleData fetched;
-	int			npins;			/* JOIN_FETCH_PINS, 1 for an outer
-								 * sequential or bitmap scan (block order),
-								 * at most JOIN_FETCH_LOCAL_PINS for a
-								 * temporary table */
-	Buffer	   *bufs;			/* pinned blocks of recent fetches, by
-								 * block number modulo npins */
+	int			npins;			/* JOIN_FETCH_PINS, 1 for an outer sequential
+								 * or bitmap scan (block order), at most
+								 * JOIN_FETCH_LOCAL_PINS for a temporary table */
+	Buffer	   *bufs;			/* pinned blocks of recent fetches, by block
+								 * number modulo npins */
 	BlockNumber *blks;
 	BufferAccessStrategy strategy;	/* a ring for the outer table's blocks
 									 * when shared buffers cannot hold it
-									 * (read back in block order), else
-									 * NULL */
+									 * (read back in block order), else NULL */
 	/* a table of at most half of shared buffers, by block number: */
 	BlockNumber nblocks;		/* blocks the two arrays cover (0: none) */
 	Buffer	   *recent;			/* the buffer that last held each block (a
@@ -83,8 +81,7 @@ typedef struct JoinFetch
 	BlockNumber nheld_pinned;	/* held blocks pinned now */
 	BlockNumber held_peak;		/* ... at most (EXPLAIN ANALYZE) */
 	bool		held_full;		/* the server's limit was reached */
-	MemoryContextCallback held_cb;	/* gives the count back if the query
-									 * fails */
+	MemoryContextCallback held_cb;	/* gives the count back if the query fails */
 
 	/* value log refs */
 	BraidValueLog vlog;
@@ -148,8 +145,8 @@ typedef struct JoinTable
 								 * entries[offsets[b + 1]] */
 	uint32		n;
 	uint32		cap;
-	uint32		grow_limit;		/* entries the array grows to at most in
-								 * one step (0: no limit) */
+	uint32		grow_limit;		/* entries the array grows to at most in one
+								 * step (0: no limit) */
 	uint32		mask;
 	bool		built;
 	size_t		peak_bytes;
@@ -162,13 +159,13 @@ typedef struct JoinTable
  * tuple are brought into the cache.
  */
 #define JOIN_RING				16
-#define JOIN_RING_PINS			8		/* pages the ring keeps pinned at most */
+#define JOIN_RING_PINS			8	/* pages the ring keeps pinned at most */
 
 typedef struct JoinRingItem
 {
 	HeapTupleData tuple;		/* the scan's tuple, in its page or copied */
-	Buffer		buf;			/* its page, pinned once for each run of
-								 * items on it (InvalidBuffer: a copy) */
+	Buffer		buf;			/* its page, pinned once for each run of items
+								 * on it (InvalidBuffer: a copy) */
 	HeapTuple	copy;			/* the copy, if not in a page */
 	uint32		hash;
 	bool		null_key;		/* a NULL key: an unmatched row (LEFT, ANTI) */
@@ -211,8 +208,8 @@ typedef struct JoinConfig
 	BraidJoinPlanData plan;
 	JoinType	jointype;
 	bool		single_match;
-	bool		exact_key;		/* SEMI, ANTI joins whose inner entries
-								 * carry the key */
+	bool		exact_key;		/* SEMI, ANTI joins whose inner entries carry
+								 * the key */
 	ExprState  *hashclauses;	/* rechecked on both rows */
 	ExprState  *joinqual;
 	TupleTableSlot *nullinner;	/* LEFT and ANTI */
@@ -220,8 +217,8 @@ typedef struct JoinConfig
 	BraidJoinMode mode;
 	double		write_intensity;
 	size_t		budget;
-	int64	   *bounds;			/* partitions by key range (k - 1 bounds,
-								 * when nbounds is k - 1), else by hash */
+	int64	   *bounds;			/* partitions by key range (k - 1 bounds, when
+								 * nbounds is k - 1), else by hash */
 	int			nbounds;
 } JoinConfig;
 

@@ -293,11 +293,11 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 	double		visits;
 
 	/*
-	 * A temporary table's blocks are the session's local buffers, which
-	 * the fetches cannot hold pinned nor prefetch: 300k x 3M rows, the
-	 * inner table temporary and all of it in temp_buffers, by hand, 1.5x
-	 * slower than PostgreSQL's join (the outer table temporary instead:
-	 * even, and costed as any other)
+	 * A temporary table's blocks are the session's local buffers, which the
+	 * fetches cannot hold pinned nor prefetch: 300k x 3M rows, the inner
+	 * table temporary and all of it in temp_buffers, by hand, 1.5x slower
+	 * than PostgreSQL's join (the outer table temporary instead: even, and
+	 * costed as any other)
 	 */
 	if (data->inner_by_tid && inner_temp && match_rows > 0)
 		return "its inner table is temporary, and every match would fetch an inner row by TID from the session's local buffers";
@@ -319,8 +319,8 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
 
 	/*
 	 * Under a Gather each process reads the inner table whole and holds its
-	 * blocks pinned for the fetches: beyond the server's limit, the
-	 * processes left over would fetch through the buffer mapping.
+	 * blocks pinned for the fetches: beyond the server's limit, the processes
+	 * left over would fetch through the buffer mapping.
 	 */
 	if (data->inner_by_tid && match_rows > 0 && processes > 1 &&
 		inner_pages * processes > (double) JOIN_MAX_HELD_BLOCKS)
@@ -522,7 +522,11 @@ choose_join_mode(PlannedStmt *stmt, HashJoin *hj, Plan *inner, BraidJoinPlanData
 	BraidJoinMode mode;
 
 	braid_join_model_input(data, get_hash_memory_limit(), in);
-	/* partitions by key range, sized for JOIN_RANGE_BUDGET_SHARE of the memory */
+
+	/*
+	 * partitions by key range, sized for JOIN_RANGE_BUDGET_SHARE of the
+	 * memory
+	 */
 	if (braid_join_range_partitions && !data->exact_key && data->inner_by_tid)
 	{
 		BraidJmInput ranged = *in;
@@ -652,8 +656,8 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 
 	/*
 	 * Its partitions (written whole before the first is joined, as grace
-	 * does) and its inputs' value logs (the space their segments reserve),
-	 * in every process.
+	 * does) and its inputs' value logs (the space their segments reserve), in
+	 * every process.
 	 */
 	if (!braid_force &&
 		!braid_spill_has_room((est[mode].lines_written * 64.0 +

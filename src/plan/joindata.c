@@ -149,19 +149,22 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	in->budget_bytes = (double) budget;
 	in->inner_rescan = data->inner_rescan;
 	in->outer_rescan = data->outer_rescan;
+
 	/*
 	 * A side not read by heap TID writes its rows to the value log (an
 	 * exact-key inner side keeps no value log: its entries hold the key).
 	 */
 	in->inner_log_width = data->inner_by_tid || data->exact_key ? 0 : data->inner_width;
+
 	/*
-	 * a match fetches its inner row by TID (not with an exact key), at a
-	 * cost that grows with the bytes read from it (measured on heap
-	 * fetches only: a value log's rows are costed as spilled tuples)
+	 * a match fetches its inner row by TID (not with an exact key), at a cost
+	 * that grows with the bytes read from it (measured on heap fetches only:
+	 * a value log's rows are costed as spilled tuples)
 	 */
 	in->match_width = data->inner_by_tid && !data->exact_key ? data->inner_width : 0;
 	in->outer_log_width = data->outer_by_tid ? 0 : data->outer_width;
 	in->outer_uncached_pages = data->outer_uncached_pages;
+
 	/*
 	 * partitions by key range: sized with room for the histogram's error
 	 * (join_plan.c), and a match's inner row is fetched from a k-th of the

@@ -56,9 +56,9 @@ typedef struct BraidJoinPlanData
 	int			outer_width;
 	int			pg_batches;		/* PostgreSQL's planned batches */
 	int			pg_sharers;		/* processes that would share PostgreSQL's
-								 * hash table (a Parallel Hash replaced,
-								 * each process now reading the inner input
-								 * whole), else 1 */
+								 * hash table (a Parallel Hash replaced, each
+								 * process now reading the inner input whole),
+								 * else 1 */
 	double		outer_uncached_pages;	/* pages of an outer table read by TID
 										 * that its buffers do not hold
 										 * (larger than half of shared
@@ -69,15 +69,15 @@ typedef struct BraidJoinPlanData
 	bool		inner_rescan;	/* the input can be read again */
 	bool		outer_rescan;
 	bool		exact_key;		/* SEMI/ANTI without join qual on one key
-								 * whose value is an exact integer form:
-								 * inner entries carry the key, not a ref,
-								 * and inner rows are never fetched */
+								 * whose value is an exact integer form: inner
+								 * entries carry the key, not a ref, and inner
+								 * rows are never fetched */
 	List	   *hashops;		/* hash operator of each key (Oids) */
 	List	   *hashcolls;		/* its collation */
 	List	   *range_bounds;	/* partitions by key range: the k - 1 bounds
-								 * of the first key's exact form (String
-								 * nodes of int64, braid_jm_range_bounds),
-								 * else NIL: by hash */
+								 * of the first key's exact form (String nodes
+								 * of int64, braid_jm_range_bounds), else NIL:
+								 * by hash */
 } BraidJoinPlanData;
 
 extern List *braid_join_pack(const BraidJoinPlanData *data);

@@ -183,7 +183,7 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 			if (OidIsValid(collation))
 			{
 				pg_locale_t locale = (collation == DEFAULT_COLLATION_OID) ? 0 :
-				pg_newlocale_from_collation(collation);
+					pg_newlocale_from_collation(collation);
 
 				/* a libc collation: compared by strcoll_l(), see above */
 				if (locale == 0 ||

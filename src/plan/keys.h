@@ -67,6 +67,7 @@ extern bool braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 								 BraidKeyColumn *col, char **why);
 extern int	braid_key_fixed_width(BraidKeyKind kind);
 extern int	braid_key_max_width(BraidKeyKind kind, int32 typmod);
+
 /* Bytes of a head's or segment's length in the collated layout (keys.c). */
 #define BRAID_COLLATED_LENGTH	4
 #define BRAID_COLLATED_HEADER	BRAID_COLLATED_LENGTH

@@ -275,9 +275,10 @@ plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
 			braid_stats_declines_paused = false;
 		}
 		PG_END_TRY();
+
 		/*
-		 * as EXPLAIN (ExecutorStart): the caller must be allowed to read
-		 * them (without the executor's hook: permissions.c)
+		 * as EXPLAIN (ExecutorStart): the caller must be allowed to read them
+		 * (without the executor's hook: permissions.c)
 		 */
 		(void) braid_rtable_permitted(stmt->rtable, true);
 		w.rsinfo = rsinfo;

@@ -366,11 +366,11 @@ attr_distinct(Oid relid, AttrNumber attno)
 		return 0;
 	distinct = ((Form_pg_statistic) GETSTRUCT(tuple))->stadistinct;
 	ReleaseSysCache(tuple);
+
 	/*
 	 * negative: a fraction of the rows, which are as many as the table has
-	 * now (its density as last counted over its current pages, as the
-	 * planner estimates a table's rows): after a bulk load a unique key
-	 * stays unique
+	 * now (its density as last counted over its current pages, as the planner
+	 * estimates a table's rows): after a bulk load a unique key stays unique
 	 */
 	if (distinct < 0)
 	{
@@ -505,16 +505,16 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 	cost->sort_mem_bytes = (double) work_mem * 1024.0;
 
 	/*
-	 * A parallel scan hands each process its own blocks: the rows one
-	 * process sorts lie on its share of the table's pages.
+	 * A parallel scan hands each process its own blocks: the rows one process
+	 * sorts lie on its share of the table's pages.
 	 */
 	cost->table_pages = OidIsValid(relid) && child->parallel_aware ?
 		table_pages / Max(processes, 1) : table_pages;
 	cost->table_cached = table_cached;
 	if (OidIsValid(relid))
 		cost->correlation = key_correlation(relid,
-										   get_tle_by_resno(child->targetlist,
-															sort->sortColIdx[0])->expr);
+											get_tle_by_resno(child->targetlist,
+															 sort->sortColIdx[0])->expr);
 	cost->spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
 	cost->collated = keys->collated;
 	if (keys->collated)
@@ -550,12 +550,11 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 	}
 
 	/*
-	 * A collated key after others is compared only between rows tied on
-	 * them: about rows / their distinct combinations at a time.  Without
-	 * statistics for them (a value log's input, an expression), unknown:
-	 * the cost model then weighs every row reaching the collation and none
-	 * (a UNION ordered by a unique key), and counts the one less
-	 * favourable to braidsort.
+	 * A collated key after others is compared only between rows tied on them:
+	 * about rows / their distinct combinations at a time.  Without statistics
+	 * for them (a value log's input, an expression), unknown: the cost model
+	 * then weighs every row reaching the collation and none (a UNION ordered
+	 * by a unique key), and counts the one less favourable to braidsort.
 	 */
 	if (keys->collated && keys->collated_key > 0)
 	{

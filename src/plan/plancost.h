@@ -29,8 +29,8 @@ typedef struct BraidKeys
 	bool		numeric_first;	/* the first key is a numeric */
 	int			collated_key;	/* the first collated key, if there is one */
 	double		full_key_bytes; /* estimated bytes a row of full keys kept
-								 * beside its entry (sort/sort_map.c): the whole
-								 * key with a collated key, or where the
+								 * beside its entry (sort/sort_map.c): the
+								 * whole key with a collated key, or where the
 								 * average key outgrows the prefix; else 0 */
 } BraidKeys;
 

@@ -42,10 +42,9 @@ typedef struct BraidSortPlanData
 	int			keylen;			/* bytes of key prefix per entry */
 	bool		truncates;		/* some key may exceed keylen */
 	int			tuple_width;	/* planner's estimate of heap tuple bytes */
-	int			sort_width;		/* ... of a sorted row's data, as
-								 * PostgreSQL's Sort would hold it (NULL
-								 * constants of unused columns left out;
-								 * braidsort.stats) */
+	int			sort_width;		/* ... of a sorted row's data, as PostgreSQL's
+								 * Sort would hold it (NULL constants of
+								 * unused columns left out; braidsort.stats) */
 	bool		expect_spill;	/* the IndexMap is expected to spill */
 	int			mode;			/* BRAID_MODE_* */
 	int			processes;		/* processes running the node at once: a
@@ -55,8 +54,8 @@ typedef struct BraidSortPlanData
 	double		write_intensity;	/* as braidsort.write_intensity said: -1
 									 * cost-optimal, else 0..1 */
 	double		segment_share;	/* segment: share of the input through runs */
-	int			gather_kb;		/* the late gather's rows by TID, in kB (0:
-								 * a value log) */
+	int			gather_kb;		/* the late gather's rows by TID, in kB (0: a
+								 * value log) */
 	int			gather_pass_us; /* one gather pass over the table, in us */
 	bool		can_reread;		/* the input can be read again: a plain heap
 								 * scan to rescan, or a value log */
@@ -68,9 +67,9 @@ typedef struct BraidSortPlanData
 								 * braid_cost_split_key_memory) */
 	bool		rank_collated;	/* sort collated keys by their ranks where
 								 * they fit (braid_cost_ranks) */
-	int			select_collated_ns; /* what a selection pass's candidate
-									 * costs more than a run's entry: its
-									 * collated keys compared, not ranked
+	int			select_collated_ns; /* what a selection pass's candidate costs
+									 * more than a run's entry: its collated
+									 * keys compared, not ranked
 									 * (braid_plan_wl_input) */
 } BraidSortPlanData;
 

@@ -104,8 +104,8 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 		whole_bytes += 1 + value_bytes;
 
 		/*
-		 * The prefix holds keys up to the first collated key's null mark;
-		 * the rest is compared from the full key.
+		 * The prefix holds keys up to the first collated key's null mark; the
+		 * rest is compared from the full key.
 		 */
 		if (k->collated)
 			width = -2;
@@ -143,8 +143,8 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 
 	/*
 	 * Key prefix: exact for fixed-width keys; for variable-width keys room
-	 * for the estimated average key, within a cap, with longer keys broken
-	 * by tie-break on their full encoding.
+	 * for the estimated average key, within a cap, with longer keys broken by
+	 * tie-break on their full encoding.
 	 */
 	if (!k->has_var)
 		k->keylen = fixed_bytes;
@@ -153,18 +153,18 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 	k->keylen = Max(k->keylen, 1);
 
 	/*
-	 * Pad entries to a multiple of 8 bytes, which the radix sort moves a
-	 * word at a time, and give the padding to the key prefix: more exact
-	 * bytes for variable-width keys, fewer tie-breaks.
+	 * Pad entries to a multiple of 8 bytes, which the radix sort moves a word
+	 * at a time, and give the padding to the key prefix: more exact bytes for
+	 * variable-width keys, fewer tie-breaks.
 	 */
 	if (k->collated)
 		k->keylen += 8;			/* where the full key is (sort/sort_map.c) */
 	k->keylen = TYPEALIGN(8, k->keylen + BRAID_REF_BYTES) - BRAID_REF_BYTES;
 
 	/*
-	 * The full keys kept beside the entries: every row's with a collated
-	 * key, and about every row's when the average key outgrows the prefix
-	 * (rows with shorter keys than the average are not counted off).
+	 * The full keys kept beside the entries: every row's with a collated key,
+	 * and about every row's when the average key outgrows the prefix (rows
+	 * with shorter keys than the average are not counted off).
 	 */
 	if (k->collated || whole_bytes > k->keylen)
 		k->full_key_bytes = whole_bytes;
@@ -236,7 +236,7 @@ node_tlists(Sort *sort, Plan *child, bool by_tid, List **output_tlist,
 		}
 		*keyexprs = lappend(*keyexprs, copyObject(by_tid ? tle->expr : stle->expr));
 		*child_tlist = lappend(*child_tlist,
-							  makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
+							   makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
 	}
 	return true;
 }
@@ -370,8 +370,8 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	/*
 	 * Over a heap scan, the switched sort refetches rows by TID.  Its
 	 * tuplesort then sorts the node's output rows by the Sort's key column
-	 * numbers, which are those of its input: the Sort's target list must
-	 * pass its input through column for column (as setrefs.c makes it).
+	 * numbers, which are those of its input: the Sort's target list must pass
+	 * its input through column for column (as setrefs.c makes it).
 	 */
 	by_tid = braid_gather_source != BRAID_GATHER_VALUE_LOG &&
 		braid_heap_tid_input(stmt, child, &relid, NULL, NULL, &tid_why);
@@ -387,12 +387,12 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 		by_tid = false;
 
 	/*
-	 * ... and only where the table's rows are not much wider than the
-	 * Sort's: that tuplesort holds whole table rows, which reach work_mem
-	 * (and, handed back to PostgreSQL's sort, spill) where PostgreSQL's
-	 * narrower rows would fit (two columns of a 340-byte row, at the
-	 * default work_mem: 2.5x slower).  The value log form's tuplesort holds
-	 * the rows PostgreSQL's would.
+	 * ... and only where the table's rows are not much wider than the Sort's:
+	 * that tuplesort holds whole table rows, which reach work_mem (and,
+	 * handed back to PostgreSQL's sort, spill) where PostgreSQL's narrower
+	 * rows would fit (two columns of a 340-byte row, at the default work_mem:
+	 * 2.5x slower).  The value log form's tuplesort holds the rows
+	 * PostgreSQL's would.
 	 */
 	if (by_tid && whole_rows_wider(sort, child, relid))
 		by_tid = false;
@@ -502,9 +502,9 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 
 	/*
 	 * Too few rows expected for the cost model to be worth asking: taken
-	 * adaptively without looking anything up but the keys and the table
-	 * (its access method and size, from the relation cache; the planner
-	 * plans many such sorts, each of which this must not slow down).
+	 * adaptively without looking anything up but the keys and the table (its
+	 * access method and size, from the relation cache; the planner plans many
+	 * such sorts, each of which this must not slow down).
 	 */
 	if (!braid_force && braid_adaptive != BRAID_ADAPTIVE_OFF &&
 		sort->plan.plan_rows < BRAID_MIN_ROWS)
@@ -560,11 +560,10 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	start_plan_data(&data, sort, &keys, keyexprs, by_tid, processes);
 
 	/*
-	 * Should the IndexMap outgrow the budget: the write-limited mode.  A
-	 * heap scan is read again by rescanning it, which gives the same rows
-	 * only for a plain, serial scan calling only immutable functions,
-	 * without subplans (braid_heap_rescannable); a value log
-	 * can always be read again.
+	 * Should the IndexMap outgrow the budget: the write-limited mode.  A heap
+	 * scan is read again by rescanning it, which gives the same rows only for
+	 * a plain, serial scan calling only immutable functions, without subplans
+	 * (braid_heap_rescannable); a value log can always be read again.
 	 */
 	can_reread = !by_tid || braid_heap_rescannable(child);
 	/* the late gather by TID, whose batches a mode's held memory shrinks */
@@ -677,8 +676,8 @@ set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, List *physical,
 	{
 		/*
 		 * Keys that are plain columns are read straight from the scanned
-		 * tuple: the scan outputs it as it is (no projection per row) and
-		 * the node reads the key columns by number.
+		 * tuple: the scan outputs it as it is (no projection per row) and the
+		 * node reads the key columns by number.
 		 */
 		int			i = 0;
 

@@ -74,8 +74,8 @@ typedef struct BraidMerger
 	void	   *compare_arg;
 	int			nreaders;
 	BraidRunReader *readers;
-	int		   *tree;			/* loser tree: tree[0] the winner, tree[1..k-1]
-								 * the loser of each match */
+	int		   *tree;			/* loser tree: tree[0] the winner,
+								 * tree[1..k-1] the loser of each match */
 	bool		started;
 } BraidMerger;
 
@@ -94,7 +94,7 @@ extern void braid_run_set_memory(BraidRun *run, const uint8 *entries, size_t n,
 								 uint32 stride, BraidKeyOf key_of, void *arg);
 extern void braid_run_close(BraidRun *run);
 extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns,
-										BraidKeyCompare compare, void *compare_arg);
+									   BraidKeyCompare compare, void *compare_arg);
 extern bool braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen,
 							  uint64 *ref);
 extern int	braid_merger_try_next(BraidMerger *m, uint64 *ref);

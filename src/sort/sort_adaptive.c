@@ -328,6 +328,7 @@ switch_pays(BraidSortState *st)
 		if (!braid_key_column_for(cfg->sortops[i], cfg->collations[i], cfg->nullsfirst[i],
 								  &col, &why))
 			return false;
+
 		/*
 		 * a first collated key after others: how many rows tie on those is
 		 * not looked up here, so the cost model weighs both extremes
@@ -341,10 +342,10 @@ switch_pays(BraidSortState *st)
 	}
 
 	/*
-	 * The full keys kept beside the entries, as measured: every row's with
-	 * a collated key, else about every row's when the average key outgrows
-	 * the prefix (as the planner counts them).  (cfg->collated is set only
-	 * once braidsort's path is: not yet.)
+	 * The full keys kept beside the entries, as measured: every row's with a
+	 * collated key, else about every row's when the average key outgrows the
+	 * prefix (as the planner counts them).  (cfg->collated is set only once
+	 * braidsort's path is: not yet.)
 	 */
 	if (st->adapt.rows_read > 0)
 	{
@@ -353,11 +354,12 @@ switch_pays(BraidSortState *st)
 		if (in.collated || keys > cfg->keylen)
 			in.full_key_bytes = keys;
 	}
+
 	/*
-	 * What the tuplesort that would stay does with ties on the first key:
-	 * it holds whole table rows in heap TID form, the child's rows in
-	 * value-log form (the statistics known where the child scans a table:
-	 * its heap, or an index of it, whose columns an index-only scan outputs)
+	 * What the tuplesort that would stay does with ties on the first key: it
+	 * holds whole table rows in heap TID form, the child's rows in value-log
+	 * form (the statistics known where the child scans a table: its heap, or
+	 * an index of it, whose columns an index-only scan outputs)
 	 */
 	if (cfg->nkeys > 1 && !cfg->value_log)
 		braid_table_ties(st->rel, cfg->keycols, &in);
@@ -462,10 +464,10 @@ braid_adaptive_sort(BraidSortState *st)
 
 		/*
 		 * Past work_mem PostgreSQL's sort would write whole tuples: switch,
-		 * unless the tuplesort has already spilled on its own (one row
-		 * larger than its headroom), when it simply goes on as PostgreSQL's
-		 * external sort (and is not asked again: its figures are read once
-		 * more at the end, when they have grown).
+		 * unless the tuplesort has already spilled on its own (one row larger
+		 * than its headroom), when it simply goes on as PostgreSQL's external
+		 * sort (and is not asked again: its figures are read once more at the
+		 * end, when they have grown).
 		 */
 		tuplesort_get_stats(st->adapt.ts, &stats);
 		if (stats.spaceType != SORT_SPACE_TYPE_MEMORY)

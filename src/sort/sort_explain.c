@@ -323,8 +323,8 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 
 	/*
 	 * No per-worker output (an invisible Gather, force_parallel_mode =
-	 * regress, whose single worker ran the plan): as for a Sort, the
-	 * worker's figures are shown as the node's.
+	 * regress, whose single worker ran the plan): as for a Sort, the worker's
+	 * figures are shown as the node's.
 	 */
 	if (es->workers_state == NULL && nworkers > 0)
 	{

@@ -496,8 +496,8 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 
 		/*
 		 * The batch's refs are copied out of the merged refs file under a
-		 * read grant, so that the gather (heap I/O, and rows emitted one at
-		 * a time) holds no grant on the spill device.
+		 * read grant, so that the gather (heap I/O, and rows emitted one at a
+		 * time) holds no grant on the spill device.
 		 */
 		grow_stream_refs(st, n);
 		braid_sort_read_scope(st, &scope);

@@ -158,8 +158,8 @@ braid_map_split_budget(BraidSortState *st, double left, bool whole)
 	if (st->map.nentries == 0 && st->map.entries != NULL && whole &&
 		st->map.split_cap > st->map.capacity && left * 1.05 > (double) st->map.capacity)
 		braid_map_resize(st, Max((size_t) Min((double) st->map.split_cap,
-												Max(left * 1.05, 1.0)),
-								   st->map.capacity));
+											  Max(left * 1.05, 1.0)),
+								 st->map.capacity));
 	braid_map_split_limit(st);
 }
 
@@ -199,8 +199,8 @@ braid_map_grow(BraidSortState *st)
 	size_t		newcap;
 
 	/*
-	 * Within the IndexMap's budget (braid_map_budget), full encodings of long keys
-	 * take what the entries leave; once they would push the total over
+	 * Within the IndexMap's budget (braid_map_budget), full encodings of long
+	 * keys take what the entries leave; once they would push the total over
 	 * it, the build splits it from then on (split_cap entries at most, the
 	 * keys the rest).
 	 */
@@ -277,7 +277,7 @@ braid_map_alloc(BraidSortState *st, size_t cap)
  */
 uint8 *
 braid_map_place(BraidSortState *st, const uint8 *key, size_t len,
-						size_t sortable, uint64 ref)
+				size_t sortable, uint64 ref)
 {
 	uint8	   *entry = st->map.entries + st->map.nentries * st->cfg.stride;
 
@@ -503,7 +503,7 @@ braid_map_entry_key_of(const uint8 *entry, uint32 *len, uint64 *ref, void *arg)
 	 * most one of them can have run out into stripped zeros, and that one is
 	 * the smaller either way.
 	 */
-	if (!st->cfg.collated)			/* (collated keys are parsed, not compared) */
+	if (!st->cfg.collated)		/* (collated keys are parsed, not compared) */
 		while (*len > 0 && key[*len - 1] == 0)
 			(*len)--;
 	return key;

@@ -71,10 +71,10 @@ braid_merge_all_runs(BraidSortState *st)
 
 	/*
 	 * Runs made from half the IndexMap during the scan stand for half a run
-	 * each: if the whole runs they replace would have been merged at once,
-	 * so are they.  (Runs are read in place: the merge's memory is its
-	 * readers' cursors and keys, which the fan-in keeps within a quarter
-	 * of the budget.)
+	 * each: if the whole runs they replace would have been merged at once, so
+	 * are they.  (Runs are read in place: the merge's memory is its readers'
+	 * cursors and keys, which the fan-in keeps within a quarter of the
+	 * budget.)
 	 */
 	if (half_runs > 0)
 	{

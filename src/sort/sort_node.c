@@ -173,9 +173,9 @@ build_and_sort(BraidSortState *st)
 
 	/*
 	 * Runs may be made on a helper while the build goes on (sort_runs.c's
-	 * pipe) when the build reads a plain table scan: the run's write grant
-	 * is then held over nothing but the scan, and nothing else wants the
-	 * thread pool.
+	 * pipe) when the build reads a plain table scan: the run's write grant is
+	 * then held over nothing but the scan, and nothing else wants the thread
+	 * pool.
 	 */
 	braid_runs_start(st, fast != NULL && !st->cfg.collated && st->cfg.threads > 1);
 	braid_build_begin(st, st->adapt.carrying ? st->adapt.rows_read : 0);
@@ -430,8 +430,8 @@ begin_heap(BraidSortState *st, const BraidSortPlanData *data,
 	/*
 	 * Refetched tuples are stored as heap tuples; rebuild the projection for
 	 * that slot type (ExecInitCustomScan assumed a virtual one).  This is
-	 * done here, not with the gather, because it can change the node's
-	 * result slot type, which the plan above reads as it starts.
+	 * done here, not with the gather, because it can change the node's result
+	 * slot type, which the plan above reads as it starts.
 	 */
 	ExecInitScanTupleSlot(estate, &node->ss, RelationGetDescr(node->ss.ss_currentRelation),
 						  &TTSOpsHeapTuple);

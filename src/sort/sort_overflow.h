@@ -29,8 +29,8 @@ typedef struct BraidOverflow
 	uint8	   *arena;
 	size_t		arena_used;
 	size_t		arena_cap;
-	size_t		limit;			/* bytes (slots and arena) its growth stops
-								 * at while keys still fit, or 0: none */
+	size_t		limit;			/* bytes (slots and arena) its growth stops at
+								 * while keys still fit, or 0: none */
 } BraidOverflow;
 
 extern void braid_ovf_init(BraidOverflow *ovf, MemoryContext cxt);

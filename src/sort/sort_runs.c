@@ -158,13 +158,13 @@ braid_runs_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable
 		braid_pipe_end(st);
 
 	/*
-	 * Keeping this key aside would take the IndexMap and the full keys
-	 * beyond their budget (the key store grows by doubling): from now on
-	 * the entries keep to their share (split_budget: from the average key
-	 * so far, again at each run's start), their full keys to the rest (the
-	 * store's limit), and a run is written first if the entries held fill
-	 * their share or the key does not fit the rest.  Only a key larger
-	 * than the keys' share is kept beyond it (with the entries beside it).
+	 * Keeping this key aside would take the IndexMap and the full keys beyond
+	 * their budget (the key store grows by doubling): from now on the entries
+	 * keep to their share (split_budget: from the average key so far, again
+	 * at each run's start), their full keys to the rest (the store's limit),
+	 * and a run is written first if the entries held fill their share or the
+	 * key does not fit the rest.  Only a key larger than the keys' share is
+	 * kept beyond it (with the entries beside it).
 	 */
 	braid_map_note_key(st, len, aside);
 	if (m->keys_split && m->nentries == 0)

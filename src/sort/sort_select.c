@@ -373,8 +373,9 @@ make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
 			if (st->map.capacity > sel->split_cap)
 			{
 				/*
-				 * Room for the new one among fewer, the IndexMap shrunk before
-				 * anything returns (candidate_room would drop it whole).
+				 * Room for the new one among fewer, the IndexMap shrunk
+				 * before anything returns (candidate_room would drop it
+				 * whole).
 				 */
 				while (st->map.nentries >= sel->split_cap)
 				{
@@ -445,7 +446,7 @@ entry_log_append(BraidSortState *st, const uint8 *key, size_t len, size_t sortab
  */
 void
 braid_select_offer(BraidSortState *st, const uint8 *key, size_t len, size_t sortable,
-			   uint64 ref)
+				   uint64 ref)
 {
 	BraidSelection *sel = &st->sel;
 	uint8	   *prefix = sel->scratch;

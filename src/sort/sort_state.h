@@ -165,8 +165,8 @@ typedef struct BraidSortConfig
 {
 	bool		value_log;		/* BRAID_MODE_VALUE_LOG */
 	AttrNumber *keycols;		/* input column of each key (value log), or
-								 * table column (heap TID, unprojected
-								 * scan), else NULL */
+								 * table column (heap TID, unprojected scan),
+								 * else NULL */
 	int			nkeys;
 	BraidKeyColumn *keys;
 	Oid		   *sortops;
@@ -187,8 +187,8 @@ typedef struct BraidSortConfig
 	bool		random_access;
 	size_t		budget;
 	double		segment_share;	/* segment: share of the input through runs */
-	double		key_memory;		/* the plan's bytes of full key kept aside
-								 * per entry (the write-limited model's) */
+	double		key_memory;		/* the plan's bytes of full key kept aside per
+								 * entry (the write-limited model's) */
 	bool		rank_collated;	/* rank collated keys' strings where they fit
 								 * (sort_map.c; the plan's cost model) */
 	double		select_collated_ns; /* the plan's extra cost of a selection
@@ -218,9 +218,9 @@ typedef struct BraidIndexMap
 	uint32		longest_key;	/* bytes of the longest key (the merge's
 								 * readers rebuild whole keys) */
 	BraidOverflow ovf;
-	bool		keys_split;		/* long keys came first: the entries keep
-								 * to split_cap, their full keys the rest
-								 * of the budget */
+	bool		keys_split;		/* long keys came first: the entries keep to
+								 * split_cap, their full keys the rest of the
+								 * budget */
 	size_t		split_cap;		/* ... entries: braid_map_split_entries */
 	double		entries_seen;	/* entries made or offered so far ... */
 	double		key_memory_seen;	/* ... and the memory of their full keys
@@ -384,6 +384,7 @@ typedef struct BraidSelection
 	BraidEntryLog elog;
 	BraidSpillFile *elog_cur;	/* segment being written */
 } BraidSelection;
+
 /*
  * ADAPTIVE: PostgreSQL's in-memory sort, tried first by a node the planner
  * took only because its row estimate was small (sort_adaptive.c).
@@ -407,8 +408,8 @@ typedef struct BraidAdaptive
 
 	/*
 	 * Heap TID form: the tuplesort sorts the scan's heap tuples, each with
-	 * its TID in its minimal tuple's padding (so that a switch can make
-	 * their IndexMap entries); the output is projected from them.
+	 * its TID in its minimal tuple's padding (so that a switch can make their
+	 * IndexMap entries); the output is projected from them.
 	 */
 	ProjectionInfo *proj;		/* the node's target list over a sorted row */
 	TupleTableSlot *put_slot;	/* a heap tuple with its TID, put into it */
@@ -449,8 +450,8 @@ struct BraidSortState
 	BraidAdaptive adapt;
 
 	/*
-	 * instrumentation: the counters are kept in place, the rest is filled
-	 * in by a snapshot for EXPLAIN
+	 * instrumentation: the counters are kept in place, the rest is filled in
+	 * by a snapshot for EXPLAIN
 	 */
 	BraidSortInstr instr;
 	BraidSortMonitor mon;

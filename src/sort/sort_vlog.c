@@ -160,6 +160,7 @@ load_log_window(BraidSortState *st, int64 pos)
 			st->win.tuple[n] = braid_vlog_get(&st->vlog, ref & ~BRAID_REF_TRUNCATED);
 		n++;
 	}
+
 	/*
 	 * the final merge runs here, window by window: count it as merge time
 	 * (with the rows' places in the log, found on the way)

@@ -125,8 +125,8 @@ wl_start_build(BraidSortState *st, int64 rows_carried)
 
 	/*
 	 * The rows a budget-full holds, with the full keys they keep aside
-	 * (braid_cost_budget_rows); at least 2, which a selection pass needs
-	 * (its compaction keeps one).
+	 * (braid_cost_budget_rows); at least 2, which a selection pass needs (its
+	 * compaction keeps one).
 	 */
 	double		full = Max(braid_cost_budget_rows(est, st->cfg.key_memory, (double) map_bytes,
 												  (double) st->cfg.stride),

@@ -79,18 +79,18 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	g->tuple.t_tableOid = RelationGetRelid(rel);
 
 	/*
-	 * Pages pinned at once while their tuples are copied: this backend's
-	 * fair share of shared buffers, so that even every backend gathering at
-	 * once leaves buffers for the rest.  Two chunks are pinned at a time
-	 * (one being copied, the next being pinned): half the share each.
+	 * Pages pinned at once while their tuples are copied: this backend's fair
+	 * share of shared buffers, so that even every backend gathering at once
+	 * leaves buffers for the rest.  Two chunks are pinned at a time (one
+	 * being copied, the next being pinned): half the share each.
 	 */
 	g->chunk_blocks = Max(16, Min(4096, NBuffers / Max(MaxBackends, 64) / 2));
 
 	/*
-	 * Through a buffer ring, pin few pages at a time: a pinned page cannot
-	 * be recycled by the ring, so every further read would take a buffer
-	 * from the rest of shared buffers.  Temporary tables live in the
-	 * session's few local buffers: pin few of those too.
+	 * Through a buffer ring, pin few pages at a time: a pinned page cannot be
+	 * recycled by the ring, so every further read would take a buffer from
+	 * the rest of shared buffers.  Temporary tables live in the session's few
+	 * local buffers: pin few of those too.
 	 */
 	if (g->strategy || RelationUsesLocalBuffers(rel))
 		g->chunk_blocks = 8;
@@ -257,11 +257,10 @@ plan_batch(BraidGather *g, int n)
 	}
 
 	/*
-	 * A counting sort over the block range, which for a batch spread over
-	 * the table is the table (its buckets are accounted by page of the
-	 * table, see costmodel.h): much cheaper than the comparison sort, kept
-	 * for a range so much larger than the batch that the buckets would
-	 * outweigh it.
+	 * A counting sort over the block range, which for a batch spread over the
+	 * table is the table (its buckets are accounted by page of the table, see
+	 * costmodel.h): much cheaper than the comparison sort, kept for a range
+	 * so much larger than the batch that the buckets would outweigh it.
 	 */
 	if (range <= (size_t) n * 8 + 65536)
 	{

@@ -195,7 +195,7 @@ typedef struct GatherStream
 	int			window;			/* pages pinned ahead at most */
 	int			published;		/* pages pinned and ready (atomic) */
 	int			copied;			/* pages copied (atomic) */
-	BraidEventCount	bell;			/* where the copier sleeps */
+	BraidEventCount bell;		/* where the copier sleeps */
 	bool		stop;			/* the backend gives up (atomic) */
 	int64		bad;			/* as copy_block's result, or -1 */
 } GatherStream;
@@ -419,9 +419,9 @@ struct GatherBatch
 	int			left[2];		/* helpers past each slot's chunk (atomic) */
 	int			published;		/* chunks pinned and ready (atomic) */
 	bool		finished;		/* no chunk is left to publish (atomic) */
-	bool		stop;			/* the backend gives up, or a tuple was not
-								 * as expected (atomic) */
-	BraidEventCount	bell;			/* where idle helpers sleep */
+	bool		stop;			/* the backend gives up, or a tuple was not as
+								 * expected (atomic) */
+	BraidEventCount bell;		/* where idle helpers sleep */
 	int64		bad;			/* as copy_block's result, or -1 */
 };
 
@@ -720,11 +720,11 @@ braid_gather_copy_rows(BraidGather *g)
 	 * Visit the batch's pages in block order, each once, a chunk of pages at
 	 * a time: the backend pins a chunk's pages, the copies -- pure memory
 	 * work on pinned pages -- run on the sort threads, then the backend
-	 * releases the pins.  With threads, the backend pins the next chunk
-	 * while the helpers copy this one, then joins the copying
-	 * (gather_batch_task).  (Pinning a chunk, then copying from it, beats
-	 * pinning, copying and releasing one page at a time even on one thread:
-	 * the misses of a chunk's pins, and then of its copies, overlap.)
+	 * releases the pins.  With threads, the backend pins the next chunk while
+	 * the helpers copy this one, then joins the copying (gather_batch_task).
+	 * (Pinning a chunk, then copying from it, beats pinning, copying and
+	 * releasing one page at a time even on one thread: the misses of a
+	 * chunk's pins, and then of its copies, overlap.)
 	 */
 	if (g->threads > 1 && g->nblk >= GATHER_PARALLEL_MIN_BLOCKS &&
 		gather_batch_task(g))

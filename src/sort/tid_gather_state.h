@@ -41,9 +41,8 @@ typedef struct BraidGather
 	const uint64 *refs;			/* refs, in output order (caller's memory) */
 	uint32	   *offsets;		/* arena offset of each row's tuple */
 	int			rows_cap;
-	uint64	   *recs;			/* the batch's rows in block order, each
-								 * arena offset << 32 | line pointer << 16 |
-								 * length */
+	uint64	   *recs;			/* the batch's rows in block order, each arena
+								 * offset << 32 | line pointer << 16 | length */
 	BlockNumber *blocks;		/* the batch's distinct blocks, ascending */
 	uint32	   *blkstart;		/* first recs[] index of each block, and n */
 	int			nblk;
@@ -60,9 +59,9 @@ typedef struct BraidGather
 	HeapTupleData tuple;		/* header handed to the scan slot */
 
 	/*
-	 * Pages pinned together while their tuples are copied: two sets, so
-	 * that the backend can pin the next chunk while the threads copy from
-	 * this one.
+	 * Pages pinned together while their tuples are copied: two sets, so that
+	 * the backend can pin the next chunk while the threads copy from this
+	 * one.
 	 */
 	int			chunk_blocks;
 	Buffer	   *chunk_bufs[2];

@@ -288,14 +288,17 @@ run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 	{
 		uint8_t    *e = entries + i * stride;
 		uint32_t	head;
+		uint64_t	ref;
 
 		tk.len[i] = build_key(tk.key + i * KEY_ROOM, nkeys, with_head, tail_letters);
 		/* the prefix as the build writes it: the head, zero-padded */
 		head = rd32(tk.key + i * KEY_ROOM);
 		memset(e, 0, prefix_len);
 		memcpy(e, tk.key + i * KEY_ROOM + L, head < prefix_len ? head : prefix_len);
-		memcpy(e + prefix_len, &(uint64_t) {i}, 8);
-		memcpy(e + prefix_len + 8, &(uint64_t) {i ^ 0x5555}, 8);
+		ref = i;
+		memcpy(e + prefix_len, &ref, 8);
+		ref = i ^ 0x5555;
+		memcpy(e + prefix_len + 8, &ref, 8);
 	}
 	memcpy(before, entries, n * stride);
 
@@ -306,7 +309,7 @@ run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 	spec.nkeys = nkeys;
 	spec.keys = tk.keys;
 	spec.memory_cap = cap;
-	spec.threads = 4;		/* the distinct strings' sort, from 65536 */
+	spec.threads = 4;			/* the distinct strings' sort, from 65536 */
 	spec.key_of = key_of;
 	spec.key_arg = &ea;
 	spec.alloc = test_alloc;
@@ -432,7 +435,11 @@ unit_collrank(void)
 	run_case(&c, loc, BRAID_RANK_MIN_ENTRIES - 1, 2, 16, false, false, (size_t) 1 << 24, 8, 0, 0);
 	/* room for the first key's few strings, not the second's many */
 	run_case(&c, loc, 20000, 2, 16, false, false, 64 * 1024, 2, 1, 0);
-	/* ... and when the first key's strings grow after the second's took the room */
+
+	/*
+	 * ... and when the first key's strings grow after the second's took the
+	 * room
+	 */
 	run_case(&c, loc, 20000, 2, 16, false, false, 96 * 1024, 3, 1, 0);
 	check_report(&c, "collrank: the memory cap leaves keys unranked, in key order");
 	freelocale(loc);

@@ -219,8 +219,10 @@ test_costmodel_reread(void)
 			   "slow device: expected 8 gather passes, got %g", braid_cost_gather_passes(&in));
 	in.spill_ns_per_byte = 0;
 
-	/* a budget far below the table: over a hundred batches, each rereading
-	 * about half of an uncached table's pages */
+	/*
+	 * a budget far below the table: over a hundred batches, each rereading
+	 * about half of an uncached table's pages
+	 */
 	in.rows = 1e7;
 	in.sort_width = 100;
 	in.tuple_bytes = 100;
@@ -464,9 +466,9 @@ test_costmodel_collated(void)
 	check_that(&c, braid_cost_prefers(&in, &why), "not collated: should take it (%s)", why ? why : "");
 
 	/*
-	 * a collated key after a unique one is never compared: neither sort
-	 * pays for it (as if not collated); after keys tying 1000 rows a
-	 * group, each row pays log2(1000) comparisons instead of log2(1M)
+	 * a collated key after a unique one is never compared: neither sort pays
+	 * for it (as if not collated); after keys tying 1000 rows a group, each
+	 * row pays log2(1000) comparisons instead of log2(1M)
 	 */
 	in.collated = true;
 	in.sort_threads = 2;
@@ -500,9 +502,9 @@ test_costmodel_collated(void)
 
 	/*
 	 * unknown ties (< 0): taken only if taken both with every row reaching
-	 * the collation and with none.  On one thread, where the comparisons
-	 * cost braidsort about what they cost PostgreSQL, none would take it
-	 * and every row would not: unknown does not.
+	 * the collation and with none.  On one thread, where the comparisons cost
+	 * braidsort about what they cost PostgreSQL, none would take it and every
+	 * row would not: unknown does not.
 	 */
 	for (int threads = 1; threads <= 2; threads++)
 	{
@@ -907,6 +909,7 @@ test_costmodel_device_bytes(void)
 			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID) == in.rows * (in.entry_bytes + 8),
 			   "1 MB: runs merged in one pass, each entry once, and the merged refs (%g)",
 			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID));
+
 	/*
 	 * the log: the half MB it kept in memory written whole, the other rows
 	 * packed, 12 bytes a row fewer, in segments reserved whole (vlogrow.h)
@@ -940,7 +943,7 @@ test_costmodel_ties(void)
 				braid,
 				fixed,
 				walked,
-				numeric;
+	numeric;
 
 	check_init(&c);
 	in.rows = 3e6;
@@ -964,7 +967,8 @@ test_costmodel_ties(void)
 	check_that(&c, walked > fixed, "4 columns stepped over: %g, not above %g", walked, fixed);
 	in.tie_numeric = true;
 	numeric = braid_cost_pg_ns(&in) - one_key;
-	check_that(&c, numeric > walked, "numeric second key: %g, not above %g", numeric, walked);
+
+	check_that(&c, numeric >walked, "numeric second key: %g, not above %g", numeric, walked);
 	check_that(&c, braid_cost_tid_ns(&in) == braid,
 			   "braidsort's estimate moved with the ties: %g, was %g", braid_cost_tid_ns(&in), braid);
 
@@ -974,9 +978,11 @@ test_costmodel_ties(void)
 
 		share.rows = 1e6;
 		numeric = braid_cost_pg_ns(&share);
+
 		share.tie_distinct = 0;
-		numeric -= braid_cost_pg_ns(&share);
-		check_that(&c, fabs(numeric - 1e6 * log2(1e6 / 5) * (40.0 + 4 * 20.0 + 115.0)) < 1e3,
+		numeric   -=braid_cost_pg_ns(&share);
+
+		check_that(&c, fabs(numeric -1e6 * log2(1e6 / 5) * (40.0 + 4 * 20.0 + 115.0)) < 1e3,
 				   "1M rows: %g ns more", numeric);
 	}
 	check_report(&c, "costmodel: rows tied on the first key cost PostgreSQL's sort");
@@ -1012,9 +1018,10 @@ test_costmodel_split(void)
 			   "trusted: long keys get what they need (%g), rare ones an eighth (%g)",
 			   braid_cost_split_entries(2000, room, 16, true),
 			   braid_cost_split_entries(0.5, room, 16, true));
+
 	/*
-	 * rows: all entries without keys kept aside; else the entries' share,
-	 * or fewer when the keys fill the rest first
+	 * rows: all entries without keys kept aside; else the entries' share, or
+	 * fewer when the keys fill the rest first
 	 */
 	check_that(&c, braid_cost_split_rows(0, room, 16, false) == 4096 &&
 			   braid_cost_split_rows(48, room, 16, false) == 1024 &&

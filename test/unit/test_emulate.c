@@ -71,7 +71,7 @@ static void
 test_emulate_waits(void)
 {
 	Check		c;
-	BraidEmulation own = {.lanes = 1, .read_ns = 100, .write_ns = 400};
+	BraidEmulation own = {.lanes = 1,.read_ns = 100,.write_ns = 400};
 	int64_t		t0,
 				t1;
 	struct timespec cpu0,

@@ -167,7 +167,10 @@ test_sort_prefix(void)
 					uint8_t    *out = xmalloc(n * stride);
 					size_t		bad = 0;
 
-					/* the big size only with a stride-exact layout, to save time */
+					/*
+					 * the big size only with a stride-exact layout, to save
+					 * time
+					 */
 					if (n >= 100000 && padded && d != DIST_RANDOM && d != DIST_SKEWED)
 					{
 						free(in);

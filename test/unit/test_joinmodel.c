@@ -125,7 +125,11 @@ test_joinmodel_hybrid(void)
 	BraidJmEstimate e;
 
 	check_init(&c);
-	/* the inner input is 1/11 of the lines: 0.3 covers it and one outer partition */
+
+	/*
+	 * the inner input is 1/11 of the lines: 0.3 covers it and one outer
+	 * partition
+	 */
 	braid_jm_estimate(&in, BRAID_JM_HYBRID, 0.3, &e);
 	check_that(&c, e.mat_inner == 7, "inner first: %d of 7 inner partitions", e.mat_inner);
 	check_that(&c, e.mat_outer == 1, "then 1 outer partition, got %d", e.mat_outer);
@@ -345,7 +349,10 @@ test_joinmodel_against_pg(void)
 
 		for (int w = 0; w < 3; w++)
 		{
-			in.write_ns = (double[]) {8, 600, 2400}[w];
+			in.write_ns = (double[])
+			{
+				8, 600, 2400
+			}[w];
 			in.inner_log_width = in.outer_log_width = 0;
 			without = auto_est(&in).mode;
 			in.inner_log_width = in.outer_log_width = 69;
@@ -399,9 +406,9 @@ test_joinmodel_against_pg(void)
 	}
 	{
 		/*
-		 * the outer table (40k pages) larger than half of shared buffers
-		 * (128 MB), by hand: 1.30x and 1.08x at 2 and 3 partitions, taken;
-		 * 0.92x and 0.79x at 6 and 12, declined; 3.2 us a page a round
+		 * the outer table (40k pages) larger than half of shared buffers (128
+		 * MB), by hand: 1.30x and 1.08x at 2 and 3 partitions, taken; 0.92x
+		 * and 0.79x at 6 and 12, declined; 3.2 us a page a round
 		 */
 		struct
 		{

@@ -108,7 +108,7 @@ static void
 test_int16(void)
 {
 	static const int16_t edges[] = {INT16_MIN, INT16_MIN + 1, -256, -255, -129,
-		-128, -2, -1, 0, 1, 2, 127, 128, 255, 256, INT16_MAX - 1, INT16_MAX};
+	-128, -2, -1, 0, 1, 2, 127, 128, 255, 256, INT16_MAX - 1, INT16_MAX};
 	const size_t ne = sizeof(edges) / sizeof(edges[0]);
 	Check		c;
 	char		what[64];
@@ -228,7 +228,7 @@ static void
 test_uint32(void)
 {
 	static const uint32_t edges[] = {0, 1, 2, 255, 256, 65535, 65536,
-		0x7FFFFFFFu, 0x80000000u, 0x80000001u, 0xFFFFFFFEu, 0xFFFFFFFFu};
+	0x7FFFFFFFu, 0x80000000u, 0x80000001u, 0xFFFFFFFEu, 0xFFFFFFFFu};
 	const size_t ne = sizeof(edges) / sizeof(edges[0]);
 	Check		c;
 	char		what[80];
@@ -352,7 +352,7 @@ static const uint32_t f4_edge_bits[] = {
 	0x3F7FFFFFu, 0x3F800000u, 0x3F800001u,	/* around 1 */
 	0x7F7FFFFFu,				/* FLT_MAX */
 	0x7F800000u,				/* +Inf */
-	0x7FC00000u, 0x7FC00001u, 0x7F800001u, 0x7FFFFFFFu,	/* NaNs */
+	0x7FC00000u, 0x7FC00001u, 0x7F800001u, 0x7FFFFFFFu, /* NaNs */
 	0xFFC00000u, 0xFF800001u, 0xFFFFFFFFu,	/* negative NaNs */
 };
 
@@ -537,9 +537,9 @@ test_float_canonical(void)
 	/* the landmarks in order, pairwise strictly increasing */
 	{
 		static const double f8[] = {-INFINITY, -DBL_MAX, -1.0, -DBL_MIN,
-		-0x1p-1074, 0.0, 0x1p-1074, DBL_MIN, 1.0, DBL_MAX, INFINITY, NAN};
+		-DBL_TRUE_MIN, 0.0, DBL_TRUE_MIN, DBL_MIN, 1.0, DBL_MAX, INFINITY, NAN};
 		static const float f4[] = {-INFINITY, -FLT_MAX, -1.0f, -FLT_MIN,
-		-0x1p-149f, 0.0f, 0x1p-149f, FLT_MIN, 1.0f, FLT_MAX, INFINITY, NAN};
+		-FLT_TRUE_MIN, 0.0f, FLT_TRUE_MIN, FLT_MIN, 1.0f, FLT_MAX, INFINITY, NAN};
 
 		for (size_t i = 0; i + 1 < sizeof(f8) / sizeof(f8[0]); i++)
 		{
@@ -736,7 +736,7 @@ rand_row3(Row3 *r, bool allow_nulls)
 		: (int32_t) rng_below(5) - 2;
 	rand_bytestr(&r->s, true);
 	if (rng_below(2))
-		r->s.len = r->s.len < 2 ? r->s.len : 2;	/* more ties */
+		r->s.len = r->s.len < 2 ? r->s.len : 2; /* more ties */
 	r->f = rng_below(3) == 0 ? dbl_from_bits(rand_f8_bits())
 		: fvals[rng_below(sizeof(fvals) / sizeof(fvals[0]))];
 }
@@ -964,7 +964,7 @@ test_numeric(void)
 				   sign(cmp_bytes(a, la, b, lb)), (expect)); \
 	} while (0)
 
-	CMP_NUM(0, 0, zeros, 2, 1, 5, zeros, 0, 0);	/* 0 == -0 (no digits) */
+	CMP_NUM(0, 0, zeros, 2, 1, 5, zeros, 0, 0); /* 0 == -0 (no digits) */
 	CMP_NUM(0, 0, one, 1, 0, 0, one_zero, 3, 0);	/* 1 == 1.00000000 */
 	CMP_NUM(0, 1, lead_zero_one, 2, 0, 0, one, 1, 0);	/* leading zero digit */
 	CMP_NUM(0, 0, n9999, 1, 0, 1, n10000, 2, -1);	/* 9999 < 10000 */
@@ -972,7 +972,7 @@ test_numeric(void)
 	CMP_NUM(0, -1, half, 1, 0, -1, half_more, 2, -1);	/* 0.5 < 0.50000001 */
 	CMP_NUM(1, -1, half, 1, 1, -1, half_more, 2, 1);	/* -0.5 > -0.50000001 */
 	CMP_NUM(1, 0, one, 1, 0, 0, zeros, 0, -1);	/* -1 < 0 */
-	CMP_NUM(0, -1, half, 1, 0, 0, zeros, 0, 1);	/* 0.5 > 0 */
+	CMP_NUM(0, -1, half, 1, 0, 0, zeros, 0, 1); /* 0.5 > 0 */
 	CMP_NUM(1, 3, one, 1, 1, -3, one, 1, -1);	/* -1e12 < -1e-12 */
 #undef CMP_NUM
 	check_report(&c, "keycodec: numeric magnitudes, signs, zeros, trailing zero digits");

@@ -149,8 +149,8 @@ test_profile_emulation(void)
 				slow;
 	int			rc1,
 				rc2;
-	BraidEmulation slow_writes = {.lanes = 1, .write_ns = 2000};
-	BraidEmulation slow_reads = {.lanes = 1, .read_ns = 2000};
+	BraidEmulation slow_writes = {.lanes = 1,.write_ns = 2000};
+	BraidEmulation slow_reads = {.lanes = 1,.read_ns = 2000};
 
 	check_init(&c);
 	memset(region, 1, PROF_REGION);
@@ -189,7 +189,7 @@ test_profile_shared_clock(void)
 	Check		c;
 	char	   *region = aligned_alloc(64, PROF_REGION);
 	BraidDeviceClock *clock = calloc(1, sizeof(BraidDeviceClock));
-	BraidEmulation em = {.clock = clock, .lanes = 1, .write_ns = 1000};
+	BraidEmulation em = {.clock = clock,.lanes = 1,.write_ns = 1000};
 	BraidProfResult one,
 				two;
 	double		lane_mb_per_s = 64.0 / 1000e-9 / 1e6;	/* 64 B per us */

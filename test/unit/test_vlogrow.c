@@ -151,6 +151,7 @@ test_vlogrow_segments(void)
 				used += rows[r];
 				written += (double) rows[r];
 			}
+
 			/*
 			 * Rows dividing every segment fill them: the same space; others
 			 * leave some of each unused, and a row larger than a segment

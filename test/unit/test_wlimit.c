@@ -152,8 +152,8 @@ test_wlimit_basics(void)
 			   e.merge_passes, e.lines_written, 3 * 8 * l);
 
 	/*
-	 * 5 runs, fan-in 2: [M M][M M] M -> 2M 2M M (the last run is left
-	 * alone) -> [2M 2M] M -> 4M M: 5M + 4M + 4M entries written
+	 * 5 runs, fan-in 2: [M M][M M] M -> 2M 2M M (the last run is left alone)
+	 * -> [2M 2M] M -> 4M M: 5M + 4M + 4M entries written
 	 */
 	in.rows = 5e6;
 	in.budget_entries = 1e6;
@@ -268,10 +268,11 @@ test_wlimit_segment_corner(void)
 					   "beta %d: x back to %g at w %g after flipping to 0 at %g",
 					   beta, x, w, flip);
 		}
+
 		/*
-		 * x = 0 once N*(l*(w+r) + run_cpu + merge) exceeds the 2*beta
-		 * passes of N rows: w ~ (2*beta*c - run_cpu) / l, give or take
-		 * the merge's levels
+		 * x = 0 once N*(l*(w+r) + run_cpu + merge) exceeds the 2*beta passes
+		 * of N rows: w ~ (2*beta*c - run_cpu) / l, give or take the merge's
+		 * levels
 		 */
 		predicted = (2 * beta * in.pass_row_ns - in.run_cpu_ns) / l - in.read_ns;
 		check_that(&c, flip > 0 && close_to(flip, predicted, 0.1),
@@ -328,7 +329,10 @@ test_wlimit_segment_interior(void)
 					   beta, w, x, expect, step);
 		}
 
-	/* interior with the default constants at w = 2400, beta 4; x = 1 on a tmpfs */
+	/*
+	 * interior with the default constants at w = 2400, beta 4; x = 1 on a
+	 * tmpfs
+	 */
 	{
 		BraidWlInput in = sortbench_input(4);
 		double		x = segment_x(in, 2400, &e);

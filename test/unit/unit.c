@@ -28,7 +28,7 @@ check_init(Check *c)
 
 /* check_that: record one assertion; on failure keep a formatted diagnostic. */
 bool
-check_that(Check *c, bool cond, const char *fmt, ...)
+check_that(Check *c, bool cond, const char *fmt,...)
 {
 	c->asserts++;
 	if (cond)
@@ -47,7 +47,7 @@ check_that(Check *c, bool cond, const char *fmt, ...)
 
 /* check_report: print the TAP line (and diagnostics) of a group. */
 void
-check_report(const Check *c, const char *fmt, ...)
+check_report(const Check *c, const char *fmt,...)
 {
 	va_list		ap;
 	bool		ok = c->failures == 0 && c->asserts > 0;
