@@ -24,7 +24,8 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "core/costmodel.h"
+#include "core/costgather.h"
+#include "core/costmem.h"
 
 /* Bytes per IndexMap entry kept after the sort (the ref). */
 #define BRAID_REF_BYTES_AFTER_SORT	8.0
