@@ -91,12 +91,14 @@ SKIP:
 # ALTER EXTENSION UPDATE from every released version gives what a fresh
 # install of the current one gives; the library reports that version
 my $objects = q{
-SELECT string_agg(p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') '
-				  || pg_get_function_result(p.oid) || ' ' || coalesce(array_to_string(p.proacl, ','), ''),
-				  E'\n' ORDER BY 1)
-FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'braidsort'
+SELECT string_agg(f, E'\n' ORDER BY f) FROM (
+	SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') '
+		   || pg_get_function_result(p.oid) || ' '
+		   || coalesce(array_to_string(p.proacl, ','), '') AS f
+	FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+	WHERE n.nspname = 'braidsort') procs
 UNION ALL
-SELECT string_agg(c.relname, ',' ORDER BY 1)
+SELECT string_agg(c.relname, ',' ORDER BY c.relname)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'braidsort'
 UNION ALL
 SELECT array_to_string(nspacl, ',') FROM pg_namespace WHERE nspname = 'braidsort'};
