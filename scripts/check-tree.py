@@ -28,6 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # folder or of one below it
 RANKS = {
     "core": 0,
+    "compat": 0,        # src/compat.h: PostgreSQL's majors behind one face
     "io": 1,
     "monitor": 2,
     "guc": 3,           # src/guc.c, src/guc.h
@@ -38,7 +39,8 @@ RANKS = {
 }
 
 # names docs/design.md may cite that are PostgreSQL's, not braidsort's
-DESIGN_FOREIGN = {"tuplesort.c", "tuplesortvariants.c", "n_mod_since_analyze"}
+DESIGN_FOREIGN = {"tuplesort.c", "tuplesortvariants.c", "n_mod_since_analyze",
+                  "enable_presorted_aggregate"}
 
 problems = []
 
@@ -99,6 +101,8 @@ def check_versions():
 def folder_of(path):
     parts = path.split("/")
     if len(parts) == 2:
+        if parts[1] == "compat.h":
+            return "compat"
         return "guc" if parts[1].startswith("guc.") else "top"
     return parts[1]
 
@@ -115,6 +119,8 @@ def check_layers():
                 target = inc.split("/")[0]
             elif inc.startswith("guc."):
                 target = "guc"
+            elif inc == "compat.h":
+                target = "compat"
             else:
                 continue        # a PostgreSQL header
             if target not in RANKS:

@@ -37,6 +37,7 @@ int			braid_sort_mode = BRAID_SORT_MODE_AUTO;
 double		braid_write_intensity = -1.0;
 int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
 bool		braid_join_read_ahead = true;
+bool		braid_gather_read_stream = true;
 bool		braid_join_range_partitions = true;
 
 static const struct config_enum_entry adaptive_options[] = {
@@ -220,6 +221,19 @@ braid_define_gucs(void)
 							 "When off, the first pass probes each row of the in-memory "
 							 "partition as it is read.  Intended for measurements.",
 							 &braid_join_read_ahead,
+							 true,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("braidsort.gather_read_stream",
+							 "Reads the blocks of a late gather from a table larger than "
+							 "half of shared buffers through a read stream.",
+							 "PostgreSQL 17 and later: the stream reads ahead of the gather "
+							 "and combines adjacent blocks into one read (asynchronously "
+							 "with PostgreSQL 18's io_method).  When off, or before 17, "
+							 "blocks are read one at a time.  Intended for measurements.",
+							 &braid_gather_read_stream,
 							 true,
 							 PGC_USERSET,
 							 GUC_NOT_IN_SAMPLE,

@@ -30,6 +30,7 @@ extern int	braid_sort_mode;
 extern double braid_write_intensity;
 extern int	braid_join_mode;
 extern bool braid_join_read_ahead;
+extern bool braid_gather_read_stream;
 extern bool braid_join_range_partitions;
 
 extern void braid_define_gucs(void);

@@ -73,6 +73,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
+#include "compat.h"
 #include "core/emulate.h"
 #include "core/pool.h"
 #include "io/device.h"
@@ -210,7 +211,7 @@ braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats,
 	 */
 	if (spc != MyDatabaseTableSpace)
 	{
-		AclResult	aclresult = pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
+		AclResult	aclresult = braid_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
 
 		if (aclresult != ACLCHECK_OK)
 			aclcheck_error(aclresult, OBJECT_TABLESPACE, get_tablespace_name(spc));

@@ -40,6 +40,7 @@
 #include "pgstat.h"
 #include "storage/ipc.h"
 
+#include "compat.h"
 #include "core/pool.h"
 #include "core/profkernel.h"
 #include "io/progress.h"
@@ -61,6 +62,9 @@ static int	waiting_phase = BRAID_PHASE_IDLE;
 static int	waiting_slot = -1;
 
 static bool cleanup_registered = false;
+
+/* the gate's named wait event, once registered (17+) */
+static uint32 gate_wait_event = 0;
 
 /* braid_sched_slot: the device slot with this index. */
 BraidDeviceSlot *
@@ -318,9 +322,14 @@ acquire(int slot, int phase, int threads)
 
 		/* braidsort.progress shows the wait (an abort clears it) */
 		braid_progress_wait_begin(phase);
-		/* a timeout too, so a lost wake-up costs a second, never a hang */
+
+		/*
+		 * a timeout too, so a lost wake-up costs a second, never a hang;
+		 * pg_stat_activity shows the wait as BraidsortDeviceGate (17+)
+		 */
 		(void) ConditionVariableTimedSleep(&braid_shared->gate_cv, 1000,
-										   PG_WAIT_EXTENSION);
+										   braid_wait_event("BraidsortDeviceGate",
+															&gate_wait_event));
 	}
 	ConditionVariableCancelSleep();
 	if (waited)

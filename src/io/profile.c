@@ -36,6 +36,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "io/device.h"
 #include "io/iosched.h"
 #include "io/profile.h"
@@ -270,7 +271,7 @@ check_profile_target(Oid spc, int size_mb)
 				 errhint("Profile pg_default, whose temporary files are in the same data directory.")));
 
 	if (spc != MyDatabaseTableSpace &&
-		pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		braid_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for tablespace %s", get_tablespace_name(spc)),

@@ -42,6 +42,7 @@
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "io/progress.h"
 #include "io/shmem.h"
 
@@ -229,10 +230,9 @@ get_my_row(void)
 	if (my_row_checked)
 		return my_row;
 	my_row_checked = true;
-	if (progress_slots == NULL || MyBackendId == InvalidBackendId ||
-		MyBackendId < 1 || MyBackendId > MaxBackends)
+	if (progress_slots == NULL || braid_backend_index() < 0)
 		return NULL;
-	my_row = &progress_slots[(MyBackendId - 1) * BRAID_PROGRESS_NODES];
+	my_row = &progress_slots[braid_backend_index() * BRAID_PROGRESS_NODES];
 	for (int i = 0; i < BRAID_PROGRESS_NODES; i++)
 	{
 		BraidProgressSlot *s = &my_row[i];

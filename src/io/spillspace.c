@@ -30,6 +30,7 @@
 #include "utils/acl.h"
 #include "utils/guc.h"
 
+#include "compat.h"
 #include "io/shmem.h"
 #include "io/spillspace.h"
 
@@ -89,7 +90,7 @@ braid_check_spill_tablespace(char **newval, void **extra, GucSource source)
 	}
 	if (spc != MyDatabaseTableSpace)
 	{
-		AclResult	aclresult = pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
+		AclResult	aclresult = braid_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE);
 
 		if (aclresult != ACLCHECK_OK)
 			aclcheck_error(aclresult, OBJECT_TABLESPACE, *newval);
@@ -133,7 +134,7 @@ spill_tablespace_resolve(bool report)
 		wanted = get_tablespace_oid(braid_spill_tablespace, true);
 		if (!OidIsValid(wanted) || wanted == GLOBALTABLESPACE_OID ||
 			(wanted != MyDatabaseTableSpace &&
-			 pg_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK))
+			 braid_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK))
 			unusable = true;
 		else
 			spc = wanted;
@@ -160,12 +161,12 @@ spill_tablespace_resolve(bool report)
 	}
 
 	if (unusable && report &&
-		(fallback_lxid != MyProc->lxid ||
+		(fallback_lxid != BRAID_MY_LXID ||
 		 fallback_stmt != GetCurrentStatementStartTimestamp()))
 	{
 		char	   *instead = get_tablespace_name(spc);
 
-		fallback_lxid = MyProc->lxid;
+		fallback_lxid = BRAID_MY_LXID;
 		fallback_stmt = GetCurrentStatementStartTimestamp();
 		if (braid_shared != NULL)
 			pg_atomic_fetch_add_u64(&braid_shared->spill_tablespace_fallbacks, 1);

@@ -41,6 +41,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 
+#include "compat.h"
 #include "io/worker.h"
 #include "io/shmem.h"
 
@@ -48,6 +49,9 @@
 #define BRAID_ORPHAN_SCAN_MS			(60 * 1000)
 
 PGDLLEXPORT void braid_worker_main(Datum main_arg);
+
+/* the worker's named wait event, once registered (17+) */
+static uint32 main_wait_event = 0;
 
 /*
  * braid_worker_register
@@ -183,10 +187,14 @@ braid_worker_main(Datum main_arg)
 
 	while (!ShutdownRequestPending)
 	{
+		/*
+		 * pg_stat_activity shows the idle worker as BraidsortSchedulerMain
+		 * (17+)
+		 */
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 BRAID_ORPHAN_SCAN_MS,
-						 PG_WAIT_EXTENSION);
+						 braid_wait_event("BraidsortSchedulerMain", &main_wait_event));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 

@@ -63,6 +63,7 @@
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
 
+#include "compat.h"
 #include "join/join_node.h"
 #include "monitor/explain_worker.h"
 #include "monitor/instr.h"
@@ -470,7 +471,7 @@ show_quals(const char *label, List *quals, CustomScanState *node, List *ancestor
 	if (quals == NIL)
 		return;
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	useprefix = es->verbose || list_length(es->rtable_names) > 1;
+	useprefix = es->verbose || BRAID_EXPLAIN_RTABLE_SIZE(es) > 1;
 	text = deparse_expression((Node *) make_ands_explicit(quals), context, useprefix, false);
 
 	ExplainPropertyText(label, text, es);

@@ -25,6 +25,7 @@
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
 
+#include "compat.h"
 #include "join/join_state.h"
 #include "core/refs.h"
 #include "io/shmem.h"
@@ -406,7 +407,7 @@ join_row_fetch(BraidJoinState *st, JoinSide *s, uint64 ref, uint32 pos)
 			 * otherwise (as the sort's gather does).
 			 */
 			if (blk < s->fetch.nblocks && BufferIsValid(s->fetch.recent[blk]) &&
-				ReadRecentBuffer(s->fetch.rel->rd_node, MAIN_FORKNUM, blk, s->fetch.recent[blk]))
+				ReadRecentBuffer(BRAID_REL_FILE(s->fetch.rel), MAIN_FORKNUM, blk, s->fetch.recent[blk]))
 				s->fetch.bufs[slot] = s->fetch.recent[blk];
 			else
 			{

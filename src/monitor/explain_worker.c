@@ -5,10 +5,11 @@
  *	  parallel workers' figures in EXPLAIN ANALYZE (instr.c carries the
  *	  figures to the leader).
  *
- * PostgreSQL 15 collects a node's per-worker lines in
- * es->workers_state and prints them after the node's own (ExplainNode);
- * the functions that open and close a worker's part of it are static in
- * explain.c.  braid_explain_open_worker, braid_explain_close_worker and
+ * PostgreSQL collects a node's per-worker lines in es->workers_state and
+ * prints them after the node's own (ExplainNode); the functions that open
+ * and close a worker's part of it are static in explain.c.  From 18 on,
+ * the pieces they are made of are exported (explain_format.h) and used;
+ * before, they are copied.  braid_explain_open_worker, braid_explain_close_worker and
  * braid_explain_indent_text do what ExplainOpenWorker, ExplainCloseWorker
  * (with ExplainOpenSetAsideGroup, ExplainSaveGroup and
  * ExplainRestoreGroup) and ExplainIndentText do there, so that a worker's
@@ -21,16 +22,19 @@
  */
 #include "postgres.h"
 
-#include "commands/explain.h"
-
+#include "compat.h"
 #include "monitor/explain_worker.h"
 
-/* braid_explain_indent_text: as ExplainIndentText. */
+/* braid_explain_indent_text: ExplainIndentText (a copy before 18). */
 void
 braid_explain_indent_text(ExplainState *es)
 {
+#if PG_VERSION_NUM >= 180000
+	ExplainIndentText(es);
+#else
 	if (es->str->len == 0 || es->str->data[es->str->len - 1] == '\n')
 		appendStringInfoSpaces(es->str, es->indent * 2);
+#endif
 }
 
 /*
@@ -47,6 +51,11 @@ braid_explain_open_worker(int n, ExplainState *es)
 	{
 		initStringInfo(&wstate->worker_str[n]);
 		es->str = &wstate->worker_str[n];
+#if PG_VERSION_NUM >= 180000
+		ExplainOpenSetAsideGroup("Worker", NULL, true, 2, es);
+		if (es->format != EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyInteger("Worker Number", NULL, n, es);
+#else
 		/* ExplainOpenSetAsideGroup("Worker", NULL, true, 2, es) */
 		if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
 			es->grouping_stack = lcons_int(0, es->grouping_stack);
@@ -55,17 +64,22 @@ braid_explain_open_worker(int n, ExplainState *es)
 			es->indent += 2;
 			ExplainPropertyInteger("Worker Number", NULL, n, es);
 		}
+#endif
 		wstate->worker_inited[n] = true;
 	}
 	else
 	{
 		es->str = &wstate->worker_str[n];
+#if PG_VERSION_NUM >= 180000
+		ExplainRestoreGroup(es, 2, &wstate->worker_state_save[n]);
+#else
 		/* ExplainRestoreGroup(es, 2, &wstate->worker_state_save[n]) */
 		if (es->format == EXPLAIN_FORMAT_JSON || es->format == EXPLAIN_FORMAT_YAML)
 			es->grouping_stack = lcons_int(wstate->worker_state_save[n],
 										   es->grouping_stack);
 		if (es->format != EXPLAIN_FORMAT_TEXT)
 			es->indent += 2;
+#endif
 	}
 
 	/* text: "Worker N:" begins the worker's first line, the rest indented */
@@ -89,6 +103,9 @@ braid_explain_close_worker(int n, ExplainState *es)
 {
 	ExplainWorkersState *wstate = es->workers_state;
 
+#if PG_VERSION_NUM >= 180000
+	ExplainSaveGroup(es, 2, &wstate->worker_state_save[n]);
+#else
 	/* ExplainSaveGroup(es, 2, &wstate->worker_state_save[n]) */
 	if (es->format != EXPLAIN_FORMAT_TEXT)
 		es->indent -= 2;
@@ -97,6 +114,7 @@ braid_explain_close_worker(int n, ExplainState *es)
 		wstate->worker_state_save[n] = linitial_int(es->grouping_stack);
 		es->grouping_stack = list_delete_first(es->grouping_stack);
 	}
+#endif
 
 	/* text: drop a "Worker N:" prefix left without a line */
 	if (es->format == EXPLAIN_FORMAT_TEXT)

@@ -10,7 +10,7 @@
 #ifndef BRAID_EXPLAIN_WORKER_H
 #define BRAID_EXPLAIN_WORKER_H
 
-#include "commands/explain.h"
+#include "compat.h"
 
 extern void braid_explain_open_worker(int n, ExplainState *es);
 extern void braid_explain_close_worker(int n, ExplainState *es);

@@ -31,6 +31,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "plan/heapinput.h"
 #include "plan/plancost.h"
 
@@ -119,7 +120,7 @@ braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_p
 		*why = "output reads xmax, cmin or cmax, which later lockers and updaters overwrite";
 		return false;
 	}
-	if (old_snapshot_threshold >= 0)
+	if (BRAID_OLD_SNAPSHOT_THRESHOLD_SET)
 	{
 		/* early pruning may free a line pointer the snapshot still sees */
 		*why = "old_snapshot_threshold is set";

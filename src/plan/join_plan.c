@@ -34,7 +34,9 @@
  * buffers do not hold has each page a round reads back costed, and is
  * declined in parallel workers), in rounds that visit its pages at most 2M
  * times in all (JOIN_MAX_OUTER_PAGE_ROUNDS; beyond_fit).  RIGHT and FULL
- * joins need a match flag per inner row and are left to PostgreSQL.
+ * joins, and the right anti (16+) and right semi (18+) joins that hash the
+ * outer side of an anti or semi join, need a match flag per inner row and
+ * are left to PostgreSQL.
  *
  * src/plan/join_plan.c
  *
@@ -64,6 +66,7 @@
 #include "utils/rls.h"
 #include "utils/spccache.h"
 
+#include "compat.h"
 #include "guc.h"
 #include "io/device.h"
 #include "plan/heapinput.h"
@@ -213,14 +216,14 @@ range_bounds(PlannedStmt *stmt, HashJoin *hj, Hash *hash, Plan *inner, int k)
 	if (var->varno != ((Scan *) inner)->scanrelid || var->varattno <= 0 || var->varlevelsup != 0)
 		return NIL;
 	rte = rt_fetch(var->varno, stmt->rtable);
-	userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
+	userid = braid_rte_perm_user(stmt, rte);
 	if (check_enable_rls(rte->relid, userid, true) == RLS_ENABLED ||
 		(pg_class_aclcheck(rte->relid, userid, ACL_SELECT) != ACLCHECK_OK &&
 		 pg_attribute_aclcheck(rte->relid, var->varattno, userid, ACL_SELECT) != ACLCHECK_OK))
 		return NIL;
 	tabstats = pgstat_fetch_stat_tabentry(rte->relid);
 	if (tabstats != NULL &&
-		tabstats->changes_since_analyze > JOIN_RANGE_MAX_CHANGED_SHARE * inner->plan_rows / k)
+		BRAID_TAB_CHANGES(tabstats) > JOIN_RANGE_MAX_CHANGED_SHARE * inner->plan_rows / k)
 		return NIL;
 	if (!braid_plan_key_histogram(rte->relid, expr, &correlation, &mcv_share, &values, &nvalues) ||
 		fabs(correlation) < JOIN_RANGE_MIN_CORRELATION || mcv_share > JOIN_RANGE_MAX_MCV_SHARE)
@@ -411,6 +414,14 @@ join_shape_why(PlannedStmt *stmt, HashJoin *hj, int processes, Plan **inner,
 			return "a right join needs a match flag per inner row";
 		case JOIN_FULL:
 			return "a full join needs a match flag per inner row";
+#if PG_VERSION_NUM >= 160000
+		case JOIN_RIGHT_ANTI:
+			return "a right anti join needs a match flag per inner row";
+#endif
+#if PG_VERSION_NUM >= 180000
+		case JOIN_RIGHT_SEMI:
+			return "a right semi join needs a match flag per inner row";
+#endif
 		default:
 			return "join type not supported";
 	}
@@ -578,6 +589,7 @@ make_join_scan(HashJoin *hj, Plan *inner, const BraidJoinPlanData *data, double 
 		(pg_ms > 0 ? Min(own_ms / pg_ms, 1.0) : 1.0);
 	cscan->scan.plan.plan_rows = hj->join.plan.plan_rows;
 	cscan->scan.plan.plan_width = hj->join.plan.plan_width;
+	BRAID_COPY_DISABLED_NODES(&cscan->scan.plan, &hj->join.plan);
 	cscan->scan.plan.parallel_aware = false;
 	cscan->scan.plan.parallel_safe = hj->join.plan.parallel_safe;
 	cscan->scan.plan.async_capable = false;

@@ -56,6 +56,7 @@
 #include "utils/uuid.h"
 #include "mb/pg_wchar.h"
 
+#include "compat.h"
 #include "core/keycodec.h"
 #include "plan/keys.h"
 
@@ -97,7 +98,7 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 {
 	Oid			opfamily;
 	Oid			opcintype;
-	int16		strategy;
+	BraidOrderDirection strategy;
 	TypeCacheEntry *typentry;
 
 	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy))
@@ -162,7 +163,7 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 		case TEXTOID:
 		case BPCHAROID:
 			col->locale = NULL;
-			if (OidIsValid(collation) && lc_collate_is_c(collation))
+			if (OidIsValid(collation) && braid_collation_is_c(collation))
 			{
 				col->kind = (opcintype == TEXTOID) ? BRAID_KEY_TEXT : BRAID_KEY_BPCHAR;
 				break;
@@ -172,7 +173,8 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 			{
 				pg_locale_t locale = pg_newlocale_from_collation(collation);
 
-				if (locale && locale->provider == COLLPROVIDER_ICU)
+				if (locale && locale->provider == COLLPROVIDER_ICU &&
+					(BRAID_ICU_ANY_ENCODING || GetDatabaseEncoding() == PG_UTF8))
 				{
 					col->kind = (opcintype == TEXTOID) ? BRAID_KEY_TEXT_ICU : BRAID_KEY_BPCHAR_ICU;
 					col->locale = locale;
@@ -204,7 +206,7 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 			return false;
 	}
 
-	col->descending = (strategy == BTGreaterStrategyNumber);
+	col->descending = (strategy == BRAID_ORDER_GREATER);
 	col->nulls_first = nulls_first;
 	return true;
 }
@@ -376,6 +378,13 @@ encode_icu(pg_locale_t locale, const char *p, size_t len,
 	}
 	else
 	{
+#if PG_VERSION_NUM >= 180000
+		/*
+		 * (braid_key_column_for takes no ICU key there:
+		 * BRAID_ICU_ANY_ENCODING)
+		 */
+		elog(ERROR, "braidsort: an ICU key in a database not in UTF-8");
+#else
 		UChar	   *uchar;
 		int32_t		ulen = icu_to_uchar(&uchar, p, len);
 		int32_t		need;
@@ -385,6 +394,7 @@ encode_icu(pg_locale_t locale, const char *p, size_t len,
 		(void) ucol_getSortKey(locale->info.icu.ucol, uchar, ulen, buf->data + at, need);
 		n = need > 0 ? need - 1 : 0;	/* drop ICU's own terminating zero */
 		pfree(uchar);
+#endif
 	}
 	reserve(buf, at + n, len + 2);
 	buf->data[at + n++] = 0x00;
@@ -768,7 +778,7 @@ braidsort_normalized_key(PG_FUNCTION_ARGS)
 	{
 		Oid			opfamily;
 		Oid			opcintype;
-		int16		strategy;
+		BraidOrderDirection strategy;
 
 		/*
 		 * an enum's, array's, range's or composite's ordering is its

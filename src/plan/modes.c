@@ -280,7 +280,7 @@ plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
 		 * as EXPLAIN (ExecutorStart): the caller must be allowed to read them
 		 * (without the executor's hook: permissions.c)
 		 */
-		(void) braid_rtable_permitted(stmt->rtable, true);
+		(void) braid_stmt_permitted(stmt, true);
 		w.rsinfo = rsinfo;
 		w.stmt = stmt;
 		w.deparse_cxt = deparse_context_for_plan_tree(stmt,

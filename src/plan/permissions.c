@@ -13,8 +13,8 @@
  * be inside an executor they started: pgaudit writes through the state
  * its ExecutorStart hook pushes, which does not exist while a top-level
  * statement is planned.  So this is ExecCheckRTEPerms() of PostgreSQL 15
- * (execMain.c) alone: relation privileges, then column privileges for
- * SELECT, INSERT and UPDATE.
+ * (ExecCheckOneRelPerms() since 16, execMain.c) alone: relation
+ * privileges, then column privileges for SELECT, INSERT and UPDATE.
  *
  * src/plan/permissions.c
  *
@@ -30,6 +30,7 @@
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 
+#include "compat.h"
 #include "plan/permissions.h"
 
 /* the statement being planned has tables the role may not read */
@@ -66,62 +67,80 @@ columns_permitted(Oid relid, Oid userid, Bitmapset *cols, AclMode mode)
 }
 
 /*
- * rte_permitted
- *		Whether the role may do what the statement asks of a range table
- *		entry: every privilege it requires, each from the relation's
- *		privileges or else its columns'.
+ * relation_permitted
+ *		Whether the role may do what the statement asks of a relation it
+ *		names: every privilege required, each from the relation's
+ *		privileges or else its columns' (checkAsUser: the role to check,
+ *		or InvalidOid for the current one).
  */
 static bool
-rte_permitted(RangeTblEntry *rte)
+relation_permitted(Oid relid, AclMode required, Oid checkAsUser, Bitmapset *selected,
+				   Bitmapset *inserted, Bitmapset *updated)
 {
 	AclMode		remaining;
 	Oid			userid;
 
-	if (rte->rtekind != RTE_RELATION || rte->requiredPerms == 0)
+	if (required == 0)
 		return true;
-	userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
-	remaining = rte->requiredPerms &
-		~pg_class_aclmask(rte->relid, userid, rte->requiredPerms, ACLMASK_ALL);
+	userid = OidIsValid(checkAsUser) ? checkAsUser : GetUserId();
+	remaining = required & ~pg_class_aclmask(relid, userid, required, ACLMASK_ALL);
 	if (remaining == 0)
 		return true;
 	/* privileges that exist only on relations */
 	if (remaining & ~(ACL_SELECT | ACL_INSERT | ACL_UPDATE))
 		return false;
-	if ((remaining & ACL_SELECT) &&
-		!columns_permitted(rte->relid, userid, rte->selectedCols, ACL_SELECT))
+	if ((remaining & ACL_SELECT) && !columns_permitted(relid, userid, selected, ACL_SELECT))
 		return false;
-	if ((remaining & ACL_INSERT) &&
-		!columns_permitted(rte->relid, userid, rte->insertedCols, ACL_INSERT))
+	if ((remaining & ACL_INSERT) && !columns_permitted(relid, userid, inserted, ACL_INSERT))
 		return false;
-	if ((remaining & ACL_UPDATE) &&
-		!columns_permitted(rte->relid, userid, rte->updatedCols, ACL_UPDATE))
+	if ((remaining & ACL_UPDATE) && !columns_permitted(relid, userid, updated, ACL_UPDATE))
 		return false;
 	return true;
 }
 
+/* refuse: the executor's error for relation relid, or false. */
+static bool
+refuse(Oid relid, bool ereport_on_violation)
+{
+	if (ereport_on_violation)
+		aclcheck_error(ACLCHECK_NO_PRIV, get_relkind_objtype(get_rel_relkind(relid)),
+					   get_rel_name(relid));
+	return false;
+}
+
 /*
- * braid_rtable_permitted
- *		Whether the current role may run a statement over this range table,
- *		as the executor will check it (less ExecutorCheckPerms_hook: see the
- *		file header).  With ereport_on_violation, a refusal is the
- *		executor's error instead of false.
+ * braid_stmt_permitted
+ *		Whether the current role may run a planned statement, as the
+ *		executor will check it (less ExecutorCheckPerms_hook: see the file
+ *		header): the permissions of each relation the statement names, in
+ *		its RTEPermissionInfo list since PostgreSQL 16, in its range table
+ *		before.  With ereport_on_violation, a refusal is the executor's
+ *		error instead of false.
  */
 bool
-braid_rtable_permitted(List *rtable, bool ereport_on_violation)
+braid_stmt_permitted(PlannedStmt *stmt, bool ereport_on_violation)
 {
 	ListCell   *lc;
 
-	foreach(lc, rtable)
+#if PG_VERSION_NUM >= 160000
+	foreach(lc, stmt->permInfos)
+	{
+		RTEPermissionInfo *perm = lfirst_node(RTEPermissionInfo, lc);
+
+		if (!relation_permitted(perm->relid, perm->requiredPerms, perm->checkAsUser,
+								perm->selectedCols, perm->insertedCols, perm->updatedCols))
+			return refuse(perm->relid, ereport_on_violation);
+	}
+#else
+	foreach(lc, stmt->rtable)
 	{
 		RangeTblEntry *rte = lfirst_node(RangeTblEntry, lc);
 
-		if (rte_permitted(rte))
-			continue;
-		if (ereport_on_violation)
-			aclcheck_error(ACLCHECK_NO_PRIV,
-						   get_relkind_objtype(get_rel_relkind(rte->relid)),
-						   get_rel_name(rte->relid));
-		return false;
+		if (rte->rtekind == RTE_RELATION &&
+			!relation_permitted(rte->relid, rte->requiredPerms, rte->checkAsUser,
+								rte->selectedCols, rte->insertedCols, rte->updatedCols))
+			return refuse(rte->relid, ereport_on_violation);
 	}
+#endif
 	return true;
 }

@@ -10,9 +10,9 @@
 #ifndef BRAID_PERMISSIONS_H
 #define BRAID_PERMISSIONS_H
 
-#include "nodes/pg_list.h"
+#include "nodes/plannodes.h"
 
-extern bool braid_rtable_permitted(List *rtable, bool ereport_on_violation);
+extern bool braid_stmt_permitted(PlannedStmt *stmt, bool ereport_on_violation);
 
 /* the statement being planned has tables the role may not read */
 extern bool braid_plan_messages_hidden;

@@ -34,6 +34,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "compat.h"
 #include "guc.h"
 #include "io/device.h"
 #include "core/indexmap.h"
@@ -61,7 +62,7 @@ static double
 sampled_rows(Oid relid, AttrNumber attnum)
 {
 	Relation	rel = table_open(relid, NoLock);
-	int			target = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attstattarget;
+	int			target = braid_attstattarget(rel, attnum);
 	double		rows = Max(rel->rd_rel->reltuples, 0);
 
 	table_close(rel, NoLock);

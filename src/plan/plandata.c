@@ -27,6 +27,7 @@
 #include "utils/ruleutils.h"
 #include "utils/typcache.h"
 
+#include "compat.h"
 #include "plan/plandata.h"
 
 /* positions in custom_private */
@@ -184,12 +185,12 @@ sort_key_text(Node *expr, Oid sortop, Oid collation, bool nullsfirst,
 	StringInfoData buf;
 	Oid			opfamily;
 	Oid			opcintype;
-	int16		strategy;
+	BraidOrderDirection strategy;
 	bool		reverse;
 
 	/* descending as the key's encoder has it (braid_key_column_for) */
 	reverse = get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) &&
-		strategy == BTGreaterStrategyNumber;
+		strategy == BRAID_ORDER_GREATER;
 
 	/*
 	 * A Sort's key is a reference to its input's output, which ruleutils

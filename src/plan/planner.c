@@ -269,7 +269,7 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 	 * for every statement planned, before anything below plans another.
 	 */
 	braid_plan_messages_hidden = message_level_is_interesting(DEBUG1) &&
-		!braid_rtable_permitted(stmt->rtable, false);
+		!braid_stmt_permitted(stmt, false);
 	why = statement_decline_reason(stmt);
 	if (why == NULL)
 	{

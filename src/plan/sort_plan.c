@@ -42,6 +42,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "compat.h"
 #include "core/costmodel.h"
 #include "core/indexmap.h"
 #include "guc.h"
@@ -258,6 +259,7 @@ make_braid_scan(Sort *sort, Plan *child, double own_cost, List *output_tlist)
 		(sort->plan.total_cost - sort->plan.startup_cost);
 	cscan->scan.plan.plan_rows = sort->plan.plan_rows;
 	cscan->scan.plan.plan_width = sort->plan.plan_width;
+	BRAID_COPY_DISABLED_NODES(&cscan->scan.plan, &sort->plan);
 	cscan->scan.plan.parallel_aware = false;
 	cscan->scan.plan.parallel_safe = sort->plan.parallel_safe;
 	cscan->scan.plan.async_capable = false;

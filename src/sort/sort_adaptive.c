@@ -56,6 +56,7 @@
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
 
+#include "compat.h"
 #include "guc.h"
 #include "core/costmodel.h"
 #include "io/device.h"
@@ -160,7 +161,7 @@ heap_row(BraidSortState *st, TupleTableSlot *slot)
 	st->adapt.tuple_bytes += tuple_len;
 	ResetExprContext(econtext);
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-	mtup = minimal_tuple_from_heap_tuple(((HeapTupleTableSlot *) scanslot)->tuple);
+	mtup = braid_minimal_tuple_from_heap_tuple(((HeapTupleTableSlot *) scanslot)->tuple);
 	MemoryContextSwitchTo(old);
 	/* (the planner takes this form only where the padding has room) */
 	Assert(sizeof(mtup->mt_padding) >= sizeof(ItemPointerData));

@@ -25,6 +25,7 @@
 #include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
+#include "compat.h"
 #include "monitor/explain_worker.h"
 #include "monitor/instr.h"
 #include "sort/sort_explain.h"
@@ -36,7 +37,7 @@ static void
 explain_sort_keys(CustomScanState *node, const BraidSortPlanData *data,
 				  List *ancestors, ExplainState *es)
 {
-	bool		useprefix = (list_length(es->rtable) > 1 || es->verbose);
+	bool		useprefix = (BRAID_EXPLAIN_RTABLE_SIZE(es) > 1 || es->verbose);
 	List	   *context;
 	List	   *keys = NIL;
 

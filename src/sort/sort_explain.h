@@ -12,7 +12,7 @@
 
 #include "postgres.h"
 
-#include "commands/explain.h"
+#include "compat.h"
 #include "nodes/execnodes.h"
 
 #include "monitor/instr.h"

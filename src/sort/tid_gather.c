@@ -36,6 +36,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "guc.h"
 #include "sort/tid_gather.h"
 #include "sort/tid_gather_copy.h"
 
@@ -64,7 +65,16 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 	nblocks = RelationGetNumberOfBlocks(rel);
 	g->nblocks = nblocks;
 	if (!RelationUsesLocalBuffers(rel) && nblocks > (BlockNumber) (NBuffers / 2))
+	{
 		g->strategy = GetAccessStrategy(BAS_BULKREAD);
+
+		/*
+		 * Pages read through the ring come from the device or the kernel's
+		 * page cache each batch: a read stream (17+) reads them ahead of the
+		 * pins, adjacent ones in one call.
+		 */
+		g->use_stream = braid_gather_read_stream && PG_VERSION_NUM >= 170000;
+	}
 	else if (nblocks > 0)
 	{
 		/*

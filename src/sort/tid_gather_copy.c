@@ -39,6 +39,11 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#if PG_VERSION_NUM >= 170000
+#include "storage/read_stream.h"
+#endif
+
+#include "compat.h"
 #include "core/pool.h"
 #include "core/refs.h"
 #include "core/sync.h"
@@ -56,6 +61,7 @@ static Buffer read_block(BraidGather *g, BlockNumber blk);
 static int	pin_chunk(BraidGather *g, int set, int first, int max);
 static void unpin_chunk(BraidGather *g, int set, int nb);
 static void report_bad(BraidGather *g, int64 bad);
+static void copy_batch(BraidGather *g);
 
 /*
  * A chunk of pinned pages whose tuples are being copied: blocks[first ..
@@ -653,8 +659,20 @@ read_block(BraidGather *g, BlockNumber blk)
 {
 	Buffer		buf;
 
+#if PG_VERSION_NUM >= 170000
+	if (g->stream != NULL)
+	{
+		/* the stream yields the batch's blocks in the order they are pinned */
+		buf = read_stream_next_buffer(g->stream, NULL);
+		if (!BufferIsValid(buf) || BufferGetBlockNumber(buf) != blk)
+			elog(ERROR, "braidsort: the read stream of relation \"%s\" returned block %u, not %u",
+				 RelationGetRelationName(g->rel),
+				 BufferIsValid(buf) ? BufferGetBlockNumber(buf) : InvalidBlockNumber, blk);
+		return buf;
+	}
+#endif
 	if (blk < g->nrecent && BufferIsValid(g->recent[blk]) &&
-		ReadRecentBuffer(g->rel->rd_node, MAIN_FORKNUM, blk, g->recent[blk]))
+		ReadRecentBuffer(BRAID_REL_FILE(g->rel), MAIN_FORKNUM, blk, g->recent[blk]))
 		return g->recent[blk];
 	buf = ReadBufferExtended(g->rel, MAIN_FORKNUM, blk, RBM_NORMAL, g->strategy);
 	if (blk < g->nrecent)
@@ -703,14 +721,64 @@ report_bad(BraidGather *g, int64 bad)
 		 g->blocks[bad >> 16], (unsigned) (bad & 0xFFFF), RelationGetRelationName(g->rel));
 }
 
+#if PG_VERSION_NUM >= 170000
+/*
+ * stream_next_block
+ *		The read stream's callback: the batch's next block, in the order
+ *		read_block() will ask for them (blocks[] ascending), then none.
+ */
+static BlockNumber
+stream_next_block(ReadStream *stream, void *private_data, void *per_buffer_data)
+{
+	BraidGather *g = (BraidGather *) private_data;
+
+	if (g->stream_next >= g->nblk)
+		return InvalidBlockNumber;
+	return g->blocks[g->stream_next++];
+}
+#endif
+
 /*
  * braid_gather_copy_rows
- *		Copy the planned batch's tuples from the table into the arena:
- *		streamed through a window of pages, by chunks with helper threads,
- *		or by chunks on the backend alone.
+ *		Copy the planned batch's tuples from the table into the arena,
+ *		through a read stream of its blocks where there is one (17+).
  */
 void
 braid_gather_copy_rows(BraidGather *g)
+{
+#if PG_VERSION_NUM >= 170000
+	if (g->use_stream && g->nblk > 0)
+	{
+		int			flags = READ_STREAM_FULL;
+
+#if PG_VERSION_NUM >= 180000
+		/* the callback does no I/O of its own: submit reads in batches */
+		flags |= READ_STREAM_USE_BATCHING;
+#endif
+		g->stream_next = 0;
+		g->stream = read_stream_begin_relation(flags, g->strategy, g->rel, MAIN_FORKNUM,
+											   stream_next_block, g, 0);
+
+		/*
+		 * An error ends the batch with the stream's memory in the query's
+		 * context and its pins released by the resource owner.
+		 */
+		copy_batch(g);
+		read_stream_end(g->stream);
+		g->stream = NULL;
+		return;
+	}
+#endif
+	copy_batch(g);
+}
+
+/*
+ * copy_batch
+ *		Copy the planned batch's tuples: streamed through a window of pages,
+ *		by chunks with helper threads, or by chunks on the backend alone.
+ */
+static void
+copy_batch(BraidGather *g)
 {
 	if (g->win_size > 0 && g->threads > 1 && g->nblk > g->win_size &&
 		gather_streamed(g))

@@ -77,6 +77,15 @@ typedef struct BraidGather
 	Buffer	   *win_bufs;
 	Page	   *win_pages;
 
+	/*
+	 * 17+: a table read through a buffer ring is read through a read stream
+	 * of the batch's blocks (ahead of the pins, adjacent blocks combined),
+	 * unless braidsort.gather_read_stream is off.  NULL between batches.
+	 */
+	bool		use_stream;
+	struct ReadStream *stream;
+	int			stream_next;	/* index in blocks[] the stream asks for next */
+
 	/* statistics */
 	int64		batches;
 	int64		block_visits;
