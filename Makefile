@@ -14,7 +14,8 @@ OBJS = $(patsubst %.c,%.o,$(sort $(foreach d,$(BRAID_DIRS),$(wildcard $(d)/*.c))
 EXTENSION = braidsort
 # as in contrib: a base script and updates; CREATE EXTENSION runs the chain
 DATA = braidsort--0.1.sql braidsort--0.1--0.3.sql braidsort--0.3--0.3.1.sql \
-	braidsort--0.3.1--0.4.sql braidsort--0.4--0.5.sql braidsort--0.5--0.6.sql
+	braidsort--0.3.1--0.4.sql braidsort--0.4--0.5.sql braidsort--0.5--0.6.sql \
+	braidsort--0.6--0.7.sql
 PGFILEDESC = "braidsort - key/TID sorts with late gather"
 
 # the extension's version (braidsort.control), which the library reports
@@ -24,7 +25,7 @@ BRAID_VERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(srcdir)/br
 PG_CPPFLAGS = -I$(srcdir)/src -DBRAID_VERSION='"$(BRAID_VERSION)"'
 SHLIB_LINK = -lpmem -pthread
 
-REGRESS = setup types plans exec_contract mergepass wlimit join offload valuelog threads keys_property collations adaptive sched monitor
+REGRESS = setup types plans exec_contract mergepass wlimit join offload valuelog threads keys_property collations adaptive sched monitor majors
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 

@@ -143,7 +143,7 @@ DECLARE
 	ranked text := 'not tried';
 BEGIN
 	PERFORM set_config('braidsort.force', 'on', true);
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		IF line ~ 'Ranked Keys: \d+' THEN
 			ranked := substring(line FROM 'Ranked Keys: (\d+)');
 		END IF;

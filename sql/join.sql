@@ -52,6 +52,7 @@ DECLARE
 	n bigint;
 	d text;
 BEGIN
+	PERFORM keep_aggregate_sorts();
 	EXECUTE 'SELECT count(*), md5(coalesce(string_agg(r::text, E''\n'' ORDER BY r::text), '''')) FROM ('
 		|| q || ') r' INTO n, d;
 	RETURN n || ' rows ' || d;
@@ -98,7 +99,7 @@ CREATE FUNCTION join_plan_lines(q text, pattern text) RETURNS SETOF text LANGUAG
 DECLARE
 	line text;
 BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		IF line ~ pattern THEN
 			RETURN NEXT btrim(line);
 		END IF;
@@ -117,17 +118,11 @@ SELECT join_check('SELECT jo.id, jo.k FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji
 -- SEMI and ANTI on one key of an integer, date or timestamp type carry the
 -- key itself in the inner entries: no inner row is fetched (Entry Key)
 SELECT join_check('SELECT jo.id, jo.k8 FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k4 = jo.k8 * 2)');
-SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k::int2 = jo.k)');
 SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS
 	(SELECT 1 FROM ji WHERE date ''2001-01-01'' + ji.k = date ''2001-01-01'' + jo.k)');
 SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji
 	WHERE timestamptz ''2001-01-01 00:00+00'' + ji.k * interval ''1 minute''
 		= timestamptz ''2001-01-01 00:00+00'' + jo.k * interval ''1 minute'')');
--- ... over an inner input that is not a table scan (no value log either)
-SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS
-	(SELECT 1 FROM generate_series(1, 20000) g WHERE (g * 3) % 3001 = jo.k)');
-SELECT join_ran('SELECT jo.id FROM jo WHERE NOT EXISTS
-	(SELECT 1 FROM generate_series(1, 20000) g WHERE (g * 3) % 3001 = jo.k)');
 EXPLAIN (COSTS OFF) SELECT jo.id FROM jo WHERE EXISTS
 	(SELECT 1 FROM ji WHERE date '2001-01-01' + ji.k = date '2001-01-01' + jo.k);
 -- not for a join qual, several keys, or a key without an exact form
@@ -170,7 +165,7 @@ DECLARE
 	plan jsonb;
 BEGIN
 	PERFORM set_config('braidsort.join_mode', mode, true);
-	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO plan;
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO plan;
 	RETURN jsonb_path_query_first(plan, '$.** ? (@."Custom Plan Provider" == "BraidJoin")');
 END $$;
 SELECT node->>'Inner Gather Source' AS inner_source,
@@ -275,12 +270,15 @@ RESET braidsort.join_mode;
 DROP TABLE jrange_o, jr_desc;
 -- tables that fit a quarter of shared buffers have every block pinned once
 -- for the fetches, on both sides: the outer rows of the written partitions
--- are fetched from their pages by the entry's place in it
+-- are fetched from their pages by the entry's place in it.  (Every block
+-- that holds rows: PostgreSQL 16 and later extend a table being filled
+-- several blocks at a time, and may leave the last ones empty.)
 CREATE FUNCTION join_pinned(q text) RETURNS SETOF text LANGUAGE sql AS $$
 	SELECT regexp_replace(line, '\d+$', '') ||
 		CASE WHEN substring(line from '\d+$')::bigint =
-			pg_relation_size(CASE WHEN line ~ 'Outer' THEN 'jr2' ELSE 'jr' END) /
-			current_setting('block_size')::int
+			CASE WHEN line ~ 'Outer'
+				THEN (SELECT count(DISTINCT (ctid::text::point)[0]) FROM jr2)
+				ELSE (SELECT count(DISTINCT (ctid::text::point)[0]) FROM jr) END
 		THEN 'every block' ELSE substring(line from '\d+$') END
 	FROM join_plan_lines(q, 'Pinned Blocks:') AS line
 $$;
@@ -437,34 +435,10 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM jo JOIN ji ON jo.k = ji.k;
 RESET client_min_messages;
 RESET braidsort.join_mode;
 
--- the first pass reads outer rows ahead of their probes (the ring): over
--- an index scan and a bitmap scan (pages revisited out of order), a
--- temporary table (local buffers), and with braidsort.join_read_ahead off;
--- a cursor closed half-way leaves no pin behind (no WARNING)
-CREATE INDEX jo_k_idx ON jo (k);
-SET enable_seqscan = off;
-SET enable_bitmapscan = off;
-SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k WHERE jo.k > 100');
-EXPLAIN (COSTS OFF) SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k WHERE jo.k > 100;
--- unforced, auto leaves it to PostgreSQL: its written partitions' outer
--- rows would be fetched back in index order (0.78x measured); the same
--- join over a sequential scan it takes
-SET braidsort.force = off;
-SET client_min_messages = debug1;
-EXPLAIN (COSTS OFF) SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k WHERE jo.k > 100;
-RESET client_min_messages;
-SET enable_indexscan = off;
-SET enable_seqscan = on;
-SELECT join_ran('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k WHERE jo.k > 100');
-RESET enable_indexscan;
-SET enable_seqscan = off;
-SET braidsort.force = on;
-RESET enable_bitmapscan;
-SET enable_indexscan = off;
-SELECT join_check('SELECT jo.id, ji.pad FROM jo JOIN ji ON jo.k = ji.k WHERE jo.k > 100');
-EXPLAIN (COSTS OFF) SELECT jo.id, ji.pad FROM jo JOIN ji ON jo.k = ji.k WHERE jo.k > 100;
-RESET enable_indexscan;
-RESET enable_seqscan;
+-- the first pass reads outer rows ahead of their probes (the ring), over a
+-- temporary table (local buffers; over an index scan and a bitmap scan:
+-- join_majors.sql), and with braidsort.join_read_ahead off; a cursor closed
+-- half-way leaves no pin behind (no WARNING).
 -- (temporary tables live in the session's local buffers, here as few as
 -- can be: the fetches pin few of them at once, where they once pinned 256
 -- and failed with "no empty local buffer available")
@@ -494,7 +468,6 @@ MOVE 100 IN c;
 CLOSE c;
 COMMIT;
 DROP TABLE jot;
-DROP INDEX jo_k_idx;
 
 -- unforced, auto leaves to PostgreSQL a join whose rounds would visit the
 -- outer table's pages more than 2M times in all (JOIN_MAX_OUTER_PAGE_ROUNDS,
@@ -589,7 +562,7 @@ DECLARE
 	lines int := 0;
 	line text;
 BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO plan;
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO plan;
 	node := jsonb_path_query_first(plan, '$.** ? (@."Custom Plan Provider" == "BraidJoin")');
 	launched := coalesce(jsonb_path_query_first(plan, '$.**."Workers Launched"')::int, 0);
 	workers_launched := launched > 0;
@@ -603,7 +576,7 @@ BEGIN
 						  UNION ALL
 						  SELECT (w->>'Inner Device Bytes Written')::bigint
 						  FROM jsonb_array_elements(node->'Workers') w) AS s(b));
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		IF line ~ '^\s+Workers Launched: \d+$' THEN
 			text_launched := substring(line FROM '\d+')::int;
 		ELSIF line ~ '^\s+Worker \d+:  Partitions: \d+  Rounds: \d+  Peak Table Memory: \d+ kB$' THEN

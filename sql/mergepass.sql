@@ -38,7 +38,7 @@ DECLARE
 	passes text := '?';
 BEGIN
 	PERFORM set_config('braidsort.work_mem', wm::text, true);
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		IF line ~ 'Runs: ' THEN
 			runs := substring(line FROM 'Runs: (\d+)');
 		ELSIF line ~ 'Merge Passes: ' THEN
@@ -115,7 +115,7 @@ DECLARE
 BEGIN
 	-- a helper's share depends on timing: any of three sorts will do
 	FOR attempt IN 1..3 LOOP
-		FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF) SELECT * FROM ahead_t ORDER BY k' LOOP
+		FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF) SELECT * FROM ahead_t ORDER BY k' LOOP
 			IF line ~ 'Rows Merged Ahead: ' THEN
 				ahead := greatest(ahead, substring(line FROM 'Rows Merged Ahead: (\d+)')::bigint);
 			END IF;

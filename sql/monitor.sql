@@ -45,10 +45,14 @@ SET enable_hashjoin = off;
 SET enable_nestloop = off;
 EXPLAIN (COSTS OFF)
 SELECT a.id FROM mon_t a JOIN mon_t b ON a.k = b.k;
+-- (the phases listed in node order by the aggregate, not by a third sort)
+BEGIN;
+SELECT keep_aggregate_sorts();
 SELECT count(*), min(p)
 FROM (SELECT a.id, (SELECT string_agg(phase, ', ' ORDER BY node)
 					FROM braidsort.progress WHERE pid = pg_backend_pid()) AS p
 	  FROM mon_t a JOIN mon_t b ON a.k = b.k) x;
+COMMIT;
 RESET enable_hashjoin;
 RESET enable_nestloop;
 
@@ -79,7 +83,7 @@ DECLARE
 	node jsonb;
 	launched int;
 BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO plan;
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO plan;
 	node := jsonb_path_query_first(plan, '$.** ? (@."Custom Plan Provider" == "BraidSort")');
 	launched := coalesce(jsonb_path_query_first(plan, '$.**."Workers Launched"')::int, 0);
 	total := coalesce((node->>'Rows Sorted')::bigint, 0) +
@@ -100,7 +104,7 @@ DECLARE
 	launched int := 0;
 	lines int := 0;
 BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, VERBOSE '
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF, VERBOSE '
 		|| verb || ') ' || q LOOP
 		IF line ~ '^\s+Workers Launched: \d+$' THEN
 			launched := substring(line FROM '\d+')::int;
@@ -137,7 +141,7 @@ DECLARE
 	x xml;
 	ns text[] := ARRAY[ARRAY['e', 'http://www.postgresql.org/2009/explain']];
 BEGIN
-	EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, FORMAT XML) ' || q INTO x;
+	EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, FORMAT XML) ' || q INTO x;
 	well_formed := xml_is_well_formed_document(x::text);
 	one_per_worker := (xpath('count(//e:Worker[e:Rows-Sorted])', x, ns))[1]::text::int =
 		coalesce((xpath('//e:Workers-Launched/text()', x, ns))[1]::text::int, 0);
@@ -150,9 +154,12 @@ RESET min_parallel_table_scan_size;
 
 -- the whole plan in one invisible worker: its figures are the node's own
 -- (the leader, which did not sort, used to show none)
-SET force_parallel_mode = regress;
+-- (force_parallel_mode became debug_parallel_query in PostgreSQL 16)
+SELECT CASE WHEN current_setting('server_version_num')::int >= 160000
+	THEN 'debug_parallel_query' ELSE 'force_parallel_mode' END AS debug_parallel \gset
+SET :debug_parallel = regress;
 SELECT * FROM explain_masked('SELECT * FROM mon_t ORDER BY k');
-RESET force_parallel_mode;
+RESET :debug_parallel;
 
 RESET max_parallel_workers_per_gather;
 RESET braidsort.force;

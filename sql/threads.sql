@@ -28,7 +28,7 @@ CREATE FUNCTION device_bytes_written(q text) RETURNS bigint LANGUAGE plpgsql AS 
 DECLARE
 	line text;
 BEGIN
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		IF line ~ 'Device Bytes Written: ' THEN
 			RETURN substring(line FROM 'Device Bytes Written: (\d+)')::bigint;
 		END IF;

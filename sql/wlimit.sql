@@ -44,7 +44,7 @@ BEGIN
 	PERFORM set_config('braidsort.sort_mode', mode, true);
 	PERFORM set_config('braidsort.write_intensity', intensity::text, true);
 	PERFORM set_config('braidsort.force', 'on', true);
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		IF ran = 'no braidsort' AND line ~ 'Sort Method: braid ' THEN
 			ran := substring(line FROM 'Sort Method: braid (\w+)');
 		ELSIF line ~ 'Selection Passes: ' THEN

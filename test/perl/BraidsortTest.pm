@@ -46,13 +46,17 @@ SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
 #		node without braidsort or any of these settings
 #	conf => "...": more postgresql.conf lines
 #	extension => 0: no CREATE EXTENSION (braidsort sorts without it)
+#	install_path => '/usr/lib/postgresql/15': another installation's
+#		server (its bin/ and lib/), as PostgreSQL::Test::Cluster takes it
+#	initdb => [ options ]: more options for initdb
 sub braid_node
 {
 	my ($name, %opts) = @_;
 	my $preload = exists $opts{preload} ? $opts{preload} : 'braidsort';
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		$opts{install_path} ? (install_path => $opts{install_path}) : ());
 
-	$node->init;
+	$node->init($opts{initdb} ? (extra => $opts{initdb}) : ());
 	if ($preload)
 	{
 		$node->append_conf('postgresql.conf', qq{

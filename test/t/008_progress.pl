@@ -145,6 +145,13 @@ $s = start_session('waiter', $spill, $query, 'SELECT pg_sleep(300)');
 is(poll("SELECT waiting || ', ' || phase FROM braidsort.progress "
 	  . "WHERE pid = $s->{pid} AND waiting IS NOT NULL"),
 	'io gate write, writing run', 'a sort waiting for the gate shows it');
+# ... and pg_stat_activity names its wait (17 and later; "Extension" before)
+my $gate_event =
+  $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000
+  ? 'BraidsortDeviceGate' : 'Extension';
+is(poll("SELECT wait_event_type || ' ' || wait_event FROM pg_stat_activity "
+	  . "WHERE pid = $s->{pid} AND wait_event = '$gate_event'"),
+	"Extension $gate_event", "pg_stat_activity shows the wait as $gate_event");
 $prof->{h}->finish;
 isnt(wait_sleeping($s), '', 'the waiting sort finished after the profile');
 is($node->safe_psql('postgres', "SELECT count(*) FROM braidsort.progress"),
