@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-PG_CONFIG = "/usr/lib/postgresql/15/bin/pg_config"
+from braidbench.cluster import PG_CONFIG  # noqa: E402
 PY_PACKAGES = {"psycopg": "python3-psycopg", "matplotlib": "python3-matplotlib"}
 MODES = ("onepass", "spill", "sweep", "threads", "concurrency", "wlimit", "join", "adaptive")
 

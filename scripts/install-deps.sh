@@ -1,16 +1,38 @@
 #!/usr/bin/env bash
-# install-deps.sh: install what braidsort needs to build, test and run on
-# Debian 12 (as root): PostgreSQL 15 server and headers, libpmem, the TAP
-# test modules, a C toolchain.  Safe to run repeatedly.
+# install-deps.sh: install what braidsort needs to build, test and run (as
+# root): a PostgreSQL server and its headers, libpmem, the TAP test modules,
+# a C toolchain, the locales the tests sort under.  Safe to run repeatedly.
+#
+#	bash scripts/install-deps.sh [--pg MAJOR]
+#
+# MAJOR is 15 (the default) on Debian 12; inside a root made by
+# scripts/pgroot.sh it is that root's major, 17 or 18.
 set -euo pipefail
+
+major=15
+if [ -f /etc/braidsort-pgroot ]; then
+	major=$(cat /etc/braidsort-pgroot)
+fi
+if [ "${1:-}" = "--pg" ]; then
+	if [ "${2:-}" != "$major" ]; then
+		echo "install-deps.sh: PostgreSQL ${2:-?} is not this system's (it has $major; see scripts/pgroot.sh)" >&2
+		exit 1
+	fi
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps.sh: run as root (it installs Debian packages)" >&2
 	exit 1
 fi
 
-PKGS="postgresql-15 postgresql-server-dev-15 postgresql-contrib libpmem-dev python3-psycopg \
-	libicu-dev libipc-run-perl build-essential util-linux locales postgresql-15-pgaudit"
+PKGS="postgresql-$major postgresql-server-dev-$major libpmem-dev python3-psycopg \
+	libicu-dev libipc-run-perl build-essential util-linux mount locales postgresql-$major-pgaudit"
+
+# from 18 on, Debian ships the server's JIT as its own package, recommended
+# by the server's
+if [ "$major" -ge 18 ]; then
+	PKGS="$PKGS postgresql-$major-jit"
+fi
 
 missing=""
 for p in $PKGS; do

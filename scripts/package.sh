@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# package.sh: build the Debian package postgresql-15-braidsort and check it.
+# package.sh: build the Debian package postgresql-N-braidsort and check it.
 #
-# Run as root on Debian 12 from the repository.  It installs the build
+# Run as root on Debian 12 from the repository.  The package is built for
+# PostgreSQL 15, Debian 12's own; with --pg 17 or --pg 18 it is built and
+# checked inside the Debian 13 or Debian unstable root that
+# scripts/pgroot.sh makes, against that release's PostgreSQL (pg_buildext
+# builds postgresql-N-braidsort for each major in debian/pgversions whose
+# server headers are installed, and "pg_buildext updatecontrol" names the
+# packages in debian/control after them).  It installs the build
 # tools, builds the package with "dpkg-buildpackage -us -uc -b" in a clean
 # copy of the tree (the working tree is left alone; the copy holds what git
 # tracks plus new files it does not ignore), then installs the package with
@@ -12,7 +18,7 @@
 # braidsort files were installed before (by "make install") are put back,
 # so the system is as it was, unless --keep is given.
 #
-#   bash scripts/package.sh [--keep | --build-only]
+#   bash scripts/package.sh [--pg MAJOR] [--keep | --build-only]
 #
 #   --keep        leave the package installed (a later "make install" would
 #                 overwrite its files behind dpkg's back)
@@ -27,8 +33,6 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 self="$here/scripts/package.sh"
-PGBIN=/usr/lib/postgresql/15/bin
-PKG=postgresql-15-braidsort
 LOCK=/tmp/braidsort-install.lock
 OUT=${BRAID_PKG_OUT:-/tmp/braidsort-packages}
 
@@ -36,6 +40,31 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "package.sh: run as root (it installs Debian packages)" >&2
 	exit 1
 fi
+
+major=15
+if [ -f /etc/braidsort-pgroot ]; then
+	major=$(cat /etc/braidsort-pgroot)
+fi
+if [ "${1:-}" = "--pg" ]; then
+	want=${2:?usage: bash scripts/package.sh [--pg MAJOR] [--keep | --build-only]}
+	shift 2
+	if [ "$want" != "$major" ]; then
+		if [ -f /etc/braidsort-pgroot ]; then
+			echo "package.sh: this root has PostgreSQL $major, not $want" >&2
+			exit 2
+		fi
+		# build and check inside that major's root; its .deb files come
+		# back to $OUT
+		root=$(bash "$here/scripts/pgroot.sh" "$want")
+		bash "$here/scripts/pgroot.sh" "$want" --in-tree scripts/package.sh --pg "$want" "$@"
+		mkdir -p "$OUT"
+		cp "$root/tmp/braidsort-packages"/postgresql-"$want"-braidsort_*.deb "$OUT"/
+		echo "package.sh: copied the PostgreSQL $want package to $OUT"
+		exit 0
+	fi
+fi
+PGBIN=/usr/lib/postgresql/$major/bin
+PKG=postgresql-$major-braidsort
 
 # ---------------------------------------------------------------------
 # check_deb DEB: install DEB, check it in a throw-away cluster, and put the
@@ -193,18 +222,18 @@ case "${1:-}" in
 	--build-only) build_only=1 ;;
 	"") ;;
 	*)
-		echo "usage: bash scripts/package.sh [--keep | --build-only]" >&2
+		echo "usage: bash scripts/package.sh [--pg MAJOR] [--keep | --build-only]" >&2
 		exit 2
 		;;
 esac
 
 start=$(date +%s)
 
-# PostgreSQL 15, libpmem and the rest braidsort needs, then the packaging
+# PostgreSQL, libpmem and the rest braidsort needs, then the packaging
 # tools.  postgresql-server-dev-all must match the installed
 # postgresql-common exactly: take that version rather than upgrade the
 # server's packages.
-bash "$here/scripts/install-deps.sh"
+bash "$here/scripts/install-deps.sh" --pg "$major"
 tools="dpkg-dev debhelper fakeroot libpmem-dev"
 missing=""
 for p in $tools postgresql-server-dev-all; do
@@ -236,6 +265,10 @@ else
 	cp -a "$here/." "$src"
 	make -C "$src" -s clean PG_CONFIG=$PGBIN/pg_config >/dev/null
 fi
+
+# debian/control names the packages for the majors pg_buildext builds
+# here (postgresql-15-braidsort as committed)
+(cd "$src" && pg_buildext updatecontrol >/dev/null)
 
 echo "== dpkg-buildpackage -us -uc -b"
 if ! (cd "$src" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1; then

@@ -1,21 +1,82 @@
 #!/usr/bin/env bash
 # test.sh: the whole braidsort test suite, from a fresh Debian 12 machine.
 #
+#	bash scripts/test.sh [--pg 15 | --pg 17 | --pg 18 | --pg all]
+#
 # Run as root from the repository: installs dependencies, builds and
 # installs braidsort, runs the pure-C unit tests, then, as the postgres
 # user, the pg_regress suite and the TAP tests against temporary servers
 # they start themselves.  Exits 0 only if everything passed.
+#
+# Without --pg it tests PostgreSQL 15, Debian 12's own.  --pg 17 and --pg 18
+# run the same suite inside a Debian 13 or Debian unstable root filesystem
+# made by scripts/pgroot.sh, against that release's own PostgreSQL
+# packages, as a DBA there has them; --pg all runs 15, 17 and 18 one after
+# the other (what CI runs).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
-bash scripts/install-deps.sh
+major=15
+if [ -f /etc/braidsort-pgroot ]; then
+	major=$(cat /etc/braidsort-pgroot)
+fi
+want=$major
+if [ "${1:-}" = "--pg" ]; then
+	want=${2:?usage: bash scripts/test.sh [--pg 15|17|18|all]}
+elif [ -n "${1:-}" ]; then
+	echo "usage: bash scripts/test.sh [--pg 15|17|18|all]" >&2
+	exit 2
+fi
+
+if [ "$want" = all ]; then
+	started=$(date +%s)
+	results=()
+	status=0
+	for m in 15 17 18; do
+		t0=$(date +%s)
+		echo "==== PostgreSQL $m"
+		if bash "$here/scripts/test.sh" --pg $m; then
+			results+=("PostgreSQL $m: passed ($(($(date +%s) - t0)) s)")
+		else
+			results+=("PostgreSQL $m: FAILED ($(($(date +%s) - t0)) s)")
+			status=1
+		fi
+	done
+	printf '%s\n' "${results[@]}"
+	echo "test.sh: 15, 17 and 18 took $(($(date +%s) - started)) s"
+	exit $status
+fi
+if [ "$want" != "$major" ]; then
+	if [ -f /etc/braidsort-pgroot ]; then
+		echo "test.sh: this root has PostgreSQL $major, not $want" >&2
+		exit 2
+	fi
+	case "$want" in
+		17) exec bash "$here/scripts/pgroot.sh" "$want" --in-tree scripts/test.sh --pg "$want" ;;
+		18)
+			# the pg_upgrade test (test/t/015_pg_upgrade.pl) upgrades a
+			# PostgreSQL 15 cluster with braidsort to 18: 15 and braidsort
+			# built for it come from this Debian 12 system
+			root=$(bash "$here/scripts/pgroot.sh" "$want")
+			bash "$here/scripts/stage-old-major.sh" 15 "$root"
+			exec bash "$here/scripts/pgroot.sh" "$want" --in-tree scripts/test.sh --pg "$want"
+			;;
+		*)
+			echo "test.sh: PostgreSQL $want is not tested here (15, 17, 18 or all)" >&2
+			exit 2
+			;;
+	esac
+fi
+
+echo "== PostgreSQL $major"
+bash scripts/install-deps.sh --pg "$major"
 
 echo "== the tree agrees with itself (versions, layers, docs/design.md's names)"
 python3 scripts/check-tree.py
 
-PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+PG_CONFIG=/usr/lib/postgresql/$major/bin/pg_config
 export PG_CONFIG
 
 echo "== build and install"
@@ -47,22 +108,35 @@ trap cleanup EXIT
 cp -a "$here/." "$work/src"
 
 # tmpfs mounts standing in for DAX devices: a roomy one, and a tiny one the
-# full-device test fills up (skipped where mounting is not allowed)
+# full-device test fills up.  Where mounting is not allowed (a container
+# without CAP_SYS_ADMIN) the tests that need them are skipped, but only when
+# BRAID_TEST_NO_MOUNT=1 says so: otherwise a lost mount would pass silently.
 dax_env=()
 mkdir -p "$work/dax" "$work/tinydax"
-if mount -t tmpfs -o size=1G,mode=0700 tmpfs "$work/dax" 2>/dev/null; then
-	mounts+=("$work/dax")
-	dax_env+=("BRAID_TEST_DAX=$work/dax")
-fi
-if mount -t tmpfs -o size=2M,mode=0700 tmpfs "$work/tinydax" 2>/dev/null; then
+if mount -t tmpfs -o size=1G,mode=0700 tmpfs "$work/dax" &&
+	mounts+=("$work/dax") &&
+	mount -t tmpfs -o size=2M,mode=0700 tmpfs "$work/tinydax"; then
 	mounts+=("$work/tinydax")
-	dax_env+=("BRAID_TEST_TINY_DAX=$work/tinydax")
+	dax_env+=("BRAID_TEST_DAX=$work/dax" "BRAID_TEST_TINY_DAX=$work/tinydax")
+elif [ "${BRAID_TEST_NO_MOUNT:-}" = 1 ]; then
+	echo "test.sh: no tmpfs mounts here: the tests of DAX tablespaces are skipped"
+else
+	echo "test.sh: cannot mount the tmpfs file systems standing in for DAX devices" >&2
+	echo "test.sh: (set BRAID_TEST_NO_MOUNT=1 to run without the tests that need them)" >&2
+	exit 1
 fi
 chown -R postgres: "$work"
 
 echo "== regression and TAP tests (as postgres)"
 status=0
-runuser -u postgres -- env "${dax_env[@]}" make -C "$work/src" -s installcheck PG_CONFIG=$PG_CONFIG || status=$?
+# a PostgreSQL 15 staged by scripts/stage-old-major.sh, for the pg_upgrade test
+old_env=()
+if [ "$major" != 15 ] && [ -x /usr/lib/postgresql/15/bin/postgres ] &&
+	[ -f /usr/lib/postgresql/15/staged-by-braidsort ]; then
+	old_env+=("BRAID_TEST_OLD_PG=/usr/lib/postgresql/15"
+		"LD_LIBRARY_PATH=/usr/lib/postgresql/15/staged-lib")
+fi
+runuser -u postgres -- env "${dax_env[@]}" "${old_env[@]}" make -C "$work/src" -s installcheck PG_CONFIG=$PG_CONFIG || status=$?
 if [ $status -ne 0 ]; then
 	for f in "$work/src/regression.diffs" "$work/src"/tmp_check/log/regress_log_*; do
 		[ -f "$f" ] && { echo "---- $f"; tail -n 200 "$f"; }
@@ -81,6 +155,6 @@ bash bench/run.sh --quick --no-build --out "$work/bench" &&
 if [ "${BRAID_TEST_PACKAGE:-}" = 1 ] || { [ "${BRAID_TEST_PACKAGE:-}" != 0 ] &&
 	dpkg -s debhelper postgresql-server-dev-all >/dev/null 2>&1; }; then
 	echo "== Debian package"
-	BRAID_INSTALL_LOCK_HELD=1 bash scripts/package.sh
+	BRAID_INSTALL_LOCK_HELD=1 bash scripts/package.sh --pg "$major"
 fi
-echo "test.sh: all braidsort tests passed"
+echo "test.sh: all braidsort tests passed on PostgreSQL $major"

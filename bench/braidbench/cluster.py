@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL 15 cluster with braidsort, on an emulated DAX mount.
+"""A throwaway PostgreSQL cluster with braidsort, on an emulated DAX mount.
 
 The benchmark runs as root (it mounts a tmpfs standing in for a DAX device);
 the server runs as the postgres user, listening only on a unix socket in the
@@ -12,7 +12,21 @@ import subprocess
 import tempfile
 import time
 
-PGBIN = os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin")
+
+
+def _pg_major():
+    """The PostgreSQL major benchmarked: Debian 12's 15, or the major of the
+    root scripts/pgroot.sh made, where the benchmark runs inside one."""
+    try:
+        with open("/etc/braidsort-pgroot") as f:
+            return f.read().strip()
+    except OSError:
+        return "15"
+
+
+PG_MAJOR = _pg_major()
+PGBIN = os.environ.get("PGBIN", f"/usr/lib/postgresql/{PG_MAJOR}/bin")
+PG_CONFIG = f"{PGBIN}/pg_config"
 
 # A throwaway, read-only benchmark cluster: make loading cheap, keep it
 # quiet.  None of these changes how a sort runs (temporary files are never

@@ -4,6 +4,8 @@ import os
 import platform
 import subprocess
 
+from braidbench.cluster import PG_CONFIG, PGBIN
+
 
 def _cmd(args):
     try:
@@ -33,7 +35,7 @@ def describe(repo):
             thp_shmem = f.read().strip()
     except OSError:
         thp_shmem = ""
-    pkglib = _cmd(["/usr/lib/postgresql/15/bin/pg_config", "--pkglibdir"])
+    pkglib = _cmd([PG_CONFIG, "--pkglibdir"])
     so = os.path.join(pkglib, "braidsort.so")
     so_hash = ""
     if os.path.exists(so):
@@ -45,7 +47,7 @@ def describe(repo):
         "memory_gb": round(mem_kb / 1024 / 1024, 1),
         "kernel": platform.release(),
         "loadavg_at_start": os.getloadavg(),
-        "postgres": _cmd(["/usr/lib/postgresql/15/bin/postgres", "--version"]),
+        "postgres": _cmd([f"{PGBIN}/postgres", "--version"]),
         "commit": _cmd(["git", "-C", repo, "rev-parse", "--short", "HEAD"]),
         "dirty": bool(_cmd(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"])),
         "braidsort_so_sha256": so_hash,

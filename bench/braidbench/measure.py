@@ -32,12 +32,20 @@ VARIANTS = {
     "braid": {"braidsort.enable": "on", "braidsort.force": "off"},
     # braidsort wherever eligible (what it would do if it always ran)
     "forced": {"braidsort.enable": "on", "braidsort.force": "on"},
+    # forced, its late gather reading a table larger than half of shared
+    # buffers through a read stream (PostgreSQL 17 and later), or not
+    "stream": {"braidsort.enable": "on", "braidsort.force": "on",
+               "braidsort.gather_read_stream": "on"},
+    "nostream": {"braidsort.enable": "on", "braidsort.force": "on",
+                 "braidsort.gather_read_stream": "off"},
 }
 
 VARIANT_NAMES = {
     "pg": "PostgreSQL (braidsort.enable = off)",
     "braid": "braidsort, its cost model deciding (force = off)",
     "forced": "braidsort forced (force = on)",
+    "stream": "braidsort forced, the gather through a read stream",
+    "nostream": "braidsort forced, the gather one block at a time",
 }
 
 PHASES = ("Build Time", "Sort Time", "Merge Time", "Gather Time")
@@ -150,7 +158,7 @@ def device_bytes_written(summary):
 def check_plan(variant, summary, what=""):
     """braidsort forced must show a BraidSort node; braidsort off must show
     PostgreSQL's Sort and no BraidSort."""
-    if variant == "forced" and not summary["braid"]:
+    if variant in ("forced", "stream", "nostream") and not summary["braid"]:
         raise PlanError(f"{what}: braidsort forced, but the plan has no Custom Scan (BraidSort)")
     if variant == "pg":
         if summary["braid"]:

@@ -27,7 +27,8 @@ from braidbench.measure import PHASES, median  # noqa: E402
 PHASE_COLORS = {"Build Time": "#4c72b0", "Sort Time": "#dd8452", "Merge Time": "#55a868",
                 "Gather Time": "#c44e52", "rest": "#bbbbbb"}
 PG_COLOR = "#8172b3"
-VARIANT_COLORS = {"pg": PG_COLOR, "braid": "#dd8452", "forced": "#4c72b0"}
+VARIANT_COLORS = {"pg": PG_COLOR, "braid": "#dd8452", "forced": "#4c72b0",
+                  "stream": "#55a868", "nostream": "#c44e52"}
 DECLINED_COLOR = "#c8c8c8"  # the cost model declined: both runs were PostgreSQL's plan
 
 
