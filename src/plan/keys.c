@@ -184,15 +184,22 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 #endif
 			if (OidIsValid(collation))
 			{
-				pg_locale_t locale = (collation == DEFAULT_COLLATION_OID) ? 0 :
-					pg_newlocale_from_collation(collation);
+				/*
+				 * A libc collation: compared by strcoll_l(), see above.  The
+				 * default collation is libc's where the server says so:
+				 * before 18 as no locale (0), from 18 on as a locale of
+				 * provider libc. (An ICU default in a database that is not
+				 * UTF-8 reaches here on 18, and is declined, as is any other
+				 * provider.)
+				 */
+				pg_locale_t locale = pg_newlocale_from_collation(collation);
 
-				/* a libc collation: compared by strcoll_l(), see above */
 				if (locale == 0 ||
 					(locale->provider == COLLPROVIDER_LIBC && locale->deterministic))
 				{
 					col->kind = (opcintype == TEXTOID) ? BRAID_KEY_TEXT_LIBC : BRAID_KEY_BPCHAR_LIBC;
-					col->locale = locale ? (void *) locale->info.lt : (void *) default_libc_locale();
+					col->locale = (locale == 0 || collation == DEFAULT_COLLATION_OID) ?
+						(void *) default_libc_locale() : (void *) locale->info.lt;
 					break;
 				}
 			}
