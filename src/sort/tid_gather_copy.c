@@ -761,9 +761,18 @@ braid_gather_copy_rows(BraidGather *g)
 
 		/*
 		 * An error ends the batch with the stream's memory in the query's
-		 * context and its pins released by the resource owner.
+		 * context and its pins released by the resource owner: forget it.
 		 */
-		copy_batch(g);
+		PG_TRY();
+		{
+			copy_batch(g);
+		}
+		PG_CATCH();
+		{
+			g->stream = NULL;
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 		read_stream_end(g->stream);
 		g->stream = NULL;
 		return;
