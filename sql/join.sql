@@ -123,6 +123,14 @@ SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS
 SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji
 	WHERE timestamptz ''2001-01-01 00:00+00'' + ji.k * interval ''1 minute''
 		= timestamptz ''2001-01-01 00:00+00'' + jo.k * interval ''1 minute'')');
+-- ... an int2 key, and an inner input that is not a table scan (no value
+-- log either), written so that every major hashes the inner side (from 16
+-- on the planner may hash the outer side instead: majors.sql)
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k::int2 = jo.k::int2)');
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS
+	(SELECT 1 FROM generate_series(1, 20000) g WHERE (g * 3) % 3001 = jo.k + 0)');
+SELECT join_ran('SELECT jo.id FROM jo WHERE NOT EXISTS
+	(SELECT 1 FROM generate_series(1, 20000) g WHERE (g * 3) % 3001 = jo.k + 0)');
 EXPLAIN (COSTS OFF) SELECT jo.id FROM jo WHERE EXISTS
 	(SELECT 1 FROM ji WHERE date '2001-01-01' + ji.k = date '2001-01-01' + jo.k);
 -- not for a join qual, several keys, or a key without an exact form
