@@ -49,6 +49,7 @@ git ca-certificates"
 if [ ! -f "$root/etc/braidsort-pgroot" ]; then
 	if ! command -v mmdebstrap >/dev/null; then
 		echo "pgroot.sh: installing mmdebstrap" >&2
+		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null
 	fi
 	echo "pgroot.sh: making a $suite root for PostgreSQL $major in $root" >&2
@@ -101,14 +102,18 @@ cleanup() {
 	done
 }
 trap cleanup EXIT
-mount -t proc proc "$root/proc" && mounted+=("$root/proc")
-mount --rbind /sys "$root/sys" && mounted+=("$root/sys")
+mount -t proc proc "$root/proc"
+mounted+=("$root/proc")
+mount --rbind /sys "$root/sys"
+mounted+=("$root/sys")
 mount --make-rslave "$root/sys"
-mount --rbind /dev "$root/dev" && mounted+=("$root/dev")
+mount --rbind /dev "$root/dev"
+mounted+=("$root/dev")
 mount --make-rslave "$root/dev"
-# a clean environment, but braidsort's own settings (BRAID_*) pass through
+# a clean environment, but braidsort's own settings (BRAID_*) and a proxy
+# for apt pass through
 braid_env=()
-while IFS= read -r v; do braid_env+=("$v"); done < <(env | grep '^BRAID_' || true)
+while IFS= read -r v; do braid_env+=("$v"); done < <(env | grep -E '^(BRAID_|https?_proxy=|no_proxy=)' || true)
 status=0
 chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
 	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

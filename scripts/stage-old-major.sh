@@ -34,11 +34,16 @@ bash "$here/scripts/install-deps.sh" --pg 15
 work=$(mktemp -d /tmp/braidsort-stage.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/src" "$work/dest"
-git -C "$here" ls-files -z --cached --others --exclude-standard |
-	while IFS= read -r -d '' f; do
-		if [ -e "$here/$f" ]; then printf '%s\0' "$f"; fi
-	done |
-	tar -C "$here" --null -T - -cf - | tar -C "$work/src" -xf -
+if git -C "$here" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	git -C "$here" ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do
+			if [ -e "$here/$f" ]; then printf '%s\0' "$f"; fi
+		done |
+		tar -C "$here" --null -T - -cf - | tar -C "$work/src" -xf -
+else
+	cp -a "$here/." "$work/src"
+	make -s -C "$work/src" clean PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >/dev/null
+fi
 make -s -C "$work/src" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >/dev/null
 make -s -C "$work/src" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install DESTDIR="$work/dest" >/dev/null
 
@@ -50,14 +55,19 @@ tar -C "$work/dest" -cf - . | tar -C "$root" -xf -
 # the libraries the root lacks, by soname, until none is missing
 lib="$root/usr/lib/postgresql/15/staged-lib"
 mkdir -p "$lib"
-for round in 1 2 3 4 5; do
+for round in 1 2 3 4 5 6; do
 	missing=$(find "$root/usr/lib/postgresql/15/bin" "$root/usr/lib/postgresql/15/lib" "$lib" \
 		-type f \( -perm -u+x -o -name '*.so*' \) ! -name 'llvmjit*' -print0 |
 		sed -z "s|^$root||" |
 		xargs -0 chroot "$root" env LD_LIBRARY_PATH=/usr/lib/postgresql/15/staged-lib ldd 2>/dev/null |
 		awk '/=> not found/ { print $1 }' | sort -u) || true	# (ldd fails on scripts)
 	[ -z "$missing" ] && break
+	if [ "$round" = 6 ]; then
+		echo "stage-old-major.sh: libraries still missing after 5 rounds:" $missing >&2
+		exit 1
+	fi
 	for so in $missing; do
+		# (this system's own architecture: amd64)
 		path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ && !found { print $NF; found = 1 }')
 		if [ -z "$path" ]; then
 			echo "stage-old-major.sh: $so is not on this system either" >&2

@@ -31,6 +31,8 @@ elif [ -n "${1:-}" ]; then
 fi
 
 if [ "$want" = all ]; then
+	# every major's Debian package is built and checked too
+	export BRAID_TEST_PACKAGE=${BRAID_TEST_PACKAGE:-1}
 	started=$(date +%s)
 	results=()
 	status=0
@@ -134,7 +136,7 @@ old_env=()
 if [ "$major" != 15 ] && [ -x /usr/lib/postgresql/15/bin/postgres ] &&
 	[ -f /usr/lib/postgresql/15/staged-by-braidsort ]; then
 	old_env+=("BRAID_TEST_OLD_PG=/usr/lib/postgresql/15"
-		"LD_LIBRARY_PATH=/usr/lib/postgresql/15/staged-lib")
+		"BRAID_TEST_OLD_PG_LIBS=/usr/lib/postgresql/15/staged-lib")
 fi
 runuser -u postgres -- env "${dax_env[@]}" "${old_env[@]}" make -C "$work/src" -s installcheck PG_CONFIG=$PG_CONFIG || status=$?
 if [ $status -ne 0 ]; then
