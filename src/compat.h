@@ -7,8 +7,9 @@
  *
  * Each guard names the major that changed the interface; code that uses
  * these reads as written for the newest major where it can.  Majors after
- * 15 that Debian ships (17, 18) are built and tested; 16 takes the guards
- * 17 and 18 take, and is built but not tested here (docs/design.md).
+ * 15 that Debian ships (17, 18) are built and tested; 16, which no Debian
+ * release ships, takes the guards 17 and 18 take, and is neither built nor
+ * tested here (docs/design.md).
  *
  * src/compat.h
  *
