@@ -80,6 +80,12 @@ case "${1:-}" in
 					if [ -e "$here/$f" ]; then printf '%s\0' "$f"; fi
 				done |
 				tar -C "$here" --null -T - -cf - | tar -C "$root/build/braidsort" -xf -
+			# the copy has no git: say which commit it is (bench results
+			# record it)
+			{
+				git -C "$here" rev-parse --short HEAD
+				git -C "$here" status --porcelain --untracked-files=no | head -1
+			} >"$root/build/braidsort/.source-commit"
 		else
 			cp -a "$here/." "$root/build/braidsort"
 		fi

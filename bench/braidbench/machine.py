@@ -41,6 +41,16 @@ def describe(repo):
     if os.path.exists(so):
         with open(so, "rb") as f:
             so_hash = hashlib.sha256(f.read()).hexdigest()[:16]
+    commit = _cmd(["git", "-C", repo, "rev-parse", "--short", "HEAD"])
+    dirty = bool(_cmd(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"]))
+    marker = os.path.join(repo, ".source-commit")
+    if not commit and os.path.exists(marker):
+        # a copy without git (another major's root): scripts/pgroot.sh
+        # wrote the commit and whether the tree had changes
+        with open(marker) as f:
+            lines = f.read().splitlines()
+        commit = lines[0] if lines else ""
+        dirty = len(lines) > 1
     return {
         "cpus": os.cpu_count(),
         "cpu_model": cpu,
@@ -48,8 +58,8 @@ def describe(repo):
         "kernel": platform.release(),
         "loadavg_at_start": os.getloadavg(),
         "postgres": _cmd([f"{PGBIN}/postgres", "--version"]),
-        "commit": _cmd(["git", "-C", repo, "rev-parse", "--short", "HEAD"]),
-        "dirty": bool(_cmd(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"])),
+        "commit": commit,
+        "dirty": dirty,
         "braidsort_so_sha256": so_hash,
         # huge pages reserved (vm.nr_hugepages): PostgreSQL's huge_pages=try
         # maps shared buffers in them when there are enough, which changes

@@ -12,8 +12,9 @@ a UTF8 database is about a third of BraidJoin's time at 1M x 10M, the
 same in both joins, and so draws their ratio towards 1).
 
 Part 1 (batches): at work_mem values that make PostgreSQL's hash join use
-about 4, 16 and 64 batches (calibrated from one EXPLAIN ANALYZE of
-PostgreSQL's join: its planned batches at work_mem 64kB, scaled), PostgreSQL and
+about 4, 16 and 64 batches (calibrated by EXPLAIN ANALYZE of PostgreSQL's
+join: its planned batches at work_mem 64kB, scaled, checked at the scaled
+work_mem and scaled again where they are off by more than 2x), PostgreSQL and
 BraidJoin (join_mode auto, forced: whether the cost model alone would take
 the join is recorded as auto_takes) alternate, --reps times each: time (the
 plain query, as the client sees it), PostgreSQL's temporary bytes written and
@@ -259,6 +260,27 @@ def calibrate(conn, progress, sql=QUERY):
     return b0
 
 
+def work_mem_for(conn, progress, target, b0, sql=QUERY):
+    """The work_mem (kB) at which PostgreSQL plans about `target` batches:
+    scaled from the batches at 64kB, then checked and scaled again (at most
+    twice) until the planned batches are within a factor of two.  One
+    scaling is not enough on 18, which at small work_mem plans fewer batches
+    than the inner side needs (it counts the batch files' buffers against
+    hash memory), so that the batches at 64kB understate the others."""
+    wm_kb = max(64, int(64 * b0 / target))
+    for _ in range(2):
+        measure.apply_settings(conn, dict(_base(), work_mem=f"{wm_kb}kB",
+                                          **{"braidsort.join_mode": "off"}))
+        r = explain_facts(measure.explain(conn, sql, buffers=True), _block_size(conn))
+        b = r.get("batches_planned") or r.get("batches") or 1
+        if target / 2 <= b <= target * 2:
+            break
+        progress.log(f"calibration: {b} batches at work_mem {wm_kb}kB, "
+                     f"{target} wanted: scaled again")
+        wm_kb = max(64, int(wm_kb * b / target))
+    return wm_kb
+
+
 def run(args, repo, cl, progress=None):
     resolve(args)
     progress = progress or Progress(steps(args))
@@ -282,7 +304,7 @@ def run(args, repo, cl, progress=None):
         facts = {}
         wm16 = None
         for target in args.batch_list:
-            wm_kb = max(64, int(64 * b0 / target))
+            wm_kb = work_mem_for(conn, progress, target, b0, args.query)
             if target == 16 or wm16 is None:
                 wm16 = wm_kb
             # the cost model's own choice (would auto take the join?), then
