@@ -1,6 +1,6 @@
 # 015_pg_upgrade.pl
 #	pg_upgrade from a PostgreSQL 15 cluster with braidsort to this major's,
-#	as the README's steps do it: braidsort preloaded by both, its extension
+#	as docs/upgrading.md's steps do it: braidsort preloaded by both, its extension
 #	created in the old cluster with a spill tablespace set, then
 #	pg_upgrade --check and pg_upgrade --link, the settings carried over in
 #	postgresql.conf.  In the new cluster: the extension at the version it
@@ -85,7 +85,7 @@ chdir $cwd or die "could not enter $cwd: $!";
 command_ok([ @upgrade, '--check' ], 'pg_upgrade --check passes');
 command_ok([ @upgrade, '--link' ], "pg_upgrade --link from 15 to $major");
 
-# the settings, as the README's steps carry them from the old cluster's
+# the settings, as docs/upgrading.md's steps carry them from the old cluster's
 # configuration (pg_upgrade does not)
 $new->append_conf('postgresql.conf', "braidsort.spill_tablespace = 'dax'");
 $new->start;
@@ -115,7 +115,7 @@ is($new->safe_psql('postgres', q{ALTER EXTENSION braidsort UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'braidsort'}),
 	$current, "ALTER EXTENSION braidsort UPDATE brings it from $version to $current");
 is($new->safe_psql('postgres', 'SELECT braidsort.version() = extversion FROM pg_extension '
-		  . "WHERE extname = 'braidsort'"), 't', 'the README\'s check says it is up to date');
+		  . "WHERE extname = 'braidsort'"), 't', 'docs/upgrading.md\'s check says it is up to date');
 is(count_spill_files($dax), 0, 'no spill file is left');
 $new->stop;
 
