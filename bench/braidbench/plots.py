@@ -43,7 +43,10 @@ def _subtitle(result):
     m = result["machine"]
     q = " — quick smoke run" if result.get("quick") else ""
     when = _when(result)
-    return (f"{m['cpus']} CPUs ({m['cpu_model']}), braidsort {m['commit']}"
+    # "postgres (PostgreSQL) 18.6 (Debian 18.6-3)": the server's version
+    pg = (m.get("postgres") or "").split()
+    pg = f"PostgreSQL {pg[2]}, " if len(pg) > 2 else ""
+    return (f"{m['cpus']} CPUs ({m['cpu_model']}), {pg}braidsort {m['commit']}"
             f"{', ' + when.strftime('%Y-%m-%d %H:%M') if when else ''}{q}")
 
 
