@@ -81,10 +81,14 @@ case "${1:-}" in
 				done |
 				tar -C "$here" --null -T - -cf - | tar -C "$root/build/braidsort" -xf -
 			# the copy has no git: say which commit it is (bench results
-			# record it)
+			# record it; a second line says the tree had changes).  In
+			# variables, not a pipe into head: with pipefail, git killed by
+			# SIGPIPE would end this script
+			commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || true)
+			changes=$(git -C "$here" status --porcelain --untracked-files=no 2>/dev/null || true)
 			{
-				git -C "$here" rev-parse --short HEAD
-				git -C "$here" status --porcelain --untracked-files=no | head -1
+				echo "$commit"
+				if [ -n "$changes" ]; then echo "uncommitted changes"; fi
 			} >"$root/build/braidsort/.source-commit"
 		else
 			cp -a "$here/." "$root/build/braidsort"

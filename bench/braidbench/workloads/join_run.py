@@ -261,24 +261,33 @@ def calibrate(conn, progress, sql=QUERY):
 
 
 def work_mem_for(conn, progress, target, b0, sql=QUERY):
-    """The work_mem (kB) at which PostgreSQL plans about `target` batches:
-    scaled from the batches at 64kB, then checked and scaled again (at most
-    twice) until the planned batches are within a factor of two.  One
-    scaling is not enough on 18, which at small work_mem plans fewer batches
-    than the inner side needs (it counts the batch files' buffers against
-    hash memory), so that the batches at 64kB understate the others."""
+    """(work_mem in kB, PostgreSQL's planned batches there): the work_mem at
+    which PostgreSQL plans about `target` batches, scaled from the batches
+    at 64kB, then checked and scaled again (at most three checks) until the
+    planned batches are within a factor of two.  One scaling is not enough
+    on 18, which at small work_mem plans fewer batches than the inner side
+    needs (it counts the batch files' buffers against hash memory), so that
+    the batches at 64kB understate the others.  The batches returned are
+    those of the last check; the caller warns when they are still off."""
     wm_kb = max(64, int(64 * b0 / target))
-    for _ in range(2):
+    b = None
+    for _ in range(3):
         measure.apply_settings(conn, dict(_base(), work_mem=f"{wm_kb}kB",
                                           **{"braidsort.join_mode": "off"}))
         r = explain_facts(measure.explain(conn, sql, buffers=True), _block_size(conn))
+        if r.get("ran") != "postgres":
+            raise RuntimeError(f"calibration: no hash join in PostgreSQL's plan at "
+                               f"work_mem {wm_kb}kB")
         b = r.get("batches_planned") or r.get("batches") or 1
         if target / 2 <= b <= target * 2:
             break
+        scaled = max(64, int(wm_kb * b / target))
+        if scaled == wm_kb:
+            break
         progress.log(f"calibration: {b} batches at work_mem {wm_kb}kB, "
                      f"{target} wanted: scaled again")
-        wm_kb = max(64, int(wm_kb * b / target))
-    return wm_kb
+        wm_kb = scaled
+    return wm_kb, b
 
 
 def run(args, repo, cl, progress=None):
@@ -304,7 +313,11 @@ def run(args, repo, cl, progress=None):
         facts = {}
         wm16 = None
         for target in args.batch_list:
-            wm_kb = work_mem_for(conn, progress, target, b0, args.query)
+            wm_kb, planned = work_mem_for(conn, progress, target, b0, args.query)
+            if not target / 2 <= planned <= target * 2:
+                result["warnings"].append(
+                    f"{target} batches: PostgreSQL plans {planned} at the work_mem the "
+                    f"calibration ended at ({wm_kb} kB)")
             if target == 16 or wm16 is None:
                 wm16 = wm_kb
             # the cost model's own choice (would auto take the join?), then
