@@ -70,8 +70,9 @@ braid_gather_begin(BraidGather *g, Relation rel, MemoryContext cxt)
 
 		/*
 		 * Pages read through the ring come from the device or the kernel's
-		 * page cache each batch: a read stream (17+) reads them ahead of the
-		 * pins, adjacent ones in one call.
+		 * page cache each batch: with braidsort.gather_read_stream on (off by
+		 * default: slower on tables in the page cache), a read stream (17+)
+		 * reads them ahead of the pins, adjacent ones in one call.
 		 */
 		g->use_stream = braid_gather_read_stream && PG_VERSION_NUM >= 170000;
 	}

@@ -78,9 +78,10 @@ typedef struct BraidGather
 	Page	   *win_pages;
 
 	/*
-	 * 17+: a table read through a buffer ring is read through a read stream
-	 * of the batch's blocks (ahead of the pins, adjacent blocks combined),
-	 * unless braidsort.gather_read_stream is off.  NULL between batches.
+	 * 17+, braidsort.gather_read_stream on (off by default): a table read
+	 * through a buffer ring is read through a read stream of the batch's
+	 * blocks (ahead of the pins, adjacent blocks combined).  NULL between
+	 * batches.
 	 */
 	bool		use_stream;
 	struct ReadStream *stream;

@@ -24,7 +24,8 @@ my $expected = reference_result($node, $query);
 # helper merges the next; ring: shared buffers too small for the
 # table, so the gather reads through a buffer ring and streams pages to a
 # copier thread; ringstream: the same through a read stream (17+, off by
-# default; before 17 the setting changes nothing)
+# default; before 17 the setting changes nothing), on the 16MB of shared
+# buffers the ring mode, just before it, restarted the server with
 foreach my $mode ('onepass', 'fallback', 'offload', 'mergeahead', 'ring', 'ringstream')
 {
 	my $setup = 'SET braidsort.force = on;';
