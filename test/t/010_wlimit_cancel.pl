@@ -66,7 +66,7 @@ foreach my $case (@cases)
 		my $s = signal_statement($node, $dir, $app, $signal, "$base $set", $query, sub {
 			my ($pid) = @_;
 
-			statement_reached($node, $dir,
+			statement_reached($node, $dir, $pid,
 				"SELECT 1 FROM braidsort.progress WHERE pid = $pid AND $when",
 				"$app: the sort reached the phase ($when)",
 				$files ? "$app: the sort has spill files" : undef);

@@ -73,7 +73,7 @@ foreach my $case (@cases)
 			my $s = signal_statement($node, $dir, $app, $signal, "$base $set", $query, sub {
 				my ($pid) = @_;
 
-				statement_reached($node, $dir,
+				statement_reached($node, $dir, $pid,
 					"SELECT 1 FROM pg_stat_activity WHERE pid = $pid AND query LIKE 'SELECT count(*)%'",
 					"$app: the join started",
 					$files ? "$app: the join has spill files" : undef);
