@@ -255,17 +255,7 @@ fi
 work=$(mktemp -d /tmp/braidsort-pkg.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 src="$work/braidsort"
-mkdir "$src"
-if git -C "$here" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git -C "$here" ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do
-			if [ -e "$here/$f" ]; then printf '%s\0' "$f"; fi
-		done |
-		tar -C "$here" --null -T - -cf - | tar -C "$src" -xf -
-else
-	cp -a "$here/." "$src"
-	make -C "$src" -s clean PG_CONFIG=$PGBIN/pg_config >/dev/null
-fi
+bash "$here/scripts/copy-tree.sh" "$src" "$PGBIN/pg_config"
 
 # debian/control names the packages for the majors pg_buildext builds
 # here (postgresql-15-braidsort as committed)

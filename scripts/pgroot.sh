@@ -71,15 +71,8 @@ case "${1:-}" in
 		shift
 		here=$(cd "$(dirname "$0")/.." && pwd)
 		rm -rf "$root/build/braidsort"
-		mkdir -p "$root/build/braidsort"
-		# what git tracks and files it does not ignore, without build
-		# products (a plain copy where there is no git)
+		bash "$here/scripts/copy-tree.sh" "$root/build/braidsort"
 		if git -C "$here" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-			git -C "$here" ls-files -z --cached --others --exclude-standard |
-				while IFS= read -r -d '' f; do
-					if [ -e "$here/$f" ]; then printf '%s\0' "$f"; fi
-				done |
-				tar -C "$here" --null -T - -cf - | tar -C "$root/build/braidsort" -xf -
 			# the copy has no git: say which commit it is (bench results
 			# record it; a second line says the tree had changes).  In
 			# variables, not a pipe into head: with pipefail, git killed by
@@ -90,8 +83,6 @@ case "${1:-}" in
 				echo "$commit"
 				if [ -n "$changes" ]; then echo "uncommitted changes"; fi
 			} >"$root/build/braidsort/.source-commit"
-		else
-			cp -a "$here/." "$root/build/braidsort"
 		fi
 		script=${1:?usage: bash scripts/pgroot.sh MAJOR --in-tree SCRIPT [ARGS...]}
 		shift

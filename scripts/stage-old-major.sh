@@ -33,17 +33,8 @@ bash "$here/scripts/install-deps.sh" --pg 15
 # braidsort for 15, built in a copy of the tree and installed aside
 work=$(mktemp -d /tmp/braidsort-stage.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-mkdir "$work/src" "$work/dest"
-if git -C "$here" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git -C "$here" ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do
-			if [ -e "$here/$f" ]; then printf '%s\0' "$f"; fi
-		done |
-		tar -C "$here" --null -T - -cf - | tar -C "$work/src" -xf -
-else
-	cp -a "$here/." "$work/src"
-	make -s -C "$work/src" clean PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >/dev/null
-fi
+mkdir "$work/dest"
+bash "$here/scripts/copy-tree.sh" "$work/src" /usr/lib/postgresql/15/bin/pg_config
 make -s -C "$work/src" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config >/dev/null
 make -s -C "$work/src" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install DESTDIR="$work/dest" >/dev/null
 
