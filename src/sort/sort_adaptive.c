@@ -16,19 +16,17 @@
  * node returns its rows exactly as a Sort node would, with backward scans,
  * mark/restore and rewinds from the tuplesort (as nodeSort.c does).
  *
- * If the input outgrows work_mem -- where PostgreSQL's sort would start
- * writing runs of whole tuples -- the node switches: the tuplesort sorts
- * what it holds in memory (as PostgreSQL's first run would be) and hands
- * those rows to BUILD (braid_adaptive_carry), which makes their entries
- * before those of the rows after them, read from the child as usual.  From
- * then on the node is a BraidSort.  The tuplesort is given twice work_mem
- * so that the switch, checked after every row, comes before it would
- * spill; a single row larger than that makes the tuplesort spill on its
- * own, and the node then stays PostgreSQL's external sort.  Before it
- * switches, the node asks the cost model whether braidsort's path, in the
- * node's form, beats PostgreSQL's external sort on an input this large
- * (switch_pays): if not, PostgreSQL's tuplesort takes over with work_mem as
- * its limit (hand_over), and the node is PostgreSQL's external sort.
+ * If the input outgrows work_mem -- where PostgreSQL's sort starts writing
+ * runs of whole tuples -- the node may switch: the tuplesort sorts what it
+ * holds and hands those rows to BUILD (braid_adaptive_carry), which makes
+ * their entries before those of the rows after them, read from the child
+ * as usual.  From then on the node is a BraidSort.  Before it switches, the
+ * node asks the cost model whether braidsort's path, in the node's form,
+ * beats PostgreSQL's external sort on an input this large (switch_pays): if
+ * not, the node is PostgreSQL's external sort.  Over a value log the
+ * tuplesort is PostgreSQL's own, with work_mem, and the question comes when
+ * it writes its first run; in heap TID form it comes before that, since
+ * the tuplesort's runs would not keep the rows' TIDs (braid_adaptive_sort).
  *
  * The node has the two forms of a BraidSort (plan/sort_plan.c).  Over a value log
  * the tuplesort sorts the child's rows, returned as they are when the
@@ -52,6 +50,7 @@
 #include "access/htup_details.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "parser/parsetree.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
@@ -73,23 +72,32 @@
  * passes_through
  *		Whether the node's target list is its input's columns in order (as
  *		a Sort's nearly always is): then a row of the tuplesort is the
- *		node's output as it is.
+ *		node's output as it is.  A constant the input already returns in the
+ *		same column passes through too: the planner puts NULLs in the
+ *		columns no one above reads (a count(*) over an ordered subquery),
+ *		in the scan's target list and the Sort's alike, and projecting them
+ *		again would copy every row once more on its way up.
  */
 static bool
-passes_through(PlanState *ps, TupleDesc input)
+passes_through(PlanState *ps, PlanState *child)
 {
 	ListCell   *lc;
 	int			n = 0;
 
 	foreach(lc, ps->plan->targetlist)
 	{
-		Var		   *var = (Var *) ((TargetEntry *) lfirst(lc))->expr;
+		Expr	   *expr = ((TargetEntry *) lfirst(lc))->expr;
+		TargetEntry *input;
 
 		n++;
-		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != n)
+		if (IsA(expr, Var) && ((Var *) expr)->varno == OUTER_VAR &&
+			((Var *) expr)->varattno == n)
+			continue;
+		input = IsA(expr, Const) ? get_tle_by_resno(child->plan->targetlist, n) : NULL;
+		if (input == NULL || !equal(expr, input->expr))
 			return false;
 	}
-	return n == input->natts;
+	return n == ExecGetResultType(child)->natts;
 }
 
 /*
@@ -116,7 +124,7 @@ braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data, EState *
 		st->adapt.slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
 												&TTSOpsMinimalTuple);
 		st->adapt.sortcols = st->cfg.keycols;
-		st->adapt.passthrough = passes_through(ps, ExecGetResultType(st->child));
+		st->adapt.passthrough = passes_through(ps, st->child);
 		return;
 	}
 
@@ -427,6 +435,17 @@ hand_over(BraidSortState *st, int work_kb)
  *		there (sorted; the node returns its rows with braid_adaptive_next);
  *		false if the input outgrew work_mem, the rows read so far to be
  *		taken by the build (braid_adaptive_carry) before the child's next.
+ *
+ * When to ask whether to switch depends on the form.  Over a value log the
+ * tuplesort is exactly PostgreSQL's (the child's rows, work_mem), and the
+ * question comes when it writes its first run: declined, it simply goes
+ * on as PostgreSQL's external sort, having cost nothing more; switched,
+ * BUILD reads that run back with the rows still in memory.  In heap TID
+ * form a row's TID rides in its minimal tuple's padding, which tuplesort
+ * does not write to its tapes: the tuplesort is given twice work_mem, the
+ * question comes when it holds work_mem (before it would spill), and
+ * declined, PostgreSQL's own tuplesort with work_mem takes over its rows
+ * (hand_over) and the rest of the input.
  */
 bool
 braid_adaptive_sort(BraidSortState *st)
@@ -434,6 +453,7 @@ braid_adaptive_sort(BraidSortState *st)
 	EState	   *estate = st->css.ss.ps.state;
 	ScanDirection dir = estate->es_direction;
 	int			work_kb = work_mem;
+	bool		at_spill = st->cfg.value_log;
 	bool		switched = false;
 	bool		spilled = false;
 	bool		measure = has_var_keys(st);
@@ -441,9 +461,9 @@ braid_adaptive_sort(BraidSortState *st)
 	Assert(st->adapt.ts == NULL);
 	estate->es_direction = ForwardScanDirection;
 
-	/* twice work_mem: the switch comes before the tuplesort would spill */
 	st->adapt.switch_bytes = (size_t) work_kb * 1024;
-	st->adapt.ts = begin_tuplesort(st, (int) Min((int64) work_kb * 2, (int64) MAX_KILOBYTES));
+	st->adapt.ts = begin_tuplesort(st, at_spill ? work_kb :
+								   (int) Min((int64) work_kb * 2, (int64) MAX_KILOBYTES));
 	st->adapt.rows_read = 0;
 	st->adapt.tuple_bytes = 0;
 	st->adapt.key_bytes = 0;
@@ -464,16 +484,23 @@ braid_adaptive_sort(BraidSortState *st)
 			continue;
 
 		/*
-		 * Past work_mem PostgreSQL's sort would write whole tuples: switch,
-		 * unless the tuplesort has already spilled on its own (one row larger
-		 * than its headroom), when it simply goes on as PostgreSQL's external
-		 * sort (and is not asked again: its figures are read once more at the
-		 * end, when they have grown).
+		 * Once the tuplesort has spilled and not switched, it is PostgreSQL's
+		 * external sort and is not asked again (its figures are read once
+		 * more at the end, when they have grown).  In heap TID form that
+		 * happens only when one row is larger than its headroom.
 		 */
 		tuplesort_get_stats(st->adapt.ts, &stats);
 		if (stats.spaceType != SORT_SPACE_TYPE_MEMORY)
+		{
 			spilled = true;
-		else if ((size_t) stats.spaceUsed * 1024 > st->adapt.switch_bytes)
+			if (at_spill &&
+				(braid_adaptive == BRAID_ADAPTIVE_ALWAYS || switch_pays(st)))
+			{
+				switched = true;
+				break;
+			}
+		}
+		else if (!at_spill && (size_t) stats.spaceUsed * 1024 > st->adapt.switch_bytes)
 		{
 			switched = true;
 			break;
@@ -482,17 +509,18 @@ braid_adaptive_sort(BraidSortState *st)
 
 	/*
 	 * Either way the rows held are sorted: to be returned, or handed to the
-	 * build in order (what PostgreSQL's first run would have held).
+	 * build in order (what PostgreSQL's first run would have held, or over a
+	 * value log that run and the rows after it).
 	 */
 	tuplesort_performsort(st->adapt.ts);
 
 	/*
-	 * Where the cost model expects braidsort's path to lose on this input
-	 * (now that its size is known to be beyond work_mem), PostgreSQL's
-	 * external sort takes over, with work_mem as its own limit: the rows
-	 * held, then the rest of the input.
+	 * In heap TID form, where the cost model expects braidsort's path to lose
+	 * on this input (now that its size is known to be beyond work_mem),
+	 * PostgreSQL's external sort takes over, with work_mem as its own limit:
+	 * the rows held, then the rest of the input.
 	 */
-	if (switched && braid_adaptive != BRAID_ADAPTIVE_ALWAYS && !switch_pays(st))
+	if (switched && !at_spill && braid_adaptive != BRAID_ADAPTIVE_ALWAYS && !switch_pays(st))
 	{
 		hand_over(st, work_kb);
 		for (;;)
