@@ -29,6 +29,8 @@
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/syscache.h"
 
 #include "compat.h"
 #include "io/shmem.h"
@@ -99,6 +101,56 @@ braid_check_spill_tablespace(char **newval, void **extra, GucSource source)
 }
 
 /*
+ * The OID braidsort.spill_tablespace last named, kept across statements:
+ * every sort the planner costs asks where its spill files would go, and
+ * get_tablespace_oid() reads pg_tablespace each time (no syscache is keyed
+ * by a tablespace's name).  Forgotten when pg_tablespace changes (a
+ * tablespace created, dropped or renamed) and when the setting does.
+ */
+static char spill_name_cached[NAMEDATALEN];
+static Oid	spill_oid_cached = InvalidOid;
+static bool spill_cache_valid = false;
+static bool spill_cache_watched = false;
+
+/*
+ * spill_cache_forget
+ *		Syscache callback: pg_tablespace changed.
+ */
+static void
+spill_cache_forget(Datum arg, int cacheid, uint32 hashvalue)
+{
+	spill_cache_valid = false;
+}
+
+/*
+ * spill_tablespace_oid
+ *		get_tablespace_oid(name, true), from the cache when name is the one
+ *		looked up last.  Inside a transaction.
+ */
+static Oid
+spill_tablespace_oid(const char *name)
+{
+	Oid			spc;
+
+	if (spill_cache_valid && strcmp(name, spill_name_cached) == 0)
+		return spill_oid_cached;
+	if (!spill_cache_watched)
+	{
+		CacheRegisterSyscacheCallback(TABLESPACEOID, spill_cache_forget, (Datum) 0);
+		spill_cache_watched = true;
+	}
+	spc = get_tablespace_oid(name, true);
+	/* a name too long for a tablespace is never one: not worth keeping */
+	if (strlen(name) < NAMEDATALEN)
+	{
+		strlcpy(spill_name_cached, name, NAMEDATALEN);
+		spill_oid_cached = spc;
+		spill_cache_valid = true;
+	}
+	return spc;
+}
+
+/*
  * The statement whose fallback from braidsort.spill_tablespace was last
  * reported (see spill_tablespace_resolve): a sort writes many files, but
  * the DEBUG1 message and the counter come once per statement and process.
@@ -131,7 +183,7 @@ spill_tablespace_resolve(bool report)
 		return MyDatabaseTableSpace;
 	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
 	{
-		wanted = get_tablespace_oid(braid_spill_tablespace, true);
+		wanted = spill_tablespace_oid(braid_spill_tablespace);
 		if (!OidIsValid(wanted) || wanted == GLOBALTABLESPACE_OID ||
 			(wanted != MyDatabaseTableSpace &&
 			 braid_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK))

@@ -180,9 +180,12 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 
 /*
  * node_tlists
- *		The node's target list, its key expressions (for EXPLAIN) and the
- *		key target list a narrowed scan would output; false (with *why) if
- *		the Sort's output is not a plain projection of its input.
+ *		The node's target list, its key expressions (for EXPLAIN) and, by
+ *		TID, the key target list a narrowed scan would output; false (with
+ *		*why) if the Sort's output is not a plain projection of its input.
+ *		Over a value log the node's target list is the Sort's own list (the
+ *		Sort is dropped for the node): copying it would cost a short query's
+ *		plan more than anything else braidsort does to it.
  */
 static bool
 node_tlists(Sort *sort, Plan *child, bool by_tid, List **output_tlist,
@@ -209,7 +212,8 @@ node_tlists(Sort *sort, Plan *child, bool by_tid, List **output_tlist,
 		/* set_dummy_tlist_references leaves constants in place */
 		if (IsA(ref, Const))
 		{
-			*output_tlist = lappend(*output_tlist, flatCopyTargetEntry(stle));
+			if (by_tid)
+				*output_tlist = lappend(*output_tlist, flatCopyTargetEntry(stle));
 			continue;
 		}
 		if (!IsA(ref, Var) || ref->varno != OUTER_VAR ||
@@ -218,10 +222,14 @@ node_tlists(Sort *sort, Plan *child, bool by_tid, List **output_tlist,
 			*why = "sort output is not a plain projection of its input";
 			return false;
 		}
+		if (!by_tid)
+			continue;
 		tle = flatCopyTargetEntry(stle);
-		tle->expr = by_tid ? copyObject(ctle->expr) : copyObject(stle->expr);
+		tle->expr = copyObject(ctle->expr);
 		*output_tlist = lappend(*output_tlist, tle);
 	}
+	if (!by_tid)
+		*output_tlist = sort->plan.targetlist;
 
 	for (int i = 0; i < sort->numCols; i++)
 	{
@@ -236,8 +244,9 @@ node_tlists(Sort *sort, Plan *child, bool by_tid, List **output_tlist,
 			return false;
 		}
 		*keyexprs = lappend(*keyexprs, copyObject(by_tid ? tle->expr : stle->expr));
-		*child_tlist = lappend(*child_tlist,
-							   makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
+		if (by_tid)
+			*child_tlist = lappend(*child_tlist,
+								   makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
 	}
 	return true;
 }
@@ -342,6 +351,27 @@ whole_rows_wider(Sort *sort, Plan *child, Oid relid)
 }
 
 /*
+ * scanned_table
+ *		The table a sequential, index or bitmap heap scan (child) reads, if
+ *		it is a plain table or materialized view; else InvalidOid.  A cheap
+ *		first look: braid_heap_tid_input() says whether its rows can be
+ *		refetched.
+ */
+static Oid
+scanned_table(PlannedStmt *stmt, Plan *child)
+{
+	RangeTblEntry *rte;
+
+	if (!IsA(child, SeqScan) && !IsA(child, BitmapHeapScan) && !IsA(child, IndexScan))
+		return InvalidOid;
+	rte = rt_fetch(((Scan *) child)->scanrelid, stmt->rtable);
+	if (rte->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+		return InvalidOid;
+	return rte->relid;
+}
+
+/*
  * take_adaptively
  *		A BraidSort that takes "sort" adaptively (sort_adaptive.c): the cost
  *		model declines it only because of its row estimate (small_why), so
@@ -370,13 +400,25 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	List	   *physical = NIL;
 
 	/*
-	 * Over a heap scan, the switched sort refetches rows by TID.  Its
-	 * tuplesort then sorts the node's output rows by the Sort's key column
-	 * numbers, which are those of its input: the Sort's target list must pass
-	 * its input through column for column (as setrefs.c makes it).
+	 * Over a heap scan, the switched sort refetches rows by TID -- but only
+	 * where the table's rows are not much wider than the Sort's: that
+	 * tuplesort holds whole table rows, which reach work_mem (and, handed
+	 * back to PostgreSQL's sort, spill) where PostgreSQL's narrower rows
+	 * would fit (two columns of a 340-byte row, at the default work_mem: 2.5x
+	 * slower).  The value log form's tuplesort holds the rows PostgreSQL's
+	 * would.  (Widths first: they are the cheaper question, and the usual
+	 * answer for a short query's sort of a few columns.)
 	 */
-	by_tid = braid_gather_source != BRAID_GATHER_VALUE_LOG &&
+	relid = scanned_table(stmt, child);
+	by_tid = braid_gather_source != BRAID_GATHER_VALUE_LOG && OidIsValid(relid) &&
+		!whole_rows_wider(sort, child, relid) &&
 		braid_heap_tid_input(stmt, child, &relid, NULL, NULL, &tid_why);
+
+	/*
+	 * Its tuplesort then sorts the node's output rows by the Sort's key
+	 * column numbers, which are those of its input: the Sort's target list
+	 * must pass its input through column for column (as setrefs.c makes it).
+	 */
 	for (int i = 0; by_tid && i < sort->numCols; i++)
 	{
 		TargetEntry *stle = get_tle_by_resno(sort->plan.targetlist, sort->sortColIdx[i]);
@@ -386,17 +428,6 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 			((Var *) stle->expr)->varattno == sort->sortColIdx[i];
 	}
 	if (by_tid && !node_tlists(sort, child, true, &output_tlist, &keyexprs, &child_tlist, why))
-		by_tid = false;
-
-	/*
-	 * ... and only where the table's rows are not much wider than the Sort's:
-	 * that tuplesort holds whole table rows, which reach work_mem (and,
-	 * handed back to PostgreSQL's sort, spill) where PostgreSQL's narrower
-	 * rows would fit (two columns of a 340-byte row, at the default work_mem:
-	 * 2.5x slower).  The value log form's tuplesort holds the rows
-	 * PostgreSQL's would.
-	 */
-	if (by_tid && whole_rows_wider(sort, child, relid))
 		by_tid = false;
 
 	/*

@@ -69,6 +69,15 @@
 #include "monitor/stats.h"
 
 /*
+ * How often the tuplesort's memory is looked at, in rows read: the question
+ * comes that many rows late at most, which the heap TID form's headroom
+ * (work_mem) covers unless rows are larger than a sixteenth of it, when the
+ * tuplesort spills on its own and the node stays PostgreSQL's external sort.
+ * (A short query's sort of a hundred rows is that much cheaper.)
+ */
+#define BRAID_ADAPTIVE_CHECK_ROWS 16
+
+/*
  * passes_through
  *		Whether the node's target list is its input's columns in order (as
  *		a Sort's nearly always is): then a row of the tuplesort is the
@@ -125,6 +134,9 @@ braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data, EState *
 												&TTSOpsMinimalTuple);
 		st->adapt.sortcols = st->cfg.keycols;
 		st->adapt.passthrough = passes_through(ps, st->child);
+		/* ExecInitCustomScan's projection, unless it saw none needed */
+		if (!st->adapt.passthrough && ps->ps_ProjInfo == NULL)
+			ExecAssignProjectionInfo(ps, NULL);
 		return;
 	}
 
@@ -282,7 +294,7 @@ has_var_keys(BraidSortState *st)
  *		One row of the child into the tuplesort; its key bytes counted if
  *		"measure" (while switch_pays may still ask).
  */
-static void
+static inline void
 put_row(BraidSortState *st, TupleTableSlot *slot, bool measure)
 {
 	TupleTableSlot *put = st->cfg.value_log ? slot : heap_row(st, slot);
@@ -480,7 +492,7 @@ braid_adaptive_sort(BraidSortState *st)
 		if (TupIsNull(slot))
 			break;
 		put_row(st, slot, measure && !spilled);
-		if (spilled)
+		if (spilled || st->adapt.rows_read % BRAID_ADAPTIVE_CHECK_ROWS != 0)
 			continue;
 
 		/*

@@ -54,6 +54,7 @@
 static Node *braid_create_state(CustomScan *cscan);
 static void braid_begin(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *braid_exec(CustomScanState *node);
+static TupleTableSlot *braid_exec_adaptive(PlanState *ps);
 static void braid_end(CustomScanState *node);
 static void braid_rescan(CustomScanState *node);
 static void braid_mark(CustomScanState *node);
@@ -408,7 +409,9 @@ begin_value_log(BraidSortState *st, const BraidSortPlanData *data,
 	node->ss.ps.outerops = &TTSOpsMinimalTuple;
 	node->ss.ps.outeropsfixed = true;
 	node->ss.ps.outeropsset = true;
-	ExecAssignProjectionInfo(&node->ss.ps, NULL);
+	/* an adaptive node's is rebuilt so only if it switches (begin_path) */
+	if (!data->adaptive)
+		ExecAssignProjectionInfo(&node->ss.ps, NULL);
 	st->cfg.keycols = data->keycols;
 }
 
@@ -466,6 +469,14 @@ begin_path(BraidSortState *st)
 	braid_plan_unpack(cscan->custom_private, &data);
 	begin_keys(st);
 
+	/*
+	 * Rows read back from the value log are minimal tuples in the outer
+	 * position: the projection for that slot type, which an adaptive node
+	 * left to ExecInitCustomScan's generic one until now.
+	 */
+	if (st->cfg.value_log && data.adaptive)
+		ExecAssignProjectionInfo(&st->css.ss.ps, NULL);
+
 	st->sortcxt = AllocSetContextCreate(estate->es_query_cxt, "BraidSort IndexMap",
 										ALLOCSET_DEFAULT_SIZES);
 	st->gathercxt = AllocSetContextCreate(estate->es_query_cxt, "BraidSort gather",
@@ -512,9 +523,40 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	/* the key buffer (keys read by keycols, or from a carried row) */
 	braid_input_begin(st);
 	if (data.adaptive)
+	{
 		braid_adaptive_begin(st, &data, estate);
+		/* (ExecInitNode installs it once this returns) */
+		node->ss.ps.ExecProcNode = braid_exec_adaptive;
+	}
 	else
 		begin_path(st);
+}
+
+/*
+ * braid_exec_adaptive
+ *		An adaptive node's ExecProcNode, in place of ExecCustomScan: while
+ *		its tuplesort serves the rows, one is returned for what ExecSort
+ *		costs a row (most such sorts are a few hundred rows of a short
+ *		query, whose every call counts); else braid_exec, as ExecCustomScan
+ *		would call it.
+ */
+static TupleTableSlot *
+braid_exec_adaptive(PlanState *ps)
+{
+	BraidSortState *st = (BraidSortState *) ps;
+
+	CHECK_FOR_INTERRUPTS();
+	if (st->adapt.serving)
+	{
+		/* the tuplesort's own row, as ExecSort returns it */
+		if (st->adapt.passthrough)
+			return tuplesort_gettupleslot(st->adapt.ts,
+										  ScanDirectionIsForward(ps->state->es_direction),
+										  false, st->adapt.slot, NULL) ?
+				st->adapt.slot : NULL;
+		return braid_adaptive_next(st, ps->state->es_direction);
+	}
+	return braid_exec(&st->css);
 }
 
 /*
