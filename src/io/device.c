@@ -3,7 +3,8 @@
  * device.c
  *	  Spill files on the byte-addressable spill device, through libpmem.
  *
- * braidsort spills only IndexMap runs (keys and refs), never tuples.  A
+ * braidsort spills IndexMap runs (keys and refs), and the rows themselves
+ * where they go through a value log that outgrows memory (valuelog.c).  A
  * spill file lives in the temporary-files directory of the spill tablespace
  * (braidsort.spill_tablespace if the role may create in it, as for
  * temp_tablespaces; else, or if it is empty, the session's
@@ -19,9 +20,10 @@
  * a full device is an ordinary error at creation, never a SIGBUS on a store
  * to an unbacked page (which would take the server through crash recovery).
  * Writes are sequential, staged in DRAM and copied out in 4 kB-aligned
- * chunks with non-temporal stores; a file is drained (pmem) or msync'ed
- * (anything else) before it is read back.  Reads go straight to the mapping:
- * the device is byte-addressable.
+ * chunks with non-temporal stores; on persistent memory a file is drained
+ * before it is read back, and on any other filesystem it is never synced
+ * (braid_spill_finish).  Reads go straight to the mapping: the device is
+ * byte-addressable.
  *
  * Every byte and every 64-byte line moved is counted per sort, and
  * braidsort.emulate_read_ns / braidsort.emulate_write_ns charge time per
@@ -579,7 +581,7 @@ braid_spill_fill_end(BraidSpillFile *f, size_t len)
 
 /*
  * braid_spill_finish
- *		Flush and persist everything written, so it can be read back.
+ *		Flush everything written, so it can be read back.
  */
 void
 braid_spill_finish(BraidSpillFile *f)
@@ -593,12 +595,17 @@ braid_spill_finish(BraidSpillFile *f)
 	}
 	if (f->persisted)
 		return;
+
+	/*
+	 * On persistent memory the stores, flushed as each fill completed, are
+	 * drained.  Anywhere else nothing is synced: the file is mapped shared,
+	 * so every later read of it, through this mapping or another process's,
+	 * sees the page cache, and a temporary file needs no durability
+	 * (PostgreSQL never syncs its own).  An msync() would force every run to
+	 * the disk of an ordinary filesystem while the query waits.
+	 */
 	if (f->is_pmem)
 		pmem_drain();
-	else if (f->written > 0 && pmem_msync(f->base, f->written) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write braidsort spill file \"%s\": %m", f->path)));
 	f->persisted = true;
 }
 
