@@ -154,3 +154,6 @@ SELECT braidsort.normalized_key('ok'::kp_mood);
 DROP TYPE kp_mood;
 SELECT braidsort.normalized_key(-1::int4, true);
 SELECT braidsort.normalized_key(NULL::int4), braidsort.normalized_key(NULL::int4, nulls_first => true);
+-- a NULL direction gives NULL, not the ascending key
+SELECT braidsort.normalized_key(42::int4, descending => NULL) IS NULL AS is_null,
+	   braidsort.normalized_key(NULL::int4, descending => NULL) IS NULL AS null_value_too;

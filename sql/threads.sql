@@ -50,3 +50,22 @@ SET braidsort.sort_threads = 1;
 SELECT check_sort('SELECT * FROM big_t ORDER BY k, id');
 RESET braidsort.sort_threads;
 SET braidsort.sort_threads = 65;
+-- braidsort.max_backend_threads caps what any role asks for: set from the
+-- server's configuration only, and what a sort runs on (EXPLAIN says so)
+SHOW braidsort.max_backend_threads;
+SET braidsort.max_backend_threads = 64;
+SET braidsort.sort_threads = 64;
+CREATE FUNCTION sort_threads_shown(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+		IF line ~ 'Sort Threads: ' THEN
+			RETURN btrim(line);
+		END IF;
+	END LOOP;
+	RETURN NULL;
+END $$;
+SELECT sort_threads_shown('SELECT * FROM big_t ORDER BY k, id');
+SELECT check_sort('SELECT * FROM big_t ORDER BY k, id');
+RESET braidsort.sort_threads;

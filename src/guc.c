@@ -372,6 +372,19 @@ braid_define_gucs(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("braidsort.max_backend_threads",
+							"The most threads one backend runs braidsort's work on at once, its own included.",
+							"A server-wide cap on braidsort.sort_threads, read_threads and "
+							"write_threads as one backend runs them: a task asking for more "
+							"shares the threads there are.",
+							&braid_pool_max_threads,
+							BRAID_POOL_DEFAULT_MAX_THREADS,
+							1,
+							64,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("braidsort.advise_huge_pages",
 							 "Advises the kernel to back shared buffers with transparent huge pages.",
 							 "Has an effect only where the kernel's "
@@ -394,13 +407,14 @@ braid_define_gucs(void)
  *		(the planned workers and the leader) run the node at once, each
  *		with its own threads: more threads than CPUs would only take turns
  *		on them, so each process gets its share of the CPUs (at least one).
+ *		Never more than braidsort.max_backend_threads.
  */
 int
 braid_sort_thread_count(int processes)
 {
 	if (braid_sort_threads > 0)
-		return braid_sort_threads;
-	return Max(1, Min(braid_pool_cpus() / Max(processes, 1), 8));
+		return Min(braid_sort_threads, braid_pool_max_threads);
+	return Max(1, Min(Min(braid_pool_cpus() / Max(processes, 1), 8), braid_pool_max_threads));
 }
 
 /*

@@ -38,6 +38,13 @@
 #define BRAID_MAX_THREADS 64
 
 /*
+ * The most threads a task runs on in this process, the caller included
+ * (braidsort.max_backend_threads, set by the server's configuration): the
+ * shares of workers beyond it run on the threads there are.
+ */
+int			braid_pool_max_threads = BRAID_POOL_DEFAULT_MAX_THREADS;
+
+/*
  * The pool of one process, protected by "lock", except that helpers count
  * "pending" down without it and threads watch "generation" and "pending"
  * before sleeping on the condition variables.
@@ -190,6 +197,7 @@ static int
 post_task(int nthreads, BraidTask task, void *arg)
 {
 	int			helpers;
+	int			want;
 
 	if (nthreads > BRAID_MAX_THREADS)
 		nthreads = BRAID_MAX_THREADS;
@@ -204,9 +212,10 @@ post_task(int nthreads, BraidTask task, void *arg)
 		prefault.helpers = -1;
 	}
 	pthread_mutex_lock(&pool.lock);
-	helpers = start_threads(nthreads - 1);
-	if (helpers > nthreads - 1)
-		helpers = nthreads - 1;
+	want = (nthreads < braid_pool_max_threads ? nthreads : braid_pool_max_threads) - 1;
+	helpers = want > 0 ? start_threads(want) : 0;
+	if (helpers > want)
+		helpers = want;
 	pool.task = task;
 	pool.arg = arg;
 	pool.helpers = helpers;

@@ -15,6 +15,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * The most threads a task runs on at once in a process, the caller
+ * included (braidsort.max_backend_threads); more workers than that share
+ * the threads there are.
+ */
+#define BRAID_POOL_DEFAULT_MAX_THREADS 8
+extern int	braid_pool_max_threads;
+
 /* A task: called once per thread, with that thread's number (0 = caller). */
 typedef void (*BraidTask) (void *arg, int worker);
 

@@ -159,6 +159,49 @@ static LocalTransactionId fallback_lxid = InvalidLocalTransactionId;
 static TimestampTz fallback_stmt = 0;
 
 /*
+ * The braidsort.spill_tablespace value this backend last warned about (see
+ * warn_unusable): empty when none.
+ */
+static char warned_setting[NAMEDATALEN];
+
+/*
+ * warn_unusable
+ *		Say once per session, as a WARNING, that braidsort.spill_tablespace
+ *		names a tablespace this role cannot spill to, and where spill files
+ *		go instead: a typo in a server-wide setting would otherwise send
+ *		every spill to another device without a word where a DBA looks
+ *		(the client and the server log).  Again only when the setting
+ *		changes.  Not in parallel workers, whose leader has said it.
+ */
+static void
+warn_unusable(Oid wanted, Oid instead)
+{
+	char	   *instead_name;
+
+	if (IsParallelWorker() || strncmp(warned_setting, braid_spill_tablespace, NAMEDATALEN) == 0)
+		return;
+	strlcpy(warned_setting, braid_spill_tablespace, NAMEDATALEN);
+	instead_name = get_tablespace_name(instead);
+	ereport(WARNING,
+			(errcode(OidIsValid(wanted) && wanted != GLOBALTABLESPACE_OID ?
+					 ERRCODE_INSUFFICIENT_PRIVILEGE : ERRCODE_INVALID_PARAMETER_VALUE),
+			 !OidIsValid(wanted) ?
+			 errmsg("tablespace \"%s\" named by braidsort.spill_tablespace does not exist",
+					braid_spill_tablespace) :
+			 wanted == GLOBALTABLESPACE_OID ?
+			 errmsg("tablespace \"%s\" named by braidsort.spill_tablespace cannot hold spill files",
+					braid_spill_tablespace) :
+			 errmsg("role \"%s\" may not create braidsort's spill files in tablespace \"%s\"",
+					GetUserNameFromId(GetUserId(), false), braid_spill_tablespace),
+			 errdetail("braidsort's spill files go to tablespace \"%s\" instead.",
+					   instead_name ? instead_name : "?"),
+			 OidIsValid(wanted) && wanted != GLOBALTABLESPACE_OID ?
+			 errhint("Grant CREATE on tablespace \"%s\" to the role, or set braidsort.spill_tablespace for it to a tablespace it may use.",
+					 braid_spill_tablespace) :
+			 errhint("Set braidsort.spill_tablespace to the tablespace on the spill device.")));
+}
+
+/*
  * spill_tablespace_resolve
  *		Where spill files go: braidsort.spill_tablespace, if set and usable
  *		by the current user, else what an empty setting gives:
@@ -212,6 +255,8 @@ spill_tablespace_resolve(bool report)
 			spc = MyDatabaseTableSpace;
 	}
 
+	if (unusable)
+		warn_unusable(wanted, spc);
 	if (unusable && report &&
 		(fallback_lxid != BRAID_MY_LXID ||
 		 fallback_stmt != GetCurrentStatementStartTimestamp()))

@@ -745,8 +745,8 @@ Datum
 braidsort_normalized_key(PG_FUNCTION_ARGS)
 {
 	Oid			argtype = get_fn_expr_argtype(fcinfo->flinfo, 0);
-	bool		descending = PG_ARGISNULL(1) ? false : PG_GETARG_BOOL(1);
-	bool		nulls_first = PG_ARGISNULL(2) ? descending : PG_GETARG_BOOL(2);
+	bool		descending;
+	bool		nulls_first;
 	TypeCacheEntry *typentry;
 	Oid			sortop;
 	BraidKeyColumn col;
@@ -757,6 +757,15 @@ braidsort_normalized_key(PG_FUNCTION_ARGS)
 	size_t		len;
 	bytea	   *result;
 
+	/*
+	 * A NULL value has a key (where NULLs sort), and a NULL nulls_first is
+	 * documented as ORDER BY's default; a NULL direction is neither, and
+	 * gives NULL as a strict function would, not a guess.
+	 */
+	if (PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	descending = PG_GETARG_BOOL(1);
+	nulls_first = PG_ARGISNULL(2) ? descending : PG_GETARG_BOOL(2);
 	if (!OidIsValid(argtype))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -4,7 +4,8 @@
 #	may create in the tablespace; the others spill where an empty setting
 #	sends them (temp_tablespaces, else the database's default), without an
 #	error, with a DEBUG1 message and the stats counter
-#	spill_tablespace_fallbacks, in parallel workers too; the planner's
+#	spill_tablespace_fallbacks, in parallel workers too, and a WARNING once
+#	per session (not from the workers); the planner's
 #	guess of the spill device follows the same rule; an interactive SET of
 #	a tablespace the role may not use is refused at once.  pg_global is
 #	refused.  The planner's DEBUG1 messages say nothing about a statement
@@ -102,6 +103,11 @@ $node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
 	is(spill_places($from), 'default', 'app: every spill file in the default tablespace');
 	ok(!$dax_tmp_dir->(), 'app: nothing was ever written to dax');
 	is(counter(), '1', 'spill_tablespace_fallbacks counts the statement once');
+	like($err, qr/WARNING:  role "app" may not create braidsort's spill files in tablespace "dax"\nDETAIL:  braidsort's spill files go to tablespace "pg_default" instead.\nHINT:  Grant CREATE on tablespace "dax" to the role/,
+		'app: a WARNING says where spill files go instead');
+	($ret, $out, $err) = as_app("$setup $query; $query");
+	my @warnings = $err =~ /WARNING:  role "app" may not create/g;
+	is(scalar(@warnings), 1, 'app: the WARNING comes once per session, not per statement');
 	($ret, $out, $err) = as_app("$setup EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query");
 	like($out, qr/Sort Method: braid (?:mergepass|hybrid)/, 'app: the sort spills');
 }
@@ -119,6 +125,8 @@ $node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
 	like($err, qr/$fallback\nCONTEXT:  parallel worker/, 'parallel: a worker falls back');
 	my @msgs = $err =~ /is not usable by this role/g;
 	cmp_ok(scalar(@msgs), '>=', 2, 'parallel: the leader and workers fall back');
+	my @warnings = $err =~ /WARNING:  role "app" may not create/g;
+	is(scalar(@warnings), 1, 'parallel: one WARNING, from the leader only');
 	is(counter() - $before, scalar(@msgs), 'parallel: counted once per process');
 	is(spill_places($from), 'default', 'parallel: every spill file in the default tablespace');
 	ok(!$dax_tmp_dir->(), 'parallel: nothing was ever written to dax');
@@ -157,6 +165,8 @@ like($err, qr/NOTICE:  tablespace "nope" does not exist/, 'ALTER ROLE ... SET: w
 	is($out, "nope\n$expected", 'role default to a missing tablespace: right result');
 	like($err, qr/braidsort.spill_tablespace "nope" is not usable by this role, spilling to tablespace "pg_default" instead\nDETAIL:  Tablespace "nope" does not exist./,
 		'missing tablespace: DEBUG1 with the reason');
+	like($err, qr/WARNING:  tablespace "nope" named by braidsort.spill_tablespace does not exist\nDETAIL:  braidsort's spill files go to tablespace "pg_default" instead./,
+		'missing tablespace: a WARNING');
 	is(spill_places($from), 'default', 'missing tablespace: spill files in the default');
 	$node->safe_psql('postgres', 'ALTER ROLE app RESET braidsort.spill_tablespace');
 }
@@ -170,6 +180,8 @@ SET braidsort.spill_tablespace = gone; DROP TABLESPACE gone; $setup $query});
 	is($out, $expected, 'dropped tablespace: right result');
 	like($err, qr/braidsort.spill_tablespace "gone" is not usable by this role.*\nDETAIL:  Tablespace "gone" does not exist./,
 		'dropped tablespace: DEBUG1');
+	like($err, qr/WARNING:  tablespace "gone" named by braidsort.spill_tablespace does not exist/,
+		'dropped tablespace: a WARNING (the name looked up again once it was dropped)');
 	is(spill_places($from), 'default', 'dropped tablespace: spill files in the default');
 }
 
