@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/ordinary_disk.sh: braidsort spilling to an ordinary filesystem, what
-# a DBA without persistent memory gets (docs/benchmarks.md, "ordinary disk").
+# a DBA without persistent memory gets (docs/benchmarks.md, "ordinary-disk").
 #
 #   sudo bash bench/ordinary_disk.sh [--rows N] [--work-mem M] [--reps N]
 #                                    [--parallel on|off] [--out DIR] [--no-build]
@@ -16,6 +16,7 @@
 # throwaway, at PostgreSQL's defaults but for work_mem.  Writes
 # ordinary-disk-<stamp>.json and .md to --out (bench/results).
 set -euo pipefail
+shopt -s inherit_errexit
 here=$(cd "$(dirname "$0")" && pwd)
 rows=1000000 workmem=4MB reps=3 parallel=off out="$here/results" build=1 port=5498
 while [ $# -gt 0 ]; do
@@ -42,7 +43,8 @@ fi
 dir=$(mktemp -d /var/tmp/braid-disk.XXXXXX)
 loop=""
 cleanup() {
-	runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+	set +e
+	runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1
 	mountpoint -q "$dir/mnt" && umount "$dir/mnt"
 	[ -n "$loop" ] && losetup -d "$loop" 2>/dev/null
 	rm -rf "$dir"

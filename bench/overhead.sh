@@ -15,6 +15,7 @@
 # with the table in shared_buffers.  Writes overhead-<stamp>.json and .md
 # to --out (bench/results).
 set -euo pipefail
+shopt -s inherit_errexit
 here=$(cd "$(dirname "$0")" && pwd)
 txns=1000 scale=10 out="$here/results" build=1 port=5497
 while [ $# -gt 0 ]; do
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ "$(id -u)" = 0 ] || { echo "overhead.sh: run as root (the server runs as postgres)" >&2; exit 1; }
+[ "$txns" -ge 1 ] && [ "$scale" -ge 1 ] || { echo "overhead.sh: --txns and --scale must be at least 1" >&2; exit 2; }
 command -v valgrind >/dev/null ||
 	{ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind >/dev/null ||
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind >/dev/null; }; }
@@ -43,7 +45,8 @@ fi
 dir=$(mktemp -d /tmp/braid-overhead.XXXXXX)
 cg=$dir/cg
 cleanup() {
-	runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+	set +e
+	runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1
 	rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -64,9 +67,11 @@ runuser -u postgres -- "$bin/pgbench" -h "$dir" -p $port -i -q -s "$scale" postg
 runuser -u postgres -- "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
 
 # the short query with a sort: a 100-row index range, ordered by another
-# column (braidsort takes its Sort adaptively), within shared_buffers
-cat > "$dir/order100.sql" <<'EOF'
-\set aid random(1, 199700)
+# column (braidsort takes its Sort adaptively), within shared_buffers (the
+# first 200,000 accounts, or all of a smaller table)
+last=$((scale * 100000 < 200000 ? scale * 100000 - 100 : 199700))
+cat > "$dir/order100.sql" <<EOF
+\\set aid random(1, $last)
 SELECT aid, abalance FROM pgbench_accounts WHERE aid BETWEEN :aid AND :aid + 100 ORDER BY abalance, aid;
 EOF
 chown postgres: "$dir/order100.sql"
@@ -88,7 +93,17 @@ run_ir() {
 	if [ "$script" = select-only ]; then set -- -S; else set -- -f "$dir/$script.sql"; fi
 	runuser -u postgres -- env PGOPTIONS="$opts" "$bin/pgbench" -h "$dir" -p $port -n -c 1 \
 		--random-seed=7 -t "$n" "$@" postgres >/dev/null 2>&1
-	sleep 2
+	# callgrind writes a backend's file as it exits, after pgbench has
+	# returned: wait until the run's files (its backend's and pgbench's
+	# set-up connection's) are complete and no more appear
+	local prev="" now=""
+	for _ in $(seq 60); do
+		sleep 1
+		now=$(comm -13 <(echo "$before") <(ls "$cg" | sort) |
+			while read -r f; do grep -c '^totals:' "$cg/$f" || true; done | tr '\n' ' ')
+		[ -n "$now" ] && [ "$now" = "$prev" ] && [[ "$now" != *0* ]] && break
+		prev=$now
+	done
 	comm -13 <(echo "$before") <(ls "$cg" | sort) |
 		while read -r f; do awk '/^totals:/ {print $2}' "$cg/$f"; done | awk '{s += $1} END {print s + 0}'
 }

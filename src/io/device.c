@@ -453,7 +453,8 @@ write_span(BraidSpillFile *f, const char *src, size_t len)
 	task.len = len;
 	task.file_off = f->written;
 	braid_device_emulation(f, &task.em);
-	threads = (int) Min((size_t) braid_sched_write_thread_count_for(f->spcoid),
+	threads = (int) Min((size_t) Min(braid_sched_write_thread_count_for(f->spcoid),
+									 braid_pool_max_threads),
 						Max(len / SPILL_THREAD_MIN, (size_t) 1));
 
 	braid_sched_write_begin(f->devslot, threads);
@@ -536,7 +537,8 @@ braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads)
 	flush_stage(f);
 	if (f->written + len > f->size)
 		elog(ERROR, "braidsort: spill file \"%s\" overflow", f->path);
-	want = Max(Min(*threads, braid_sched_write_thread_count_for(f->spcoid)), 1);
+	want = Max(Min(Min(*threads, braid_sched_write_thread_count_for(f->spcoid)),
+				   braid_pool_max_threads), 1);
 	braid_sched_write_begin(f->devslot, want);
 	if (f->devslot >= 0)
 		want = Min(want, braid_sched_write_threads_granted());

@@ -340,6 +340,8 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 				 errhint("0 profiles up to one thread per CPU.")));
 	if (max_threads == 0)
 		max_threads = Min(braid_pool_cpus(), 32);
+	/* a backend runs no more threads than braidsort.max_backend_threads */
+	max_threads = Min(max_threads, braid_pool_max_threads);
 
 	spc = profile_tablespace(fcinfo);
 	check_profile_target(spc, size_mb);
@@ -372,6 +374,10 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 			BraidEmulation em;
 
 			CHECK_FOR_INTERRUPTS();
+			/* reads under write run a writer beside the readers: one more */
+			if (profile_plan[i].op == BRAID_PROF_READ_UNDER_WRITE &&
+				threads + 1 > braid_pool_max_threads)
+				continue;
 			/* the device's own clock: the profile sees the emulated device */
 			braid_device_emulation(file, &em);
 			if (braid_profile_measure(file->base, file->size, profile_plan[i].op,

@@ -177,28 +177,33 @@ static void
 warn_unusable(Oid wanted, Oid instead)
 {
 	char	   *instead_name;
+	bool		missing = !OidIsValid(wanted);
+	bool global = wanted == GLOBALTABLESPACE_OID;
 
-	if (IsParallelWorker() || strncmp(warned_setting, braid_spill_tablespace, NAMEDATALEN) == 0)
+	/* (the copy keeps NAMEDATALEN - 1 bytes: compare as many) */
+	if (IsParallelWorker() ||
+		strncmp(warned_setting, braid_spill_tablespace, NAMEDATALEN - 1) == 0)
 		return;
 	strlcpy(warned_setting, braid_spill_tablespace, NAMEDATALEN);
 	instead_name = get_tablespace_name(instead);
 	ereport(WARNING,
-			(errcode(OidIsValid(wanted) && wanted != GLOBALTABLESPACE_OID ?
-					 ERRCODE_INSUFFICIENT_PRIVILEGE : ERRCODE_INVALID_PARAMETER_VALUE),
-			 !OidIsValid(wanted) ?
+			(errcode(missing ? ERRCODE_UNDEFINED_OBJECT :
+					 global ? ERRCODE_INVALID_PARAMETER_VALUE :
+					 ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 missing ?
 			 errmsg("tablespace \"%s\" named by braidsort.spill_tablespace does not exist",
 					braid_spill_tablespace) :
-			 wanted == GLOBALTABLESPACE_OID ?
+			 global ?
 			 errmsg("tablespace \"%s\" named by braidsort.spill_tablespace cannot hold spill files",
 					braid_spill_tablespace) :
-			 errmsg("role \"%s\" may not create braidsort's spill files in tablespace \"%s\"",
-					GetUserNameFromId(GetUserId(), false), braid_spill_tablespace),
-			 errdetail("braidsort's spill files go to tablespace \"%s\" instead.",
+			 errmsg("permission denied for tablespace \"%s\" named by braidsort.spill_tablespace",
+					braid_spill_tablespace),
+			 errdetail("Spill files go to tablespace \"%s\" instead.",
 					   instead_name ? instead_name : "?"),
-			 OidIsValid(wanted) && wanted != GLOBALTABLESPACE_OID ?
-			 errhint("Grant CREATE on tablespace \"%s\" to the role, or set braidsort.spill_tablespace for it to a tablespace it may use.",
-					 braid_spill_tablespace) :
-			 errhint("Set braidsort.spill_tablespace to the tablespace on the spill device.")));
+			 missing || global ?
+			 errhint("Set braidsort.spill_tablespace to the tablespace on the spill device.") :
+			 errhint("Grant CREATE on tablespace \"%s\" to role \"%s\", or set braidsort.spill_tablespace for the role to a tablespace it may use.",
+					 braid_spill_tablespace, GetUserNameFromId(GetUserId(), false))));
 }
 
 /*

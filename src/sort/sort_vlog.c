@@ -179,7 +179,8 @@ load_log_window(BraidSortState *st, int64 pos)
 		task.arena = st->win.arena;
 		task.n = n;
 		braid_device_emulation(st->vlog.segs[0], &task.em);
-		threads = braid_sched_read_thread_count_for(st->vlog.segs[0]->spcoid);
+		threads = Min(braid_sched_read_thread_count_for(st->vlog.segs[0]->spcoid),
+					  braid_pool_max_threads);
 		/* threads pay for themselves on large windows, or a slow device */
 		if (task.em.read_ns > 0 || task.em.interference_ns > 0)
 			threads = Min(threads, n / 64);
