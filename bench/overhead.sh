@@ -96,14 +96,14 @@ run_ir() {
 	# callgrind writes a backend's file as it exits, after pgbench has
 	# returned: wait until the run's files (its backend's and pgbench's
 	# set-up connection's) are complete and no more appear
-	local prev="" now=""
-	for _ in $(seq 60); do
+	local complete=0
+	for _ in $(seq 120); do
 		sleep 1
-		now=$(comm -13 <(echo "$before") <(ls "$cg" | sort) |
-			while read -r f; do grep -c '^totals:' "$cg/$f" || true; done | tr '\n' ' ')
-		[ -n "$now" ] && [ "$now" = "$prev" ] && [[ "$now" != *0* ]] && break
-		prev=$now
+		complete=$(comm -13 <(echo "$before") <(ls "$cg" | sort) |
+			while read -r f; do grep -l '^totals:' "$cg/$f" || true; done | wc -l)
+		[ "$complete" -ge 2 ] && break
 	done
+	[ "$complete" -ge 2 ] || { echo "overhead.sh: callgrind wrote no complete output for a pgbench run" >&2; exit 1; }
 	comm -13 <(echo "$before") <(ls "$cg" | sort) |
 		while read -r f; do awk '/^totals:/ {print $2}' "$cg/$f"; done | awk '{s += $1} END {print s + 0}'
 }

@@ -337,7 +337,7 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_threads must be between 0 and 32"),
-				 errhint("0 profiles up to one thread per CPU.")));
+				 errhint("0 profiles up to one thread per CPU, at most braidsort.max_backend_threads.")));
 	if (max_threads == 0)
 		max_threads = Min(braid_pool_cpus(), 32);
 	/* a backend runs no more threads than braidsort.max_backend_threads */

@@ -499,7 +499,8 @@ braid_adaptive_sort(BraidSortState *st)
 		 * Once the tuplesort has spilled and not switched, it is PostgreSQL's
 		 * external sort and is not asked again (its figures are read once
 		 * more at the end, when they have grown).  In heap TID form that
-		 * happens only when one row is larger than its headroom.
+		 * happens only when the rows read between two looks at its memory are
+		 * larger together than its headroom.
 		 */
 		tuplesort_get_stats(st->adapt.ts, &stats);
 		if (stats.spaceType != SORT_SPACE_TYPE_MEMORY)
