@@ -69,6 +69,34 @@ braid_reads_changing_header(Node *node)
 }
 
 /*
+ * braid_scanned_table
+ *		The table a sequential, index (without ORDER BY operators) or bitmap
+ *		heap scan reads, if it is a plain table or a materialized view; else
+ *		InvalidOid, and *why says why.  The first, cheap questions of
+ *		braid_heap_tid_input().
+ */
+Oid
+braid_scanned_table(PlannedStmt *stmt, Plan *child, char **why)
+{
+	RangeTblEntry *rte;
+
+	if (!IsA(child, SeqScan) && !IsA(child, BitmapHeapScan) &&
+		!(IsA(child, IndexScan) && ((IndexScan *) child)->indexorderby == NIL))
+	{
+		*why = "input is not a sequential, index or bitmap heap scan";
+		return InvalidOid;
+	}
+	rte = rt_fetch(((Scan *) child)->scanrelid, stmt->rtable);
+	if (rte->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+	{
+		*why = "input is not a plain table";
+		return InvalidOid;
+	}
+	return rte->relid;
+}
+
+/*
  * braid_heap_tid_input
  *		Can the Sort's input be refetched by heap TID?  True for a sequential,
  *		index or bitmap heap scan of a heap table whose output calls only
@@ -92,19 +120,9 @@ braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid, double *table_p
 	Relation	rel;
 	bool		is_heap;
 
-	if (!IsA(child, SeqScan) && !IsA(child, BitmapHeapScan) &&
-		!(IsA(child, IndexScan) && ((IndexScan *) child)->indexorderby == NIL))
-	{
-		*why = "input is not a sequential, index or bitmap heap scan";
+	if (!OidIsValid(braid_scanned_table(stmt, child, why)))
 		return false;
-	}
 	rte = rt_fetch(((Scan *) child)->scanrelid, stmt->rtable);
-	if (rte->rtekind != RTE_RELATION ||
-		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
-	{
-		*why = "input is not a plain table";
-		return false;
-	}
 	if (contain_mutable_functions((Node *) child->targetlist))
 	{
 		*why = "output calls functions that are not immutable";

@@ -13,6 +13,7 @@
 #include "nodes/plannodes.h"
 
 extern bool braid_reads_changing_header(Node *node);
+extern Oid	braid_scanned_table(PlannedStmt *stmt, Plan *child, char **why);
 extern bool braid_heap_tid_input(PlannedStmt *stmt, Plan *child, Oid *relid,
 								 double *table_pages, bool *table_cached, char **why);
 extern bool braid_heap_rescannable(Plan *child);

@@ -351,27 +351,6 @@ whole_rows_wider(Sort *sort, Plan *child, Oid relid)
 }
 
 /*
- * scanned_table
- *		The table a sequential, index or bitmap heap scan (child) reads, if
- *		it is a plain table or materialized view; else InvalidOid.  A cheap
- *		first look: braid_heap_tid_input() says whether its rows can be
- *		refetched.
- */
-static Oid
-scanned_table(PlannedStmt *stmt, Plan *child)
-{
-	RangeTblEntry *rte;
-
-	if (!IsA(child, SeqScan) && !IsA(child, BitmapHeapScan) && !IsA(child, IndexScan))
-		return InvalidOid;
-	rte = rt_fetch(((Scan *) child)->scanrelid, stmt->rtable);
-	if (rte->rtekind != RTE_RELATION ||
-		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
-		return InvalidOid;
-	return rte->relid;
-}
-
-/*
  * take_adaptively
  *		A BraidSort that takes "sort" adaptively (sort_adaptive.c): the cost
  *		model declines it only because of its row estimate (small_why), so
@@ -409,7 +388,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	 * would.  (Widths first: they are the cheaper question, and the usual
 	 * answer for a short query's sort of a few columns.)
 	 */
-	relid = scanned_table(stmt, child);
+	relid = braid_scanned_table(stmt, child, &tid_why);
 	by_tid = braid_gather_source != BRAID_GATHER_VALUE_LOG && OidIsValid(relid) &&
 		!whole_rows_wider(sort, child, relid) &&
 		braid_heap_tid_input(stmt, child, &relid, NULL, NULL, &tid_why);
