@@ -15,7 +15,7 @@ EXTENSION = braidsort
 # as in contrib: a base script and updates; CREATE EXTENSION runs the chain
 DATA = braidsort--0.1.sql braidsort--0.1--0.3.sql braidsort--0.3--0.3.1.sql \
 	braidsort--0.3.1--0.4.sql braidsort--0.4--0.5.sql braidsort--0.5--0.6.sql \
-	braidsort--0.6--0.7.sql
+	braidsort--0.6--0.7.sql braidsort--0.7--0.7.1.sql
 PGFILEDESC = "braidsort - key/TID sorts with late gather"
 
 # the extension's version (braidsort.control), which the library reports

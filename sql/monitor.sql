@@ -163,3 +163,9 @@ RESET :debug_parallel;
 
 RESET max_parallel_workers_per_gather;
 RESET braidsort.force;
+
+-- where this session's spill files go: the database's default tablespace,
+-- no setting, no profile
+SELECT setting, tablespace, setting_unusable, directory,
+	   device ~ '^\d+:\d+$' AS device, free_mb > 0 AS room, profile, persistent_memory
+FROM braidsort.spill_location;

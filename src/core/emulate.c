@@ -37,6 +37,17 @@
 #define BRAID_TIMER_SLACK_NS 1000
 
 /*
+ * The braidsort.emulate_* settings (defined as GUCs by guc.c).  They live
+ * here, below every module that reads them (the device layer, the
+ * scheduler's profile lookups), but only a backend reads them: it hands a
+ * BraidEmulation to its threads.
+ */
+int			braid_emulate_read_ns = 0;
+int			braid_emulate_write_ns = 0;
+int			braid_emulate_interference_ns = 0;
+int			braid_emulate_parallelism = 4;
+
+/*
  * braid_emulate_now_ns
  *		The monotonic clock, in nanoseconds.
  */

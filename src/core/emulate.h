@@ -86,6 +86,12 @@ braid_emulation_active(const BraidEmulation *em)
 	return em->read_ns > 0 || em->write_ns > 0 || em->interference_ns > 0;
 }
 
+/* The braidsort.emulate_* settings: read by backends only. */
+extern int	braid_emulate_read_ns;
+extern int	braid_emulate_write_ns;
+extern int	braid_emulate_interference_ns;
+extern int	braid_emulate_parallelism;
+
 extern int64_t braid_emulate_now_ns(void);
 extern int64_t braid_emulate_wait_ns(uint64_t ns);
 extern int64_t braid_emulate_sleep_until(int64_t until_ns);

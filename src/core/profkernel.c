@@ -48,6 +48,8 @@ typedef struct ProfThread
 	uint64_t	accesses;		/* accesses done */
 	uint64_t	bytes;			/* bytes moved */
 	volatile uint64_t sink;		/* sum of the bytes read: keeps reads alive */
+	int64_t		wall_ns;		/* how long the thread ran */
+	int64_t		busy_ns;		/* of which on a CPU or in an emulated delay */
 }			__attribute__((aligned(64))) ProfThread;
 
 /* Everything the threads share; read-only while they run, but for counters. */
@@ -129,12 +131,30 @@ read_chunk(const char *p, size_t n)
 }
 
 /*
+ * thread_cpu_ns
+ *		CPU time of the calling thread, in nanoseconds: what it got of a
+ *		CPU, against the wall time it ran, tells whether other work took
+ *		the CPUs from the measurement.
+ */
+static int64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
  * prof_worker
  *		One thread's measurement loop (a BraidTask).  For READ_UNDER_WRITE,
  *		workers 0..threads-1 read the first half of the region and worker
  *		`threads` writes the second half until every reader has finished.
- *		braid_pool_run_concurrent starts workers in order and stops at the first failure,
- *		so when the writer runs, all readers run too and it will see them end.
+ *		braid_pool_run_concurrent starts workers in order and stops at the
+ *		first failure, so when the writer runs, all readers run too and it
+ *		will see them end.  Besides its accesses and bytes, a thread counts
+ *		its wall time and the part of it on a CPU or in an emulated delay.
  */
 static void
 prof_worker(void *arg, int worker)
@@ -156,6 +176,9 @@ prof_worker(void *arg, int worker)
 	uint64_t	rng = UINT64_C(0x9E3779B97F4A7C15) * (uint64_t) (worker + 1);
 	uint64_t	acc = 0;
 	uint64_t	lines = 0;
+	int64_t		start_ns;
+	int64_t		cpu_start_ns;
+	int64_t		slept_ns = 0;
 
 	/* this thread's area: a half for RUW, then its own slice if sequential */
 	if (ruw)
@@ -181,10 +204,13 @@ prof_worker(void *arg, int worker)
 	/* the readers of READ_UNDER_WRITE always read under the writer */
 	if (ruw && !ruw_writer)
 		em.writing = true;
+	start_ns = braid_emulate_now_ns();
+	cpu_start_ns = thread_cpu_ns();
 
 	for (;;)
 	{
 		int64_t		now;
+		int64_t		before;
 
 		if (run->cancel != NULL && *run->cancel != 0)
 			break;
@@ -213,7 +239,9 @@ prof_worker(void *arg, int worker)
 		me->sink = acc;
 
 		/* pay the emulated delay owed for this batch, then check the clock */
+		before = braid_emulate_now_ns();
 		now = braid_emulate_access(&em, lines, writes);
+		slept_ns += now - before;
 		lines = 0;
 		if (ruw_writer)
 		{
@@ -226,6 +254,8 @@ prof_worker(void *arg, int worker)
 
 	if (writes)
 		pmem_drain();
+	me->wall_ns = braid_emulate_now_ns() - start_ns;
+	me->busy_ns = thread_cpu_ns() - cpu_start_ns + slept_ns;
 	if (ruw && !ruw_writer)
 		braid_fetch_sub_acq_rel(&run->readers_left, 1);
 }
@@ -311,6 +341,19 @@ braid_profile_measure(char *base, size_t size, BraidProfOp op,
 	{
 		out->accesses += run->th[w].accesses;
 		out->bytes += run->th[w].bytes;
+	}
+	/* every thread that ran competed for the CPUs, RUW's writer too */
+	{
+		int64_t		wall = 0,
+					busy = 0;
+
+		for (int w = 0; w < ran; w++)
+		{
+			wall += run->th[w].wall_ns;
+			busy += run->th[w].busy_ns < run->th[w].wall_ns ?
+				run->th[w].busy_ns : run->th[w].wall_ns;
+		}
+		out->cpu_share = wall > 0 ? (double) busy / (double) wall : 1.0;
 	}
 	if (out->seconds > 0.0)
 		out->mb_per_s = (double) out->bytes / 1e6 / out->seconds;

@@ -46,6 +46,10 @@ typedef struct BraidProfResult
 	uint64_t	accesses;		/* accesses done by all measured threads */
 	uint64_t	bytes;			/* bytes moved by all measured threads */
 	double		seconds;		/* wall time of the measurement */
+	double		cpu_share;		/* of the threads' wall time, the part on a
+								 * CPU or in an emulated delay (0..1): below
+								 * min(1, CPUs / threads), other work took
+								 * CPUs from the measurement */
 } BraidProfResult;
 
 /*

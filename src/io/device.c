@@ -91,11 +91,6 @@
 #define SPILL_THREAD_MIN	(256 * 1024)	/* bytes per extra writer thread */
 #define SPILL_ALIGN			4096
 
-int			braid_emulate_read_ns = 0;
-int			braid_emulate_write_ns = 0;
-int			braid_emulate_interference_ns = 0;
-int			braid_emulate_parallelism = 4;
-
 static BraidSpillFile *live_files = NULL;
 static uint64 live_bytes = 0;
 static uint32 file_counter = 0;

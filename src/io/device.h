@@ -59,11 +59,6 @@ typedef struct BraidReadScope
 	int			slots[16];		/* BRAID_MAX_DEVICES */
 } BraidReadScope;
 
-extern int	braid_emulate_read_ns;
-extern int	braid_emulate_write_ns;
-extern int	braid_emulate_interference_ns;
-extern int	braid_emulate_parallelism;
-
 extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_try_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats,

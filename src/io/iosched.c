@@ -582,13 +582,33 @@ braid_sched_release_all(void)
  */
 
 /*
- * find_profile
- *		The stored profile of tablespace spcoid, in shared memory; NULL if
- *		none.  Callers hold the lock, or read a few numbers of it without
- *		(a torn read only skews a pool size or a cost estimate).
+ * braid_sched_profile_matches
+ *		Whether profile p was taken under the emulation in force in this
+ *		backend (braidsort.emulate_*): only then does it describe the device
+ *		this backend spills to.  Without emulation the lanes do not matter;
+ *		a profile whose lanes were not recorded (-1) matches no emulation.
+ */
+bool
+braid_sched_profile_matches(const BraidProfile *p)
+{
+	bool		emulated = p->emulate_read_ns != 0 || p->emulate_write_ns != 0 ||
+		p->emulate_interference_ns != 0;
+
+	return p->emulate_read_ns == braid_emulate_read_ns &&
+		p->emulate_write_ns == braid_emulate_write_ns &&
+		p->emulate_interference_ns == braid_emulate_interference_ns &&
+		(!emulated || p->emulate_parallelism == braid_emulate_parallelism);
+}
+
+/*
+ * find_stored_profile
+ *		The stored profile of tablespace spcoid, in shared memory, whatever
+ *		emulation it was taken under; NULL if none.  Callers hold the lock,
+ *		or read a few numbers of it without (a torn read only skews a pool
+ *		size or a cost estimate).
  */
 static const BraidProfile *
-find_profile(Oid spcoid)
+find_stored_profile(Oid spcoid)
 {
 	if (braid_shared == NULL || !OidIsValid(spcoid))
 		return NULL;
@@ -603,6 +623,47 @@ find_profile(Oid spcoid)
 }
 
 /*
+ * find_profile
+ *		The profile of tablespace spcoid that pool sizes and costs use: the
+ *		stored one if it was taken under the emulation in force, else NULL,
+ *		as if there were none (braid_sched_profile_status says why).
+ */
+static const BraidProfile *
+find_profile(Oid spcoid)
+{
+	const BraidProfile *p = find_stored_profile(spcoid);
+
+	return p != NULL && braid_sched_profile_matches(p) ? p : NULL;
+}
+
+/*
+ * braid_sched_profile_status
+ *		Whether tablespace spcoid has a stored profile and whether this
+ *		backend uses it (BRAID_PROFILE_*); with a stored profile and "copy"
+ *		not NULL, a copy of it, taken under the lock.
+ */
+int
+braid_sched_profile_status(Oid spcoid, BraidProfile *copy)
+{
+	const BraidProfile *p;
+	int			status = BRAID_PROFILE_NONE;
+
+	if (braid_shared == NULL)
+		return status;
+	LWLockAcquire(braid_shared->lock, LW_SHARED);
+	p = find_stored_profile(spcoid);
+	if (p != NULL)
+	{
+		status = braid_sched_profile_matches(p) ?
+			BRAID_PROFILE_IN_USE : BRAID_PROFILE_OTHER_EMULATION;
+		if (copy != NULL)
+			memcpy(copy, p, sizeof(BraidProfile));
+	}
+	LWLockRelease(braid_shared->lock);
+	return status;
+}
+
+/*
  * braid_sched_spill_ns_per_byte
  *		What writing a byte to tablespace spcoid's device and reading it back
  *		costs, from its stored profile (best sequential write and read
@@ -613,11 +674,9 @@ braid_sched_spill_ns_per_byte(Oid spcoid)
 {
 	double		w,
 				r;
-	int			ew,
-				er;
 
 	/* a line is 64 bytes */
-	if (!braid_sched_spill_line_ns(spcoid, &w, &r, &ew, &er))
+	if (!braid_sched_spill_line_ns(spcoid, &w, &r))
 		return 0;
 	return (w + r) / 64.0;
 }
@@ -703,12 +762,11 @@ braid_sched_read_thread_count_for(Oid spcoid)
  * braid_sched_spill_line_ns
  *		What a 64-byte line written to and read from tablespace spcoid's
  *		device costs (ns, at the best measured thread count), from its
- *		stored profile, and the emulation in force when it was taken; false
- *		without a profile.
+ *		profile (find_profile: one taken under the emulation in force);
+ *		false without one.
  */
 bool
-braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns,
-						  int *emulate_write_ns, int *emulate_read_ns)
+braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns)
 {
 	const BraidProfile *p;
 	double		rd = 0,
@@ -722,8 +780,6 @@ braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns,
 	{
 		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_READ, &rd);
 		(void) braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, &wr);
-		*emulate_write_ns = p->emulate_write_ns;
-		*emulate_read_ns = p->emulate_read_ns;
 	}
 	LWLockRelease(braid_shared->lock);
 	if (rd <= 0 || wr <= 0)

@@ -19,6 +19,7 @@
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 
+#include "core/emulate.h"
 #include "io/shmem.h"
 
 /* braidsort.io_policy */
@@ -52,7 +53,16 @@ extern int	braid_sched_write_thread_count_for(Oid spcoid);
 extern int	braid_sched_read_thread_count_for(Oid spcoid);
 extern int	braid_profile_best_threads(const BraidProfile *p, int op, double *mbps);
 extern double braid_sched_spill_ns_per_byte(Oid spcoid);
-extern bool braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns,
-									  int *emulate_write_ns, int *emulate_read_ns);
+extern bool braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns);
+
+/* whether a tablespace's stored profile is used (braid_sched_profile_status) */
+#define BRAID_PROFILE_NONE				0	/* none stored */
+#define BRAID_PROFILE_IN_USE			1	/* taken under the emulation in
+											 * force */
+#define BRAID_PROFILE_OTHER_EMULATION	2	/* stored, not used: taken under
+											 * other emulation settings */
+
+extern bool braid_sched_profile_matches(const BraidProfile *p);
+extern int	braid_sched_profile_status(Oid spcoid, BraidProfile *copy);
 
 #endif							/* BRAID_IOSCHED_H */

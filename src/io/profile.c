@@ -15,7 +15,10 @@
  *
  * The last profile of each tablespace is kept in shared memory, where the
  * pool sizes and the cost model read it, and in $PGDATA/braidsort_profiles,
- * written atomically after each profile and read back at server start.
+ * written atomically after each profile and read back at server start;
+ * braidsort.forget_profile() drops one.  A profile records the emulation
+ * it was taken under, and is used only under the same (iosched.c).  One
+ * whose threads did not get the CPUs (other work ran) is not stored.
  *
  * src/io/profile.c
  *
@@ -46,13 +49,28 @@
 PG_FUNCTION_INFO_V1(braidsort_profile_device);
 PG_FUNCTION_INFO_V1(braidsort_device_profiles);
 PG_FUNCTION_INFO_V1(braidsort_device_summary);
+PG_FUNCTION_INFO_V1(braidsort_forget_profile);
 
 #define PROFILE_FILE		"braidsort_profiles"
 #define PROFILE_MAGIC		0x42524450	/* "BRDP" */
-#define PROFILE_VERSION		1
+#define PROFILE_VERSION		2	/* 1: braidsort 0.7 and earlier */
 
 /* Seconds per measurement: long enough to be steady, short enough to wait. */
 #define PROFILE_SECONDS		0.1
+
+/*
+ * A measurement whose threads got less than this part of the CPUs they
+ * could have had is taken again, up to PROFILE_TRIES times in all; if no
+ * try gets it, the profile is not stored (see measure()).
+ */
+#define PROFILE_MIN_CPU_SHARE	0.8
+#define PROFILE_TRIES			3
+
+/*
+ * The smallest scratch file: smaller ones would fit in the CPU caches and
+ * measure those.
+ */
+#define PROFILE_MIN_SIZE_MB		16
 
 /* The SQL DEFAULTs of profile_device(), also what a NULL argument means. */
 #define PROFILE_DEFAULT_SIZE_MB		256
@@ -78,10 +96,63 @@ static const struct
 };
 
 /*
+ * A profile as braidsort 0.7 and earlier stored it (PROFILE_VERSION 1):
+ * without the media, the interference and the lanes of the emulation.
+ */
+typedef struct BraidProfileV1
+{
+	bool		valid;
+	Oid			spcoid;
+	uint64		dev;
+	int64		taken_at;
+	int			emulate_read_ns;
+	int			emulate_write_ns;
+	int			nrows;
+	BraidProfileRow rows[BRAID_MAX_PROFILE_ROWS];
+} BraidProfileV1;
+
+/*
+ * read_profile
+ *		Read one stored profile of file format "version" into p: false at
+ *		the end of the file or on a damaged record.  A version 1 profile
+ *		records no media (unknown), no interference delay (0, the only one
+ *		0.7 used while profiling unless set) and no lanes: -1 if it was
+ *		taken under emulation, so that it matches no emulation in force
+ *		(braid_sched_profile_matches), and 0 if it was not.
+ */
+static bool
+read_profile(FILE *file, uint32 version, BraidProfile *p)
+{
+	if (version == 1)
+	{
+		BraidProfileV1 old;
+
+		if (fread(&old, sizeof(old), 1, file) != 1)
+			return false;
+		memset(p, 0, sizeof(*p));
+		p->spcoid = old.spcoid;
+		p->dev = old.dev;
+		p->taken_at = old.taken_at;
+		p->emulate_read_ns = old.emulate_read_ns;
+		p->emulate_write_ns = old.emulate_write_ns;
+		p->emulate_parallelism =
+			(old.emulate_read_ns != 0 || old.emulate_write_ns != 0) ? -1 : 0;
+		p->media = BRAID_MEDIA_UNKNOWN;
+		p->nrows = old.nrows;
+		if (old.nrows >= 0 && old.nrows <= BRAID_MAX_PROFILE_ROWS)
+			memcpy(p->rows, old.rows, sizeof(BraidProfileRow) * old.nrows);
+	}
+	else if (fread(p, sizeof(BraidProfile), 1, file) != 1)
+		return false;
+	return p->nrows >= 0 && p->nrows <= BRAID_MAX_PROFILE_ROWS;
+}
+
+/*
  * braid_profiles_load
  *		Server start (postmaster, shared memory just created): read the
- *		stored profiles back.  A missing file means no profiles; a damaged
- *		one is ignored with a LOG message.
+ *		stored profiles back, of this file format or the one before.  A
+ *		missing file means no profiles; a damaged one is ignored with a LOG
+ *		message.
  */
 void
 braid_profiles_load(void)
@@ -100,15 +171,15 @@ braid_profiles_load(void)
 		return;
 	}
 	if (fread(header, sizeof(header), 1, file) != 1 ||
-		header[0] != PROFILE_MAGIC || header[1] != PROFILE_VERSION ||
+		header[0] != PROFILE_MAGIC ||
+		(header[1] != PROFILE_VERSION && header[1] != 1) ||
 		header[2] > BRAID_MAX_DEVICES)
 		goto bad;
 	for (uint32 i = 0; i < header[2]; i++)
 	{
 		BraidProfile *p = &braid_shared->profiles[n];
 
-		if (fread(p, sizeof(BraidProfile), 1, file) != 1 ||
-			p->nrows < 0 || p->nrows > BRAID_MAX_PROFILE_ROWS)
+		if (!read_profile(file, header[1], p))
 			goto bad;
 		p->valid = true;
 		n++;
@@ -249,7 +320,9 @@ profile_tablespace(FunctionCallInfo fcinfo)
  *		could not create its scratch file of size_mb in tablespace spc: a
  *		tablespace without temporary files, no CREATE privilege (checked as
  *		for temp_tablespaces: the database's default needs none), or a
- *		size that does not fit in the free space of the device.
+ *		size that does not fit in the free space of the device (a device
+ *		with less than the smallest size free cannot be profiled at all:
+ *		said as such, not as a size_mb to choose).
  *
  * The free space is checked here, before anything is created, because
  * the scratch file's creation can only tell that the device is full,
@@ -292,6 +365,14 @@ check_profile_target(Oid spc, int size_mb)
 								 * wrong */
 	}
 	free_mb = (uint64) fs.f_bavail * fs.f_frsize / (1024 * 1024);
+	if (free_mb < PROFILE_MIN_SIZE_MB)
+		ereport(ERROR,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("cannot profile tablespace \"%s\": its device has %llu MB free",
+						get_tablespace_name(spc), (unsigned long long) free_mb),
+				 errdetail("A profile needs a scratch file of at least %d MB, so that it measures the device rather than the CPU caches.",
+						   PROFILE_MIN_SIZE_MB),
+				 errhint("Free space on the device, or profile it before it fills up.")));
 	if ((uint64) size_mb > free_mb)
 		ereport(ERROR,
 				(errcode(ERRCODE_DISK_FULL),
@@ -299,6 +380,46 @@ check_profile_target(Oid spc, int size_mb)
 						size_mb, get_tablespace_name(spc)),
 				 errdetail("The device has %llu MB free.", (unsigned long long) free_mb),
 				 errhint("Choose a smaller size_mb.")));
+}
+
+/*
+ * measure
+ *		Measure op on file f at access size "size" with "threads" threads,
+ *		under the emulation in force on the device's own clock (the profile
+ *		sees the emulated device): false if the file is too small for them.
+ *		*share is what the threads got of the CPUs they could have had
+ *		(BraidProfResult.cpu_share over min(1, CPUs / threads)); below
+ *		PROFILE_MIN_CPU_SHARE, other work took CPUs and the measurement is
+ *		tried again, up to PROFILE_TRIES times in all, keeping the try
+ *		whose threads got the most.
+ */
+static bool
+measure(BraidSpillFile *f, BraidProfOp op, int size, int threads,
+		BraidProfResult *r, double *share)
+{
+	int			workers = op == BRAID_PROF_READ_UNDER_WRITE ? threads + 1 : threads;
+	double		could = Min(1.0, (double) braid_pool_cpus() / workers);
+
+	*share = -1.0;
+	for (int try = 0; try < PROFILE_TRIES && *share < PROFILE_MIN_CPU_SHARE; try++)
+	{
+		BraidProfResult one;
+		BraidEmulation em;
+		double		got;
+
+		CHECK_FOR_INTERRUPTS();
+		braid_device_emulation(f, &em);
+		if (braid_profile_measure(f->base, f->size, op, size, threads,
+								  PROFILE_SECONDS, &em, NULL, &one) != 0)
+			return false;
+		got = Min(1.0, one.cpu_share / could);
+		if (got > *share)
+		{
+			*share = got;
+			*r = one;
+		}
+	}
+	return true;
 }
 
 /*
@@ -318,6 +439,9 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 	BraidSpillFile *file;
 	BraidProfile *profile;
 	int			slot;
+	double		busy_share = 1.0;
+	BraidProfOp busy_op = BRAID_PROF_SEQ_READ;
+	int			busy_threads = 0;
 
 	if (braid_shared == NULL)
 		ereport(ERROR,
@@ -327,10 +451,10 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 	/* NULL means the default, as when the argument is left out */
 	size_mb = PG_ARGISNULL(1) ? PROFILE_DEFAULT_SIZE_MB : PG_GETARG_INT32(1);
 	max_threads = PG_ARGISNULL(2) ? PROFILE_DEFAULT_MAX_THREADS : PG_GETARG_INT32(2);
-	if (size_mb < 16 || size_mb > 65536)
+	if (size_mb < PROFILE_MIN_SIZE_MB || size_mb > 65536)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("size_mb must be between 16 and 65536"),
+				 errmsg("size_mb must be between %d and 65536", PROFILE_MIN_SIZE_MB),
 				 errhint("The default, %d, is enough to measure a device.",
 						 PROFILE_DEFAULT_SIZE_MB)));
 	if (max_threads < 0 || max_threads > 32)
@@ -355,8 +479,11 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 	profile = palloc0(sizeof(BraidProfile));
 	profile->spcoid = spc;
 	profile->dev = slot >= 0 ? braid_sched_slot(slot)->dev : 0;
+	profile->media = file->is_pmem ? BRAID_MEDIA_PMEM : BRAID_MEDIA_OTHER;
 	profile->emulate_read_ns = braid_emulate_read_ns;
 	profile->emulate_write_ns = braid_emulate_write_ns;
+	profile->emulate_interference_ns = braid_emulate_interference_ns;
+	profile->emulate_parallelism = braid_emulate_parallelism;
 
 	braid_sched_profile_begin(slot);
 
@@ -367,23 +494,26 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 	{
 		for (int i = 0; i < lengthof(profile_plan); i++)
 		{
-			BraidProfResult r;
+			BraidProfResult r = {0};
 			Datum		values[5];
 			bool		nulls[5] = {0};
 			BraidProfileRow *row;
-			BraidEmulation em;
+			double		share;
 
 			CHECK_FOR_INTERRUPTS();
 			/* reads under write run a writer beside the readers: one more */
 			if (profile_plan[i].op == BRAID_PROF_READ_UNDER_WRITE &&
 				threads + 1 > braid_pool_max_threads)
 				continue;
-			/* the device's own clock: the profile sees the emulated device */
-			braid_device_emulation(file, &em);
-			if (braid_profile_measure(file->base, file->size, profile_plan[i].op,
-									  profile_plan[i].size, threads, PROFILE_SECONDS,
-									  &em, NULL, &r) != 0)
+			if (!measure(file, profile_plan[i].op, profile_plan[i].size, threads,
+						 &r, &share))
 				continue;		/* too many threads for the size: skip */
+			if (share < PROFILE_MIN_CPU_SHARE && share < busy_share)
+			{
+				busy_share = share;
+				busy_op = profile_plan[i].op;
+				busy_threads = threads;
+			}
 			if (profile->nrows == BRAID_MAX_PROFILE_ROWS)
 				break;
 			row = &profile->rows[profile->nrows++];
@@ -405,9 +535,71 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 	braid_sched_profile_end(slot);
 	braid_spill_close(file);
 
+	if (profile->media == BRAID_MEDIA_OTHER)
+		ereport(NOTICE,
+				(errmsg("tablespace \"%s\" is not on persistent memory",
+						get_tablespace_name(spc)),
+				 errdetail("Its files are not mapped directly (DAX): the profile measures the page cache of an ordinary file system."),
+				 errhint("Mount the spill device with -o dax to profile persistent memory.")));
+
+	/*
+	 * A profile measured with CPUs taken by other work would make the pools
+	 * and the cost model plan for a slower device than there is: say so, and
+	 * keep the profile stored before, if any.
+	 */
+	if (busy_share < PROFILE_MIN_CPU_SHARE)
+	{
+		ereport(WARNING,
+				(errmsg("device profile of tablespace \"%s\" not stored: other work took the CPUs while it ran",
+						get_tablespace_name(spc)),
+				 errdetail("Measuring %s with %d threads, the profile's threads ran %.0f%% of the time they could have, after %d tries.",
+						   braid_profile_op_name(busy_op), busy_threads,
+						   busy_share * 100.0, PROFILE_TRIES),
+				 errhint("Profile the device again while the server is idle.")));
+		return (Datum) 0;
+	}
+
 	profile->taken_at = GetCurrentTimestamp();
 	store_profile(profile);
 	return (Datum) 0;
+}
+
+/*
+ * braidsort_forget_profile
+ *		SQL: braidsort.forget_profile(tablespace) drops the stored profile of
+ *		a tablespace, in shared memory and in $PGDATA/braidsort_profiles:
+ *		pool sizes and the cost model go back to their defaults for its
+ *		device.  True if there was a profile to drop.
+ */
+Datum
+braidsort_forget_profile(PG_FUNCTION_ARGS)
+{
+	Name		name = PG_GETARG_NAME(0);
+	Oid			spc = get_tablespace_oid(NameStr(*name), false);
+	bool		found = false;
+
+	if (braid_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("braidsort shared memory is not initialized")));
+	LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+		if (braid_shared->profiles[i].valid && braid_shared->profiles[i].spcoid == spc)
+		{
+			braid_shared->profiles[i].valid = false;
+			found = true;
+		}
+	PG_TRY();
+	{
+		if (found)
+			braid_profiles_save();
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(braid_shared->lock);
+	}
+	PG_END_TRY();
+	PG_RETURN_BOOL(found);
 }
 
 /*
@@ -441,7 +633,11 @@ tablespace_datum(Oid spc, bool *isnull)
 
 /*
  * braidsort_device_profiles
- *		SQL: every stored measurement (the view braidsort.device_profiles).
+ *		SQL: every stored measurement (the view braidsort.device_profiles),
+ *		with the emulation, the media and whether this session uses the
+ *		profile (taken under its emulation).  Declared by braidsort 0.7 and
+ *		earlier with the first ten columns only: the rest are then left
+ *		out (tuplestore_putvalues takes as many as the declaration has).
  */
 Datum
 braidsort_device_profiles(PG_FUNCTION_ARGS)
@@ -458,8 +654,8 @@ braidsort_device_profiles(PG_FUNCTION_ARGS)
 			continue;
 		for (int j = 0; j < p->nrows; j++)
 		{
-			Datum		values[10];
-			bool		nulls[10] = {0};
+			Datum		values[14];
+			bool		nulls[14] = {0};
 
 			values[0] = tablespace_datum(p->spcoid, &nulls[0]);
 			values[1] = CStringGetTextDatum(psprintf("%u:%u", major((dev_t) p->dev),
@@ -472,6 +668,13 @@ braidsort_device_profiles(PG_FUNCTION_ARGS)
 			values[7] = Float8GetDatum(p->rows[j].ns_per_access);
 			values[8] = Int32GetDatum(p->emulate_read_ns);
 			values[9] = Int32GetDatum(p->emulate_write_ns);
+			/* 0.7.1's columns, if the SQL declaration has them */
+			values[10] = Int32GetDatum(p->emulate_interference_ns);
+			values[11] = Int32GetDatum(p->emulate_parallelism);
+			nulls[11] = p->emulate_parallelism < 0;
+			values[12] = BoolGetDatum(p->media == BRAID_MEDIA_PMEM);
+			nulls[12] = p->media == BRAID_MEDIA_UNKNOWN;
+			values[13] = BoolGetDatum(braid_sched_profile_matches(p));
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}

@@ -48,14 +48,23 @@ typedef struct BraidProfileRow
 typedef struct BraidProfile
 {
 	bool		valid;
+	char		media;			/* BRAID_MEDIA_* */
 	Oid			spcoid;			/* tablespace profiled */
 	uint64		dev;			/* its st_dev */
 	int64		taken_at;		/* TimestampTz */
 	int			emulate_read_ns;	/* emulation in force when taken */
 	int			emulate_write_ns;
 	int			nrows;
+	int			emulate_interference_ns;
+	int			emulate_parallelism;	/* lanes; -1: not recorded (a profile
+										 * file of braidsort 0.7) */
 	BraidProfileRow rows[BRAID_MAX_PROFILE_ROWS];
 } BraidProfile;
+
+/* What a profiled tablespace's files were mapped as (BraidProfile.media). */
+#define BRAID_MEDIA_UNKNOWN	0	/* a profile file of braidsort 0.7 */
+#define BRAID_MEDIA_PMEM	1	/* persistent memory (libpmem's is_pmem) */
+#define BRAID_MEDIA_OTHER	2	/* any other file system */
 
 /* Cumulative per-device traffic (braidsort.stats). */
 typedef struct BraidDeviceTraffic

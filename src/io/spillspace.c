@@ -292,6 +292,33 @@ spill_tablespace_resolve(bool report)
 }
 
 /*
+ * braid_spill_setting_problem
+ *		Why braidsort.spill_tablespace is not where this session's spill
+ *		files go, for the view braidsort.spill_location: NULL if the
+ *		setting is empty or usable (see spill_tablespace_resolve), else a
+ *		palloc'd reason.
+ */
+char *
+braid_spill_setting_problem(void)
+{
+	Oid			wanted;
+
+	if (!IsTransactionState() || braid_spill_tablespace == NULL ||
+		braid_spill_tablespace[0] == '\0')
+		return NULL;
+	wanted = spill_tablespace_oid(braid_spill_tablespace);
+	if (!OidIsValid(wanted))
+		return psprintf("tablespace \"%s\" does not exist", braid_spill_tablespace);
+	if (wanted == GLOBALTABLESPACE_OID)
+		return psprintf("tablespace \"%s\" cannot hold spill files", braid_spill_tablespace);
+	if (wanted != MyDatabaseTableSpace &&
+		braid_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		return psprintf("role \"%s\" has no CREATE privilege on tablespace \"%s\"",
+						GetUserNameFromId(GetUserId(), false), braid_spill_tablespace);
+	return NULL;
+}
+
+/*
  * braid_spill_tablespace_next
  *		Where the next spill file goes (reporting a fallback).
  */

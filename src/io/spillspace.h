@@ -18,6 +18,7 @@ extern char *braid_spill_tablespace;
 extern bool braid_check_spill_tablespace(char **newval, void **extra, GucSource source);
 extern Oid	braid_spill_tablespace_next(void);
 extern Oid	braid_spill_tablespace_guess(void);
+extern char *braid_spill_setting_problem(void);
 extern bool braid_spill_free_bytes(double *bytes);
 extern bool braid_spill_has_room(double bytes, const char *what, char **why);
 

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * stats.c
- *	  Cumulative statistics across backends, and the scheduler's state, as
- *	  SQL functions behind the views braidsort.stats and
- *	  braidsort.scheduler.
+ *	  Cumulative statistics across backends, the scheduler's state and
+ *	  where this session spills, as SQL functions behind the views
+ *	  braidsort.stats, braidsort.scheduler and braidsort.spill_location.
  *
  * Counters live in shared memory (io/shmem.h) as atomics, so counting costs a
  * backend one atomic add per sort, never a lock.  They start at zero when
@@ -15,6 +15,8 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
 #include "commands/tablespace.h"
@@ -25,12 +27,14 @@
 #include "utils/timestamp.h"
 
 #include "io/iosched.h"
+#include "io/spillspace.h"
 #include "monitor/stats.h"
 
 PG_FUNCTION_INFO_V1(braidsort_stats);
 PG_FUNCTION_INFO_V1(braidsort_stats_reset);
 PG_FUNCTION_INFO_V1(braidsort_stats_reset_time);
 PG_FUNCTION_INFO_V1(braidsort_scheduler);
+PG_FUNCTION_INFO_V1(braidsort_spill_location);
 
 static const char *const decline_names[BRAID_NUM_DECLINES] = {
 	"declined_bounded",
@@ -332,5 +336,66 @@ braidsort_scheduler(PG_FUNCTION_ARGS)
 		values[c++] = Int64GetDatum((int64) braid_clock_counter(&clock->interfered_lines));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	return (Datum) 0;
+}
+
+/*
+ * braidsort_spill_location
+ *		SQL: where this session's spill files go (the view
+ *		braidsort.spill_location), one row: braidsort.spill_tablespace as
+ *		set, the tablespace spills go to and why not the one set, its
+ *		temporary directory, the device (st_dev) and its free space, and
+ *		the device's stored profile: whether it is used in this session,
+ *		and whether it found persistent memory.  The directory may not
+ *		exist before the first spill: its nearest parent tells the device.
+ */
+Datum
+braidsort_spill_location(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+	Oid			spc = braid_spill_tablespace_guess();
+	char	   *why = braid_spill_setting_problem();
+	char		dir[MAXPGPATH];
+	char		probe[MAXPGPATH];
+	char	   *name = get_tablespace_name(spc);
+	struct stat st;
+	struct statvfs fs;
+	bool		found = false;
+	BraidProfile profile;
+	int			status;
+
+	InitMaterializedSRF(fcinfo, 0);
+	TempTablespacePath(dir, spc);
+	strlcpy(probe, dir, sizeof(probe));
+	for (int up = 0; up < 3 && probe[0] != '\0' && !found; up++)
+	{
+		if (stat(probe, &st) == 0 && statvfs(probe, &fs) == 0)
+			found = true;
+		else
+			get_parent_directory(probe);
+	}
+	status = braid_sched_profile_status(spc, &profile);
+
+	values[0] = CStringGetTextDatum(braid_spill_tablespace ? braid_spill_tablespace : "");
+	nulls[0] = braid_spill_tablespace == NULL || braid_spill_tablespace[0] == '\0';
+	values[1] = name ? CStringGetTextDatum(name) : (Datum) 0;
+	nulls[1] = name == NULL;
+	values[2] = why ? CStringGetTextDatum(why) : (Datum) 0;
+	nulls[2] = why == NULL;
+	values[3] = CStringGetTextDatum(dir);
+	if (found)
+	{
+		values[4] = CStringGetTextDatum(psprintf("%u:%u", major(st.st_dev), minor(st.st_dev)));
+		values[5] = Int64GetDatum((int64) ((uint64) fs.f_bavail * fs.f_frsize / (1024 * 1024)));
+	}
+	nulls[4] = nulls[5] = !found;
+	values[6] = CStringGetTextDatum(status == BRAID_PROFILE_IN_USE ? "in use" :
+									status == BRAID_PROFILE_OTHER_EMULATION ?
+									"other emulation" : "none");
+	values[7] = BoolGetDatum(profile.media == BRAID_MEDIA_PMEM);
+	nulls[7] = status == BRAID_PROFILE_NONE || profile.media == BRAID_MEDIA_UNKNOWN;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
 }

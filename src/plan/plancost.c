@@ -19,16 +19,19 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "access/table.h"
 #include "catalog/index.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_type_d.h"
+#include "commands/tablespace.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/plancat.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
+#include "storage/proc.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -516,7 +519,7 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 		cost->correlation = key_correlation(relid,
 											get_tle_by_resno(child->targetlist,
 															 sort->sortColIdx[0])->expr);
-	cost->spill_ns_per_byte = braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess());
+	cost->spill_ns_per_byte = braid_plan_spill_ns_per_byte();
 	cost->collated = keys->collated;
 	if (keys->collated)
 	{
@@ -580,35 +583,88 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 }
 
 /*
+ * The statement whose unused profile was last reported (see
+ * note_unused_profile): each sort and join costed asks for the device's
+ * costs, but the DEBUG1 message comes once per statement.
+ */
+static LocalTransactionId unused_profile_lxid = InvalidLocalTransactionId;
+static TimestampTz unused_profile_stmt = 0;
+
+/*
+ * note_unused_profile
+ *		Called where the planner found no profile it may use for tablespace
+ *		spc: if one is stored but was taken under other emulation settings,
+ *		say so at DEBUG1, once per statement.  A profile taken to try
+ *		emulation, and kept after it was turned off, would otherwise
+ *		silently stop counting.
+ */
+static void
+note_unused_profile(Oid spc)
+{
+	BraidProfile p;
+
+	if (!message_level_is_interesting(DEBUG1) ||
+		(unused_profile_lxid == BRAID_MY_LXID &&
+		 unused_profile_stmt == GetCurrentStatementStartTimestamp()) ||
+		braid_sched_profile_status(spc, &p) != BRAID_PROFILE_OTHER_EMULATION)
+		return;
+	unused_profile_lxid = BRAID_MY_LXID;
+	unused_profile_stmt = GetCurrentStatementStartTimestamp();
+	ereport(DEBUG1,
+			(errmsg("braidsort ignores the device profile of tablespace \"%s\": it was taken under other emulation settings",
+					get_tablespace_name(spc)),
+			 p.emulate_parallelism < 0 ?
+			 errdetail("Profiled with emulate_read_ns %d, emulate_write_ns %d and unrecorded emulate_parallelism; now %d, %d and %d.",
+					   p.emulate_read_ns, p.emulate_write_ns,
+					   braid_emulate_read_ns, braid_emulate_write_ns,
+					   braid_emulate_parallelism) :
+			 errdetail("Profiled with emulate_read_ns %d, emulate_write_ns %d, emulate_interference_ns %d and emulate_parallelism %d; now %d, %d, %d and %d.",
+					   p.emulate_read_ns, p.emulate_write_ns,
+					   p.emulate_interference_ns, p.emulate_parallelism,
+					   braid_emulate_read_ns, braid_emulate_write_ns,
+					   braid_emulate_interference_ns, braid_emulate_parallelism),
+			 errhint("Profile the device again with braidsort.profile_device(), or drop the profile with braidsort.forget_profile().")));
+}
+
+/*
+ * braid_plan_spill_ns_per_byte
+ *		What writing a byte to the spill device and reading it back costs,
+ *		from its profile (braid_sched_spill_ns_per_byte); 0 without one
+ *		this backend may use (note_unused_profile).
+ */
+double
+braid_plan_spill_ns_per_byte(void)
+{
+	Oid			spc = braid_spill_tablespace_guess();
+	double		ns = braid_sched_spill_ns_per_byte(spc);
+
+	if (ns <= 0)
+		note_unused_profile(spc);
+	return ns;
+}
+
+/*
  * braid_plan_spill_line_ns
  *		What the spill device costs per 64-byte line written and read: from
  *		the stored profile of the spill tablespace when it was taken under
- *		the emulation in force now, else the emulation settings on top of an
- *		unemulated profile (or of *write_ns and *read_ns as given: the
- *		caller's model defaults).
+ *		the emulation in force now, else the emulation settings on top of
+ *		*write_ns and *read_ns as given (the caller's model defaults), as if
+ *		there were no profile (note_unused_profile).
  */
 void
 braid_plan_spill_line_ns(double *write_ns, double *read_ns)
 {
+	Oid			spc = braid_spill_tablespace_guess();
 	double		w = 0,
 				r = 0;
-	int			ew = 0,
-				er = 0;
-	bool		have;
 
-	have = braid_sched_spill_line_ns(braid_spill_tablespace_guess(), &w, &r, &ew, &er);
-	if (have && ew == braid_emulate_write_ns && er == braid_emulate_read_ns)
+	if (braid_sched_spill_line_ns(spc, &w, &r))
 	{
 		*write_ns = w;
 		*read_ns = r;
 		return;
 	}
-	if (have && ew == 0 && er == 0)
-	{
-		/* an unemulated profile: the device under the emulation */
-		*write_ns = w;
-		*read_ns = r;
-	}
+	note_unused_profile(spc);
 	*write_ns += braid_emulate_write_ns;
 	*read_ns += braid_emulate_read_ns;
 }

@@ -45,6 +45,7 @@ extern bool braid_plan_key_histogram(Oid relid, Expr *expr, double *correlation,
 extern void braid_tlist_ties(const AttrNumber *keycols, List *tlist, List *indextlist,
 							 Oid relid, BraidCostInput *cost);
 extern void braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost);
+extern double braid_plan_spill_ns_per_byte(void);
 extern void braid_plan_spill_line_ns(double *write_ns, double *read_ns);
 extern char *braid_ms_text(double ms);
 extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,

@@ -108,7 +108,7 @@ $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION braidsort');
 is($node->safe_psql('fresh', 'SELECT braidsort.version()'), $current,
 	"braidsort.version() is the library's version, $current");
-foreach my $from ('0.1', '0.3', '0.3.1', '0.4', '0.5', '0.6')
+foreach my $from ('0.1', '0.3', '0.3.1', '0.4', '0.5', '0.6', '0.7')
 {
 	(my $db = "updated_$from") =~ s/\./_/g;
 	$node->safe_psql('postgres', "CREATE DATABASE $db");

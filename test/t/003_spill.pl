@@ -98,7 +98,7 @@ $query}), "0\n$expected", 'subtransaction abort removes its files; next sort is 
 # a full device
 SKIP:
 {
-	skip 'BRAID_TEST_TINY_DAX not set (scripts/test.sh mounts a tiny tmpfs)', 7
+	skip 'BRAID_TEST_TINY_DAX not set (scripts/test.sh mounts a tiny tmpfs)', 9
 	  unless $ENV{BRAID_TEST_TINY_DAX};
 	my $tiny = $ENV{BRAID_TEST_TINY_DAX};
 	$node->safe_psql('postgres', "CREATE TABLESPACE tiny LOCATION '$tiny'");
@@ -123,6 +123,14 @@ SET braidsort.spill_tablespace = tiny; $query});
 	unlike($stdout, qr/BraidSort/, 'no room: left to PostgreSQL');
 	like($stderr, qr/the spill device has \d+ MB free, and the sort may write \d+ MB to it/,
 		'no room: the decline says why');
+
+	# a device with less free than the smallest profile cannot be profiled:
+	# said plainly, not as a size_mb to choose
+	($ret, $stdout, $stderr) = $node->psql('postgres',
+		"CREATE EXTENSION IF NOT EXISTS braidsort; SELECT * FROM braidsort.profile_device('tiny', 16, 1)");
+	like($stderr, qr/ERROR:  cannot profile tablespace "tiny": its device has \d+ MB free\nDETAIL:  A profile needs a scratch file of at least 16 MB/,
+		'a device with less than 16 MB free: cannot be profiled, and why');
+	unlike($stderr, qr/smaller size_mb/, 'not asked for a smaller size_mb');
 }
 
 # a spill tablespace whose directory is gone (a tmpfs emptied by a reboot):

@@ -175,7 +175,8 @@ FROM braidsort.scheduler WHERE tablespace = 'dax'}), 'the terminated backend gav
 is(count_spill_files($dax), 0, 'and removed its spill files');
 
 # the automatic writer pool of the device follows its profile
-is($node->safe_psql('postgres', q{
+# (under the emulation the stored profile was taken with: only then is it used)
+is($node->safe_psql('postgres', q{SET braidsort.emulate_read_ns = 20;
 SELECT s.write_thread_cap = d.write_threads
 FROM braidsort.scheduler s JOIN braidsort.device_summary() d USING (tablespace)}),
 	't', 'the write thread cap is the profiled best write thread count');
@@ -272,6 +273,111 @@ SELECT * FROM braidsort.profile_device(NULL, 16, 1)});
 like($err, qr/tablespace "gone" does not exist.*DETAIL:  braidsort.spill_tablespace names it/s,
 	'a NULL tablespace follows braidsort.spill_tablespace, even to a dropped one');
 rmdir $gone;
+
+# a profile records the emulation it was taken under and whether the
+# device is persistent memory, and is used only under the same emulation
+($ret, $out, $err) = $node->psql('postgres', q{SET braidsort.emulate_write_ns = 500;
+SELECT count(*) > 0 FROM braidsort.profile_device('dax', 16, 1)});
+like($err, qr/NOTICE:  tablespace "dax" is not on persistent memory\nDETAIL:  Its files are not mapped directly \(DAX\)/,
+	'profiling the tmpfs says it is not persistent memory');
+my $provenance = q{SELECT DISTINCT emulate_read_ns, emulate_write_ns, emulate_interference_ns,
+	emulate_parallelism, persistent_memory, in_use
+FROM braidsort.device_profiles WHERE tablespace = 'dax'};
+is($node->safe_psql('postgres', $provenance), '0|500|0|4|f|f',
+	'the profile records its emulation and media; unused without the emulation');
+is($node->safe_psql('postgres', "SET braidsort.emulate_write_ns = 500; $provenance"),
+	'0|500|0|4|f|t', 'used under the same emulation');
+is($node->safe_psql('postgres',
+		"SET braidsort.emulate_write_ns = 500; SET braidsort.emulate_parallelism = 2; $provenance"),
+	'0|500|0|4|f|f', 'not used with other lanes');
+my $location = q{SELECT setting, tablespace, setting_unusable, directory LIKE 'pg_tblspc/%/pgsql_tmp',
+	device ~ '^\d+:\d+$', free_mb > 0, profile, persistent_memory FROM braidsort.spill_location};
+is($node->safe_psql('postgres', "SET braidsort.spill_tablespace = dax; $location"),
+	'dax|dax||t|t|t|other emulation|f', 'spill_location: dax, its profile not used');
+is($node->safe_psql('postgres',
+		"SET braidsort.spill_tablespace = dax; SET braidsort.emulate_write_ns = 500; $location"),
+	'dax|dax||t|t|t|in use|f', 'spill_location: the profile used under its emulation');
+($ret, $out, $err) = $node->psql('postgres', q{SET braidsort.spill_tablespace = dax;
+SET braidsort.work_mem = 1024; SET client_min_messages = debug1;
+EXPLAIN (COSTS OFF) SELECT * FROM t ORDER BY k});
+like($err,
+	qr/DEBUG:  braidsort ignores the device profile of tablespace "dax": it was taken under other emulation settings\nDETAIL:  Profiled with emulate_read_ns 0, emulate_write_ns 500, emulate_interference_ns 0 and emulate_parallelism 4; now 0, 0, 0 and 4\.\nHINT:  Profile the device again/,
+	'the planner says at debug1 that it ignores the profile');
+
+# forget_profile() drops a profile, for good
+is($node->safe_psql('postgres', "SELECT braidsort.forget_profile('dax')"), 't',
+	'forget_profile: true when there was a profile');
+is($node->safe_psql('postgres',
+		"SELECT braidsort.forget_profile('dax'), count(*) FROM braidsort.device_profiles WHERE tablespace = 'dax'"),
+	'f|0', 'forget_profile: false when there is none; the view is empty');
+($ret, $out, $err) = $node->psql('postgres', "SELECT braidsort.forget_profile('nosuch')");
+like($err, qr/tablespace "nosuch" does not exist/, 'forget_profile: unknown tablespace');
+($ret, $out, $err) = $node->psql('postgres',
+	"SET ROLE nobody; SELECT braidsort.forget_profile('dax')");
+like($err, qr/permission denied for function forget_profile/, 'forgetting needs a grant');
+is($node->safe_psql('postgres', "SET braidsort.spill_tablespace = dax; SELECT profile FROM braidsort.spill_location"),
+	'none', 'spill_location: no profile');
+$node->restart;
+is($node->safe_psql('postgres', "SELECT count(*) FROM braidsort.device_profiles WHERE tablespace = 'dax'"),
+	'0', 'a forgotten profile stays forgotten after a restart');
+
+# a profile measured while other work takes the CPUs is not stored
+{
+	my $ncpu = `getconf _NPROCESSORS_ONLN`;
+	chomp $ncpu;
+	my @hogs;
+	for (1 .. 2 * $ncpu + 2)
+	{
+		my $pid = fork();
+		die "fork: $!" unless defined $pid;
+		if ($pid == 0)
+		{
+			my $until = time + 120;
+			1 while time < $until;
+			exit 0;
+		}
+		push @hogs, $pid;
+	}
+	($ret, $out, $err) = $node->psql('postgres',
+		"SELECT count(*) > 0 FROM braidsort.profile_device('dax', 16, 1)");
+	kill 'KILL', @hogs;
+	waitpid($_, 0) foreach @hogs;
+	is($out, 't', 'a busy profile still returns its measurements');
+	like($err,
+		qr/WARNING:  device profile of tablespace "dax" not stored: other work took the CPUs while it ran\nDETAIL:  Measuring \w+ with \d+ threads, the profile's threads ran \d+% of the time they could have, after 3 tries\./,
+		'a busy profile warns');
+	is($node->safe_psql('postgres', "SELECT count(*) FROM braidsort.device_profiles WHERE tablespace = 'dax'"),
+		'0', 'and is not stored');
+}
+
+# a profile file of braidsort 0.7 (format 1) is read back: no media, and
+# lanes unrecorded (NULL) where it was taken under emulation
+{
+	my $spc = $node->safe_psql('postgres', "SELECT oid FROM pg_tablespace WHERE spcname = 'dax'");
+	my $v1 = '';
+	foreach my $p ([$spc, 0], [1663, 500])
+	{
+		my ($oid, $ew) = @$p;
+		my $rows = pack('l l l x4 d d', 0, 4096, 1, 2000.0, 2.0)
+		  . pack('l l l x4 d d', 2, 4096, 1, 1000.0, 4.0);
+		$v1 .= pack('C x3 L Q q l l l x4', 1, $oid, 0, 0, 0, $ew, 2)
+		  . $rows . ("\0" x (32 * 254));
+	}
+	$node->stop;
+	open(my $fh, '>:raw', $node->data_dir . '/braidsort_profiles') or die $!;
+	print $fh pack('L L L', 0x42524450, 1, 2) . $v1;
+	close $fh;
+	$node->start;
+	is($node->safe_psql('postgres', q{
+SELECT tablespace, count(*), max(emulate_write_ns), max(emulate_parallelism),
+	bool_and(persistent_memory IS NULL), bool_and(in_use)
+FROM braidsort.device_profiles GROUP BY 1 ORDER BY 1}),
+		"dax|2|0|0|t|t\npg_default|2|500||t|f",
+		"a 0.7 profile file is read back; an emulated profile's lanes are unknown");
+	is($node->safe_psql('postgres', q{SET braidsort.emulate_write_ns = 500;
+SELECT DISTINCT in_use FROM braidsort.device_profiles WHERE tablespace = 'pg_default'}),
+		'f', 'and it is used under no emulation');
+}
 
 $node->stop;
 done_testing();

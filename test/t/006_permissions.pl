@@ -110,6 +110,10 @@ $node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
 	is(scalar(@warnings), 1, 'app: the WARNING comes once per session, not per statement');
 	($ret, $out, $err) = as_app("$setup EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query");
 	like($out, qr/Sort Method: braid (?:mergepass|hybrid)/, 'app: the sort spills');
+	($ret, $out, $err) = as_app(
+		'SELECT setting, tablespace, setting_unusable FROM braidsort.spill_location');
+	is($out, 'dax|pg_default|role "app" has no CREATE privilege on tablespace "dax"',
+		'app: spill_location says where spills go, and why');
 }
 
 # the same in parallel workers: each falls back on its own
@@ -168,6 +172,10 @@ like($err, qr/NOTICE:  tablespace "nope" does not exist/, 'ALTER ROLE ... SET: w
 	like($err, qr/WARNING:  tablespace "nope" named by braidsort.spill_tablespace does not exist\nDETAIL:  Spill files go to tablespace "pg_default" instead./,
 		'missing tablespace: a WARNING');
 	is(spill_places($from), 'default', 'missing tablespace: spill files in the default');
+	($ret, $out, $err) = as_app(
+		'SELECT setting, tablespace, setting_unusable FROM braidsort.spill_location');
+	is($out, 'nope|pg_default|tablespace "nope" does not exist',
+		'missing tablespace: spill_location says where spills go, and why');
 	$node->safe_psql('postgres', 'ALTER ROLE app RESET braidsort.spill_tablespace');
 }
 
@@ -187,10 +195,15 @@ SET braidsort.spill_tablespace = gone; DROP TABLESPACE gone; $setup $query});
 
 # the planner guesses the same device: a profile makes dax look very slow,
 # so the cost model leaves the sort to PostgreSQL where spills go to dax,
-# and takes it where they would go to the default tablespace (no profile)
+# and takes it where they would go to the default tablespace (no profile).
+# A profile counts only under the emulation it was taken with: the server's
+# (every session's, app's too), until the spills below.
 my $planq = "EXPLAIN (COSTS OFF) SELECT * FROM t ORDER BY k";
-$node->safe_psql('postgres', q{SET braidsort.emulate_read_ns = 20000;
-SET braidsort.emulate_write_ns = 20000;
+$node->safe_psql('postgres', q{ALTER SYSTEM SET braidsort.emulate_read_ns = 20000;
+ALTER SYSTEM SET braidsort.emulate_write_ns = 20000; SELECT pg_reload_conf();});
+$node->poll_query_until('postgres', 'SHOW braidsort.emulate_write_ns', '20000')
+  or die 'the reload did not take';
+$node->safe_psql('postgres', q{
 SELECT count(*) FROM braidsort.profile_device('dax', size_mb => 16, max_threads => 1);});
 like($node->safe_psql('postgres', "SET braidsort.spill_tablespace = ''; $planq"),
 	qr/BraidSort/, 'plan: no profile of the default tablespace, braidsort sorts');
@@ -204,6 +217,10 @@ like($out, qr/BraidSort/, 'plan as app: the guess is the default tablespace, not
 	$node->safe_psql('postgres', 'GRANT CREATE ON TABLESPACE dax TO app');
 	($ret, $out, $err) = as_app($planq);
 	unlike($out, qr/BraidSort/, 'plan as app with the grant: the guess is dax');
+	$node->safe_psql('postgres', q{ALTER SYSTEM RESET braidsort.emulate_read_ns;
+ALTER SYSTEM RESET braidsort.emulate_write_ns; SELECT pg_reload_conf();});
+	$node->poll_query_until('postgres', 'SHOW braidsort.emulate_write_ns', '0')
+	  or die 'the reload did not take';
 	my $before = counter();
 	my $from = log_position($node);
 	($ret, $out, $err) = as_app("$setup $query");
@@ -271,7 +288,7 @@ is($node->safe_psql('postgres', q{
 SELECT string_agg(c.relname || '=' || has_table_privilege('public', c.oid, 'select'), ',' ORDER BY c.relname)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = 'braidsort' AND c.relkind = 'v'}),
-	'device_profiles=true,progress=true,scheduler=true,stats=true',
+	'device_profiles=true,progress=true,scheduler=true,spill_location=true,stats=true',
 	'PUBLIC may select every view');
 
 $node->stop;

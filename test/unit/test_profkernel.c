@@ -13,6 +13,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <unistd.h>
 
 #include "unit.h"
 
@@ -259,6 +260,45 @@ test_profile_cancel(void)
 	check_report(&c, "profkernel: a cancel flag set before the start stops at once");
 }
 
+/*
+ * test_profile_cpu_share
+ *		A measurement reports the part of its threads' time on a CPU or in
+ *		an emulated delay: about all of it for one thread, alone or sleeping
+ *		most of the time in emulated delays; at most about CPUs / threads
+ *		when there are more threads than CPUs to run them.
+ */
+static void
+test_profile_cpu_share(void)
+{
+	Check		c;
+	char	   *region = aligned_alloc(64, PROF_REGION);
+	BraidEmulation slow = {.lanes = 1,.read_ns = 2000,.write_ns = 2000};
+	long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	BraidProfResult r;
+	int			rc;
+
+	check_init(&c);
+	memset(region, 0, PROF_REGION);
+	rc = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_READ, 4096, 1,
+							   0.05, NULL, NULL, &r);
+	check_that(&c, rc == 0 && r.cpu_share > 0.3 && r.cpu_share <= 1.0,
+			   "one thread alone: cpu_share %g", r.cpu_share);
+	rc = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_WRITE, 4096, 1,
+							   0.05, &slow, NULL, &r);
+	check_that(&c, rc == 0 && r.cpu_share > 0.3 && r.cpu_share <= 1.0,
+			   "one thread in emulated delays: cpu_share %g", r.cpu_share);
+	if (cpus >= 1 && cpus * 4 <= 64)
+	{
+		rc = braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_READ, 4096,
+								   (int) cpus * 4, 0.1, NULL, NULL, &r);
+		check_that(&c, rc == 0 && r.cpu_share > 0 && r.cpu_share < 0.5,
+				   "%ld threads on %ld CPUs: cpu_share %g", cpus * 4, cpus,
+				   r.cpu_share);
+	}
+	free(region);
+	check_report(&c, "profkernel: cpu_share counts CPU and emulated delays, not waits for a CPU");
+}
+
 /* unit_profkernel: run the tests of this module, in order. */
 void
 unit_profkernel(void)
@@ -268,4 +308,5 @@ unit_profkernel(void)
 	test_profile_emulation();
 	test_profile_shared_clock();
 	test_profile_cancel();
+	test_profile_cpu_share();
 }
