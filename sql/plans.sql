@@ -142,3 +142,21 @@ SELECT line FROM explain_masked($q$
 	CROSS JOIN LATERAL (SELECT g FROM generate_series(1, 1000) g WHERE g > c.id ORDER BY g DESC OFFSET 0) x
 $q$) AS line WHERE line ~ 'Rows Sorted|Sorts:';
 RESET braidsort.force;
+
+-- braidsort.log_declines = notice: each Sort and spilling Hash Join left
+-- to PostgreSQL, and why, without debug1 (a hash join whose table fits in
+-- memory, which braidsort never takes, is no decline)
+SET braidsort.log_declines = notice;
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4 LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4 FOR UPDATE;
+EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY tm - time '12:00';
+SELECT count(*) FROM alltypes a JOIN dom_t d ON a.i4 = d.a;
+-- "log" is for superusers: the server log is theirs
+CREATE ROLE decline_user;
+SET ROLE decline_user;
+SET braidsort.log_declines = log;
+SET braidsort.log_declines = notice;
+RESET ROLE;
+SET braidsort.log_declines = log;
+RESET braidsort.log_declines;
+DROP ROLE decline_user;

@@ -17,6 +17,8 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 
@@ -39,6 +41,7 @@ int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
 bool		braid_join_read_ahead = true;
 bool		braid_gather_read_stream = false;
 bool		braid_join_range_partitions = true;
+int			braid_log_declines = BRAID_LOG_DECLINES_OFF;
 
 static const struct config_enum_entry adaptive_options[] = {
 	{"off", BRAID_ADAPTIVE_OFF, false},
@@ -79,6 +82,13 @@ static const struct config_enum_entry join_mode_options[] = {
 	{NULL, 0, false}
 };
 
+static const struct config_enum_entry log_declines_options[] = {
+	{"off", BRAID_LOG_DECLINES_OFF, false},
+	{"notice", BRAID_LOG_DECLINES_NOTICE, false},
+	{"log", BRAID_LOG_DECLINES_LOG, false},
+	{NULL, 0, false}
+};
+
 static const struct config_enum_entry io_policy_options[] = {
 	{"interference_aware", BRAID_IO_INTERFERENCE_AWARE, false},
 	{"overlap", BRAID_IO_OVERLAP, false},
@@ -110,6 +120,50 @@ check_braid_work_mem(int *newval, void **extra, GucSource source)
 	GUC_check_errdetail("%d kB is below the minimum of 64 kB for parameter \"braidsort.work_mem\" (-1 uses work_mem).",
 						*newval);
 	return false;
+}
+
+/*
+ * check_log_declines
+ *		"log" writes to the server log, which only superusers may flood, as
+ *		with log_min_messages: a role that is not one may not ask for it in
+ *		its session, its connection's options, or its or its database's
+ *		defaults (checked when they are set: ALTER ROLE/DATABASE ... SET).
+ *		Values from postgresql.conf, ALTER SYSTEM, or defaults a superuser
+ *		set apply to every session.  A parallel worker takes its leader's.
+ */
+static bool
+check_log_declines(int *newval, void **extra, GucSource source)
+{
+	if (*newval == BRAID_LOG_DECLINES_LOG && source >= PGC_S_CLIENT &&
+		source != PGC_S_OVERRIDE && !InitializingParallelWorker &&
+		IsTransactionState() && !superuser())
+	{
+		GUC_check_errcode(ERRCODE_INSUFFICIENT_PRIVILEGE);
+		GUC_check_errmsg("permission denied to set parameter \"braidsort.log_declines\" to \"log\"");
+		GUC_check_errhint("Only superusers may send braidsort's declines to the server log; \"notice\" sends them to the client.");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * braid_decline_level
+ *		The level of the messages that say why braidsort left a Sort or a
+ *		Hash Join to PostgreSQL: DEBUG1, unless braidsort.log_declines asks
+ *		for NOTICE (the client) or LOG (the server log).
+ */
+int
+braid_decline_level(void)
+{
+	switch (braid_log_declines)
+	{
+		case BRAID_LOG_DECLINES_NOTICE:
+			return NOTICE;
+		case BRAID_LOG_DECLINES_LOG:
+			return LOG;
+		default:
+			return DEBUG1;
+	}
 }
 
 /*
@@ -251,6 +305,17 @@ braid_define_gucs(void)
 							 PGC_USERSET,
 							 GUC_NOT_IN_SAMPLE | GUC_EXPLAIN,
 							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("braidsort.log_declines",
+							 "Reports each Sort and Hash Join braidsort leaves to PostgreSQL, and why.",
+							 "off says it only at debug1; notice sends it to the client; log "
+							 "writes it to the server log (superusers only).",
+							 &braid_log_declines,
+							 BRAID_LOG_DECLINES_OFF,
+							 log_declines_options,
+							 PGC_USERSET,
+							 0,
+							 check_log_declines, NULL, NULL);
 
 	DefineCustomRealVariable("braidsort.write_intensity",
 							 "Share of MergePass's device writes a write-limited sort may spend.",

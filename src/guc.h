@@ -32,15 +32,22 @@ extern int	braid_join_mode;
 extern bool braid_join_read_ahead;
 extern bool braid_gather_read_stream;
 extern bool braid_join_range_partitions;
+extern int	braid_log_declines;
 
 extern void braid_define_gucs(void);
 extern int	braid_sort_thread_count(int processes);
 extern size_t braid_budget_bytes(void);
+extern int	braid_decline_level(void);
 
 /* braidsort.gather_source */
 #define BRAID_GATHER_AUTO		0
 #define BRAID_GATHER_HEAP_TID	1
 #define BRAID_GATHER_VALUE_LOG	2
+
+/* braidsort.log_declines */
+#define BRAID_LOG_DECLINES_OFF		0
+#define BRAID_LOG_DECLINES_NOTICE	1
+#define BRAID_LOG_DECLINES_LOG		2
 
 /* braidsort.adaptive */
 #define BRAID_ADAPTIVE_OFF		0

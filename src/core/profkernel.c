@@ -24,10 +24,16 @@
  *
  *-------------------------------------------------------------------------
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE				/* sched_getaffinity, CPU_COUNT */
+#endif
+#include <sched.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libpmem.h>
 
@@ -365,6 +371,140 @@ done:
 		free(run->th[w].src);
 	free(run);
 	return rc;
+}
+
+/*
+ * quota_cpus
+ *		The CPUs a cgroup CPU quota allows at directory dir of a cgroup file
+ *		system and its parents up to root (v2: cpu.max "QUOTA PERIOD" or
+ *		"max PERIOD"; v1: cpu.cfs_quota_us and cpu.cfs_period_us, -1 for
+ *		none): the tightest, or 0 if none is set or readable.
+ */
+static double
+quota_cpus(const char *root, const char *path, bool v2)
+{
+	char		dir[4096];
+	double		best = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s%s", root, path) >= (int) sizeof(dir))
+		return 0;
+	for (;;)
+	{
+		char		file[4200];
+		FILE	   *f;
+		long long	quota = -1,
+					period = 0;
+		char	   *slash;
+
+		if (v2)
+		{
+			snprintf(file, sizeof(file), "%s/cpu.max", dir);
+			if ((f = fopen(file, "r")) != NULL)
+			{
+				if (fscanf(f, "%lld %lld", &quota, &period) != 2)
+					quota = -1;
+				fclose(f);
+			}
+		}
+		else
+		{
+			snprintf(file, sizeof(file), "%s/cpu.cfs_quota_us", dir);
+			if ((f = fopen(file, "r")) != NULL)
+			{
+				if (fscanf(f, "%lld", &quota) != 1)
+					quota = -1;
+				fclose(f);
+			}
+			snprintf(file, sizeof(file), "%s/cpu.cfs_period_us", dir);
+			if ((f = fopen(file, "r")) != NULL)
+			{
+				if (fscanf(f, "%lld", &period) != 1)
+					period = 0;
+				fclose(f);
+			}
+		}
+		if (quota > 0 && period > 0 &&
+			(best == 0 || (double) quota / period < best))
+			best = (double) quota / period;
+		if (strlen(dir) <= strlen(root) || (slash = strrchr(dir, '/')) == NULL ||
+			slash < dir + strlen(root))
+			break;
+		*slash = '\0';
+	}
+	return best;
+}
+
+/* has_cpu_controller: "cpu" is one of a cgroup v1 hierarchy's controllers. */
+static bool
+has_cpu_controller(const char *controllers)
+{
+	const char *p = controllers;
+
+	while (*p != '\0')
+	{
+		size_t		n = strcspn(p, ",");
+
+		if (n == 3 && strncmp(p, "cpu", 3) == 0)
+			return true;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+/*
+ * braid_profile_cpus
+ *		The CPUs this process may run on at once: those of its CPU affinity
+ *		mask, fewer if a cgroup CPU quota (a container's CPU limit) allows
+ *		less.  A profile's threads cannot get more than this, and getting
+ *		less than their share of it means other work took CPUs (see
+ *		BraidProfResult.cpu_share).  Linux; elsewhere the online CPUs.
+ */
+double
+braid_profile_cpus(void)
+{
+	double		cpus = (double) sysconf(_SC_NPROCESSORS_ONLN);
+	FILE	   *f;
+	char		line[4096];
+
+#ifdef __linux__
+	{
+		cpu_set_t	set;
+
+		if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+			cpus = CPU_COUNT(&set);
+	}
+#endif
+	if ((f = fopen("/proc/self/cgroup", "r")) != NULL)
+	{
+		while (fgets(line, sizeof(line), f) != NULL)
+		{
+			char	   *path = strchr(line, ':');
+			char	   *controllers = path ? path + 1 : NULL;
+			double		quota = 0;
+
+			if (controllers == NULL || (path = strchr(controllers, ':')) == NULL)
+				continue;
+			*path++ = '\0';
+			path[strcspn(path, "\n")] = '\0';
+			if (strcmp(path, "/") == 0)
+				path = "";
+			if (controllers[0] == '\0')
+				quota = quota_cpus("/sys/fs/cgroup", path, true);
+			else if (has_cpu_controller(controllers))
+			{
+				char		root[4200];
+
+				snprintf(root, sizeof(root), "/sys/fs/cgroup/%s", controllers);
+				quota = quota_cpus(root, path, false);
+			}
+			if (quota > 0 && quota < cpus)
+				cpus = quota;
+		}
+		fclose(f);
+	}
+	return cpus < 1 ? 1 : cpus;
 }
 
 /* braid_profile_op_name: the short name of an op, as shown to users. */

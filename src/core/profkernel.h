@@ -75,6 +75,8 @@ extern int	braid_profile_measure(char *base, size_t size, BraidProfOp op,
 								  const BraidEmulation *em,
 								  volatile int *cancel, BraidProfResult *out);
 
+extern double braid_profile_cpus(void);
+
 /* "seq_read", "rand_read", "seq_write", "rand_write", "read_under_write" */
 extern const char *braid_profile_op_name(BraidProfOp op);
 

@@ -115,10 +115,11 @@ typedef struct BraidProfileV1
  * read_profile
  *		Read one stored profile of file format "version" into p: false at
  *		the end of the file or on a damaged record.  A version 1 profile
- *		records no media (unknown), no interference delay (0, the only one
- *		0.7 used while profiling unless set) and no lanes: -1 if it was
- *		taken under emulation, so that it matches no emulation in force
- *		(braid_sched_profile_matches), and 0 if it was not.
+ *		records no media (unknown), no interference delay (taken as 0; one
+ *		taken with only emulate_interference_ns set thus passes for an
+ *		unemulated one) and no lanes (-1, unknown: a profile taken under
+ *		emulation then matches no emulation in force,
+ *		braid_sched_profile_matches; lanes do not matter without).
  */
 static bool
 read_profile(FILE *file, uint32 version, BraidProfile *p)
@@ -135,8 +136,7 @@ read_profile(FILE *file, uint32 version, BraidProfile *p)
 		p->taken_at = old.taken_at;
 		p->emulate_read_ns = old.emulate_read_ns;
 		p->emulate_write_ns = old.emulate_write_ns;
-		p->emulate_parallelism =
-			(old.emulate_read_ns != 0 || old.emulate_write_ns != 0) ? -1 : 0;
+		p->emulate_parallelism = -1;
 		p->media = BRAID_MEDIA_UNKNOWN;
 		p->nrows = old.nrows;
 		if (old.nrows >= 0 && old.nrows <= BRAID_MAX_PROFILE_ROWS)
@@ -388,17 +388,18 @@ check_profile_target(Oid spc, int size_mb)
  *		under the emulation in force on the device's own clock (the profile
  *		sees the emulated device): false if the file is too small for them.
  *		*share is what the threads got of the CPUs they could have had
- *		(BraidProfResult.cpu_share over min(1, CPUs / threads)); below
+ *		(BraidProfResult.cpu_share over min(1, cpus / threads), where cpus
+ *		is what the process may use: braid_profile_cpus); below
  *		PROFILE_MIN_CPU_SHARE, other work took CPUs and the measurement is
  *		tried again, up to PROFILE_TRIES times in all, keeping the try
  *		whose threads got the most.
  */
 static bool
-measure(BraidSpillFile *f, BraidProfOp op, int size, int threads,
+measure(BraidSpillFile *f, BraidProfOp op, int size, int threads, double cpus,
 		BraidProfResult *r, double *share)
 {
 	int			workers = op == BRAID_PROF_READ_UNDER_WRITE ? threads + 1 : threads;
-	double		could = Min(1.0, (double) braid_pool_cpus() / workers);
+	double		could = Min(1.0, cpus / workers);
 
 	*share = -1.0;
 	for (int try = 0; try < PROFILE_TRIES && *share < PROFILE_MIN_CPU_SHARE; try++)
@@ -439,6 +440,7 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 	BraidSpillFile *file;
 	BraidProfile *profile;
 	int			slot;
+	double		cpus = braid_profile_cpus();
 	double		busy_share = 1.0;
 	BraidProfOp busy_op = BRAID_PROF_SEQ_READ;
 	int			busy_threads = 0;
@@ -506,7 +508,7 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 				threads + 1 > braid_pool_max_threads)
 				continue;
 			if (!measure(file, profile_plan[i].op, profile_plan[i].size, threads,
-						 &r, &share))
+						 cpus, &r, &share))
 				continue;		/* too many threads for the size: skip */
 			if (share < PROFILE_MIN_CPU_SHARE && share < busy_share)
 			{
@@ -552,9 +554,11 @@ braidsort_profile_device(PG_FUNCTION_ARGS)
 		ereport(WARNING,
 				(errmsg("device profile of tablespace \"%s\" not stored: other work took the CPUs while it ran",
 						get_tablespace_name(spc)),
-				 errdetail("Measuring %s with %d threads, the profile's threads ran %.0f%% of the time they could have, after %d tries.",
-						   braid_profile_op_name(busy_op), busy_threads,
-						   busy_share * 100.0, PROFILE_TRIES),
+				 errdetail_plural("Measuring %s with %d thread, the profile's threads ran %.0f%% of the time they could have, after %d tries.",
+								  "Measuring %s with %d threads, the profile's threads ran %.0f%% of the time they could have, after %d tries.",
+								  busy_threads,
+								  braid_profile_op_name(busy_op), busy_threads,
+								  busy_share * 100.0, PROFILE_TRIES),
 				 errhint("Profile the device again while the server is idle.")));
 		return (Datum) 0;
 	}
@@ -576,6 +580,7 @@ braidsort_forget_profile(PG_FUNCTION_ARGS)
 {
 	Name		name = PG_GETARG_NAME(0);
 	Oid			spc = get_tablespace_oid(NameStr(*name), false);
+	bool		dropped[BRAID_MAX_DEVICES] = {0};
 	bool		found = false;
 
 	if (braid_shared == NULL)
@@ -587,18 +592,24 @@ braidsort_forget_profile(PG_FUNCTION_ARGS)
 		if (braid_shared->profiles[i].valid && braid_shared->profiles[i].spcoid == spc)
 		{
 			braid_shared->profiles[i].valid = false;
-			found = true;
+			dropped[i] = found = true;
 		}
 	PG_TRY();
 	{
 		if (found)
 			braid_profiles_save();
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
+		/* the file keeps the profile: so does shared memory */
+		for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+			if (dropped[i])
+				braid_shared->profiles[i].valid = true;
 		LWLockRelease(braid_shared->lock);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	LWLockRelease(braid_shared->lock);
 	PG_RETURN_BOOL(found);
 }
 

@@ -367,6 +367,7 @@ braidsort_spill_location(PG_FUNCTION_ARGS)
 	int			status;
 
 	InitMaterializedSRF(fcinfo, 0);
+	memset(&profile, 0, sizeof(profile));
 	TempTablespacePath(dir, spc);
 	strlcpy(probe, dir, sizeof(probe));
 	for (int up = 0; up < 3 && probe[0] != '\0' && !found; up++)

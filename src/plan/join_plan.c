@@ -618,9 +618,13 @@ make_join_scan(HashJoin *hj, Plan *inner, const BraidJoinPlanData *data, double 
  * braid_try_join
  *		A BraidJoin replacing the Hash Join, or NULL (with *why) to leave it.
  *		"processes" is how many processes run it at once (under a Gather).
+ *		*fits is set when PostgreSQL's hash table is expected to fit in
+ *		memory: a join braidsort never takes, which is no decline to report
+ *		(braidsort.log_declines).
  */
 Plan *
-braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
+braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why,
+			   bool *fits)
 {
 	Plan	   *inner = NULL;
 	size_t		space_allowed;
@@ -650,6 +654,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why)
 	{
 		*why = psprintf("PostgreSQL's hash table fits in memory (%.0f inner rows, one batch)",
 						inner->plan_rows);
+		*fits = true;
 		return NULL;
 	}
 

@@ -14,6 +14,7 @@
 
 #include "nodes/plannodes.h"
 
-extern Plan *braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why);
+extern Plan *braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why,
+							bool *fits);
 
 #endif							/* BRAID_JOIN_PLAN_H */

@@ -69,6 +69,7 @@ sort_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 	List	   *keys;
 	StringInfoData key;
 	ListCell   *lc;
+	bool		with_pg;
 
 	braid_plan_unpack(cscan->custom_private, &data);
 	(void) braid_plan_sort_mode(cscan->scan.plan.plan_rows, data.keylen, data.key_memory,
@@ -85,10 +86,13 @@ sort_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 		appendStringInfoString(&key, (char *) lfirst(lc));
 	}
 
+	/* braidsort 0.7 and earlier declared no postgresql_ms, compared_ms */
+	with_pg = w->rsinfo->setDesc->natts >= 13;
 	for (int m = 0; m < BRAID_WL_NMODES; m++)
 	{
-		Datum		values[11];
-		bool		nulls[11] = {0};
+		Datum		values[13];
+		bool		nulls[13] = {0};
+		int			c = 9;
 
 		values[0] = Int32GetDatum(cscan->scan.plan.plan_node_id);
 		values[1] = CStringGetTextDatum(key.data);
@@ -99,8 +103,23 @@ sort_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 		values[6] = Float8GetDatum(est[m].input_passes);
 		values[7] = Float8GetDatum(est[m].selection_passes);
 		values[8] = Float8GetDatum(est[m].ms);
-		values[9] = BoolGetDatum(est[m].feasible);
-		values[10] = BoolGetDatum(m == data.wl_mode);
+		if (with_pg)
+		{
+			/*
+			 * The planner's estimates (none for a sort taken adaptively):
+			 * braidsort's was MergePass's should the sort spill, and a mode
+			 * changes it by what the mode costs more or less than MergePass.
+			 */
+			nulls[9] = nulls[10] = data.est_pg_us < 0;
+			values[9] = Float8GetDatum(data.est_pg_us / 1000.0);
+			values[10] = Float8GetDatum(data.expect_spill ?
+										Max(data.est_braid_us / 1000.0 +
+											est[m].ms - est[BRAID_WL_MERGEPASS].ms, 0.0) :
+										data.est_braid_us / 1000.0);
+			c = 11;
+		}
+		values[c] = BoolGetDatum(est[m].feasible);
+		values[c + 1] = BoolGetDatum(m == data.wl_mode);
 		tuplestore_putvalues(w->rsinfo->setResult, w->rsinfo->setDesc, values, nulls);
 	}
 }
@@ -300,7 +319,8 @@ plan_and_walk(FunctionCallInfo fcinfo, const char *fname,
  * braidsort_sort_modes
  *		SQL: braidsort.sort_modes(query text) returns setof (node, sort_key,
  *		mode, write_intensity, lines_written, lines_read, input_passes,
- *		selection_passes, est_ms, feasible, chosen).
+ *		selection_passes, est_ms, postgresql_ms, compared_ms, feasible,
+ *		chosen).
  */
 Datum
 braidsort_sort_modes(PG_FUNCTION_ARGS)

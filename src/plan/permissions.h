@@ -31,4 +31,16 @@ extern bool braid_plan_messages_hidden;
 			elog(DEBUG1, __VA_ARGS__); \
 	} while (0)
 
+/*
+ * BRAID_PLAN_DECLINE
+ *		The same for a Sort or a Hash Join left to PostgreSQL, at the level
+ *		braidsort.log_declines asks for (braid_decline_level: DEBUG1,
+ *		NOTICE or LOG), under the same rule.
+ */
+#define BRAID_PLAN_DECLINE(...) \
+	do { \
+		if (!braid_plan_messages_hidden) \
+			elog(braid_decline_level(), __VA_ARGS__); \
+	} while (0)
+
 #endif							/* BRAID_PERMISSIONS_H */

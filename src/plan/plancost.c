@@ -670,6 +670,23 @@ braid_plan_spill_line_ns(double *write_ns, double *read_ns)
 }
 
 /*
+ * braid_cost_margin_text
+ *		For the message of a sort declined on cost, the margin the cost model
+ *		applied ("braidsort 1075 ms, PostgreSQL 1247 ms" would read as a win
+ *		declined): braidsort's estimate must be below BRAID_COST_MARGIN of
+ *		PostgreSQL's.  Empty for a sort declined for another reason.
+ */
+char *
+braid_cost_margin_text(const BraidCostEstimate *est)
+{
+	if (est->prefers || est->small)
+		return "";
+	return psprintf("; braidsort takes a sort only below %.0f%% of PostgreSQL's estimate, %s ms",
+					BRAID_COST_MARGIN * 100.0,
+					braid_ms_text(est->pg_ns * BRAID_COST_MARGIN / 1e6));
+}
+
+/*
  * braid_ms_text
  *		An estimate in ms for a debug1 message: whole ms from 10 ms on, two
  *		decimals below, where "1 ms against 2 ms" would hide what was

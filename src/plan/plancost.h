@@ -48,6 +48,7 @@ extern void braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCos
 extern double braid_plan_spill_ns_per_byte(void);
 extern void braid_plan_spill_line_ns(double *write_ns, double *read_ns);
 extern char *braid_ms_text(double ms);
+extern char *braid_cost_margin_text(const BraidCostEstimate *est);
 extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 								double key_memory, size_t budget, int fanin, bool can_reread,
 								bool value_log, double select_collated_ns);

@@ -133,7 +133,7 @@ replace_sorts(BraidWalk w, Plan *plan)
 			replace_sorts_in_list(inner, ((CustomScan *) plan)->custom_plans);
 			break;
 		case T_IncrementalSort:
-			BRAID_PLAN_DEBUG("braidsort: Incremental Sort left to PostgreSQL: braidsort replaces only full sorts");
+			BRAID_PLAN_DECLINE("braidsort: Incremental Sort left to PostgreSQL: braidsort replaces only full sorts");
 			break;
 		default:
 			break;
@@ -145,13 +145,21 @@ replace_sorts(BraidWalk w, Plan *plan)
 	if (IsA(plan, HashJoin))
 	{
 		char	   *why = NULL;
+		bool		fits = false;
 		Plan	   *replacement;
 
-		replacement = braid_try_join(w.stmt, (HashJoin *) plan, w.processes, &why);
-		if (replacement == NULL)
+		replacement = braid_try_join(w.stmt, (HashJoin *) plan, w.processes, &why, &fits);
+		if (replacement == NULL && fits)
 		{
+			/* braidsort takes only hash joins that spill: no decline */
 			BRAID_PLAN_DEBUG("braidsort: %s left to PostgreSQL: %s",
 							 plan->parallel_aware ? "Parallel Hash Join" : "Hash Join", why);
+			return plan;
+		}
+		if (replacement == NULL)
+		{
+			BRAID_PLAN_DECLINE("braidsort: %s left to PostgreSQL: %s",
+							   plan->parallel_aware ? "Parallel Hash Join" : "Hash Join", why);
 			return plan;
 		}
 		return replacement;
@@ -166,14 +174,14 @@ replace_sorts(BraidWalk w, Plan *plan)
 
 		if (w.bounded)
 		{
-			BRAID_PLAN_DEBUG("braidsort: Sort left to PostgreSQL: it may be bounded by a LIMIT");
+			BRAID_PLAN_DECLINE("braidsort: Sort left to PostgreSQL: it may be bounded by a LIMIT");
 			braid_stats_count_decline(BRAID_DECLINE_BOUNDED);
 			return plan;
 		}
 		replacement = braid_try_sort(w.stmt, (Sort *) plan, w.processes, &why, &kind);
 		if (replacement == NULL)
 		{
-			BRAID_PLAN_DEBUG("braidsort: Sort left to PostgreSQL: %s", why);
+			BRAID_PLAN_DECLINE("braidsort: Sort left to PostgreSQL: %s", why);
 			braid_stats_count_decline(kind);
 			return plan;
 		}
@@ -268,7 +276,7 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 	 * then, say nothing about tables it may not read (permissions.c).  Set
 	 * for every statement planned, before anything below plans another.
 	 */
-	braid_plan_messages_hidden = message_level_is_interesting(DEBUG1) &&
+	braid_plan_messages_hidden = message_level_is_interesting(braid_decline_level()) &&
 		!braid_stmt_permitted(stmt, false);
 	why = statement_decline_reason(stmt);
 	if (why == NULL)
@@ -304,11 +312,11 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 			joins += count_nodes((Plan *) lfirst(lc), T_HashJoin);
 		}
 		if (n > 0)
-			BRAID_PLAN_DEBUG("braidsort: %d Sort%s left to PostgreSQL: %s",
-							 n, n == 1 ? "" : "s", why);
+			BRAID_PLAN_DECLINE("braidsort: %d Sort%s left to PostgreSQL: %s",
+							   n, n == 1 ? "" : "s", why);
 		if (joins > 0)
-			BRAID_PLAN_DEBUG("braidsort: %d Hash Join%s left to PostgreSQL: %s",
-							 joins, joins == 1 ? "" : "s", why);
+			BRAID_PLAN_DECLINE("braidsort: %d Hash Join%s left to PostgreSQL: %s",
+							   joins, joins == 1 ? "" : "s", why);
 		while (n-- > 0)
 			braid_stats_count_decline(BRAID_DECLINE_STATEMENT);
 	}

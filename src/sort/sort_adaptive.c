@@ -413,14 +413,15 @@ switch_pays(BraidSortState *st)
 		if (braid_sort_has_room(&in, est.from, &why))
 			return true;
 		st->instr.switch_declined_rows = st->adapt.rows_read;
-		elog(DEBUG1, "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s",
+		elog(braid_decline_level(), "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s",
 			 st->adapt.rows_read, why);
 		return false;
 	}
 	st->instr.switch_declined_rows = st->adapt.rows_read;
-	elog(DEBUG1, "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s (braidsort %.2f ms, PostgreSQL %.2f ms estimated for %.0f rows%s)",
+	elog(braid_decline_level(), "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s (braidsort %.2f ms, PostgreSQL %.2f ms estimated for %.0f rows%s%s)",
 		 st->adapt.rows_read, est.why, est.braid_ns / 1e6, est.pg_ns / 1e6, in.rows,
-		 in.processes > 1 ? psprintf(" in each of %d processes", in.processes) : "");
+		 in.processes > 1 ? psprintf(" in each of %d processes", in.processes) : "",
+		 braid_cost_margin_text(&est));
 	return false;
 }
 
