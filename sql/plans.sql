@@ -144,8 +144,9 @@ $q$) AS line WHERE line ~ 'Rows Sorted|Sorts:';
 RESET braidsort.force;
 
 -- braidsort.log_declines = notice: each Sort and spilling Hash Join left
--- to PostgreSQL, and why, without debug1 (a hash join whose table fits in
--- memory, which braidsort never takes, is no decline)
+-- to PostgreSQL, and why, without debug1 (not a top-N sort under a LIMIT,
+-- nor a hash join whose table fits in memory: braidsort would not take
+-- them anyway)
 SET braidsort.log_declines = notice;
 EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4 LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT * FROM alltypes ORDER BY i4 FOR UPDATE;

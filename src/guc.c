@@ -20,6 +20,7 @@
 #include "access/parallel.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/guc.h"
 
 #include "guc.h"
@@ -125,7 +126,8 @@ check_braid_work_mem(int *newval, void **extra, GucSource source)
 /*
  * check_log_declines
  *		"log" writes to the server log, which only superusers may flood, as
- *		with log_min_messages: a role that is not one may not ask for it in
+ *		with log_min_messages (or roles granted SET on the parameter, GRANT
+ *		SET ON PARAMETER): another role may not ask for it in
  *		its session, its connection's options, or its or its database's
  *		defaults (checked when they are set: ALTER ROLE/DATABASE ... SET).
  *		Values from postgresql.conf, ALTER SYSTEM, or defaults a superuser
@@ -136,11 +138,13 @@ check_log_declines(int *newval, void **extra, GucSource source)
 {
 	if (*newval == BRAID_LOG_DECLINES_LOG && source >= PGC_S_CLIENT &&
 		source != PGC_S_OVERRIDE && !InitializingParallelWorker &&
-		IsTransactionState() && !superuser())
+		IsTransactionState() && !superuser() &&
+		pg_parameter_aclcheck("braidsort.log_declines", GetUserId(),
+							  ACL_SET) != ACLCHECK_OK)
 	{
 		GUC_check_errcode(ERRCODE_INSUFFICIENT_PRIVILEGE);
 		GUC_check_errmsg("permission denied to set parameter \"braidsort.log_declines\" to \"log\"");
-		GUC_check_errhint("Only superusers may send braidsort's declines to the server log; \"notice\" sends them to the client.");
+		GUC_check_errhint("Only superusers and roles granted SET on the parameter may send braidsort's declines to the server log; \"notice\" sends them to the client.");
 		return false;
 	}
 	return true;

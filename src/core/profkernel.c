@@ -504,7 +504,8 @@ braid_profile_cpus(void)
 		}
 		fclose(f);
 	}
-	return cpus < 1 ? 1 : cpus;
+	/* a quota may allow less than one CPU (a 500m container limit) */
+	return cpus < 0.01 ? 0.01 : cpus;
 }
 
 /* braid_profile_op_name: the short name of an op, as shown to users. */

@@ -246,11 +246,13 @@ error:
 /*
  * store_profile
  *		Keep p as tablespace p->spcoid's profile, in place of an older one
- *		(or of the oldest profile when all places are taken), and save.
+ *		(or of the oldest profile when all places are taken), and save; if
+ *		the file cannot be written, shared memory keeps what it had too.
  */
 static void
 store_profile(const BraidProfile *p)
 {
+	BraidProfile *old = palloc(sizeof(BraidProfile));
 	int			place = -1;
 
 	LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
@@ -267,17 +269,22 @@ store_profile(const BraidProfile *p)
 			if (braid_shared->profiles[i].taken_at < braid_shared->profiles[place].taken_at)
 				place = i;
 	}
+	memcpy(old, &braid_shared->profiles[place], sizeof(BraidProfile));
 	memcpy(&braid_shared->profiles[place], p, sizeof(BraidProfile));
 	braid_shared->profiles[place].valid = true;
 	PG_TRY();
 	{
 		braid_profiles_save();
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
+		/* the file keeps what it had: so does shared memory */
+		memcpy(&braid_shared->profiles[place], old, sizeof(BraidProfile));
 		LWLockRelease(braid_shared->lock);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	LWLockRelease(braid_shared->lock);
 }
 
 /*

@@ -619,8 +619,8 @@ make_join_scan(HashJoin *hj, Plan *inner, const BraidJoinPlanData *data, double 
  *		A BraidJoin replacing the Hash Join, or NULL (with *why) to leave it.
  *		"processes" is how many processes run it at once (under a Gather).
  *		*fits is set when PostgreSQL's hash table is expected to fit in
- *		memory: a join braidsort never takes, which is no decline to report
- *		(braidsort.log_declines).
+ *		memory, or braidsort.join_mode is off: a join braidsort would not
+ *		take anyway, whose decline is not reported (braidsort.log_declines).
  */
 Plan *
 braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why,
@@ -644,7 +644,24 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why,
 
 	*why = join_shape_why(stmt, hj, processes, &inner, &pg_sharers, &pg_workers);
 	if (*why != NULL)
+	{
+		/*
+		 * Reported as a decline only for a join that would spill: with the
+		 * mode off, or a hash table that fits in memory even without Parallel
+		 * Hash's shared memory, braidsort would not have taken it.
+		 */
+		Plan	   *hashed = innerPlan(hj) ? outerPlan(innerPlan(hj)) : NULL;
+
+		if (braid_join_mode == BRAID_JOIN_MODE_OFF)
+			*fits = true;
+		else if (hashed != NULL)
+		{
+			ExecChooseHashTableSize(hashed->plan_rows, hashed->plan_width, false, false, 0,
+									&space_allowed, &nbuckets, &nbatch, &nskew);
+			*fits = nbatch <= 1;
+		}
 		return NULL;
+	}
 
 	/* PostgreSQL's own sizing: does its hash table split into batches? */
 	ExecChooseHashTableSize(inner->plan_rows, inner->plan_width,

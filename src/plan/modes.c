@@ -110,12 +110,12 @@ sort_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 			 * braidsort's was MergePass's should the sort spill, and a mode
 			 * changes it by what the mode costs more or less than MergePass.
 			 */
-			nulls[9] = nulls[10] = data.est_pg_us < 0;
-			values[9] = Float8GetDatum(data.est_pg_us / 1000.0);
+			nulls[9] = nulls[10] = data.est_pg_tenth_ms < 0;
+			values[9] = Float8GetDatum(data.est_pg_tenth_ms / 10.0);
 			values[10] = Float8GetDatum(data.expect_spill ?
-										Max(data.est_braid_us / 1000.0 +
+										Max(data.est_braid_tenth_ms / 10.0 +
 											est[m].ms - est[BRAID_WL_MERGEPASS].ms, 0.0) :
-										data.est_braid_us / 1000.0);
+										data.est_braid_tenth_ms / 10.0);
 			c = 11;
 		}
 		values[c] = BoolGetDatum(est[m].feasible);

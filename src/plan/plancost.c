@@ -681,7 +681,7 @@ braid_cost_margin_text(const BraidCostEstimate *est)
 {
 	if (est->prefers || est->small)
 		return "";
-	return psprintf("; braidsort takes a sort only below %.0f%% of PostgreSQL's estimate, %s ms",
+	return psprintf("; braidsort takes a sort only if its estimate is at most %.0f%% of PostgreSQL's, %s ms",
 					BRAID_COST_MARGIN * 100.0,
 					braid_ms_text(est->pg_ns * BRAID_COST_MARGIN / 1e6));
 }

@@ -57,8 +57,8 @@
 #define PARAM_KEY_MEMORY	14
 #define PARAM_RANK_COLLATED	15
 #define PARAM_SELECT_COLLATED_NS 16
-#define PARAM_EST_BRAID_US	17	/* -1: not estimated */
-#define PARAM_EST_PG_US		18
+#define PARAM_EST_BRAID		17	/* tenths of ms; -1: not estimated */
+#define PARAM_EST_PG		18
 
 /* attnos_to_list: an int list of n column numbers. */
 static List *
@@ -119,8 +119,8 @@ braid_plan_pack(const BraidSortPlanData *data)
 	params = lappend_int(params, data->key_memory);
 	params = lappend_int(params, data->rank_collated ? 1 : 0);
 	params = lappend_int(params, data->select_collated_ns);
-	params = lappend_int(params, data->est_braid_us);
-	params = lappend_int(params, data->est_pg_us);
+	params = lappend_int(params, data->est_braid_tenth_ms);
+	params = lappend_int(params, data->est_pg_tenth_ms);
 
 	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
 	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
@@ -174,8 +174,8 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->key_memory = list_nth_int(params, PARAM_KEY_MEMORY);
 	data->rank_collated = list_nth_int(params, PARAM_RANK_COLLATED) != 0;
 	data->select_collated_ns = list_nth_int(params, PARAM_SELECT_COLLATED_NS);
-	data->est_braid_us = list_nth_int(params, PARAM_EST_BRAID_US);
-	data->est_pg_us = list_nth_int(params, PARAM_EST_PG_US);
+	data->est_braid_tenth_ms = list_nth_int(params, PARAM_EST_BRAID);
+	data->est_pg_tenth_ms = list_nth_int(params, PARAM_EST_PG);
 }
 
 /*

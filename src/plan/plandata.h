@@ -71,11 +71,13 @@ typedef struct BraidSortPlanData
 									 * more than a run's entry: its collated
 									 * keys compared, not ranked
 									 * (braid_plan_wl_input) */
-	int			est_braid_us;	/* the cost model's estimate of braidsort's
-								 * sort as planned, MergePass should it spill,
-								 * in us; -1 for a sort taken adaptively,
-								 * which is not estimated */
-	int			est_pg_us;		/* ... and of PostgreSQL's Sort */
+	int			est_braid_tenth_ms; /* the cost model's estimate of
+									 * braidsort's sort as planned,
+									 * MergePass's should it spill, per
+									 * process, in tenths of ms; -1 for a sort
+									 * taken adaptively, which is not
+									 * estimated */
+	int			est_pg_tenth_ms;	/* ... and of PostgreSQL's Sort */
 } BraidSortPlanData;
 
 extern List *braid_plan_pack(const BraidSortPlanData *data);

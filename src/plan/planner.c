@@ -133,7 +133,7 @@ replace_sorts(BraidWalk w, Plan *plan)
 			replace_sorts_in_list(inner, ((CustomScan *) plan)->custom_plans);
 			break;
 		case T_IncrementalSort:
-			BRAID_PLAN_DECLINE("braidsort: Incremental Sort left to PostgreSQL: braidsort replaces only full sorts");
+			BRAID_PLAN_DEBUG("braidsort: Incremental Sort left to PostgreSQL: braidsort replaces only full sorts");
 			break;
 		default:
 			break;
@@ -174,7 +174,8 @@ replace_sorts(BraidWalk w, Plan *plan)
 
 		if (w.bounded)
 		{
-			BRAID_PLAN_DECLINE("braidsort: Sort left to PostgreSQL: it may be bounded by a LIMIT");
+			/* a top-N heapsort: not a decline worth reporting */
+			BRAID_PLAN_DEBUG("braidsort: Sort left to PostgreSQL: it may be bounded by a LIMIT");
 			braid_stats_count_decline(BRAID_DECLINE_BOUNDED);
 			return plan;
 		}
@@ -314,9 +315,10 @@ braid_planner(Query *parse, const char *query_string, int cursorOptions,
 		if (n > 0)
 			BRAID_PLAN_DECLINE("braidsort: %d Sort%s left to PostgreSQL: %s",
 							   n, n == 1 ? "" : "s", why);
+		/* (whether they would spill is not asked: said at debug1 only) */
 		if (joins > 0)
-			BRAID_PLAN_DECLINE("braidsort: %d Hash Join%s left to PostgreSQL: %s",
-							   joins, joins == 1 ? "" : "s", why);
+			BRAID_PLAN_DEBUG("braidsort: %d Hash Join%s left to PostgreSQL: %s",
+							 joins, joins == 1 ? "" : "s", why);
 		while (n-- > 0)
 			braid_stats_count_decline(BRAID_DECLINE_STATEMENT);
 	}

@@ -453,7 +453,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	data.adaptive = true;
 	data.key_memory = (int) Min(braid_cost_split_key_memory(keys->full_key_bytes, keys->collated),
 								(double) INT_MAX);
-	data.est_braid_us = data.est_pg_us = -1;
+	data.est_braid_tenth_ms = data.est_pg_tenth_ms = -1;
 	return finish_braid_scan(cscan, child, child_tlist, by_tid ? physical : NIL, &data);
 }
 
@@ -594,8 +594,8 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, data.key_memory, !by_tid, can_reread,
 								   data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
 								   data.select_collated_ns, wl_est, &data.segment_share);
-	data.est_braid_us = (int) Min(rint(est.braid_ns / 1000.0), (double) INT_MAX);
-	data.est_pg_us = (int) Min(rint(est.pg_ns / 1000.0), (double) INT_MAX);
+	data.est_braid_tenth_ms = (int) Min(rint(est.braid_ns / 1e5), (double) INT_MAX);
+	data.est_pg_tenth_ms = (int) Min(rint(est.pg_ns / 1e5), (double) INT_MAX);
 	if (braid_cost_spills(&cost, est.from))
 		est.braid_ns = Max(est.braid_ns + (wl_est[wl_mode].ms - wl_est[BRAID_WL_MERGEPASS].ms) * 1e6,
 						   0.0);

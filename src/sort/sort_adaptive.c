@@ -47,6 +47,7 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "access/parallel.h"
 #include "access/htup_details.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -306,6 +307,23 @@ put_row(BraidSortState *st, TupleTableSlot *slot, bool measure)
 }
 
 /*
+ * adaptive_decline_level
+ *		The level at which to say that this node's switch was declined:
+ *		braidsort.log_declines' the first time in the leader (or a serial
+ *		plan), DEBUG1 in parallel workers and on later rescans, so that a
+ *		sort rescanned in a loop or run by every process of a Gather is
+ *		reported once.
+ */
+static int
+adaptive_decline_level(BraidSortState *st)
+{
+	if (st->adapt.decline_said || IsParallelWorker())
+		return DEBUG1;
+	st->adapt.decline_said = true;
+	return braid_decline_level();
+}
+
+/*
  * switch_pays
  *		Whether the cost model expects braidsort's path, in the node's form,
  *		to beat PostgreSQL's external sort on this input: its rows costed at
@@ -413,12 +431,12 @@ switch_pays(BraidSortState *st)
 		if (braid_sort_has_room(&in, est.from, &why))
 			return true;
 		st->instr.switch_declined_rows = st->adapt.rows_read;
-		elog(braid_decline_level(), "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s",
+		elog(adaptive_decline_level(st), "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s",
 			 st->adapt.rows_read, why);
 		return false;
 	}
 	st->instr.switch_declined_rows = st->adapt.rows_read;
-	elog(braid_decline_level(), "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s (braidsort %.2f ms, PostgreSQL %.2f ms estimated for %.0f rows%s%s)",
+	elog(adaptive_decline_level(st), "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s (braidsort %.2f ms, PostgreSQL %.2f ms estimated for %.0f rows%s%s)",
 		 st->adapt.rows_read, est.why, est.braid_ns / 1e6, est.pg_ns / 1e6, in.rows,
 		 in.processes > 1 ? psprintf(" in each of %d processes", in.processes) : "",
 		 braid_cost_margin_text(&est));

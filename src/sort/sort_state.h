@@ -402,6 +402,9 @@ typedef struct BraidAdaptive
 								 * their encodings) */
 	size_t		switch_bytes;	/* its memory past which it switches */
 	int			processes;		/* processes running the node (the plan's) */
+	bool		decline_said;	/* a switch declined was reported at
+								 * braidsort.log_declines' level: a rescan
+								 * says it again only at DEBUG1 */
 
 	AttrNumber *sortcols;		/* the keys' columns in the sorted rows */
 	bool		passthrough;	/* a sorted row is the output row as it is */

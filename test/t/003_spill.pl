@@ -1,8 +1,9 @@
 # 003_spill.pl
 #	MergePass spill files: they live on the chosen tablespace while a sort
 #	runs and are gone after it ends, after a cancel, after an error, after
-#	a backend crash; a full spill device, or one whose directory is gone,
-#	gives a clear error and leaves nothing behind.
+#	a backend crash; a full spill device (filled by one session, or by two
+#	at once), or one whose directory is gone, gives a clear error and
+#	leaves nothing behind; a device too full to profile says so.
 #
 #	BRAID_TEST_DAX (a tmpfs standing in for a DAX mount) and
 #	BRAID_TEST_TINY_DAX (a tmpfs of a couple of megabytes) are mounted by
@@ -98,7 +99,7 @@ $query}), "0\n$expected", 'subtransaction abort removes its files; next sort is 
 # a full device
 SKIP:
 {
-	skip 'BRAID_TEST_TINY_DAX not set (scripts/test.sh mounts a tiny tmpfs)', 9
+	skip 'BRAID_TEST_TINY_DAX not set (scripts/test.sh mounts a tiny tmpfs)', 13
 	  unless $ENV{BRAID_TEST_TINY_DAX};
 	my $tiny = $ENV{BRAID_TEST_TINY_DAX};
 	$node->safe_psql('postgres', "CREATE TABLESPACE tiny LOCATION '$tiny'");
@@ -111,6 +112,24 @@ SET braidsort.spill_tablespace = tiny; $query});
 	like($stderr, qr/HINT:  The spill device is full/, 'full device: hint');
 	my @left = glob("$tiny/PG_*/pgsql_tmp/*");
 	is(scalar(@left), 0, 'full device: nothing left behind');
+
+	# two sessions spilling to the device at once: the one that finds it
+	# full fails with the same error, the other's result (if it fits, or
+	# its error too) is not touched, and neither leaves a file behind
+	my @two = map {
+		start_psql($node, qq{SET braidsort.force = on; SET braidsort.work_mem = 1024;
+SET braidsort.spill_tablespace = tiny; $query})
+	} 1 .. 2;
+	$_->{h}->finish foreach @two;
+	my $full = grep { $_->{err} =~ /could not write braidsort spill file .*No space left on device/ } @two;
+	cmp_ok($full, '>=', 1, 'two sessions on a full device: the device fills up');
+	ok(!grep({ $_->{err} ne '' && $_->{err} !~ /No space left on device/ } @two),
+		'two sessions on a full device: no other error')
+	  or diag(join("\n", map { $_->{err} } @two));
+	ok(!grep({ $_->{out} ne '' && $_->{out} ne "$expected\n" } @two),
+		'two sessions on a full device: a result that came is right');
+	@left = glob("$tiny/PG_*/pgsql_tmp/*");
+	is(scalar(@left), 0, 'two sessions on a full device: nothing left behind');
 
 	# unforced, the planner leaves a sort the device has no room for to
 	# PostgreSQL's sort, whose files go where temp_tablespaces says
