@@ -406,11 +406,11 @@ braid_define_gucs(void)
 
 	DefineCustomEnumVariable("braidsort.io_policy",
 							 "How spill reads and writes of all sessions share a device.",
-							 "interference_aware never lets reads and writes to one device "
-							 "overlap, and caps concurrent writer threads at the device's "
-							 "profiled optimum; overlap lets them run at will.",
+							 "overlap lets them run at will; interference_aware never lets "
+							 "reads and writes to one device overlap, and caps concurrent "
+							 "writer threads at the device's profiled optimum.",
 							 &braid_io_policy,
-							 BRAID_IO_INTERFERENCE_AWARE,
+							 BRAID_IO_OVERLAP,
 							 io_policy_options,
 							 PGC_SIGHUP,
 							 0,

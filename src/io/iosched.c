@@ -46,7 +46,7 @@
 #include "io/progress.h"
 #include "io/iosched.h"
 
-int			braid_io_policy = BRAID_IO_INTERFERENCE_AWARE;
+int			braid_io_policy = BRAID_IO_OVERLAP;
 int			braid_read_threads = 0;
 int			braid_write_threads = 0;
 
