@@ -8,8 +8,9 @@ SET braidsort.sort_mode = mergepass;
 
 -- every spill read of the tests before this one (merges, cursors, mark and
 -- restore, value logs, parallel workers...) was made under a read grant
-SELECT count(*) > 0 AS devices_used, sum(ungated_reads) AS ungated_reads,
-       sum("overlaps") AS overlaps
+-- (whether they overlapped writes depends on timing under the default
+-- io_policy, overlap)
+SELECT count(*) > 0 AS devices_used, sum(ungated_reads) AS ungated_reads
 FROM braidsort.scheduler;
 
 SHOW braidsort.io_policy;

@@ -122,7 +122,7 @@ braid_sched_device(Oid spcoid, const char *dir)
 		ereport(WARNING,
 				(errmsg("braidsort cannot schedule I/O on more than %d spill devices",
 						BRAID_MAX_DEVICES),
-				 errdetail("Spill I/O to the device of \"%s\" runs without the interference-aware gate.",
+				 errdetail("Spill I/O to the device of \"%s\" runs without its I/O gate.",
 						   dir)));
 	}
 	return slot;

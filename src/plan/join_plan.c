@@ -642,6 +642,7 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why,
 	int			pg_sharers;
 	int			pg_workers;
 
+	*fits = false;
 	*why = join_shape_why(stmt, hj, processes, &inner, &pg_sharers, &pg_workers);
 	if (*why != NULL)
 	{
@@ -650,13 +651,18 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why,
 		 * mode off, or a hash table that fits in memory even without Parallel
 		 * Hash's shared memory, braidsort would not have taken it.
 		 */
-		Plan	   *hashed = innerPlan(hj) ? outerPlan(innerPlan(hj)) : NULL;
+		Hash	   *hash = (Hash *) innerPlan(hj);
+		Plan	   *hashed = hash ? outerPlan(hash) : NULL;
 
 		if (braid_join_mode == BRAID_JOIN_MODE_OFF)
 			*fits = true;
-		else if (hashed != NULL)
+		else if (hashed != NULL && IsA(hash, Hash))
 		{
-			ExecChooseHashTableSize(hashed->plan_rows, hashed->plan_width, false, false, 0,
+			/* a Parallel Hash's input plan_rows are one process's share */
+			double		rows = hash->plan.parallel_aware ?
+				Max(hash->rows_total, hashed->plan_rows) : hashed->plan_rows;
+
+			ExecChooseHashTableSize(rows, hashed->plan_width, false, false, 0,
 									&space_allowed, &nbuckets, &nbatch, &nskew);
 			*fits = nbatch <= 1;
 		}

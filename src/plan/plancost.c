@@ -673,7 +673,7 @@ braid_plan_spill_line_ns(double *write_ns, double *read_ns)
  * braid_cost_margin_text
  *		For the message of a sort declined on cost, the margin the cost model
  *		applied ("braidsort 1075 ms, PostgreSQL 1247 ms" would read as a win
- *		declined): braidsort's estimate must be below BRAID_COST_MARGIN of
+ *		declined): braidsort's estimate must be at most BRAID_COST_MARGIN of
  *		PostgreSQL's.  Empty for a sort declined for another reason.
  */
 char *

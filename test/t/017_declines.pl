@@ -5,9 +5,9 @@
 #	switch is declined at run time; "log" is for superusers (refused in a
 #	session, a connection's options and a role's own defaults, honoured
 #	when a superuser sets it for a role or grants SET on it); a hash join
-#	whose table fits in memory is no decline.  sort_modes() shows PostgreSQL's estimate beside
-#	the modes, and the rule: a sort is taken when MergePass's estimate is
-#	below 0.85 of it.
+#	whose table fits in memory is no decline.  sort_modes() shows
+#	PostgreSQL's estimate beside the modes, and the rule: a sort is taken
+#	when MergePass's estimate is at most 0.85 of it.
 use strict;
 use warnings;
 use FindBin;
