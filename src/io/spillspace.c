@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include "access/parallel.h"
@@ -207,6 +208,20 @@ warn_unusable(Oid wanted, Oid instead)
 }
 
 /*
+ * spill_tablespace_usable
+ *		May the current user spill to tablespace "wanted" (the setting's)?
+ *		As for temp_tablespaces: it exists, is not pg_global, and the user
+ *		may create in it or it is the database's default.
+ */
+static bool
+spill_tablespace_usable(Oid wanted)
+{
+	return OidIsValid(wanted) && wanted != GLOBALTABLESPACE_OID &&
+		(wanted == MyDatabaseTableSpace ||
+		 braid_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) == ACLCHECK_OK);
+}
+
+/*
  * spill_tablespace_resolve
  *		Where spill files go: braidsort.spill_tablespace, if set and usable
  *		by the current user, else what an empty setting gives:
@@ -232,9 +247,7 @@ spill_tablespace_resolve(bool report)
 	if (braid_spill_tablespace != NULL && braid_spill_tablespace[0] != '\0')
 	{
 		wanted = spill_tablespace_oid(braid_spill_tablespace);
-		if (!OidIsValid(wanted) || wanted == GLOBALTABLESPACE_OID ||
-			(wanted != MyDatabaseTableSpace &&
-			 braid_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK))
+		if (!spill_tablespace_usable(wanted))
 			unusable = true;
 		else
 			spc = wanted;
@@ -307,15 +320,14 @@ braid_spill_setting_problem(void)
 		braid_spill_tablespace[0] == '\0')
 		return NULL;
 	wanted = spill_tablespace_oid(braid_spill_tablespace);
+	if (spill_tablespace_usable(wanted))
+		return NULL;
 	if (!OidIsValid(wanted))
 		return psprintf("tablespace \"%s\" does not exist", braid_spill_tablespace);
 	if (wanted == GLOBALTABLESPACE_OID)
 		return psprintf("tablespace \"%s\" cannot hold spill files", braid_spill_tablespace);
-	if (wanted != MyDatabaseTableSpace &&
-		braid_tablespace_aclcheck(wanted, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
-		return psprintf("role \"%s\" has no CREATE privilege on tablespace \"%s\"",
-						GetUserNameFromId(GetUserId(), false), braid_spill_tablespace);
-	return NULL;
+	return psprintf("role \"%s\" has no CREATE privilege on tablespace \"%s\"",
+					GetUserNameFromId(GetUserId(), false), braid_spill_tablespace);
 }
 
 /*
@@ -342,29 +354,45 @@ braid_spill_tablespace_guess(void)
 }
 
 /*
- * braid_spill_free_bytes
- *		Free bytes on the file system spill files are expected to go to
- *		(braid_spill_tablespace_guess), for the planner: false when it
- *		cannot tell.  The tablespace's temporary directory may not exist
- *		yet; its parents do.
+ * braid_spill_device
+ *		The file system of tablespace spc's temporary directory: its device
+ *		(st_dev) and free bytes; false when it cannot tell.  The directory
+ *		may not exist yet (it is made at the first spill): its nearest
+ *		parent, two levels up at most, tells.
  */
 bool
-braid_spill_free_bytes(double *bytes)
+braid_spill_device(Oid spc, dev_t *dev, double *free_bytes)
 {
 	char		path[MAXPGPATH];
+	struct stat st;
 	struct statvfs fs;
 
-	TempTablespacePath(path, braid_spill_tablespace_guess());
+	TempTablespacePath(path, spc);
 	for (int up = 0; up < 3 && path[0] != '\0'; up++)
 	{
-		if (statvfs(path, &fs) == 0)
+		if (stat(path, &st) == 0 && statvfs(path, &fs) == 0)
 		{
-			*bytes = (double) fs.f_bavail * (double) fs.f_frsize;
+			*dev = st.st_dev;
+			*free_bytes = (double) fs.f_bavail * (double) fs.f_frsize;
 			return true;
 		}
 		get_parent_directory(path);
 	}
 	return false;
+}
+
+/*
+ * braid_spill_free_bytes
+ *		Free bytes on the file system spill files are expected to go to
+ *		(braid_spill_tablespace_guess), for the planner: false when it
+ *		cannot tell.
+ */
+bool
+braid_spill_free_bytes(double *bytes)
+{
+	dev_t		dev;
+
+	return braid_spill_device(braid_spill_tablespace_guess(), &dev, bytes);
 }
 
 /*

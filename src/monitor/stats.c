@@ -15,8 +15,6 @@
  */
 #include "postgres.h"
 
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
 #include "commands/tablespace.h"
@@ -346,8 +344,8 @@ braidsort_scheduler(PG_FUNCTION_ARGS)
  *		set, the tablespace spills go to and why not the one set, its
  *		temporary directory, the device (st_dev) and its free space, and
  *		the device's stored profile: whether it is used in this session,
- *		and whether it found persistent memory.  The directory may not
- *		exist before the first spill: its nearest parent tells the device.
+ *		and whether it found persistent memory (braid_spill_device: the
+ *		directory may not exist before the first spill).
  */
 Datum
 braidsort_spill_location(PG_FUNCTION_ARGS)
@@ -358,25 +356,16 @@ braidsort_spill_location(PG_FUNCTION_ARGS)
 	Oid			spc = braid_spill_tablespace_guess();
 	char	   *why = braid_spill_setting_problem();
 	char		dir[MAXPGPATH];
-	char		probe[MAXPGPATH];
 	char	   *name = get_tablespace_name(spc);
-	struct stat st;
-	struct statvfs fs;
-	bool		found = false;
+	dev_t		dev;
+	double		free_bytes;
+	bool		found = braid_spill_device(spc, &dev, &free_bytes);
 	BraidProfile profile;
 	int			status;
 
 	InitMaterializedSRF(fcinfo, 0);
 	memset(&profile, 0, sizeof(profile));
 	TempTablespacePath(dir, spc);
-	strlcpy(probe, dir, sizeof(probe));
-	for (int up = 0; up < 3 && probe[0] != '\0' && !found; up++)
-	{
-		if (stat(probe, &st) == 0 && statvfs(probe, &fs) == 0)
-			found = true;
-		else
-			get_parent_directory(probe);
-	}
 	status = braid_sched_profile_status(spc, &profile);
 
 	values[0] = CStringGetTextDatum(braid_spill_tablespace ? braid_spill_tablespace : "");
@@ -388,8 +377,8 @@ braidsort_spill_location(PG_FUNCTION_ARGS)
 	values[3] = CStringGetTextDatum(dir);
 	if (found)
 	{
-		values[4] = CStringGetTextDatum(psprintf("%u:%u", major(st.st_dev), minor(st.st_dev)));
-		values[5] = Int64GetDatum((int64) ((uint64) fs.f_bavail * fs.f_frsize / (1024 * 1024)));
+		values[4] = CStringGetTextDatum(psprintf("%u:%u", major(dev), minor(dev)));
+		values[5] = Int64GetDatum((int64) (free_bytes / (1024 * 1024)));
 	}
 	nulls[4] = nulls[5] = !found;
 	values[6] = CStringGetTextDatum(status == BRAID_PROFILE_IN_USE ? "in use" :
