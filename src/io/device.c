@@ -36,10 +36,17 @@
  * read/write interference, which a tmpfs does not have).
  *
  * Every flush of staged bytes happens under a write grant of the device's
- * phase gate, and readers take read grants (braid_read_scope_begin), so
- * under braidsort.io_policy = interference_aware no read and write of any
- * two backends overlap on one device.  Traffic is also added to the
- * device's cumulative counters in shared memory (braidsort.stats).
+ * phase gate, and every read of spill data under a read grant, so under
+ * braidsort.io_policy = interference_aware no read and write of any two
+ * backends overlap on one device.  A grant covers the device access only:
+ * a block read (braid_spill_note_read, braid_spill_read_copy) brings its
+ * lines in from the device and is charged under its own short grant, and
+ * the caller decodes it afterwards, holding nothing; reader threads that
+ * copy rows out of a mapping run under the backend's read scope
+ * (braid_read_scope_begin).  So one session's CPU work (merging, encoding,
+ * gathering heap rows) never holds the device from another's writes.
+ * Traffic is also added to the device's cumulative counters in shared
+ * memory (braidsort.stats).
  *
  * Every live file is on a backend-wide list, tagged with the resource owner
  * that created it: the executor node closes its files when it ends; an
@@ -614,18 +621,29 @@ braid_spill_finish(BraidSpillFile *f)
 void
 braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
 {
-	uint64		lines = braid_lines_spanned(from, to);
-
 	if (to <= from)
 		return;
-	f->stats->bytes_read += to - from;
+	braid_spill_count_read_sum(f, to - from, braid_lines_spanned(from, to));
+}
+
+/*
+ * braid_spill_count_read_sum
+ *		Count reads of a file that add up to bytes bytes in lines lines
+ *		(rows of a value log, located one by one and read together).
+ */
+void
+braid_spill_count_read_sum(BraidSpillFile *f, uint64 bytes, uint64 lines)
+{
+	if (bytes == 0)
+		return;
+	f->stats->bytes_read += bytes;
 	f->stats->lines_read += lines;
-	pgBufferUsage.temp_blks_read += temp_blocks(&temp_bytes_read, to - from);
+	pgBufferUsage.temp_blks_read += temp_blocks(&temp_bytes_read, bytes);
 	if (f->devslot >= 0)
 	{
 		BraidDeviceSlot *d = braid_sched_slot(f->devslot);
 
-		pg_atomic_fetch_add_u64(&d->traffic.bytes_read, to - from);
+		pg_atomic_fetch_add_u64(&d->traffic.bytes_read, bytes);
 		pg_atomic_fetch_add_u64(&d->traffic.lines_read, lines);
 		if (!braid_sched_holds_read(f->devslot))
 			pg_atomic_fetch_add_u64(&d->ungated_reads, 1);
@@ -655,18 +673,31 @@ braid_device_emulation(const BraidSpillFile *f, BraidEmulation *em)
 }
 
 /*
- * braid_spill_note_read
- *		Count (and, if emulating, pay for) reading bytes [from, to) of a
- *		file through its mapping.
+ * touch_lines
+ *		Load every 64-byte line of [p, p + len) into the CPU caches: on a
+ *		device the loads are the read itself, made here, under the grant,
+ *		rather than later by whatever decodes the bytes.
  */
-void
-braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
+static void
+touch_lines(const char *p, size_t len)
+{
+	const volatile char *v = (const volatile char *) p;
+	uintptr_t	first = (uintptr_t) p & ~(uintptr_t) 63;
+
+	for (uintptr_t a = first; a < (uintptr_t) p + len; a += 64)
+		(void) v[Max(a, (uintptr_t) p) - (uintptr_t) p];
+}
+
+/*
+ * charge_read
+ *		Count, and if emulating pay for, reading bytes [from, to) of a file
+ *		(a read grant held).
+ */
+static void
+charge_read(BraidSpillFile *f, size_t from, size_t to)
 {
 	uint64		lines = braid_lines_spanned(from, to);
 
-	Assert(f->persisted);
-	if (to <= from)
-		return;
 	braid_spill_count_read(f, from, to);
 	if (braid_emulate_read_ns <= 0 && braid_emulate_interference_ns <= 0)
 		return;
@@ -689,6 +720,43 @@ braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
 		if (lines > 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/*
+ * braid_spill_note_read
+ *		Read bytes [from, to) of a file through its mapping, under a read
+ *		grant of its device taken for just this block: its lines are loaded
+ *		(so that the caller then decodes them from the CPU caches, holding
+ *		no grant), counted, and, if emulating, paid for.  Backend only.
+ */
+void
+braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
+{
+	Assert(f->persisted);
+	if (to <= from)
+		return;
+	braid_sched_read_begin(&f->devslot, 1);
+	touch_lines(f->base + from, to - from);
+	charge_read(f, from, to);
+	braid_sched_read_end(&f->devslot, 1);
+}
+
+/*
+ * braid_spill_read_copy
+ *		Copy bytes [from, from + len) of a file out of its mapping into dst,
+ *		under a read grant of its device taken for just this copy.  Backend
+ *		only.
+ */
+void
+braid_spill_read_copy(BraidSpillFile *f, size_t from, void *dst, size_t len)
+{
+	Assert(f->persisted);
+	if (len == 0)
+		return;
+	braid_sched_read_begin(&f->devslot, 1);
+	memcpy(dst, f->base + from, len);
+	charge_read(f, from, from + len);
+	braid_sched_read_end(&f->devslot, 1);
 }
 
 /*

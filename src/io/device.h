@@ -52,7 +52,10 @@ typedef struct BraidSpillFile
 	BraidEmulation fill_em;
 } BraidSpillFile;
 
-/* The devices a stretch of reads touches (see braid_read_scope_begin). */
+/*
+ * The devices a stretch of reads by reader threads touches (see
+ * braid_read_scope_begin).
+ */
 typedef struct BraidReadScope
 {
 	int			nslots;
@@ -70,7 +73,9 @@ extern void braid_spill_fill_done(const BraidSpillFile *f, size_t from, size_t t
 extern void braid_spill_fill_end(BraidSpillFile *f, size_t len);
 extern void braid_spill_finish(BraidSpillFile *f);
 extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
+extern void braid_spill_read_copy(BraidSpillFile *f, size_t from, void *dst, size_t len);
 extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);
+extern void braid_spill_count_read_sum(BraidSpillFile *f, uint64 bytes, uint64 lines);
 extern void braid_device_emulation(const BraidSpillFile *f, BraidEmulation *em);
 extern void braid_spill_close(BraidSpillFile *f);
 

@@ -20,11 +20,15 @@
  * granted at once (the interference-unaware baseline).  Either way a
  * running device profile (profile.c) holds the device alone.
  *
- * Grants never span a call into the executor or user code, only stretches
- * of braidsort's own I/O, so a backend can always finish what it holds.  A
- * backend takes the read grants it needs one device at a time in a fixed
- * order, and gives them all up while it writes, so no two backends can
- * wait for each other.  An error or cancel releases whatever the backend held or waited
+ * A grant covers a device access only: a block read out of a spill file's
+ * mapping, a span written into it, or reader threads copying rows out of
+ * a value log (device.c).  The CPU work around them -- merging, encoding,
+ * gathering heap rows -- holds no grant, so one session's CPU work never
+ * keeps another's writes off the device.  Grants never span a call into
+ * the executor or user code, so a backend can always finish what it
+ * holds.  A backend takes the read grants it needs one device at a time in
+ * a fixed order, and gives them all up while it writes, so no two backends
+ * can wait for each other.  An error or cancel releases whatever the backend held or waited
  * for (transaction and subtransaction abort, and backend exit).
  *
  * src/io/iosched.c
@@ -454,6 +458,29 @@ braid_sched_read_end(const int *slots, int nslots)
 }
 
 /*
+ * read_suspend
+ *		Give back every read grant this backend holds, keeping its read
+ *		scopes open (to take them again when a write ends): a backend
+ *		holds nothing while it waits for a write grant.
+ */
+static void
+read_suspend(void)
+{
+	int			held[BRAID_MAX_DEVICES];
+	int			nheld = 0;
+
+	if (braid_shared == NULL)
+		return;
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+		if (read_granted[i])
+		{
+			read_granted[i] = false;
+			held[nheld++] = i;
+		}
+	release(held, nheld, BRAID_PHASE_READ, 0);
+}
+
+/*
  * braid_sched_write_begin
  *		Enter a write phase on a device with this many writer threads.  Read
  *		grants this backend holds (say, a merge reading runs while writing
@@ -465,7 +492,7 @@ braid_sched_write_begin(int slot, int threads)
 	if (slot < 0 || braid_shared == NULL)
 		return;
 	Assert(write_slot < 0);
-	braid_sched_read_suspend();
+	read_suspend();
 
 	threads = Max(threads, 1);
 	threads = Min(threads, write_cap(&braid_shared->devices[slot]));
@@ -529,6 +556,19 @@ bool
 braid_sched_holds_read(int slot)
 {
 	return slot >= 0 && read_granted[slot];
+}
+
+/*
+ * braid_sched_holds_any_read
+ *		Does this backend hold a read grant on any device now?
+ */
+bool
+braid_sched_holds_any_read(void)
+{
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+		if (read_granted[i])
+			return true;
+	return false;
 }
 
 /*
@@ -788,37 +828,4 @@ braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns)
 	*write_ns = 64000.0 / wr;
 	*read_ns = 64000.0 / rd;
 	return true;
-}
-
-/*
- * braid_sched_read_suspend
- *		Give back every read grant this backend holds, keeping its read
- *		scopes open, before it runs the executor (a write-limited sort's
- *		selection pass rescans its input from inside the final merge):
- *		grants never span a call into the executor or user code.
- */
-void
-braid_sched_read_suspend(void)
-{
-	int			held[BRAID_MAX_DEVICES];
-	int			nheld = 0;
-
-	if (braid_shared == NULL)
-		return;
-	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
-		if (read_granted[i])
-		{
-			read_granted[i] = false;
-			held[nheld++] = i;
-		}
-	release(held, nheld, BRAID_PHASE_READ, 0);
-}
-
-/* braid_sched_read_resume: wait for the suspended read grants again. */
-void
-braid_sched_read_resume(void)
-{
-	if (braid_shared == NULL)
-		return;
-	take_read_grants();
 }

@@ -44,9 +44,8 @@ extern void braid_sched_write_end(int slot);
 extern void braid_sched_profile_begin(int slot);
 extern void braid_sched_profile_end(int slot);
 extern void braid_sched_release_all(void);
-extern void braid_sched_read_suspend(void);
-extern void braid_sched_read_resume(void);
 extern bool braid_sched_holds_read(int slot);
+extern bool braid_sched_holds_any_read(void);
 
 /* pool sizing from the profile */
 extern int	braid_sched_write_thread_count_for(Oid spcoid);

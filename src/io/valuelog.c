@@ -233,8 +233,30 @@ braid_vlog_reset(BraidValueLog *log)
 	braid_vlog_init(log, log->cxt, log->mem_limit, log->stats);
 }
 
-/* Reads of a scan are counted (and their emulated delay paid) this much at a time. */
-#define BRAID_VLOG_SCAN_CHUNK ((size_t) 65536)
+/* A scan reads a segment of the log this much at a time, ahead of its rows. */
+#define BRAID_VLOG_SCAN_CHUNK ((size_t) 16384)
+
+/*
+ * scan_load
+ *		Read a segment up to at least byte "need" (in whole chunks, up to
+ *		its end) before the scan reads there: each block under a short read
+ *		grant of the device (braid_spill_note_read), so that whatever the
+ *		caller does with the rows holds none.
+ */
+static inline void
+scan_load(BraidSpillFile *f, BraidVlogScan *scan, size_t need)
+{
+	size_t		upto;
+
+	if (need <= scan->accounted)
+		return;
+	upto = Min((size_t) TYPEALIGN(BRAID_VLOG_SCAN_CHUNK, need), f->written);
+	if (upto > scan->accounted)
+	{
+		braid_spill_note_read(f, scan->accounted, upto);
+		scan->accounted = upto;
+	}
+}
 
 /*
  * braid_vlog_scan_begin
@@ -283,9 +305,12 @@ braid_vlog_scan_next(BraidValueLog *log, BraidVlogScan *scan, uint64 *ref)
 		{
 			const char *src = f->base + scan->pos;
 
+			/* a row's length is in its first bytes */
+			scan_load(f, scan, scan->pos + MAXIMUM_ALIGNOF);
 			if (scan->seg == 0)
 			{
 				tuple = (MinimalTuple) src;
+				scan_load(f, scan, scan->pos + tuple->t_len);
 				*ref = braid_make_vlog_ref(scan->seg, scan->pos, tuple->t_len);
 				scan->pos += MAXALIGN(tuple->t_len);
 			}
@@ -303,16 +328,10 @@ braid_vlog_scan_next(BraidValueLog *log, BraidVlogScan *scan, uint64 *ref)
 					log->scanbuf_cap = cap;
 				}
 				*ref = braid_make_vlog_ref(scan->seg, scan->pos, len);
+				scan_load(f, scan, scan->pos + braid_vlog_packed_size(len));
 				scan->pos += braid_vlog_row_copy(src, true, len, log->scanbuf);
 				tuple = (MinimalTuple) log->scanbuf;
 				scan->copied = true;
-			}
-			if (scan->pos - scan->accounted >= BRAID_VLOG_SCAN_CHUNK)
-			{
-				size_t		upto = Min(scan->pos, f->written);
-
-				braid_spill_note_read(f, scan->accounted, upto);
-				scan->accounted = upto;
 			}
 			return tuple;
 		}

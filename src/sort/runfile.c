@@ -23,7 +23,9 @@
  * (a truncated prefix could not be compared), so comparisons during the
  * merge are plain memcmp-then-length.  Runs are read
  * back straight from their mapping (the device is byte-addressable): a
- * reader holds a pointer to its current record, no read buffers.  A loser
+ * reader holds a pointer to its current record, no read buffers; it loads
+ * the next block of the run under a short read grant of the device a
+ * little before it decodes there, so the merge's CPU work holds no grant.  A loser
  * tree merges k runs; when there are more runs than one merge may take,
  * intermediate merges write new runs -- still keys and refs only.
  *
@@ -42,8 +44,13 @@
 #include "core/sync.h"
 #include "core/varint.h"
 
-/* Account reads in chunks of this many bytes (and at the end of a run). */
+/*
+ * Runs on the device are read in blocks of this many bytes (and what is
+ * left at the end of a run), each under its own read grant, ahead of the
+ * record being decoded by at least READ_LOOK_AHEAD bytes.
+ */
 #define READ_ACCOUNT_CHUNK 4096
+#define READ_LOOK_AHEAD 64
 
 /* zigzag: a small signed difference as a small unsigned number. */
 static inline uint32
@@ -524,13 +531,33 @@ run_base(const BraidRun *run)
 	return run->file ? (const uint8 *) run->file->base : run->mem;
 }
 
-/* note_read: count a stretch of a run as read (memory runs cost nothing). */
+/* note_read: read a stretch of a run (memory runs cost nothing). */
 static inline void
 note_read(BraidRunReader *r, size_t upto)
 {
 	if (r->run->file)
 		braid_spill_note_read(r->run->file, r->accounted, upto);
 	r->accounted = upto;
+}
+
+/*
+ * reader_load
+ *		Read a run on the device up to at least byte "need" (in whole
+ *		chunks, up to its end) before decoding there: each block is read
+ *		under a short grant of the device (braid_spill_note_read) and
+ *		decoded holding none.  A reader that defers its reads leaves them
+ *		to braid_merger_account().
+ */
+static inline void
+reader_load(BraidRunReader *r, size_t need)
+{
+	size_t		upto;
+
+	if (need <= r->accounted || r->run->file == NULL || r->defer_reads)
+		return;
+	upto = Min((size_t) TYPEALIGN(READ_ACCOUNT_CHUNK, need), r->run->file->written);
+	if (upto > r->accounted)
+		note_read(r, upto);
 }
 
 /*
@@ -544,7 +571,7 @@ reader_advance(BraidRunReader *r)
 
 	while (r->remaining == 0)
 	{
-		if (!r->defer_reads)
+		if (!r->defer_reads && r->pos > r->accounted)
 			note_read(r, r->pos);
 		/* a virtual run: its next chunk, coded afresh */
 		if (r->run->refill == NULL || !r->run->refill(r->run, r->run->refill_arg))
@@ -555,6 +582,8 @@ reader_advance(BraidRunReader *r)
 		r->remaining = r->run->nrecords;
 	}
 	base = run_base(r->run);
+	/* a record's lengths and their varints fit in the look-ahead */
+	reader_load(r, r->pos + READ_LOOK_AHEAD);
 	{
 		uint32		shared,
 					suffix,
@@ -575,6 +604,8 @@ reader_advance(BraidRunReader *r)
 			r->pos += braid_varint_get(base + r->pos, &suffix);
 			suffix += 15;
 		}
+		/* the suffix and the ref's three varints (5 bytes at most each) */
+		reader_load(r, r->pos + suffix + 15);
 		grow(r->cxt, &r->keybuf, &r->keybuf_cap, (size_t) shared + suffix);
 		memcpy(r->keybuf + shared, base + r->pos, suffix);
 		r->pos += suffix;
@@ -604,13 +635,6 @@ reader_advance(BraidRunReader *r)
 		r->ref = ((uint64) hi << 32) | ((uint64) mid << 16) | lo;
 	}
 	r->remaining--;
-
-	if (r->pos - r->accounted >= READ_ACCOUNT_CHUNK && !r->defer_reads)
-	{
-		size_t		upto = r->pos - (r->pos % READ_ACCOUNT_CHUNK);
-
-		note_read(r, upto);
-	}
 	return true;
 }
 
@@ -827,10 +851,10 @@ braid_merger_defer_reads(BraidMerger *m)
 
 /*
  * braid_merger_account
- *		Account the reads made since the last call, exactly as a merger
- *		that does not defer them would have (in READ_ACCOUNT_CHUNK steps,
- *		and the rest at the end of each run).  Backend only, under a read
- *		scope of the runs.
+ *		Account the reads made since the last call, in READ_ACCOUNT_CHUNK
+ *		steps and the rest at the end of each run (a whole run adds up to
+ *		what a merger that does not defer its reads reads of it).  Backend
+ *		only; each block is read under its own grant.
  */
 void
 braid_merger_account(BraidMerger *m)
@@ -875,20 +899,14 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
 	uint64		ref;
 	uint64		n = 0;
 
-
-	BraidReadScope scope = {0};
-
-	for (int i = 0; i < nruns; i++)
-		braid_read_scope_add(&scope, runs[i]->file);
-
 	/*
 	 * The merged run front-codes differently from its inputs: a dry merge
 	 * (reads only, which the device does cheaply) gives its exact size, so
-	 * the file can be reserved before anything is written.  Reading happens
-	 * under a read grant of the device; each flush of the output trades it
-	 * for a write grant and back (device.c), so reads and writes alternate.
+	 * the file can be reserved before anything is written.  Each block read
+	 * takes a read grant of the device, and each flush of the output a write
+	 * grant (device.c), so reads and writes alternate, and the merging in
+	 * between holds neither.
 	 */
-	braid_read_scope_begin(&scope);
 	m = braid_merger_begin(runs, nruns, compare, compare_arg);
 	while (braid_merger_next(m, &key, &keylen, &ref))
 	{
@@ -897,13 +915,9 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
 			CHECK_FOR_INTERRUPTS();
 	}
 	braid_merger_end(m);
-	braid_read_scope_end(&scope);
 
 	out->file = braid_spill_create(out->bytes, stats);
 	coder_reset(&coder);
-	for (int i = 0; i < nruns; i++)
-		braid_read_scope_add(&scope, runs[i]->file);
-	braid_read_scope_begin(&scope);
 	m = braid_merger_begin(runs, nruns, compare, compare_arg);
 	while (braid_merger_next(m, &key, &keylen, &ref))
 	{
@@ -912,7 +926,6 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
 		braid_spill_write(out->file, coder.scratch, rec);
 	}
 	braid_merger_end(m);
-	braid_read_scope_end(&scope);
 	coder_free(&coder);
 	braid_spill_finish(out->file);
 	n = 0;

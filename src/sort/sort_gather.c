@@ -293,9 +293,8 @@ plan_memory_batches(BraidSortState *st)
 {
 	size_t		bytes = 0;
 	int64		first = 0;
-	BraidReadScope scope;
 
-	braid_sort_read_scope(st, &scope);
+	/* the refs are read as one block; sized without a grant held */
 	if (st->out.refs_run && st->out.nrows > 0)
 		braid_spill_note_read(st->out.refs_run->file, 0, st->out.nrows * sizeof(uint64));
 
@@ -318,7 +317,6 @@ plan_memory_batches(BraidSortState *st)
 	}
 	if (first < st->out.nrows)
 		add_batch_end(st, st->out.nrows);
-	braid_read_scope_end(&scope);
 	st->out.batches_complete = true;
 }
 
@@ -355,11 +353,9 @@ next_stream_batch(BraidSortState *st)
 	const uint8 *key;
 	uint32		keylen;
 	uint64		ref;
-	BraidReadScope scope;
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
-	braid_sort_read_scope(st, &scope);
 	if (st->out.ahead_on && (st->out.ahead.n > 0 || st->out.ahead.closed))
 	{
 		/* a helper began the batch while the last one was gathered */
@@ -387,7 +383,6 @@ next_stream_batch(BraidSortState *st)
 	}
 	if (st->out.ahead_on)
 		braid_merger_account(st->merge.merger);
-	braid_read_scope_end(&scope);
 	/* the final merge runs here, batch by batch: count it as merge time */
 	st->instr.merge_stream_ms += braid_elapsed_ms(start);
 	if (n == 0)
@@ -445,15 +440,15 @@ merge_ahead_step(void *arg)
 /*
  * load_merging_ahead
  *		Load the batch just taken from the streaming merge, while a helper
- *		takes the next batch from it in the gather's idle moments.  The runs
- *		are read under a read grant for the whole load, and the helper's
- *		reads are accounted (and their emulated delay paid) after it.
+ *		takes the next batch from it in the gather's idle moments.  A
+ *		thread cannot wait for the device's gate: the helper's reads of the
+ *		runs are accounted (and their emulated delay paid) after the load,
+ *		each block under its own grant, and the load holds none.
  */
 static void
 load_merging_ahead(BraidSortState *st, int64 first, int n)
 {
 	BraidMergeAhead *a = &st->out.ahead;
-	BraidReadScope scope;
 
 	/* room for a batch like this one (the backend grows it if need be) */
 	if (a->cap < st->out.stream_refs_cap)
@@ -464,7 +459,6 @@ load_merging_ahead(BraidSortState *st, int64 first, int n)
 		a->cap = st->out.stream_refs_cap;
 	}
 
-	braid_sort_read_scope(st, &scope);
 	braid_gather_set_idle(&st->out.gather, merge_ahead_step, st);
 	PG_TRY();
 	{
@@ -476,7 +470,6 @@ load_merging_ahead(BraidSortState *st, int64 first, int n)
 	}
 	PG_END_TRY();
 	braid_merger_account(st->merge.merger);
-	braid_read_scope_end(&scope);
 }
 
 /*
@@ -492,19 +485,14 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 
 	if (st->out.refs != NULL && st->out.refs_run)
 	{
-		BraidReadScope scope;
-
 		/*
 		 * The batch's refs are copied out of the merged refs file under a
 		 * read grant, so that the gather (heap I/O, and rows emitted one at a
 		 * time) holds no grant on the spill device.
 		 */
 		grow_stream_refs(st, n);
-		braid_sort_read_scope(st, &scope);
-		braid_spill_note_read(st->out.refs_run->file, first * sizeof(uint64),
-							  (first + n) * sizeof(uint64));
-		memcpy(st->out.stream_refs, st->out.refs + first, sizeof(uint64) * n);
-		braid_read_scope_end(&scope);
+		braid_spill_read_copy(st->out.refs_run->file, first * sizeof(uint64),
+							  st->out.stream_refs, sizeof(uint64) * n);
 		braid_gather_load(&st->out.gather, first, st->out.stream_refs, n);
 	}
 	else if (st->out.refs != NULL)

@@ -27,28 +27,6 @@
 #include "sort/sort_state.h"
 
 /*
- * braid_sort_read_scope
- *		Begin a read grant on every device this sort reads back from: the
- *		runs being merged, the merged refs, the value log's segments.
- */
-void
-braid_sort_read_scope(BraidSortState *st, BraidReadScope *scope)
-{
-	scope->nslots = 0;
-	for (int i = 0; i < st->merge.nruns; i++)
-		if (st->merge.runs[i]->file)	/* (not a run in memory) */
-			braid_read_scope_add(scope, st->merge.runs[i]->file);
-	if (st->merge.refs_run)
-		braid_read_scope_add(scope, st->merge.refs_run->file);
-	if (st->out.refs_run)
-		braid_read_scope_add(scope, st->out.refs_run->file);
-	if (st->cfg.value_log)
-		for (int i = 0; i < st->vlog.nsegs; i++)
-			braid_read_scope_add(scope, st->vlog.segs[i]);
-	braid_read_scope_begin(scope);
-}
-
-/*
  * braid_merge_all_runs
  *		MergePass: merge the spilled runs, fan-in limited by the budget, with
  *		intermediate passes writing new runs while there are too many; then
@@ -67,7 +45,6 @@ braid_merge_all_runs(BraidSortState *st)
 	int64		n = 0;
 	int64		strategy_rows;
 	int			nstrategy;
-	BraidReadScope scope;
 
 	/*
 	 * Runs made from half the IndexMap during the scan stand for half a run
@@ -139,11 +116,9 @@ braid_merge_all_runs(BraidSortState *st)
 	st->merge.runs = runs;
 	st->merge.nruns = nruns;
 	st->merge.nrows = n;
-	braid_sort_read_scope(st, &scope);
 	st->merge.merger = braid_merger_begin(runs, nruns,
 										  st->cfg.collated ? braid_map_collated_compare : NULL,
 										  st);
-	braid_read_scope_end(&scope);
 
 	if (st->cfg.random_access)
 	{
@@ -154,11 +129,9 @@ braid_merge_all_runs(BraidSortState *st)
 
 		refs->file = braid_spill_create(n * sizeof(uint64), &st->instr.device);
 		st->merge.refs_run = refs;
-		/* reads of the runs alternate with flushes of the refs (device.c) */
-		braid_sort_read_scope(st, &scope);
+		/* block reads of the runs alternate with flushes of the refs */
 		while (braid_merger_next(st->merge.merger, &key, &keylen, &ref))
 			braid_spill_write(refs->file, &ref, sizeof(ref));
-		braid_read_scope_end(&scope);
 		braid_spill_finish(refs->file);
 		refs->nrecords = n;
 		refs->bytes = n * sizeof(uint64);

@@ -44,7 +44,7 @@
 /* Entry log segments: at least this size (the last may be larger). */
 #define ENTRY_LOG_SEGMENT ((size_t) 16 * 1024 * 1024)
 
-/* Reads of an entry log are counted this much at a time. */
+/* An entry log is read this much at a time, ahead of the pass. */
 #define ENTRY_LOG_READ_CHUNK ((size_t) 65536)
 
 /*
@@ -599,14 +599,11 @@ static void
 pass_value_log(BraidSortState *st, MemoryContext rowcxt)
 {
 	BraidVlogScan scan;
-	BraidReadScope scope = {0};
 	int64		seen = 0;
 	uint64		hash = 0;
 	TupleTableSlot *slot = st->win.slot;
 
-	for (int i = 0; i < st->vlog.nsegs; i++)
-		braid_read_scope_add(&scope, st->vlog.segs[i]);
-	braid_read_scope_begin(&scope);
+	/* the scan reads the log in blocks, each under a grant of its own */
 	braid_vlog_scan_begin(&st->vlog, &scan);
 	while (seen < st->sel.seg_rows)
 	{
@@ -629,8 +626,27 @@ pass_value_log(BraidSortState *st, MemoryContext rowcxt)
 			CHECK_FOR_INTERRUPTS();
 	}
 	braid_vlog_scan_end(&st->vlog, &scan);
-	braid_read_scope_end(&scope);
 	check_pass_rows(st, seen, hash);
+}
+
+/*
+ * entry_log_load
+ *		Read an entry log segment, loaded up to "loaded", up to at least
+ *		byte "need" (in whole chunks, up to its end) before the pass reads
+ *		there, each block under a short read grant of the device; returns
+ *		how far it is loaded now.
+ */
+static size_t
+entry_log_load(BraidSpillFile *f, size_t loaded, size_t need)
+{
+	size_t		upto;
+
+	if (need <= loaded)
+		return loaded;
+	upto = Min((size_t) TYPEALIGN(ENTRY_LOG_READ_CHUNK, need), f->written);
+	if (upto > loaded)
+		braid_spill_note_read(f, loaded, upto);
+	return Max(upto, loaded);
 }
 
 /*
@@ -641,19 +657,15 @@ pass_value_log(BraidSortState *st, MemoryContext rowcxt)
 static void
 pass_entry_log(BraidSortState *st)
 {
-	BraidReadScope scope = {0};
 	ListCell   *lc;
 	int64		seen = 0;
 
-	foreach(lc, st->sel.elog.segs)
-		braid_read_scope_add(&scope, (BraidSpillFile *) lfirst(lc));
-	braid_read_scope_begin(&scope);
 	foreach(lc, st->sel.elog.segs)
 	{
 		BraidSpillFile *f = (BraidSpillFile *) lfirst(lc);
 		const uint8 *base = (const uint8 *) f->base;
 		size_t		pos = 0;
-		size_t		accounted = 0;
+		size_t		loaded = 0;
 
 		while (pos < f->written)
 		{
@@ -661,24 +673,19 @@ pass_entry_log(BraidSortState *st)
 						sortable;
 			uint64		ref;
 
+			/* two varints and the ref, then the key */
+			loaded = entry_log_load(f, loaded, pos + 2 * 5 + sizeof(ref));
 			pos += braid_varint_get(base + pos, &len);
 			pos += braid_varint_get(base + pos, &sortable);
 			memcpy(&ref, base + pos, sizeof(ref));
 			pos += sizeof(ref);
+			loaded = entry_log_load(f, loaded, pos + len);
 			braid_select_offer(st, base + pos, (size_t) len, (size_t) sortable, ref);
 			pos += len;
-			if (pos - accounted >= ENTRY_LOG_READ_CHUNK)
-			{
-				braid_spill_note_read(f, accounted, Min(pos, f->written));
-				accounted = Min(pos, f->written);
-			}
 			if ((++seen & 4095) == 0)
 				CHECK_FOR_INTERRUPTS();
 		}
-		if (f->written > accounted)
-			braid_spill_note_read(f, accounted, f->written);
 	}
-	braid_read_scope_end(&scope);
 	if (seen != st->sel.elog.entries)
 		elog(ERROR, "braidsort: entry log holds %lld entries, read %lld",
 			 (long long) st->sel.elog.entries, (long long) seen);
@@ -727,18 +734,18 @@ braid_select_pass(BraidSortState *st, BraidRun *run, bool reread_heap, bool mate
 								   ALLOCSET_SMALL_SIZES);
 
 	/*
-	 * The merge that asked for the chunk holds read grants; the pass may run
-	 * the executor (a rescan, user functions in its quals), which no grant
-	 * may span.  The pass takes its own grants for what it reads.
+	 * The merge that asked for the chunk holds no read grant (it takes one
+	 * per block it reads), so the pass may run the executor (a rescan, user
+	 * functions in its quals), which no grant may span; it takes grants of
+	 * its own for the blocks it reads.
 	 */
-	braid_sched_read_suspend();
+	Assert(!braid_sched_holds_any_read());
 	if (sel->materialized)
 		pass_entry_log(st);
 	else if (reread_heap)
 		pass_heap(st, rowcxt);
 	else
 		pass_value_log(st, rowcxt);
-	braid_sched_read_resume();
 	MemoryContextDelete(rowcxt);
 	if (sel->materializing)
 	{

@@ -572,7 +572,6 @@ extern int64 braid_build_child(BraidSortState *st, SeqScanState *fast);
 extern void braid_build_end(BraidSortState *st);
 
 /* sort_merge.c */
-extern void braid_sort_read_scope(BraidSortState *st, BraidReadScope *scope);
 extern void braid_merge_all_runs(BraidSortState *st);
 extern BraidRun *braid_merge_take_refs(BraidSortState *st);
 extern void braid_merge_release(BraidSortState *st);

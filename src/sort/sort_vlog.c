@@ -6,11 +6,12 @@
  * When the input is not a heap scan, each row was appended to the value
  * log (valuelog.c) and the IndexMap points into it.  Rows held in memory
  * are emitted in place.  Rows on the spill device, or behind a merge, are
- * read a window at a time (BRAID_LOG_WINDOW_ROWS): under one read grant of
- * the device the window's refs are taken and its rows copied out of the
- * log's mapping by the device's reader threads, so that rows emitted one
- * at a time -- and whatever the plan above does with them -- hold no
- * grant.
+ * read a window at a time (BRAID_LOG_WINDOW_ROWS): the window's refs are
+ * taken (from the merge, or the merged refs file, whose blocks are read
+ * under short grants of their own), then, under one read grant of the
+ * log's devices, its rows are copied out of the log's mapping by the
+ * device's reader threads, so that neither the merge nor rows emitted one
+ * at a time -- and whatever the plan above does with them -- hold a grant.
  *
  * src/sort/sort_vlog.c
  *
@@ -77,15 +78,17 @@ log_copy_task(void *arg, int worker)
  * load_log_window
  *		Value log mode, when rows come back through spill-device reads (a
  *		value log on the device, or merged runs): fetch the window of rows
- *		holding sort position pos.  Under one read grant of the device, the
- *		window's refs are taken and its rows copied out of the log, so that
+ *		holding sort position pos.  The window's refs are taken first, and
+ *		its rows then copied out of the log under one read grant, so that
  *		rows emitted one at a time -- and whatever the plan above does with
  *		them -- hold no grant.  A streaming merge only moves forward.
  */
 static void
 load_log_window(BraidSortState *st, int64 pos)
 {
-	BraidReadScope scope;
+	BraidReadScope scope = {0};
+	uint64	   *seg_bytes = NULL;	/* what the copy reads of each segment */
+	uint64	   *seg_lines = NULL;
 	int64		first;
 	int			n = 0;
 	size_t		used = 0;
@@ -111,8 +114,17 @@ load_log_window(BraidSortState *st, int64 pos)
 										 sizeof(uint32) * BRAID_LOG_WINDOW_ROWS);
 	}
 	st->win.n = 0;
+	if (copy)
+	{
+		seg_bytes = palloc0(sizeof(uint64) * st->vlog.nsegs);
+		seg_lines = palloc0(sizeof(uint64) * st->vlog.nsegs);
+	}
 
-	braid_sort_read_scope(st, &scope);
+	/* the window's refs in the merged refs file: one block read */
+	if (st->merge.merger == NULL && st->out.refs_run && first < st->out.nrows)
+		braid_spill_note_read(st->out.refs_run->file, first * sizeof(uint64),
+							  Min(first + BRAID_LOG_WINDOW_ROWS, st->out.nrows) * sizeof(uint64));
+
 	INSTR_TIME_SET_CURRENT(start);
 	while (n < BRAID_LOG_WINDOW_ROWS)
 	{
@@ -136,12 +148,25 @@ load_log_window(BraidSortState *st, int64 pos)
 		{
 			BraidVlogRow row;
 			size_t		alen;
+			uint64		vref = ref & ~BRAID_REF_TRUNCATED;
+			int			seg = braid_vlog_ref_seg(vref);
 
 			/* where the row is; the reader threads copy it below */
-			/* (no need to touch the row: its length is in the ref) */
-			braid_vlog_locate(&st->vlog, ref & ~BRAID_REF_TRUNCATED, &row);
+			if (braid_vlog_ref_len(vref) != 0)
+				braid_vlog_locate(&st->vlog, vref, &row);
+			else
+			{
+				/* a long row: its length is read from the device */
+				BraidReadScope one = {0};
+
+				braid_read_scope_add(&one, braid_vlog_ref_file(&st->vlog, vref));
+				braid_read_scope_begin(&one);
+				braid_vlog_locate(&st->vlog, vref, &row);
+				braid_read_scope_end(&one);
+			}
 			alen = MAXALIGN(row.len);
-			braid_spill_count_read(row.file, row.pos, row.pos + row.stored);
+			seg_bytes[seg] += row.stored;
+			seg_lines[seg] += braid_lines_spanned(row.pos, row.pos + row.stored);
 			if (used + alen > st->win.cap)
 			{
 				size_t		cap = Max(Max(st->win.cap * 2, used + alen), (size_t) 65536);
@@ -187,12 +212,21 @@ load_log_window(BraidSortState *st, int64 pos)
 		else
 			threads = Min(threads, (int) (used / (256 * 1024)));
 		task.nthreads = Max(threads, 1);
+
+		/* the copy is the device access: under a read grant of the log */
+		for (int i = 0; i < st->vlog.nsegs; i++)
+			braid_read_scope_add(&scope, st->vlog.segs[i]);
+		braid_read_scope_begin(&scope);
+		for (int i = 0; i < st->vlog.nsegs; i++)
+			braid_spill_count_read_sum(st->vlog.segs[i], seg_bytes[i], seg_lines[i]);
 		braid_pool_run(task.nthreads, log_copy_task, &task);
+		braid_read_scope_end(&scope);
 	}
-	if (st->out.refs_run && n > 0)
-		braid_spill_note_read(st->out.refs_run->file, first * sizeof(uint64),
-							  (first + n) * sizeof(uint64));
-	braid_read_scope_end(&scope);
+	if (copy)
+	{
+		pfree(seg_bytes);
+		pfree(seg_lines);
+	}
 
 	if (copy)
 		for (int i = 0; i < n; i++)
