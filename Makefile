@@ -29,10 +29,24 @@ REGRESS = setup types plans exec_contract mergepass wlimit join offload valuelog
 REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_regress \
 	--no-locale --encoding=UTF8
 
+# isolation specs (test/isolation): sessions sorting at once on one
+# device, step by step.  The full-device spec needs the tiny tmpfs that
+# scripts/test.sh mounts (BRAID_TEST_TINY_DAX), whose path is written into
+# a copy of the specs before they run.
+ISOLATION = gate_reload
+ifneq ($(BRAID_TEST_TINY_DAX),)
+ISOLATION += full_device
+endif
+ISOLATION_OPTS = --inputdir=isolation_input \
+	--temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp_isolation \
+	--no-locale --encoding=UTF8 --load-extension=braidsort
+REGRESS_PREP = isolation_input
+
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
-EXTRA_CLEAN = tmp_check tmp_regress test/unit/run_unit_tests
+EXTRA_CLEAN = tmp_check tmp_regress tmp_isolation isolation_input output_iso \
+	test/unit/run_unit_tests
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -42,6 +56,17 @@ include $(PGXS)
 # changes (a stale object would see another layout of shared structs)
 BRAID_HEADERS = $(foreach d,$(BRAID_DIRS),$(wildcard $(d)/*.h))
 $(OBJS): $(BRAID_HEADERS)
+
+# the isolation specs and their expected output, as pg_isolation_regress
+# reads them (--inputdir), with the tiny device's path written in
+.PHONY: isolation_input
+isolation_input:
+	rm -rf isolation_input
+	mkdir -p isolation_input/specs isolation_input/expected
+	for f in $(srcdir)/test/isolation/specs/*.spec; do \
+		sed 's|@tiny_dax@|$(BRAID_TEST_TINY_DAX)|g' $$f > isolation_input/specs/$$(basename $$f) || exit 1; \
+	done
+	cp $(srcdir)/test/isolation/expected/*.out isolation_input/expected/
 
 # unit tests: one file per module of the pure C core (see test/unit/unit.h),
 # built with the whole core and without PostgreSQL; "make unittest

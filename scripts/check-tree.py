@@ -152,7 +152,7 @@ def check_design():
 def check_outside():
     me = os.path.relpath(os.path.abspath(__file__), ROOT)
     for f in tracked_files():
-        if f == me or not re.search(r"\.(c|h|md|sql|pl|pm|py|sh|txt|control|json)$|^Makefile$", f):
+        if f == me or not re.search(r"\.(c|h|md|sql|pl|pm|py|sh|txt|control|json|spec)$|^Makefile$", f):
             continue
         try:
             text = read(f)

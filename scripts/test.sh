@@ -140,7 +140,7 @@ if [ "$major" != 15 ] && [ -x /usr/lib/postgresql/15/bin/postgres ] &&
 fi
 runuser -u postgres -- env "${dax_env[@]}" "${old_env[@]}" make -C "$work/src" -s installcheck PG_CONFIG=$PG_CONFIG || status=$?
 if [ $status -ne 0 ]; then
-	for f in "$work/src/regression.diffs" "$work/src"/tmp_check/log/regress_log_*; do
+	for f in "$work/src/regression.diffs" "$work/src/output_iso/regression.diffs" "$work/src"/tmp_check/log/regress_log_*; do
 		[ -f "$f" ] && { echo "---- $f"; tail -n 200 "$f"; }
 	done
 	echo "test.sh: FAILED" >&2

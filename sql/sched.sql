@@ -7,7 +7,7 @@ SET max_parallel_workers_per_gather = 0;
 SET braidsort.sort_mode = mergepass;
 
 -- every spill read of the tests before this one (merges, cursors, mark and
--- restore, value logs, parallel workers...) was made under a read grant
+-- restore, value logs, parallel workers...) was counted under a read grant
 -- (whether they overlapped writes depends on timing under the default
 -- io_policy, overlap)
 SELECT count(*) > 0 AS devices_used, sum(ungated_reads) AS ungated_reads

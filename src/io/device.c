@@ -36,9 +36,10 @@
  * read/write interference, which a tmpfs does not have).
  *
  * Every flush of staged bytes happens under a write grant of the device's
- * phase gate, and every read of spill data under a read grant, so under
- * braidsort.io_policy = interference_aware no read and write of any two
- * backends overlap on one device.  A grant covers the device access only:
+ * phase gate, and every read of spill data under a read grant (but the
+ * reads a gather helper makes ahead of the merge: see sort_gather.c), so
+ * under braidsort.io_policy = interference_aware no read and write of any
+ * two backends overlap on one device.  A grant covers the device access:
  * a block read (braid_spill_note_read, braid_spill_read_copy) brings its
  * lines in from the device and is charged under its own short grant, and
  * the caller decodes it afterwards, holding nothing; reader threads that

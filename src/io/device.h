@@ -53,8 +53,9 @@ typedef struct BraidSpillFile
 } BraidSpillFile;
 
 /*
- * The devices a stretch of reads by reader threads touches (see
- * braid_read_scope_begin).
+ * The devices a stretch of reads touches (see braid_read_scope_begin): a
+ * value log window copied by reader threads, a join partition's block or
+ * row copied out.
  */
 typedef struct BraidReadScope
 {

@@ -261,7 +261,8 @@ scan_load(BraidSpillFile *f, BraidVlogScan *scan, size_t need)
 /*
  * braid_vlog_scan_begin
  *		Start reading the log from its first row (a write-limited sort's
- *		selection pass).  The caller holds a read grant of its device.
+ *		selection pass).  The scan reads the log a block at a time, each
+ *		under a read grant of its own (scan_load).
  */
 void
 braid_vlog_scan_begin(BraidValueLog *log, BraidVlogScan *scan)

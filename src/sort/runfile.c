@@ -838,15 +838,17 @@ braid_merger_try_next(BraidMerger *m, uint64 *ref)
 
 /*
  * braid_merger_defer_reads
- *		From now on, count and pay for the runs' reads only when
+ *		With defer, count and pay for the runs' reads only when
  *		braid_merger_account() is called, so that braid_merger_try_next()
- *		can run on a helper thread.
+ *		can run on a helper thread (which cannot wait for the device's
+ *		gate); without, read each block under a grant before decoding it
+ *		again (the backend merging).
  */
 void
-braid_merger_defer_reads(BraidMerger *m)
+braid_merger_defer_reads(BraidMerger *m, bool defer)
 {
 	for (int i = 0; i < m->nreaders; i++)
-		m->readers[i].defer_reads = true;
+		m->readers[i].defer_reads = defer;
 }
 
 /*

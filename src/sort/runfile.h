@@ -98,7 +98,7 @@ extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns,
 extern bool braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen,
 							  uint64 *ref);
 extern int	braid_merger_try_next(BraidMerger *m, uint64 *ref);
-extern void braid_merger_defer_reads(BraidMerger *m);
+extern void braid_merger_defer_reads(BraidMerger *m, bool defer);
 extern void braid_merger_account(BraidMerger *m);
 extern void braid_merger_end(BraidMerger *m);
 extern BraidRun *braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,

@@ -239,7 +239,7 @@ braid_batches_after_merge(BraidSortState *st)
 		st->out.ahead_on = merge_streams_ahead(st);
 		if (st->out.ahead_on)
 		{
-			braid_merger_defer_reads(st->merge.merger);
+			braid_merger_defer_reads(st->merge.merger, true);
 			memset(&st->out.ahead, 0, sizeof(st->out.ahead));
 		}
 	}
@@ -282,6 +282,9 @@ add_batch_end(BraidSortState *st, int64 end)
 	st->out.batch_start[++st->out.nbatches] = end;
 }
 
+/* refs of the merged refs file read at a time (64 kB) by plan_memory_batches */
+#define REFS_READ_BLOCK 8192
+
 /*
  * plan_memory_batches
  *		When all refs are at hand (in memory, or in the merged refs file)
@@ -293,17 +296,22 @@ plan_memory_batches(BraidSortState *st)
 {
 	size_t		bytes = 0;
 	int64		first = 0;
-
-	/* the refs are read as one block; sized without a grant held */
-	if (st->out.refs_run && st->out.nrows > 0)
-		braid_spill_note_read(st->out.refs_run->file, 0, st->out.nrows * sizeof(uint64));
+	int64		loaded = 0;
 
 	for (int64 i = 0; i < st->out.nrows; i++)
 	{
-		size_t		len = braid_gather_row_bytes(&st->out.gather, braid_ref_len(st->out.refs[i]));
+		size_t		len;
 
-		if ((i & 0xFFFFF) == 0)
+		/* refs in the merged refs file: read a block of them at a time */
+		if (i == loaded)
+		{
+			loaded = Min(i + REFS_READ_BLOCK, st->out.nrows);
+			if (st->out.refs_run)
+				braid_spill_note_read(st->out.refs_run->file, i * sizeof(uint64),
+									  loaded * sizeof(uint64));
 			CHECK_FOR_INTERRUPTS();
+		}
+		len = braid_gather_row_bytes(&st->out.gather, braid_ref_len(st->out.refs[i]));
 
 		/* close the batch before a row that would not fit in the arena */
 		if (i > first &&
@@ -373,6 +381,17 @@ next_stream_batch(BraidSortState *st)
 		st->out.ahead.bytes = 0;
 		st->out.ahead.closed = false;
 	}
+
+	/*
+	 * The helper's reads, made while the last batch was gathered, are paid
+	 * for now; the backend then reads each block under a grant before it
+	 * merges there, and defers again for the helper.
+	 */
+	if (st->out.ahead_on)
+	{
+		braid_merger_account(st->merge.merger);
+		braid_merger_defer_reads(st->merge.merger, false);
+	}
 	while (bytes < st->out.batch_bytes && n < BRAID_MAX_BATCH_ROWS &&
 		   braid_merger_next(st->merge.merger, &key, &keylen, &ref))
 	{
@@ -382,7 +401,7 @@ next_stream_batch(BraidSortState *st)
 		bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(ref));
 	}
 	if (st->out.ahead_on)
-		braid_merger_account(st->merge.merger);
+		braid_merger_defer_reads(st->merge.merger, true);
 	/* the final merge runs here, batch by batch: count it as merge time */
 	st->instr.merge_stream_ms += braid_elapsed_ms(start);
 	if (n == 0)

@@ -203,6 +203,15 @@ load_log_window(BraidSortState *st, int64 pos)
 		task.off = st->win.off;
 		task.arena = st->win.arena;
 		task.n = n;
+
+		/*
+		 * the copy is the device access: under a read grant of the log, and
+		 * charged as the device is once granted (whether a writer is at work
+		 * is seen after the wait for the gate, not before)
+		 */
+		for (int i = 0; i < st->vlog.nsegs; i++)
+			braid_read_scope_add(&scope, st->vlog.segs[i]);
+		braid_read_scope_begin(&scope);
 		braid_device_emulation(st->vlog.segs[0], &task.em);
 		threads = Min(braid_sched_read_thread_count_for(st->vlog.segs[0]->spcoid),
 					  braid_pool_max_threads);
@@ -212,11 +221,6 @@ load_log_window(BraidSortState *st, int64 pos)
 		else
 			threads = Min(threads, (int) (used / (256 * 1024)));
 		task.nthreads = Max(threads, 1);
-
-		/* the copy is the device access: under a read grant of the log */
-		for (int i = 0; i < st->vlog.nsegs; i++)
-			braid_read_scope_add(&scope, st->vlog.segs[i]);
-		braid_read_scope_begin(&scope);
 		for (int i = 0; i < st->vlog.nsegs; i++)
 			braid_spill_count_read_sum(st->vlog.segs[i], seg_bytes[i], seg_lines[i]);
 		braid_pool_run(task.nthreads, log_copy_task, &task);

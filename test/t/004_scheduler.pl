@@ -175,6 +175,34 @@ is($node->safe_psql('postgres',
 	"SELECT profilers + readers + writers FROM braidsort.scheduler WHERE tablespace = 'dax'"),
 	'0', 'nothing holds the gate afterwards');
 
+# a sort cancelled while it waits for the gate (held by a profile) stops
+# waiting, gives up its place in the queue and leaves no file behind
+$prof = start_psql($node,
+	"SET braidsort.emulate_read_ns = 20; SELECT count(*) FROM braidsort.profile_device('dax', 64, 2)");
+$seen = wait_for(sub {
+		$node->safe_psql('postgres',
+			"SELECT coalesce(max(profilers), 0) FROM braidsort.scheduler WHERE tablespace = 'dax'");
+	});
+is($seen, 1, 'a second profile holds the device');
+my $waiter = start_psql($node, q{SET application_name = 'waiter'; SET braidsort.force = on;
+SET braidsort.work_mem = 1024; SET braidsort.spill_tablespace = dax;
+SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s});
+my $waiting = wait_for(sub {
+		$node->safe_psql('postgres', q{
+SELECT coalesce(max(waiting_readers + waiting_writers), 0) FROM braidsort.scheduler
+WHERE tablespace = 'dax'});
+	});
+is($waiting, 1, 'a sort waits for the gate while the profile runs');
+$node->safe_psql('postgres',
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'waiter'");
+$waiter->{h}->finish;
+like($waiter->{err}, qr/canceling statement due to user request/, 'the waiting sort is cancelled');
+is($node->safe_psql('postgres', q{
+SELECT waiting_readers + waiting_writers + readers + writers FROM braidsort.scheduler
+WHERE tablespace = 'dax'}), '0', 'the cancelled sort left the queue');
+$prof->{h}->finish;
+is(count_spill_files($dax), 0, 'the cancelled sort left no spill file');
+
 # a backend terminated while it holds the gate gives it back
 my $victim = start_psql($node, q{SET application_name = 'victim'; SET braidsort.force = on;
 SET braidsort.work_mem = 1024; SET braidsort.spill_tablespace = dax;
