@@ -7,6 +7,7 @@ plot_result(result, dir, stem) draws what fits the workload:
   <stem>-sweep.png       speed-up and bytes written against payload size
   <stem>-threads.png     phase times with 1 and 2 threads
   <stem>-concurrency.png tps, latency and the gate's counters per io_policy
+  <stem>-ordinary_disk.png time and sectors written, spilling to ext4
   <stem>-time.png        write-limited sorts: time against write latency per mode
   <stem>-written.png     write-limited sorts: lines written against write intensity
 plot_history(results, dir) draws history.png: the headline speed-ups and
@@ -21,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from braidbench import adaptive_report, join_report, report, wlimit_report  # noqa: E402
+from braidbench import adaptive_report, disk_report, join_report, report, wlimit_report  # noqa: E402
 from braidbench.measure import PHASES, median  # noqa: E402
 
 PHASE_COLORS = {"Build Time": "#4c72b0", "Sort Time": "#dd8452", "Merge Time": "#55a868",
@@ -272,6 +273,8 @@ def plot_result(result, out_dir, stem):
         add(threads_plot, "threads")
     elif k == "concurrency":
         add(concurrency_plot, "concurrency")
+    elif k == "ordinary_disk":
+        add(lambda r, p: disk_report.plot(r, p, plt, _save), "ordinary_disk")
     elif k == "join":
         made += join_report.plots(result, out_dir, stem, plt, _save, _subtitle(result))
     elif k == "adaptive":

@@ -9,7 +9,7 @@ import json
 import math
 import re
 
-from braidbench import adaptive_report, join_report, wlimit_report
+from braidbench import adaptive_report, disk_report, join_report, wlimit_report
 from braidbench.measure import PHASES, median, plan_summary
 
 COMPARE = ("realistic", "onepass", "spill", "sweep", "sortbench")
@@ -31,7 +31,7 @@ def load(path):
 
 def kind(result):
     """onepass, spill, sweep, threads, concurrency, realistic, wlimit, join,
-    adaptive."""
+    adaptive, ordinary_disk."""
     w = result["workload"]
     return result.get("mode", "onepass") if w == "sortbench" else w
 
@@ -527,6 +527,8 @@ def concurrency_markdown(result):
 
 def markdown(result):
     k = kind(result)
+    if k == "ordinary_disk":
+        return disk_report.markdown(result)
     if k == "threads":
         return threads_markdown(result)
     if k == "concurrency":
