@@ -1,6 +1,7 @@
 # braidsort: PGXS build.  "make && make install" builds and installs the
-# extension; "make installcheck" runs the regression and TAP tests against a
-# temporary server it starts itself; "make unittest" runs the pure-C tests.
+# extension; "make installcheck" runs the regression, isolation and TAP
+# tests against temporary servers it starts itself; "make unittest" runs the
+# pure-C tests.
 
 MODULE_big = braidsort
 

@@ -42,7 +42,7 @@ echo "random-test.sh: seed $seed, ${minutes} minutes${case_:+, case $case_}"
 status=0
 runuser -u postgres -- env "${dax_env[@]}" BRAID_RANDOM_SEED="$seed" \
 	BRAID_RANDOM_SECONDS=$((minutes * 60)) ${case_:+BRAID_RANDOM_CASE=$case_} \
-	make -C "$work/src" -s installcheck REGRESS= PROVE_TESTS=test/t/012_random.pl \
+	make -C "$work/src" -s installcheck REGRESS= ISOLATION= PROVE_TESTS=test/t/012_random.pl \
 	PROVE_FLAGS=--verbose PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config || status=$?
 if [ $status -ne 0 ]; then
 	grep -h -A6 "^# FAILED case\|^FAILED case" "$work/src"/tmp_check/log/regress_log_012_random 2>/dev/null || true

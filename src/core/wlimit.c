@@ -101,8 +101,10 @@
  * - mat_read_cpu: decoding an unpadded <key prefix, ref> and comparing it
  *	 with the bound: ~15 ns.
  * - entries: 13 bytes in a front-coded run, 20 in lazy's file (a 12-byte
- *	 key prefix and an 8-byte ref, unpadded) at the sortbenchmark shape;
- *	 fan-in 64 (what 1 MB of budget merges at once).
+ *	 key prefix and an 8-byte ref, unpadded) at the sortbenchmark shape
+ *	 (the planner sizes a run's from the encoded key instead:
+ *	 braid_wl_run_entry_bytes); fan-in 64 (what 1 MB of budget merges at
+ *	 once).
  */
 #define WL_DEFAULT_WRITE_NS			8.0
 #define WL_DEFAULT_READ_NS			4.0
@@ -114,6 +116,19 @@
 #define WL_DEFAULT_RUN_ENTRY_BYTES	13.0
 #define WL_DEFAULT_MAT_ENTRY_BYTES	20.0
 #define WL_DEFAULT_FANIN			64
+
+/*
+ * A run's record (runfile.c): a byte of lengths, the key's suffix past
+ * what it shares with the previous key, and the ref (a heap ref: the block
+ * a varint of 3 bytes up to 16 GB of table, the line pointer 1, the length
+ * mostly unchanged and then nothing).  Measured at the sortbenchmark shape
+ * (wlimit-20261124-223150: a 10-byte bytea key, encoded 13 bytes with its
+ * null mark and terminator; 5M rows in runs of 625k to 2.5M entries) a
+ * record took 12.8-13.0 bytes: a suffix of 0.6 of the encoded key.
+ */
+#define WL_RECORD_LENGTHS	1.0
+#define WL_RECORD_SUFFIX	0.6
+#define WL_RECORD_REF		4.0
 
 #define WL_LINE_BYTES	64.0
 #define WL_LN2			0.69314718055994530942
@@ -674,6 +689,20 @@ braid_wl_input_defaults(BraidWlInput *in)
 	in->gather_bytes = 0;
 	in->budget_bytes = 0;
 	in->gather_pass_ms = 0;
+}
+
+/*
+ * braid_wl_run_entry_bytes
+ *		Bytes a front-coded run record takes for a key of key_bytes encoded
+ *		bytes (the whole key, as runs hold it), as measured (see
+ *		WL_RECORD_SUFFIX): at least a byte of suffix.
+ */
+double
+braid_wl_run_entry_bytes(double key_bytes)
+{
+	double		suffix = fmax(WL_RECORD_SUFFIX * nonneg(key_bytes), 1.0);
+
+	return WL_RECORD_LENGTHS + suffix + WL_RECORD_REF;
 }
 
 /*

@@ -112,6 +112,7 @@ typedef struct BraidWlEstimate
  * budget_entries, fanin, can_reread and, if known, the device's w and r.
  */
 extern void braid_wl_input_defaults(BraidWlInput *in);
+extern double braid_wl_run_entry_bytes(double key_bytes);
 
 /*
  * One mode at one write intensity (-1 = the mode's cost-optimal choice;

@@ -72,7 +72,8 @@ sort_node_rows(ModesWalk *w, CustomScan *cscan, List *ancestors)
 	bool		with_pg;
 
 	braid_plan_unpack(cscan->custom_private, &data);
-	(void) braid_plan_sort_mode(cscan->scan.plan.plan_rows, data.keylen, data.key_memory,
+	(void) braid_plan_sort_mode(cscan->scan.plan.plan_rows, data.keylen, data.key_tenths / 10.0,
+								data.key_memory,
 								data.mode == BRAID_MODE_VALUE_LOG, data.can_reread,
 								data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
 								data.select_collated_ns, est, &share);

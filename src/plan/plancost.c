@@ -701,7 +701,8 @@ braid_ms_text(double ms)
 /*
  * braid_plan_wl_input
  *		The write-limited sorts' cost model input (wlimit.h) for a sort of
- *		"rows" entries of "stride" bytes (a key prefix of keylen), each with
+ *		"rows" entries of "stride" bytes (a key prefix of keylen; the whole
+ *		encoded key key_bytes, 0 if not estimated), each with
  *		key_memory bytes of full key kept aside (0: none), within "budget"
  *		bytes: what the device costs per line (braid_plan_spill_line_ns)
  *		and the CPU costs of the model's defaults.  Full keys share the
@@ -714,7 +715,7 @@ braid_ms_text(double ms)
  */
 void
 braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
-					double key_memory, size_t budget, int fanin, bool can_reread,
+					double key_bytes, double key_memory, size_t budget, int fanin, bool can_reread,
 					bool value_log, double select_collated_ns)
 {
 	double		map_bytes = value_log ? (double) budget / 2 : (double) budget;
@@ -725,7 +726,7 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 	in->budget_entries = Max(braid_cost_budget_rows(in->rows, key_memory, map_bytes, stride),
 							 1.0);
 	/* a front-coded record: lengths, the unshared part of the key, the ref */
-	in->run_entry_bytes = 1.0 + 0.75 * keylen + 5.0;
+	in->run_entry_bytes = braid_wl_run_entry_bytes(key_bytes > 0 ? key_bytes : (double) keylen);
 	in->mat_entry_bytes = 2.0 + sizeof(uint64) + keylen;
 	in->fanin = Max(fanin, 2);
 	in->can_reread = can_reread;
@@ -736,7 +737,8 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 /*
  * braid_plan_sort_mode
  *		The write-limited mode a sort of "rows" entries (key prefix keylen,
- *		key_memory bytes of full key kept aside each) would run should its IndexMap outgrow the budget: every mode's
+ *		whole encoded key key_bytes, key_memory bytes of full key kept aside
+ *		each) would run should its IndexMap outgrow the budget: every mode's
  *		estimate at braidsort.write_intensity (est), and the mode
  *		braidsort.sort_mode asks for -- the cost model's fastest within the
  *		write intensity under auto.  A mode that re-reads its input needs
@@ -750,7 +752,8 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
  *		(braid_plan_wl_input).
  */
 BraidWlMode
-braid_plan_sort_mode(double rows, int keylen, double key_memory, bool value_log, bool can_reread,
+braid_plan_sort_mode(double rows, int keylen, double key_bytes, double key_memory,
+					 bool value_log, bool can_reread,
 					 double gather_bytes, double gather_pass_ms, double select_collated_ns,
 					 BraidWlEstimate est[BRAID_WL_NMODES], double *share)
 {
@@ -760,7 +763,7 @@ braid_plan_sort_mode(double rows, int keylen, double key_memory, bool value_log,
 	BraidWlInput in;
 	BraidWlMode chosen;
 
-	braid_plan_wl_input(&in, rows, stride, (uint32) keylen, key_memory, budget, fanin,
+	braid_plan_wl_input(&in, rows, stride, (uint32) keylen, key_bytes, key_memory, budget, fanin,
 						can_reread, value_log, select_collated_ns);
 	in.gather_bytes = gather_bytes;
 	in.budget_bytes = (double) budget;

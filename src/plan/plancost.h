@@ -28,6 +28,8 @@ typedef struct BraidKeys
 	bool		collated;		/* a key is ordered by a libc collation */
 	bool		numeric_first;	/* the first key is a numeric */
 	int			collated_key;	/* the first collated key, if there is one */
+	double		encoded_bytes;	/* estimated bytes of a row's whole encoded
+								 * key (what a run record front-codes) */
 	double		full_key_bytes; /* estimated bytes a row of full keys kept
 								 * beside its entry (sort/sort_map.c): the
 								 * whole key with a collated key, or where the
@@ -50,9 +52,11 @@ extern void braid_plan_spill_line_ns(double *write_ns, double *read_ns);
 extern char *braid_ms_text(double ms);
 extern char *braid_cost_margin_text(const BraidCostEstimate *est);
 extern void braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
-								double key_memory, size_t budget, int fanin, bool can_reread,
+								double key_bytes, double key_memory, size_t budget, int fanin,
+								bool can_reread,
 								bool value_log, double select_collated_ns);
-extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, double key_memory, bool value_log,
+extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, double key_bytes,
+										double key_memory, bool value_log,
 										bool can_reread, double gather_bytes,
 										double gather_pass_ms, double select_collated_ns,
 										BraidWlEstimate est[BRAID_WL_NMODES],

@@ -59,6 +59,7 @@
 #define PARAM_SELECT_COLLATED_NS 16
 #define PARAM_EST_BRAID		17	/* tenths of ms; -1: not estimated */
 #define PARAM_EST_PG		18
+#define PARAM_KEY_TENTHS	19
 
 /* attnos_to_list: an int list of n column numbers. */
 static List *
@@ -121,6 +122,7 @@ braid_plan_pack(const BraidSortPlanData *data)
 	params = lappend_int(params, data->select_collated_ns);
 	params = lappend_int(params, data->est_braid_tenth_ms);
 	params = lappend_int(params, data->est_pg_tenth_ms);
+	params = lappend_int(params, data->key_tenths);
 
 	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
 	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
@@ -176,6 +178,7 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->select_collated_ns = list_nth_int(params, PARAM_SELECT_COLLATED_NS);
 	data->est_braid_tenth_ms = list_nth_int(params, PARAM_EST_BRAID);
 	data->est_pg_tenth_ms = list_nth_int(params, PARAM_EST_PG);
+	data->key_tenths = list_nth_int(params, PARAM_KEY_TENTHS);
 }
 
 /*

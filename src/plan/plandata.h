@@ -62,6 +62,8 @@ typedef struct BraidSortPlanData
 	bool		adaptive;		/* declined only for its row estimate: starts
 								 * as PostgreSQL's in-memory sort, switches
 								 * past work_mem (sort_adaptive.c) */
+	int			key_tenths;		/* tenths of the bytes of a row's whole
+								 * encoded key, estimated (0: unknown) */
 	int			key_memory;		/* bytes an entry's full key is expected to
 								 * take kept aside (0: none;
 								 * braid_cost_split_key_memory) */

@@ -167,6 +167,7 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 	 * and about every row's when the average key outgrows the prefix (rows
 	 * with shorter keys than the average are not counted off).
 	 */
+	k->encoded_bytes = whole_bytes;
 	if (k->collated || whole_bytes > k->keylen)
 		k->full_key_bytes = whole_bytes;
 	if (k->keylen + BRAID_REF_BYTES > BRAID_MAX_STRIDE)
@@ -591,7 +592,8 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	data.rank_collated = braid_cost_ranks(&cost, est.from, &rank_saving_ns);
 	data.select_collated_ns = cost.rows > 0 ?
 		(int) Min(rint(rank_saving_ns / cost.rows), (double) INT_MAX) : 0;
-	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, data.key_memory, !by_tid, can_reread,
+	wl_mode = braid_plan_sort_mode(cost.rows, keys.keylen, data.key_tenths / 10.0,
+								   data.key_memory, !by_tid, can_reread,
 								   data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
 								   data.select_collated_ns, wl_est, &data.segment_share);
 	data.est_braid_tenth_ms = (int) Min(rint(est.braid_ns / 1e5), (double) INT_MAX);
@@ -643,6 +645,9 @@ start_plan_data(BraidSortPlanData *data, Sort *sort, const BraidKeys *keys, List
 	data->keyexprs = keyexprs;
 	data->keycols = sort->sortColIdx;
 	data->keylen = keys->keylen;
+	/* collated keys are coded as their ranks or in full: not estimated */
+	data->key_tenths = keys->collated ? 0 :
+		(int) Min(rint(keys->encoded_bytes * 10), (double) INT_MAX);
 	data->truncates = keys->has_var;
 	data->mode = by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG;
 	data->processes = processes;

@@ -383,9 +383,9 @@ next_stream_batch(BraidSortState *st)
 	}
 
 	/*
-	 * The helper's reads, made while the last batch was gathered, are paid
-	 * for now; the backend then reads each block under a grant before it
-	 * merges there, and defers again for the helper.
+	 * The helper's reads were paid for after the last batch's load
+	 * (load_merging_ahead); the backend reads each block under a grant before
+	 * it merges there, and defers again for the helper.
 	 */
 	if (st->out.ahead_on)
 	{

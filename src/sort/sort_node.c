@@ -357,6 +357,7 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->value_log = data->mode == BRAID_MODE_VALUE_LOG;
 	cfg->segment_share = Min(Max(data->segment_share, 0.0), 1.0);
 	cfg->key_memory = data->key_memory;
+	cfg->key_bytes = data->key_tenths / 10.0;
 	cfg->rank_collated = data->rank_collated;
 	cfg->select_collated_ns = data->select_collated_ns;
 }

@@ -187,6 +187,9 @@ typedef struct BraidSortConfig
 	bool		random_access;
 	size_t		budget;
 	double		segment_share;	/* segment: share of the input through runs */
+	double		key_bytes;		/* the plan's estimate of a row's whole
+								 * encoded key (0: none), for the size of a
+								 * run record */
 	double		key_memory;		/* the plan's bytes of full key kept aside per
 								 * entry (the write-limited model's) */
 	bool		rank_collated;	/* rank collated keys' strings where they fit

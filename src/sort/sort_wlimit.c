@@ -179,7 +179,8 @@ wl_start_build(BraidSortState *st, int64 rows_carried)
 		default:
 			break;
 	}
-	braid_plan_wl_input(&wl->model, est, st->cfg.stride, st->cfg.keylen, st->cfg.key_memory,
+	braid_plan_wl_input(&wl->model, est, st->cfg.stride, st->cfg.keylen, st->cfg.key_bytes,
+						st->cfg.key_memory,
 						st->cfg.budget, braid_runs_fanin(st), true, st->cfg.value_log,
 						st->cfg.select_collated_ns);
 	return wl->head_rows;

@@ -4,7 +4,8 @@
 #	after a crash, and removes spill files orphaned by dead backends (but
 #	not those of live ones); a profile of the tmpfs tablespace returns
 #	positive bandwidths, a lambda that rises with write emulation, holds
-#	the device alone while it runs, and survives a restart; NULL
+#	the device alone while it runs (a sort waits for it, and a cancel ends
+#	that wait cleanly), and survives a restart; NULL
 #	arguments mean their defaults, and bad arguments (a size_mb over the
 #	device's free space, no CREATE on the tablespace...) are refused with
 #	messages that say what to change.
@@ -176,9 +177,10 @@ is($node->safe_psql('postgres',
 	'0', 'nothing holds the gate afterwards');
 
 # a sort cancelled while it waits for the gate (held by a profile) stops
-# waiting, gives up its place in the queue and leaves no file behind
+# waiting, gives up its place in the queue and leaves no file behind (the
+# profile's 8 thread counts hold the device for several seconds)
 $prof = start_psql($node,
-	"SET braidsort.emulate_read_ns = 20; SELECT count(*) FROM braidsort.profile_device('dax', 64, 2)");
+	"SET braidsort.emulate_read_ns = 20; SELECT count(*) FROM braidsort.profile_device('dax', 64, 8)");
 $seen = wait_for(sub {
 		$node->safe_psql('postgres',
 			"SELECT coalesce(max(profilers), 0) FROM braidsort.scheduler WHERE tablespace = 'dax'");
@@ -187,16 +189,22 @@ is($seen, 1, 'a second profile holds the device');
 my $waiter = start_psql($node, q{SET application_name = 'waiter'; SET braidsort.force = on;
 SET braidsort.work_mem = 1024; SET braidsort.spill_tablespace = dax;
 SELECT count(*), sum(id) FROM (SELECT * FROM t ORDER BY k OFFSET 0) s});
+# (until the sort waits, or the profile is over: then the test lost its
+# race and says so)
 my $waiting = wait_for(sub {
 		$node->safe_psql('postgres', q{
-SELECT coalesce(max(waiting_readers + waiting_writers), 0) FROM braidsort.scheduler
-WHERE tablespace = 'dax'});
-	});
-is($waiting, 1, 'a sort waits for the gate while the profile runs');
+SELECT CASE WHEN sum(waiting_readers + waiting_writers) > 0 THEN 'waiting'
+            WHEN sum(profilers) = 0 THEN 'profile over' END
+FROM braidsort.scheduler WHERE tablespace = 'dax'});
+	}, timeout => 60);
+is($waiting, 'waiting', 'a sort waits for the gate while the profile runs');
 $node->safe_psql('postgres',
 	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'waiter'");
 $waiter->{h}->finish;
 like($waiter->{err}, qr/canceling statement due to user request/, 'the waiting sort is cancelled');
+is($node->safe_psql('postgres',
+	"SELECT profilers FROM braidsort.scheduler WHERE tablespace = 'dax'"),
+	'1', 'the profile still held the device: the sort was cancelled in its wait');
 is($node->safe_psql('postgres', q{
 SELECT waiting_readers + waiting_writers + readers + writers FROM braidsort.scheduler
 WHERE tablespace = 'dax'}), '0', 'the cancelled sort left the queue');

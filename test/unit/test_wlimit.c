@@ -109,6 +109,16 @@ test_wlimit_basics(void)
 			   !in.pass_rereads_all && in.rows == 0 && in.budget_entries == 0,
 			   "defaults: entry bytes %g, fanin %d, can_reread %d, rows %g",
 			   in.run_entry_bytes, in.fanin, in.can_reread, in.rows);
+	/* a run record, as measured at the sortbenchmark shape (13 bytes) */
+	check_that(&c, fabs(braid_wl_run_entry_bytes(13.0) - 12.8) < 1e-9,
+			   "a 13-byte key's record takes 12.8 bytes, not %g",
+			   braid_wl_run_entry_bytes(13.0));
+	check_that(&c, braid_wl_run_entry_bytes(0.0) == 6.0 &&
+			   braid_wl_run_entry_bytes(-1.0) == 6.0 &&
+			   braid_wl_run_entry_bytes(NAN) == 6.0,
+			   "a record keeps a byte of suffix: %g", braid_wl_run_entry_bytes(0.0));
+	check_that(&c, braid_wl_run_entry_bytes(100.0) > braid_wl_run_entry_bytes(13.0),
+			   "longer keys take longer records");
 	check_that(&c, strcmp(braid_wl_mode_name(BRAID_WL_MERGEPASS), "mergepass") == 0 &&
 			   strcmp(braid_wl_mode_name(BRAID_WL_HYBRID), "hybrid") == 0 &&
 			   strcmp(braid_wl_mode_name(BRAID_WL_SEGMENT), "segment") == 0 &&
