@@ -76,6 +76,17 @@ def targets(result, med):
                          hy["lines_written"] <= bound))
             rows.append((f"hybrid never slower than MergePass (within {TIME_TOLERANCE:.0%})", pt,
                          f"{hy['ms']:.0f} ms vs {mp['ms']:.0f} ms", hy["ms"] <= mp["ms"] * tol))
+        if mp and mp.get("est_written") and mp["lines_written"]:
+            ratio = mp["est_written"] / mp["lines_written"]
+            rows.append(("the model's MergePass lines within 10% of the measured", pt,
+                         f"model {mp['est_written']:.0f} vs {mp['lines_written']:.0f} "
+                         f"({ratio:.2f}x)", abs(ratio - 1) <= 0.10))
+        au = cfg.get("auto@opt")
+        if mp and hy and au and "hybrid" in au["ran"]:
+            rows.append((f"auto runs hybrid only where it is not slower than MergePass "
+                         f"(within {TIME_TOLERANCE:.0%})", pt,
+                         f"hybrid {hy['ms']:.0f} ms vs MergePass {mp['ms']:.0f} ms",
+                         hy["ms"] <= mp["ms"] * tol))
         lz = cfg.get("lazy@0")
         if mp and lz and abs(beta - 4) < 1e-9 and mp["lines_written"]:
             rows.append(("lazy at intensity 0 writes <= 1/2 of MergePass's lines (beta 4)", pt,
