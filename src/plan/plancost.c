@@ -726,7 +726,8 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 	in->budget_entries = Max(braid_cost_budget_rows(in->rows, key_memory, map_bytes, stride),
 							 1.0);
 	/* a front-coded record: lengths, the unshared part of the key, the ref */
-	in->run_entry_bytes = braid_wl_run_entry_bytes(key_bytes > 0 ? key_bytes : (double) keylen);
+	in->run_entry_bytes = key_bytes > 0 ? braid_wl_run_entry_bytes(key_bytes) :
+		1.0 + 0.75 * keylen + 5.0;	/* not estimated (collated keys) */
 	in->mat_entry_bytes = 2.0 + sizeof(uint64) + keylen;
 	in->fanin = Max(fanin, 2);
 	in->can_reread = can_reread;
