@@ -746,7 +746,8 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
  *		an input it can read again (can_reread), else hybrid runs.  *share
  *		is the share of the input a segment sort puts through runs: the
  *		model's choice, or half when that choice is all of it and the DBA
- *		asked for segment (all of it would be a hybrid sort).  gather_bytes
+ *		asked for segment (all of it would be a hybrid sort), est[SEGMENT]
+ *		then that half's estimate.  gather_bytes
  *		and gather_pass_ms describe the late gather by TID (0: none), whose
  *		batches lose the memory a mode holds during it; select_collated_ns
  *		the selection passes' unranked collated comparisons
@@ -777,7 +778,11 @@ braid_plan_sort_mode(double rows, int keylen, double key_bytes, double key_memor
 	*share = est[BRAID_WL_SEGMENT].segment_share;
 	if (chosen == BRAID_WL_SEGMENT && braid_sort_mode == BRAID_SORT_MODE_SEGMENT &&
 		braid_write_intensity < 0 && *share >= 0.99)
+	{
+		/* the estimate is of the share that runs (sort_modes() shows it) */
 		*share = 0.5;
+		braid_wl_estimate_segment(&in, *share, &est[BRAID_WL_SEGMENT]);
+	}
 	return chosen;
 }
 
