@@ -49,8 +49,10 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_locale.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 #include "utils/uuid.h"
@@ -88,19 +90,19 @@ default_libc_locale(void)
 }
 
 /*
- * braid_key_column_for
- *		Find the exact encoder for a sort column, or explain why there is
- *		none.  Returns false (and sets *why) to decline.
+ * key_column_lookup
+ *		braid_key_column_for's answer from the catalogs.
  */
-bool
-braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
-					 BraidKeyColumn *col, char **why)
+static bool
+key_column_lookup(Oid sortop, Oid collation, bool nulls_first,
+				  BraidKeyColumn *col, char **why)
 {
 	Oid			opfamily;
 	Oid			opcintype;
 	BraidOrderDirection strategy;
 	TypeCacheEntry *typentry;
 
+	col->locale = NULL;
 	if (!get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy))
 	{
 		*why = psprintf("operator %u is not a btree ordering operator", sortop);
@@ -215,6 +217,93 @@ braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
 
 	col->descending = (strategy == BRAID_ORDER_GREATER);
 	col->nulls_first = nulls_first;
+	return true;
+}
+
+/*
+ * A backend's encoders of the sort columns it has planned, for those that
+ * hold no locale (every kind but the libc and ICU collated ones): the
+ * planner asks for every key of every Sort it plans, and the two catalog
+ * lookups behind an answer cost a short query's planning more than the rest
+ * of braidsort's look at its sort.  An operator's properties change only
+ * with its operator family (pg_amop) or its type's default operator class
+ * (pg_opclass): an invalidation of either empties the cache.  A collated
+ * column's locale is left out, as are declines, which say why each time.
+ */
+#define KEY_CACHE_SIZE 16
+
+typedef struct KeyCacheEntry
+{
+	Oid			sortop;
+	Oid			collation;
+	bool		nulls_first;
+	BraidKeyColumn col;
+}			KeyCacheEntry;
+
+static KeyCacheEntry key_cache[KEY_CACHE_SIZE];
+static int	key_cache_used = 0; /* entries in use */
+static int	key_cache_next = 0; /* the entry to replace when full */
+static uint64 key_cache_generation = 0; /* invalidations seen */
+static bool key_cache_watched = false;	/* invalidation callbacks set */
+
+/* key_cache_forget: a syscache callback emptying the cache. */
+static void
+key_cache_forget(Datum arg, int cacheid, uint32 hashvalue)
+{
+	key_cache_used = 0;
+	key_cache_next = 0;
+	key_cache_generation++;
+}
+
+/*
+ * braid_key_column_for
+ *		Find the exact encoder for a sort column, or explain why there is
+ *		none.  Returns false (and sets *why) to decline.
+ */
+bool
+braid_key_column_for(Oid sortop, Oid collation, bool nulls_first,
+					 BraidKeyColumn *col, char **why)
+{
+	KeyCacheEntry *entry;
+	uint64		generation;
+
+	/* (before any lookup: an invalidation during it must be seen) */
+	if (!key_cache_watched)
+	{
+		CacheRegisterSyscacheCallback(AMOPOPID, key_cache_forget, (Datum) 0);
+		CacheRegisterSyscacheCallback(CLAOID, key_cache_forget, (Datum) 0);
+		key_cache_watched = true;
+	}
+	generation = key_cache_generation;
+	for (int i = 0; i < key_cache_used; i++)
+	{
+		entry = &key_cache[i];
+		if (entry->sortop == sortop && entry->collation == collation &&
+			entry->nulls_first == nulls_first)
+		{
+			*col = entry->col;
+			return true;
+		}
+	}
+	if (!key_column_lookup(sortop, collation, nulls_first, col, why))
+		return false;
+	if (col->kind == BRAID_KEY_TEXT_ICU || col->kind == BRAID_KEY_BPCHAR_ICU ||
+		BRAID_KEY_IS_COLLATED(col->kind))
+		return true;
+	/* an invalidation during the lookup: the answer may predate it */
+	if (key_cache_generation != generation)
+		return true;
+	if (key_cache_used < KEY_CACHE_SIZE)
+		entry = &key_cache[key_cache_used++];
+	else
+	{
+		entry = &key_cache[key_cache_next];
+		key_cache_next = (key_cache_next + 1) % KEY_CACHE_SIZE;
+	}
+	entry->sortop = sortop;
+	entry->collation = collation;
+	entry->nulls_first = nulls_first;
+	entry->col = *col;
 	return true;
 }
 

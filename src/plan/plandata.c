@@ -5,11 +5,10 @@
  *	  back, and its sort keys as EXPLAIN and braidsort.sort_modes() show
  *	  them.
  *
- * The list holds, in order: the sort operators (OID list), collations (OID
- * list), NULLS FIRST flags (int list), the scalar parameters (int list, in
- * the order of the PARAM_* numbers below), the key expressions, the value
- * log's key columns (int list) and, in heap TID mode when keys are read
- * from the unprojected scan tuple, their table columns (int list).
+ * The list holds two items: a blob (a bytea Const: copyable, printable and
+ * read back by a parallel worker like any constant) with the scalar
+ * parameters and the keys' operators, collations, columns and NULLS FIRST
+ * flags, and the key expressions (for EXPLAIN).
  *
  * src/plan/plandata.c
  *
@@ -20,7 +19,9 @@
 #include <math.h>
 
 #include "access/stratnum.h"
+#include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -30,16 +31,12 @@
 #include "compat.h"
 #include "plan/plandata.h"
 
-/* positions in custom_private */
-#define PRIV_SORTOPS		0
-#define PRIV_COLLATIONS		1
-#define PRIV_NULLSFIRST		2
-#define PRIV_PARAMS			3
-#define PRIV_KEYEXPRS		4
-#define PRIV_KEYCOLS		5
-#define PRIV_KEYATTNOS		6	/* optional */
-
-/* positions in the parameter list */
+/*
+ * The blob: a bytea whose header is the scalar parameters (in the order of
+ * the PARAM_* numbers), followed by the keys' arrays.  A list of a dozen
+ * integer lists cost a short query's planning about as much as the rest of
+ * braidsort's decision, and its executor start as much again to read back.
+ */
 #define PARAM_KEYLEN		0
 #define PARAM_TRUNCATES		1
 #define PARAM_TUPLE_WIDTH	2
@@ -60,125 +57,136 @@
 #define PARAM_EST_BRAID		17	/* tenths of ms; -1: not estimated */
 #define PARAM_EST_PG		18
 #define PARAM_KEY_TENTHS	19
+#define PARAM_COUNT			20
 
-/* attnos_to_list: an int list of n column numbers. */
-static List *
-attnos_to_list(const AttrNumber *attnos, int n)
+typedef struct PackedSortPlan
 {
-	List	   *list = NIL;
+	int32		vl_len_;		/* varlena header (do not touch directly) */
+	int32		nkeys;
+	int32		has_keyattnos;	/* keyattnos[] holds the keys' table columns */
+	int32		params[PARAM_COUNT];
 
-	for (int i = 0; i < n; i++)
-		list = lappend_int(list, attnos[i]);
-	return list;
-}
+	/*
+	 * sortops[nkeys], collations[nkeys] (Oid), keycols[nkeys],
+	 * keyattnos[nkeys] (AttrNumber), nullsfirst[nkeys] (bool): each array
+	 * aligned for its type as long as the blob is (palloc'd, as a Const's
+	 * value always is)
+	 */
+	char		keys[FLEXIBLE_ARRAY_MEMBER];
+}			PackedSortPlan;
 
-/* list_to_attnos: n column numbers from an int list. */
-static AttrNumber *
-list_to_attnos(List *list, int n)
+/* packed_size: bytes of the blob of a plan with n keys. */
+static Size
+packed_size(int n)
 {
-	AttrNumber *attnos = palloc(sizeof(AttrNumber) * n);
-
-	if (list_length(list) != n)
-		elog(ERROR, "braidsort: plan has %d key columns for %d keys",
-			 list_length(list), n);
-	for (int i = 0; i < n; i++)
-		attnos[i] = (AttrNumber) list_nth_int(list, i);
-	return attnos;
+	return offsetof(PackedSortPlan, keys) +
+		(Size) n * (2 * sizeof(Oid) + 2 * sizeof(AttrNumber) + sizeof(bool));
 }
 
 /*
  * braid_plan_pack
- *		The custom_private list for a BraidSort CustomScan.
+ *		The custom_private list for a BraidSort CustomScan: the blob (a
+ *		bytea Const) and the key expressions.
  */
 List *
 braid_plan_pack(const BraidSortPlanData *data)
 {
-	List	   *sortops = NIL;
-	List	   *collations = NIL;
-	List	   *nullsfirst = NIL;
-	List	   *params;
-	List	   *private;
+	int			n = data->nkeys;
+	Size		size = packed_size(n);
+	PackedSortPlan *p = palloc0(size);
+	char	   *at = p->keys;
 
-	for (int i = 0; i < data->nkeys; i++)
-	{
-		sortops = lappend_oid(sortops, data->sortops[i]);
-		collations = lappend_oid(collations, data->collations[i]);
-		nullsfirst = lappend_int(nullsfirst, data->nullsfirst[i] ? 1 : 0);
-	}
-	params = list_make5_int(data->keylen, data->truncates ? 1 : 0,
-							data->tuple_width, data->expect_spill ? 1 : 0,
-							data->mode);
-	params = lappend_int(params, data->processes);
-	params = lappend_int(params, data->wl_mode);
-	params = lappend_int(params, (int) rint(data->write_intensity * 1e6));
-	params = lappend_int(params, (int) rint(data->segment_share * 1e6));
-	params = lappend_int(params, data->can_reread ? 1 : 0);
-	params = lappend_int(params, data->gather_kb);
-	params = lappend_int(params, data->gather_pass_us);
-	params = lappend_int(params, data->adaptive ? 1 : 0);
-	params = lappend_int(params, data->sort_width);
-	params = lappend_int(params, data->key_memory);
-	params = lappend_int(params, data->rank_collated ? 1 : 0);
-	params = lappend_int(params, data->select_collated_ns);
-	params = lappend_int(params, data->est_braid_tenth_ms);
-	params = lappend_int(params, data->est_pg_tenth_ms);
-	params = lappend_int(params, data->key_tenths);
+	SET_VARSIZE(p, size);
+	p->nkeys = n;
+	p->has_keyattnos = data->keyattnos != NULL;
+	p->params[PARAM_KEYLEN] = data->keylen;
+	p->params[PARAM_TRUNCATES] = data->truncates ? 1 : 0;
+	p->params[PARAM_TUPLE_WIDTH] = data->tuple_width;
+	p->params[PARAM_EXPECT_SPILL] = data->expect_spill ? 1 : 0;
+	p->params[PARAM_MODE] = data->mode;
+	p->params[PARAM_PROCESSES] = data->processes;
+	p->params[PARAM_WL_MODE] = data->wl_mode;
+	p->params[PARAM_WL_INTENSITY] = (int32) rint(data->write_intensity * 1e6);
+	p->params[PARAM_WL_SHARE] = (int32) rint(data->segment_share * 1e6);
+	p->params[PARAM_CAN_REREAD] = data->can_reread ? 1 : 0;
+	p->params[PARAM_GATHER_KB] = data->gather_kb;
+	p->params[PARAM_GATHER_PASS_US] = data->gather_pass_us;
+	p->params[PARAM_ADAPTIVE] = data->adaptive ? 1 : 0;
+	p->params[PARAM_SORT_WIDTH] = data->sort_width;
+	p->params[PARAM_KEY_MEMORY] = data->key_memory;
+	p->params[PARAM_RANK_COLLATED] = data->rank_collated ? 1 : 0;
+	p->params[PARAM_SELECT_COLLATED_NS] = data->select_collated_ns;
+	p->params[PARAM_EST_BRAID] = data->est_braid_tenth_ms;
+	p->params[PARAM_EST_PG] = data->est_pg_tenth_ms;
+	p->params[PARAM_KEY_TENTHS] = data->key_tenths;
 
-	private = list_make5(sortops, collations, nullsfirst, params, data->keyexprs);
-	private = lappend(private, attnos_to_list(data->keycols, data->nkeys));
+	memcpy(at, data->sortops, n * sizeof(Oid));
+	at += n * sizeof(Oid);
+	memcpy(at, data->collations, n * sizeof(Oid));
+	at += n * sizeof(Oid);
+	memcpy(at, data->keycols, n * sizeof(AttrNumber));
+	at += n * sizeof(AttrNumber);
 	if (data->keyattnos != NULL)
-		private = lappend(private, attnos_to_list(data->keyattnos, data->nkeys));
-	return private;
+		memcpy(at, data->keyattnos, n * sizeof(AttrNumber));
+	at += n * sizeof(AttrNumber);
+	memcpy(at, data->nullsfirst, n * sizeof(bool));
+
+	return list_make2(makeConst(BYTEAOID, -1, InvalidOid, -1, PointerGetDatum(p),
+								false, false),
+					  data->keyexprs);
 }
 
 /*
  * braid_plan_unpack
- *		Read back what braid_plan_pack() packed (arrays in the current
- *		memory context).
+ *		Read back what braid_plan_pack() packed.  The key arrays point into
+ *		the plan, which they must not outlive, and are not to be written.
  */
 void
 braid_plan_unpack(List *private, BraidSortPlanData *data)
 {
-	List	   *sortops = list_nth(private, PRIV_SORTOPS);
-	List	   *collations = list_nth(private, PRIV_COLLATIONS);
-	List	   *nullsfirst = list_nth(private, PRIV_NULLSFIRST);
-	List	   *params = list_nth(private, PRIV_PARAMS);
-	int			n = list_length(sortops);
+	Const	   *blob = linitial_node(Const, private);
+	PackedSortPlan *p = (PackedSortPlan *) DatumGetPointer(blob->constvalue);
+	const int32 *params = p->params;
+	char	   *at = p->keys;
+	int			n;
 
+	if (blob->consttype != BYTEAOID || blob->constisnull || VARATT_IS_EXTENDED(p) ||
+		p->nkeys < 0 || VARSIZE(p) != packed_size(p->nkeys) ||
+		(uintptr_t) p % MAXIMUM_ALIGNOF != 0)
+		elog(ERROR, "braidsort: plan data is not in this version's form");
+	n = p->nkeys;
 	data->nkeys = n;
-	data->sortops = palloc(sizeof(Oid) * n);
-	data->collations = palloc(sizeof(Oid) * n);
-	data->nullsfirst = palloc(sizeof(bool) * n);
-	for (int i = 0; i < n; i++)
-	{
-		data->sortops[i] = list_nth_oid(sortops, i);
-		data->collations[i] = list_nth_oid(collations, i);
-		data->nullsfirst[i] = list_nth_int(nullsfirst, i) != 0;
-	}
-	data->keyexprs = list_nth(private, PRIV_KEYEXPRS);
-	data->keycols = list_to_attnos(list_nth(private, PRIV_KEYCOLS), n);
-	data->keyattnos = list_length(private) > PRIV_KEYATTNOS ?
-		list_to_attnos(list_nth(private, PRIV_KEYATTNOS), n) : NULL;
-	data->keylen = list_nth_int(params, PARAM_KEYLEN);
-	data->truncates = list_nth_int(params, PARAM_TRUNCATES) != 0;
-	data->tuple_width = list_nth_int(params, PARAM_TUPLE_WIDTH);
-	data->expect_spill = list_nth_int(params, PARAM_EXPECT_SPILL) != 0;
-	data->mode = list_nth_int(params, PARAM_MODE);
-	data->processes = list_nth_int(params, PARAM_PROCESSES);
-	data->wl_mode = list_nth_int(params, PARAM_WL_MODE);
-	data->write_intensity = list_nth_int(params, PARAM_WL_INTENSITY) / 1e6;
-	data->segment_share = list_nth_int(params, PARAM_WL_SHARE) / 1e6;
-	data->can_reread = list_nth_int(params, PARAM_CAN_REREAD) != 0;
-	data->gather_kb = list_nth_int(params, PARAM_GATHER_KB);
-	data->gather_pass_us = list_nth_int(params, PARAM_GATHER_PASS_US);
-	data->adaptive = list_nth_int(params, PARAM_ADAPTIVE) != 0;
-	data->sort_width = list_nth_int(params, PARAM_SORT_WIDTH);
-	data->key_memory = list_nth_int(params, PARAM_KEY_MEMORY);
-	data->rank_collated = list_nth_int(params, PARAM_RANK_COLLATED) != 0;
-	data->select_collated_ns = list_nth_int(params, PARAM_SELECT_COLLATED_NS);
-	data->est_braid_tenth_ms = list_nth_int(params, PARAM_EST_BRAID);
-	data->est_pg_tenth_ms = list_nth_int(params, PARAM_EST_PG);
-	data->key_tenths = list_nth_int(params, PARAM_KEY_TENTHS);
+	data->sortops = (Oid *) at;
+	at += n * sizeof(Oid);
+	data->collations = (Oid *) at;
+	at += n * sizeof(Oid);
+	data->keycols = (AttrNumber *) at;
+	at += n * sizeof(AttrNumber);
+	data->keyattnos = p->has_keyattnos ? (AttrNumber *) at : NULL;
+	at += n * sizeof(AttrNumber);
+	data->nullsfirst = (bool *) at;
+	data->keyexprs = (List *) lsecond(private);
+
+	data->keylen = params[PARAM_KEYLEN];
+	data->truncates = params[PARAM_TRUNCATES] != 0;
+	data->tuple_width = params[PARAM_TUPLE_WIDTH];
+	data->expect_spill = params[PARAM_EXPECT_SPILL] != 0;
+	data->mode = params[PARAM_MODE];
+	data->processes = params[PARAM_PROCESSES];
+	data->wl_mode = params[PARAM_WL_MODE];
+	data->write_intensity = params[PARAM_WL_INTENSITY] / 1e6;
+	data->segment_share = params[PARAM_WL_SHARE] / 1e6;
+	data->can_reread = params[PARAM_CAN_REREAD] != 0;
+	data->gather_kb = params[PARAM_GATHER_KB];
+	data->gather_pass_us = params[PARAM_GATHER_PASS_US];
+	data->adaptive = params[PARAM_ADAPTIVE] != 0;
+	data->sort_width = params[PARAM_SORT_WIDTH];
+	data->key_memory = params[PARAM_KEY_MEMORY];
+	data->rank_collated = params[PARAM_RANK_COLLATED] != 0;
+	data->select_collated_ns = params[PARAM_SELECT_COLLATED_NS];
+	data->est_braid_tenth_ms = params[PARAM_EST_BRAID];
+	data->est_pg_tenth_ms = params[PARAM_EST_PG];
+	data->key_tenths = params[PARAM_KEY_TENTHS];
 }
 
 /*

@@ -5,9 +5,9 @@
  *
  * A CustomScan carries its private data as a List in custom_private, which
  * must stay copyable, printable and serializable for parallel workers:
- * plain integer and OID lists and expression trees only.  BraidSortPlanData
- * is that data as a struct; braid_plan_pack() and braid_plan_unpack() are
- * the only functions that know its list layout.
+ * nodes only (here a bytea constant and expression trees).
+ * BraidSortPlanData is that data as a struct; braid_plan_pack() and
+ * braid_plan_unpack() are the only functions that know its layout.
  *
  * src/plan/plandata.h
  *

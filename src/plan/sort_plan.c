@@ -60,6 +60,7 @@
 #define BRAID_MAX_BOUNDED_KEY 32
 
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
+static void set_row_scan_tlist(CustomScan *cscan, Plan *child);
 static void set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, List *physical,
 						  BraidSortPlanData *data);
 static void start_plan_data(BraidSortPlanData *data, Sort *sort, const BraidKeys *keys,
@@ -244,13 +245,17 @@ node_tlists(Sort *sort, Plan *child, bool by_tid, List **output_tlist,
 			*why = "sort key is not a column of the input";
 			return false;
 		}
-		*keyexprs = lappend(*keyexprs, copyObject(by_tid ? tle->expr : stle->expr));
+		/* (the Sort's own Var over a value log: the Sort is discarded) */
+		*keyexprs = lappend(*keyexprs, by_tid ? copyObject(tle->expr) : stle->expr);
 		if (by_tid)
 			*child_tlist = lappend(*child_tlist,
 								   makeTargetEntry(copyObject(tle->expr), i + 1, NULL, false));
 	}
 	return true;
 }
+
+/* BraidSort's executor methods, once looked up (make_braid_scan) */
+static const CustomScanMethods *sort_scan_methods = NULL;
 
 /*
  * make_braid_scan
@@ -283,8 +288,14 @@ make_braid_scan(Sort *sort, Plan *child, double own_cost, List *output_tlist)
 	cscan->custom_exprs = NIL;
 	cscan->custom_scan_tlist = NIL;
 	cscan->custom_relids = NULL;
-	/* by name: the executor node registers it (sort/sort_node.c) */
-	cscan->methods = GetCustomScanMethods(BRAID_SORT_NAME, false);
+
+	/*
+	 * by name: the executor node registers it (sort/sort_node.c), for the
+	 * backend's life (looked up once: a hash lookup every Sort planned)
+	 */
+	if (sort_scan_methods == NULL)
+		sort_scan_methods = GetCustomScanMethods(BRAID_SORT_NAME, false);
+	cscan->methods = sort_scan_methods;
 	return cscan;
 }
 
@@ -327,7 +338,7 @@ sort_width_used(Sort *sort, Plan *child)
 /*
  * whole_rows_wider
  *		Whether the rows of table relid are more than BRAID_ADAPTIVE_MAX_WIDER
- *		times as large as those of the Sort over it (child), as tuples: the
+ *		times as large as those of a Sort over it (sort_width_used), as tuples: the
  *		table's from its pages and rows as last counted (dead space and all;
  *		its columns' statistics if it has never been counted), the Sort's
  *		from its width less the NULL constants PostgreSQL puts for unused
@@ -336,16 +347,20 @@ sort_width_used(Sort *sort, Plan *child)
  *		way: the planner takes many small sorts this way.
  */
 static bool
-whole_rows_wider(Sort *sort, Plan *child, Oid relid)
+whole_rows_wider(double sort_width, Oid relid)
 {
-	Relation	rel = table_open(relid, NoLock);
-	double		pages = rel->rd_rel->relpages;
-	double		tuples = rel->rd_rel->reltuples;
+	/* (the relation cache's entry: the planner holds the table's lock) */
+	Relation	rel = RelationIdGetRelation(relid);
+	double		pages,
+				tuples;
 	double		overhead = MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
 	double		table_row;
-	double		sort_width = sort_width_used(sort, child);
 
-	table_close(rel, NoLock);
+	if (!RelationIsValid(rel))
+		elog(ERROR, "braidsort: could not open relation with OID %u", relid);
+	pages = rel->rd_rel->relpages;
+	tuples = rel->rd_rel->reltuples;
+	RelationClose(rel);
 	table_row = pages > 0 && tuples > 0 ? pages * BLCKSZ / tuples :
 		get_relation_data_width(relid, NULL) + overhead;
 	return table_row > BRAID_ADAPTIVE_MAX_WIDER * (sort_width + overhead);
@@ -378,6 +393,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	char	   *tid_why;
 	bool		by_tid;
 	List	   *physical = NIL;
+	double		sort_width = sort_width_used(sort, child);
 
 	/*
 	 * Over a heap scan, the switched sort refetches rows by TID -- but only
@@ -391,7 +407,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 	 */
 	relid = braid_scanned_table(stmt, child, &tid_why);
 	by_tid = braid_gather_source != BRAID_GATHER_VALUE_LOG && OidIsValid(relid) &&
-		!whole_rows_wider(sort, child, relid) &&
+		!whole_rows_wider(sort_width, relid) &&
 		braid_heap_tid_input(stmt, child, &relid, NULL, NULL, &tid_why);
 
 	/*
@@ -446,7 +462,7 @@ take_adaptively(PlannedStmt *stmt, Sort *sort, Plan *child, int processes,
 							output_tlist);
 	start_plan_data(&data, sort, keys, keyexprs, by_tid, processes);
 	data.tuple_width = sort->plan.plan_width;
-	data.sort_width = (int) sort_width_used(sort, child);
+	data.sort_width = (int) sort_width;
 	data.wl_mode = braid_sort_mode == BRAID_SORT_MODE_AUTO ? BRAID_WL_MERGEPASS :
 		(int) (braid_sort_mode - BRAID_SORT_MODE_MERGEPASS);
 	data.segment_share = 0.5;
@@ -672,9 +688,58 @@ finish_braid_scan(CustomScan *cscan, Plan *child, List *child_tlist, List *physi
 		cscan->scan.scanrelid = 0;
 		cscan->custom_plans = NIL;
 		outerPlan(cscan) = child;
+		set_row_scan_tlist(cscan, child);
 	}
 	cscan->custom_private = braid_plan_pack(data);
 	return (Plan *) cscan;
+}
+
+/*
+ * set_row_scan_tlist
+ *		Value log form whose output is its input's row, column for column
+ *		(as a Sort's nearly always is): describe that row as the node's scan
+ *		tuple (custom_scan_tlist: the Sort's target list) and make
+ *		the target list its columns in order (INDEX_VAR), so that the
+ *		executor sees no projection to make (ExecInitCustomScan builds none)
+ *		and the node returns the rows it reads back, or its tuplesort's, as
+ *		they are (a value log sort of millions of rows made a projection of
+ *		each).  EXPLAIN shows the same columns (through the scan target
+ *		list).  A target list with constants is left as it is: EXPLAIN would
+ *		show them parenthesized.
+ */
+static void
+set_row_scan_tlist(CustomScan *cscan, Plan *child)
+{
+	List	   *tlist = NIL;
+	ListCell   *lc;
+	AttrNumber	n = 0;
+
+	if (list_length(cscan->scan.plan.targetlist) != list_length(child->targetlist))
+		return;
+	foreach(lc, cscan->scan.plan.targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *ref = (Var *) tle->expr;
+
+		n++;
+		if (!IsA(ref, Var) || ref->varno != OUTER_VAR || ref->varattno != n ||
+			ref->varlevelsup != 0)
+			return;
+	}
+	n = 0;
+	foreach(lc, cscan->scan.plan.targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *ref = (Var *) tle->expr;
+		TargetEntry *out = flatCopyTargetEntry(tle);
+
+		out->expr = (Expr *) makeVar(INDEX_VAR, ++n, ref->vartype, ref->vartypmod,
+									 ref->varcollid, 0);
+		tlist = lappend(tlist, out);
+	}
+	/* (the Sort's own list: the Sort is discarded) */
+	cscan->custom_scan_tlist = cscan->scan.plan.targetlist;
+	cscan->scan.plan.targetlist = tlist;
 }
 
 /*

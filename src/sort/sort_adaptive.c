@@ -79,6 +79,13 @@
 #define BRAID_ADAPTIVE_CHECK_ROWS 16
 
 /*
+ * ... over a value log, where the question comes once the tuplesort has
+ * written its first run: that many rows more go to its runs at most, which
+ * BUILD reads back anyway.
+ */
+#define BRAID_ADAPTIVE_CHECK_ROWS_AT_SPILL 128
+
+/*
  * passes_through
  *		Whether the node's target list is its input's columns in order (as
  *		a Sort's nearly always is): then a row of the tuplesort is the
@@ -126,15 +133,20 @@ braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data, EState *
 
 	/*
 	 * The node returns the tuplesort's rows or projected ones, or after a
-	 * switch braidsort's: the plan above must not assume one slot type.
+	 * switch braidsort's: the plan above must not assume one slot type --
+	 * unless every one is its input's row as a minimal tuple (the target list
+	 * over it: sort_node.c, begin_value_log).
 	 */
-	ps->resultopsfixed = false;
+	if (((CustomScan *) ps->plan)->custom_scan_tlist == NIL)
+		ps->resultopsfixed = false;
 	if (st->cfg.value_log)
 	{
 		st->adapt.slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
 												&TTSOpsMinimalTuple);
 		st->adapt.sortcols = st->cfg.keycols;
-		st->adapt.passthrough = passes_through(ps, st->child);
+		/* (none to make where the target list is over the input's row) */
+		st->adapt.passthrough = ((CustomScan *) ps->plan)->custom_scan_tlist != NIL ?
+			ps->ps_ProjInfo == NULL : passes_through(ps, st->child);
 		/* ExecInitCustomScan's projection, unless it saw none needed */
 		if (!st->adapt.passthrough && ps->ps_ProjInfo == NULL)
 			ExecAssignProjectionInfo(ps, NULL);
@@ -293,7 +305,7 @@ has_var_keys(BraidSortState *st)
 /*
  * put_row
  *		One row of the child into the tuplesort; its key bytes counted if
- *		"measure" (while switch_pays may still ask).
+ *		"measure" (while switch_pays may still ask).  The caller counts it.
  */
 static inline void
 put_row(BraidSortState *st, TupleTableSlot *slot, bool measure)
@@ -303,7 +315,6 @@ put_row(BraidSortState *st, TupleTableSlot *slot, bool measure)
 	if (measure)
 		st->adapt.key_bytes += key_bytes(st, put);
 	tuplesort_puttupleslot(st->adapt.ts, put);
-	st->adapt.rows_read++;
 }
 
 /*
@@ -417,7 +428,8 @@ switch_pays(BraidSortState *st)
 	}
 	in.processes = st->adapt.processes;
 	in.cpus = braid_pool_cpus();
-	in.sort_threads = cfg->threads;
+	in.sort_threads = cfg->threads > 0 ? cfg->threads :
+		braid_sort_thread_count(st->adapt.processes);
 	braid_cost_estimate(&in, &est);
 	/* for EXPLAIN ANALYZE: why it switched or not */
 	st->instr.switch_estimated = true;
@@ -488,6 +500,14 @@ braid_adaptive_sort(BraidSortState *st)
 	bool		switched = false;
 	bool		spilled = false;
 	bool		measure = has_var_keys(st);
+	bool		plain;
+
+	/* (both powers of two) */
+	int64		check_mask = (at_spill ? BRAID_ADAPTIVE_CHECK_ROWS_AT_SPILL :
+							  BRAID_ADAPTIVE_CHECK_ROWS) - 1;
+	PlanState  *child = st->child;
+	Tuplesortstate *ts;
+	int64		rows = 0;
 
 	Assert(st->adapt.ts == NULL);
 	estate->es_direction = ForwardScanDirection;
@@ -503,16 +523,26 @@ braid_adaptive_sort(BraidSortState *st)
 	st->instr.switch_declined_rows = 0;
 	st->instr.switch_estimated = false;
 
+	/*
+	 * The child's rows as they are, with nothing to measure: the loop
+	 * ExecSort runs (a short query's every row counts).
+	 */
+	ts = st->adapt.ts;
+	plain = st->cfg.value_log && !measure;
 	for (;;)
 	{
-		TupleTableSlot *slot = ExecProcNode(st->child);
+		TupleTableSlot *slot = ExecProcNode(child);
 		TuplesortInstrumentation stats;
 
 		if (TupIsNull(slot))
 			break;
-		put_row(st, slot, measure && !spilled);
-		if (spilled || st->adapt.rows_read % BRAID_ADAPTIVE_CHECK_ROWS != 0)
+		if (likely(plain))
+			tuplesort_puttupleslot(ts, slot);
+		else
+			put_row(st, slot, measure && !spilled);
+		if ((++rows & check_mask) != 0 || spilled)
 			continue;
+		st->adapt.rows_read = rows;
 
 		/*
 		 * Once the tuplesort has spilled and not switched, it is PostgreSQL's
@@ -521,7 +551,7 @@ braid_adaptive_sort(BraidSortState *st)
 		 * happens only when the rows read between two looks at its memory are
 		 * larger together than its headroom.
 		 */
-		tuplesort_get_stats(st->adapt.ts, &stats);
+		tuplesort_get_stats(ts, &stats);
 		if (stats.spaceType != SORT_SPACE_TYPE_MEMORY)
 		{
 			spilled = true;
@@ -538,6 +568,8 @@ braid_adaptive_sort(BraidSortState *st)
 			break;
 		}
 	}
+
+	st->adapt.rows_read = rows;
 
 	/*
 	 * Either way the rows held are sorted: to be returned, or handed to the
@@ -562,6 +594,7 @@ braid_adaptive_sort(BraidSortState *st)
 			if (TupIsNull(slot))
 				break;
 			put_row(st, slot, false);
+			st->adapt.rows_read++;
 		}
 		tuplesort_performsort(st->adapt.ts);
 		switched = false;

@@ -41,9 +41,9 @@
 void
 braid_build_begin(BraidSortState *st, int64 rows_carried)
 {
-	st->build.rows_built = 0;
-	st->build.tuple_bytes = 0;
-	st->build.keyless_rows = st->strategy->start_build(st, rows_carried);
+	st->path->build.rows_built = 0;
+	st->path->build.tuple_bytes = 0;
+	st->path->build.keyless_rows = st->strategy->start_build(st, rows_carried);
 }
 
 /*
@@ -54,7 +54,7 @@ braid_build_begin(BraidSortState *st, int64 rows_carried)
 bool
 braid_build_wants_key(const BraidSortState *st)
 {
-	return st->build.rows_built >= st->build.keyless_rows;
+	return st->path->build.rows_built >= st->path->build.keyless_rows;
 }
 
 /*
@@ -64,8 +64,8 @@ braid_build_wants_key(const BraidSortState *st)
 static inline void
 count_row(BraidSortState *st)
 {
-	if ((++st->build.rows_built & 4095) == 0)
-		braid_progress_set_rows(&st->mon.progress, st->build.rows_built);
+	if ((++st->path->build.rows_built & 4095) == 0)
+		braid_progress_set_rows(&st->mon.progress, st->path->build.rows_built);
 }
 
 /*
@@ -79,7 +79,7 @@ braid_build_row(BraidSortState *st, uint64 ref, uint32 tuple_len, bool keyed, si
 {
 	const BraidKeyBuffer *kb = &st->input.keybuf;
 
-	st->build.tuple_bytes += tuple_len;
+	st->path->build.tuple_bytes += tuple_len;
 	st->strategy->put(st, keyed ? kb->data : NULL, len, kb->sortable, ref);
 	count_row(st);
 }
@@ -98,7 +98,7 @@ braid_build_log_row(BraidSortState *st, TupleTableSlot *slot)
 	uint64		ref;
 	size_t		len = 0;
 
-	ref = braid_vlog_append(&st->vlog, mtup);
+	ref = braid_vlog_append(&st->path->vlog, mtup);
 	if (keyed)
 		len = braid_input_slot_key(st, slot);
 	braid_build_row(st, ref, mtup->t_len, keyed, len);
@@ -121,7 +121,7 @@ braid_build_child(BraidSortState *st, SeqScanState *fast)
 		TupleTableSlot *slot;
 		MemoryContext old;
 
-		slot = braid_input_next(st, fast, st->build.rows_built > 0, &fast_rows);
+		slot = braid_input_next(st, fast, st->path->build.rows_built > 0, &fast_rows);
 		if (slot == NULL)
 			break;
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
@@ -151,8 +151,8 @@ braid_build_child(BraidSortState *st, SeqScanState *fast)
 void
 braid_build_end(BraidSortState *st)
 {
-	braid_progress_set_rows(&st->mon.progress, st->build.rows_built);
+	braid_progress_set_rows(&st->mon.progress, st->path->build.rows_built);
 	braid_prefault_end();
 	if (st->cfg.value_log)
-		braid_vlog_finish(&st->vlog);
+		braid_vlog_finish(&st->path->vlog);
 }

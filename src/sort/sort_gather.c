@@ -41,7 +41,7 @@
 void
 braid_batches_begin(BraidSortState *st, bool strip)
 {
-	BraidOutput *out = &st->out;
+	BraidOutput *out = &st->path->out;
 
 	out->batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->cfg.budget),
 						   BRAID_MIN_ARENA);
@@ -61,7 +61,7 @@ braid_batches_begin(BraidSortState *st, bool strip)
 void
 braid_batches_clear(BraidSortState *st)
 {
-	braid_gather_reset(&st->out.gather);
+	braid_gather_reset(&st->path->out.gather);
 }
 
 /*
@@ -71,7 +71,7 @@ braid_batches_clear(BraidSortState *st)
 void
 braid_batches_end(BraidSortState *st)
 {
-	braid_gather_end(&st->out.gather);
+	braid_gather_end(&st->path->out.gather);
 }
 
 /*
@@ -87,7 +87,7 @@ gather_arena(const BraidSortState *st, double mem, double row_bytes,
 {
 	size_t		arena;
 
-	arena = (size_t) braid_cost_gather_arena(mem, (double) st->out.gather.nblocks,
+	arena = (size_t) braid_cost_gather_arena(mem, (double) st->path->out.gather.nblocks,
 											 row_bytes, refs_at);
 	arena = Min(arena, (size_t) braid_gather_batch * 1024);
 	return Max(arena, (size_t) BRAID_MIN_ARENA);
@@ -105,17 +105,17 @@ gather_arena(const BraidSortState *st, double mem, double row_bytes,
 static bool
 offload_refs(BraidSortState *st, size_t arena_bytes, size_t block)
 {
-	size_t		n = (size_t) st->out.nrows;
+	size_t		n = (size_t) st->path->out.nrows;
 	double		passes;
 	size_t		arena;
 	BraidSpillFile *file;
-	Relation	rel = st->out.gather.rel;
+	Relation	rel = st->path->out.gather.rel;
 
 	if (n == 0 || rel == NULL ||
 		!braid_cost_offload_refs((double) n, (double) arena_bytes, (double) st->cfg.budget,
 								 (double) braid_gather_batch * 1024.0,
-								 (double) st->out.gather.nblocks,
-								 st->out.gather.strategy == NULL,
+								 (double) st->path->out.gather.nblocks,
+								 st->path->out.gather.strategy == NULL,
 								 braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess()),
 								 &passes))
 		return false;
@@ -123,24 +123,24 @@ offload_refs(BraidSortState *st, size_t arena_bytes, size_t block)
 	file = braid_spill_try_create(n * sizeof(uint64), &st->instr.device);
 	if (file == NULL)
 		return false;
-	braid_spill_write(file, st->out.refs, n * sizeof(uint64));
+	braid_spill_write(file, st->path->out.refs, n * sizeof(uint64));
 	braid_spill_finish(file);
 
-	st->out.refs_run = MemoryContextAllocZero(st->sortcxt, sizeof(BraidRun));
-	st->out.refs_run->file = file;
-	st->out.refs_run->nrecords = n;
-	st->out.refs_run->bytes = n * sizeof(uint64);
-	st->out.refs = (uint64 *) file->base;
-	st->out.refs_offloaded = true;
+	st->path->out.refs_run = MemoryContextAllocZero(st->sortcxt, sizeof(BraidRun));
+	st->path->out.refs_run->file = file;
+	st->path->out.refs_run->nrecords = n;
+	st->path->out.refs_run->bytes = n * sizeof(uint64);
+	st->path->out.refs = (uint64 *) file->base;
+	st->path->out.refs_offloaded = true;
 
 	arena = gather_arena(st, (double) st->cfg.budget, (double) arena_bytes / n,
 						 BRAID_REFS_ON_DEVICE);
 	/* the IndexMap's memory, if large enough, else the gather's own */
 	if (block >= arena)
-		braid_gather_set_arena(&st->out.gather, (char *) st->map.entries, arena);
+		braid_gather_set_arena(&st->path->out.gather, (char *) st->path->map.entries, arena);
 	else
 		braid_map_free(st);
-	st->out.batch_bytes = arena - BRAID_GATHER_HEADROOM;
+	st->path->out.batch_bytes = arena - BRAID_GATHER_HEADROOM;
 	return true;
 }
 
@@ -157,7 +157,7 @@ offload_refs(BraidSortState *st, size_t arena_bytes, size_t block)
 void
 braid_batches_after_onepass(BraidSortState *st)
 {
-	size_t		n = st->map.nentries;
+	size_t		n = st->path->map.nentries;
 	size_t		block;
 	uint64	   *refs;
 	size_t		used;
@@ -165,13 +165,13 @@ braid_batches_after_onepass(BraidSortState *st)
 	size_t		tail;
 	size_t		arena_bytes = 0;
 
-	st->out.nrows = (int64) n;
+	st->path->out.nrows = (int64) n;
 	refs = braid_map_take_refs(st, &block);
 	if (refs == NULL)
 		return;
 	for (size_t i = 0; i < n; i++)
-		arena_bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(refs[i]));
-	st->out.refs = refs;
+		arena_bytes += braid_gather_row_bytes(&st->path->out.gather, braid_ref_len(refs[i]));
+	st->path->out.refs = refs;
 
 	if (st->cfg.value_log)
 		return;					/* rows are read in place: no gather arena */
@@ -185,8 +185,8 @@ braid_batches_after_onepass(BraidSortState *st)
 						n > 0 ? (double) arena_bytes / n : 1.0, BRAID_REFS_IN_MEMORY);
 	tail = block - used;
 	if (tail >= want)
-		braid_gather_set_arena(&st->out.gather, (char *) refs + used, want);
-	st->out.batch_bytes = want - BRAID_GATHER_HEADROOM;
+		braid_gather_set_arena(&st->path->out.gather, (char *) refs + used, want);
+	st->path->out.batch_bytes = want - BRAID_GATHER_HEADROOM;
 }
 
 /*
@@ -201,11 +201,11 @@ braid_batches_after_onepass(BraidSortState *st)
 static bool
 merge_streams_ahead(BraidSortState *st)
 {
-	if (st->cfg.collated || st->cfg.value_log || st->out.gather.rel == NULL ||
-		st->out.gather.threads <= 1 || st->out.gather.win_size != 0)
+	if (st->cfg.collated || st->cfg.value_log || st->path->out.gather.rel == NULL ||
+		st->path->out.gather.threads <= 1 || st->path->out.gather.win_size != 0)
 		return false;
-	for (int i = 0; i < st->merge.nruns; i++)
-		if (st->merge.runs[i]->refill != NULL)
+	for (int i = 0; i < st->path->merge.nruns; i++)
+		if (st->path->merge.runs[i]->refill != NULL)
 			return false;
 	return true;
 }
@@ -227,33 +227,33 @@ braid_batches_after_merge(BraidSortState *st)
 	double		row_bytes;
 	double		mem;
 
-	st->out.refs_run = braid_merge_take_refs(st);
-	st->out.nrows = st->merge.nrows;
-	if (st->out.refs_run)
+	st->path->out.refs_run = braid_merge_take_refs(st);
+	st->path->out.nrows = st->path->merge.nrows;
+	if (st->path->out.refs_run)
 	{
-		st->out.refs = (uint64 *) st->out.refs_run->file->base;
-		st->out.ahead_on = false;
+		st->path->out.refs = (uint64 *) st->path->out.refs_run->file->base;
+		st->path->out.ahead_on = false;
 	}
 	else
 	{
-		st->out.ahead_on = merge_streams_ahead(st);
-		if (st->out.ahead_on)
+		st->path->out.ahead_on = merge_streams_ahead(st);
+		if (st->path->out.ahead_on)
 		{
-			braid_merger_defer_reads(st->merge.merger, true);
-			memset(&st->out.ahead, 0, sizeof(st->out.ahead));
+			braid_merger_defer_reads(st->path->merge.merger, true);
+			memset(&st->path->out.ahead, 0, sizeof(st->path->out.ahead));
 		}
 	}
 
-	if (st->cfg.value_log || st->build.rows_built == 0 || st->out.gather.rel == NULL)
+	if (st->cfg.value_log || st->path->build.rows_built == 0 || st->path->out.gather.rel == NULL)
 		return;
 	/* the average tuple, with half an alignment's padding */
-	row_bytes = (double) st->build.tuple_bytes / st->build.rows_built - st->out.gather.strip +
+	row_bytes = (double) st->path->build.tuple_bytes / st->path->build.rows_built - st->path->out.gather.strip +
 		MAXIMUM_ALIGNOF / 2.0;
-	mem = Max((double) st->cfg.budget - (double) st->merge.held_bytes,
+	mem = Max((double) st->cfg.budget - (double) st->path->merge.held_bytes,
 			  (double) st->cfg.budget / 4);
-	st->out.batch_bytes = gather_arena(st, mem, row_bytes,
-									   st->out.ahead_on ? BRAID_REFS_MERGED_AHEAD :
-									   BRAID_REFS_ON_DEVICE) -
+	st->path->out.batch_bytes = gather_arena(st, mem, row_bytes,
+											 st->path->out.ahead_on ? BRAID_REFS_MERGED_AHEAD :
+											 BRAID_REFS_ON_DEVICE) -
 		BRAID_GATHER_HEADROOM;
 }
 
@@ -265,21 +265,21 @@ braid_batches_after_merge(BraidSortState *st)
 void
 braid_batches_start(BraidSortState *st)
 {
-	st->out.nbatches = 0;
-	st->out.batches_complete = false;
-	st->out.batch_start[0] = 0;
+	st->path->out.nbatches = 0;
+	st->path->out.batches_complete = false;
+	st->path->out.batch_start[0] = 0;
 }
 
 /* add_batch_end: record the end of batch nbatches. */
 static void
 add_batch_end(BraidSortState *st, int64 end)
 {
-	if (st->out.nbatches + 2 > st->out.batch_cap)
+	if (st->path->out.nbatches + 2 > st->path->out.batch_cap)
 	{
-		st->out.batch_cap *= 2;
-		st->out.batch_start = repalloc(st->out.batch_start, sizeof(int64) * st->out.batch_cap);
+		st->path->out.batch_cap *= 2;
+		st->path->out.batch_start = repalloc(st->path->out.batch_start, sizeof(int64) * st->path->out.batch_cap);
 	}
-	st->out.batch_start[++st->out.nbatches] = end;
+	st->path->out.batch_start[++st->path->out.nbatches] = end;
 }
 
 /* refs of the merged refs file read at a time (64 kB) by plan_memory_batches */
@@ -298,24 +298,24 @@ plan_memory_batches(BraidSortState *st)
 	int64		first = 0;
 	int64		loaded = 0;
 
-	for (int64 i = 0; i < st->out.nrows; i++)
+	for (int64 i = 0; i < st->path->out.nrows; i++)
 	{
 		size_t		len;
 
 		/* refs in the merged refs file: read a block of them at a time */
 		if (i == loaded)
 		{
-			loaded = Min(i + REFS_READ_BLOCK, st->out.nrows);
-			if (st->out.refs_run)
-				braid_spill_note_read(st->out.refs_run->file, i * sizeof(uint64),
+			loaded = Min(i + REFS_READ_BLOCK, st->path->out.nrows);
+			if (st->path->out.refs_run)
+				braid_spill_note_read(st->path->out.refs_run->file, i * sizeof(uint64),
 									  loaded * sizeof(uint64));
 			CHECK_FOR_INTERRUPTS();
 		}
-		len = braid_gather_row_bytes(&st->out.gather, braid_ref_len(st->out.refs[i]));
+		len = braid_gather_row_bytes(&st->path->out.gather, braid_ref_len(st->path->out.refs[i]));
 
 		/* close the batch before a row that would not fit in the arena */
 		if (i > first &&
-			(bytes + len > st->out.batch_bytes || i - first >= BRAID_MAX_BATCH_ROWS))
+			(bytes + len > st->path->out.batch_bytes || i - first >= BRAID_MAX_BATCH_ROWS))
 		{
 			add_batch_end(st, i);
 			first = i;
@@ -323,9 +323,9 @@ plan_memory_batches(BraidSortState *st)
 		}
 		bytes += len;
 	}
-	if (first < st->out.nrows)
-		add_batch_end(st, st->out.nrows);
-	st->out.batches_complete = true;
+	if (first < st->path->out.nrows)
+		add_batch_end(st, st->path->out.nrows);
+	st->path->out.batches_complete = true;
 }
 
 /*
@@ -337,13 +337,13 @@ grow_stream_refs(BraidSortState *st, int n)
 {
 	int			cap;
 
-	if (n <= st->out.stream_refs_cap)
+	if (n <= st->path->out.stream_refs_cap)
 		return;
-	cap = Max(Max(st->out.stream_refs_cap * 2, 1024), n);
-	st->out.stream_refs = st->out.stream_refs ?
-		repalloc_huge(st->out.stream_refs, sizeof(uint64) * cap) :
+	cap = Max(Max(st->path->out.stream_refs_cap * 2, 1024), n);
+	st->path->out.stream_refs = st->path->out.stream_refs ?
+		repalloc_huge(st->path->out.stream_refs, sizeof(uint64) * cap) :
 		MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * cap);
-	st->out.stream_refs_cap = cap;
+	st->path->out.stream_refs_cap = cap;
 }
 
 /*
@@ -355,7 +355,7 @@ grow_stream_refs(BraidSortState *st, int n)
 static void
 next_stream_batch(BraidSortState *st)
 {
-	int64		first = st->out.batch_start[st->out.nbatches];
+	int64		first = st->path->out.batch_start[st->path->out.nbatches];
 	size_t		bytes = 0;
 	int			n = 0;
 	const uint8 *key;
@@ -364,22 +364,22 @@ next_stream_batch(BraidSortState *st)
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
-	if (st->out.ahead_on && (st->out.ahead.n > 0 || st->out.ahead.closed))
+	if (st->path->out.ahead_on && (st->path->out.ahead.n > 0 || st->path->out.ahead.closed))
 	{
 		/* a helper began the batch while the last one was gathered */
-		uint64	   *refs = st->out.stream_refs;
-		int			cap = st->out.stream_refs_cap;
+		uint64	   *refs = st->path->out.stream_refs;
+		int			cap = st->path->out.stream_refs_cap;
 
-		st->out.stream_refs = st->out.ahead.refs;
-		st->out.stream_refs_cap = st->out.ahead.cap;
-		n = st->out.ahead.n;
-		bytes = st->out.ahead.bytes;
+		st->path->out.stream_refs = st->path->out.ahead.refs;
+		st->path->out.stream_refs_cap = st->path->out.ahead.cap;
+		n = st->path->out.ahead.n;
+		bytes = st->path->out.ahead.bytes;
 		st->instr.rows_merged_ahead += n;
-		st->out.ahead.refs = refs;
-		st->out.ahead.cap = cap;
-		st->out.ahead.n = 0;
-		st->out.ahead.bytes = 0;
-		st->out.ahead.closed = false;
+		st->path->out.ahead.refs = refs;
+		st->path->out.ahead.cap = cap;
+		st->path->out.ahead.n = 0;
+		st->path->out.ahead.bytes = 0;
+		st->path->out.ahead.closed = false;
 	}
 
 	/*
@@ -387,27 +387,27 @@ next_stream_batch(BraidSortState *st)
 	 * (load_merging_ahead); the backend reads each block under a grant before
 	 * it merges there, and defers again for the helper.
 	 */
-	if (st->out.ahead_on)
+	if (st->path->out.ahead_on)
 	{
-		braid_merger_account(st->merge.merger);
-		braid_merger_defer_reads(st->merge.merger, false);
+		braid_merger_account(st->path->merge.merger);
+		braid_merger_defer_reads(st->path->merge.merger, false);
 	}
-	while (bytes < st->out.batch_bytes && n < BRAID_MAX_BATCH_ROWS &&
-		   braid_merger_next(st->merge.merger, &key, &keylen, &ref))
+	while (bytes < st->path->out.batch_bytes && n < BRAID_MAX_BATCH_ROWS &&
+		   braid_merger_next(st->path->merge.merger, &key, &keylen, &ref))
 	{
-		if (n == st->out.stream_refs_cap)
+		if (n == st->path->out.stream_refs_cap)
 			grow_stream_refs(st, n + 1);
-		st->out.stream_refs[n++] = ref;
-		bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(ref));
+		st->path->out.stream_refs[n++] = ref;
+		bytes += braid_gather_row_bytes(&st->path->out.gather, braid_ref_len(ref));
 	}
-	if (st->out.ahead_on)
-		braid_merger_defer_reads(st->merge.merger, true);
+	if (st->path->out.ahead_on)
+		braid_merger_defer_reads(st->path->merge.merger, true);
 	/* the final merge runs here, batch by batch: count it as merge time */
 	st->instr.merge_stream_ms += braid_elapsed_ms(start);
 	if (n == 0)
 	{
-		st->out.batches_complete = true;
-		st->out.nrows = first;
+		st->path->out.batches_complete = true;
+		st->path->out.nrows = first;
 		return;
 	}
 	add_batch_end(st, first + n);
@@ -427,21 +427,21 @@ static double
 merge_ahead_step(void *arg)
 {
 	BraidSortState *st = (BraidSortState *) arg;
-	BraidMergeAhead *a = &st->out.ahead;
+	BraidMergeAhead *a = &st->path->out.ahead;
 
 	for (int i = 0; i < 256; i++)
 	{
 		uint64		ref;
 		int			got;
 
-		if (a->bytes >= st->out.batch_bytes || a->n >= BRAID_MAX_BATCH_ROWS)
+		if (a->bytes >= st->path->out.batch_bytes || a->n >= BRAID_MAX_BATCH_ROWS)
 		{
 			a->closed = true;
 			return 1.0;
 		}
 		if (a->n == a->cap)
 			return 1.0;
-		got = braid_merger_try_next(st->merge.merger, &ref);
+		got = braid_merger_try_next(st->path->merge.merger, &ref);
 		if (got < 0)
 			return 1.0;
 		if (got == 0)
@@ -450,10 +450,10 @@ merge_ahead_step(void *arg)
 			return 1.0;
 		}
 		a->refs[a->n++] = ref;
-		a->bytes += braid_gather_row_bytes(&st->out.gather, braid_ref_len(ref));
+		a->bytes += braid_gather_row_bytes(&st->path->out.gather, braid_ref_len(ref));
 	}
 	/* the batch closes at about batch_bytes */
-	return (double) a->bytes / st->out.batch_bytes;
+	return (double) a->bytes / st->path->out.batch_bytes;
 }
 
 /*
@@ -467,28 +467,28 @@ merge_ahead_step(void *arg)
 static void
 load_merging_ahead(BraidSortState *st, int64 first, int n)
 {
-	BraidMergeAhead *a = &st->out.ahead;
+	BraidMergeAhead *a = &st->path->out.ahead;
 
 	/* room for a batch like this one (the backend grows it if need be) */
-	if (a->cap < st->out.stream_refs_cap)
+	if (a->cap < st->path->out.stream_refs_cap)
 	{
 		a->refs = a->refs ?
-			repalloc_huge(a->refs, sizeof(uint64) * st->out.stream_refs_cap) :
-			MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * st->out.stream_refs_cap);
-		a->cap = st->out.stream_refs_cap;
+			repalloc_huge(a->refs, sizeof(uint64) * st->path->out.stream_refs_cap) :
+			MemoryContextAllocHuge(st->sortcxt, sizeof(uint64) * st->path->out.stream_refs_cap);
+		a->cap = st->path->out.stream_refs_cap;
 	}
 
-	braid_gather_set_idle(&st->out.gather, merge_ahead_step, st);
+	braid_gather_set_idle(&st->path->out.gather, merge_ahead_step, st);
 	PG_TRY();
 	{
-		braid_gather_load(&st->out.gather, first, st->out.stream_refs, n);
+		braid_gather_load(&st->path->out.gather, first, st->path->out.stream_refs, n);
 	}
 	PG_FINALLY();
 	{
-		braid_gather_set_idle(&st->out.gather, NULL, NULL);
+		braid_gather_set_idle(&st->path->out.gather, NULL, NULL);
 	}
 	PG_END_TRY();
-	braid_merger_account(st->merge.merger);
+	braid_merger_account(st->path->merge.merger);
 }
 
 /*
@@ -499,10 +499,10 @@ load_merging_ahead(BraidSortState *st, int64 first, int n)
 static void
 load_batch(BraidSortState *st, int b, bool refs_ready)
 {
-	int64		first = st->out.batch_start[b];
-	int			n = (int) (st->out.batch_start[b + 1] - first);
+	int64		first = st->path->out.batch_start[b];
+	int			n = (int) (st->path->out.batch_start[b + 1] - first);
 
-	if (st->out.refs != NULL && st->out.refs_run)
+	if (st->path->out.refs != NULL && st->path->out.refs_run)
 	{
 		/*
 		 * The batch's refs are copied out of the merged refs file under a
@@ -510,21 +510,21 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 		 * time) holds no grant on the spill device.
 		 */
 		grow_stream_refs(st, n);
-		braid_spill_read_copy(st->out.refs_run->file, first * sizeof(uint64),
-							  st->out.stream_refs, sizeof(uint64) * n);
-		braid_gather_load(&st->out.gather, first, st->out.stream_refs, n);
+		braid_spill_read_copy(st->path->out.refs_run->file, first * sizeof(uint64),
+							  st->path->out.stream_refs, sizeof(uint64) * n);
+		braid_gather_load(&st->path->out.gather, first, st->path->out.stream_refs, n);
 	}
-	else if (st->out.refs != NULL)
-		braid_gather_load(&st->out.gather, first, st->out.refs + first, n);
+	else if (st->path->out.refs != NULL)
+		braid_gather_load(&st->path->out.gather, first, st->path->out.refs + first, n);
 	else
 	{
 		if (!refs_ready)
 			elog(ERROR, "braidsort: a streaming merge cannot go back to row " INT64_FORMAT,
 				 first);
-		if (st->out.ahead_on && !st->out.ahead.closed)
+		if (st->path->out.ahead_on && !st->path->out.ahead.closed)
 			load_merging_ahead(st, first, n);
 		else
-			braid_gather_load(&st->out.gather, first, st->out.stream_refs, n);
+			braid_gather_load(&st->path->out.gather, first, st->path->out.stream_refs, n);
 	}
 }
 
@@ -536,7 +536,7 @@ load_batch(BraidSortState *st, int b, bool refs_ready)
 bool
 braid_batches_position(BraidSortState *st, int64 pos)
 {
-	BraidGather *g = &st->out.gather;
+	BraidGather *g = &st->path->out.gather;
 	instr_time	start;
 	int			lo,
 				hi;
@@ -548,13 +548,13 @@ braid_batches_position(BraidSortState *st, int64 pos)
 
 	INSTR_TIME_SET_CURRENT(start);
 	prev = braid_progress_enter(&st->mon.progress);
-	if (!st->out.batches_complete && st->out.nbatches == 0 && st->merge.merger == NULL)
+	if (!st->path->out.batches_complete && st->path->out.nbatches == 0 && st->path->merge.merger == NULL)
 		plan_memory_batches(st);
 
 	/* discover batches up to pos (streaming only: the others are planned) */
-	while (pos >= st->out.batch_start[st->out.nbatches])
+	while (pos >= st->path->out.batch_start[st->path->out.nbatches])
 	{
-		if (st->out.batches_complete)
+		if (st->path->out.batches_complete)
 		{
 			braid_progress_leave(prev);
 			st->instr.gather_ms += braid_elapsed_ms(start);
@@ -566,18 +566,18 @@ braid_batches_position(BraidSortState *st, int64 pos)
 
 	/* binary search: last b with batch_start[b] <= pos */
 	lo = 0;
-	hi = st->out.nbatches - 1;
+	hi = st->path->out.nbatches - 1;
 	while (lo < hi)
 	{
 		int			mid = (lo + hi + 1) / 2;
 
-		if (st->out.batch_start[mid] <= pos)
+		if (st->path->out.batch_start[mid] <= pos)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
-	load_batch(st, lo, fresh && lo == st->out.nbatches - 1);
-	braid_progress_set_batches(&st->mon.progress, st->out.gather.batches - st->mon.batches_before);
+	load_batch(st, lo, fresh && lo == st->path->out.nbatches - 1);
+	braid_progress_set_batches(&st->mon.progress, st->path->out.gather.batches - st->mon.batches_before);
 	braid_progress_leave(prev);
 	st->instr.gather_ms += braid_elapsed_ms(start);
 	return true;
@@ -590,12 +590,12 @@ braid_batches_position(BraidSortState *st, int64 pos)
 void
 braid_batches_release(BraidSortState *st)
 {
-	if (st->out.refs_run)
+	if (st->path->out.refs_run)
 	{
-		braid_run_close(st->out.refs_run);
-		st->out.refs_run = NULL;
+		braid_run_close(st->path->out.refs_run);
+		st->path->out.refs_run = NULL;
 	}
-	st->out.refs_offloaded = false;
+	st->path->out.refs_offloaded = false;
 }
 
 /*
@@ -606,9 +606,9 @@ braid_batches_release(BraidSortState *st)
 void
 braid_batches_reset(BraidSortState *st)
 {
-	st->out.refs = NULL;
-	st->out.stream_refs = NULL;
-	st->out.stream_refs_cap = 0;
-	st->out.ahead_on = false;
-	memset(&st->out.ahead, 0, sizeof(st->out.ahead));
+	st->path->out.refs = NULL;
+	st->path->out.stream_refs = NULL;
+	st->path->out.stream_refs_cap = 0;
+	st->path->out.ahead_on = false;
+	memset(&st->path->out.ahead, 0, sizeof(st->path->out.ahead));
 }

@@ -53,7 +53,7 @@
 void
 braid_map_reset(BraidSortState *st)
 {
-	BraidIndexMap *m = &st->map;
+	BraidIndexMap *m = &st->path->map;
 
 	m->entries = NULL;
 	m->nentries = 0;
@@ -88,8 +88,8 @@ void
 braid_map_note_peak(BraidSortState *st)
 {
 	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
-								   st->map.capacity * st->cfg.stride +
-								   braid_ovf_bytes(&st->map.ovf));
+								   st->path->map.capacity * st->cfg.stride +
+								   braid_ovf_bytes(&st->path->map.ovf));
 }
 
 /*
@@ -100,9 +100,9 @@ braid_map_note_peak(BraidSortState *st)
 void
 braid_map_note_key(BraidSortState *st, size_t len, bool aside)
 {
-	st->map.entries_seen += 1;
+	st->path->map.entries_seen += 1;
 	if (aside)
-		st->map.key_memory_seen += braid_cost_split_key_memory((double) len, st->cfg.collated);
+		st->path->map.key_memory_seen += braid_cost_split_key_memory((double) len, st->cfg.collated);
 }
 
 /*
@@ -117,9 +117,9 @@ braid_map_note_key(BraidSortState *st, size_t len, bool aside)
 size_t
 braid_map_split_entries(const BraidSortState *st, size_t room)
 {
-	double		key_memory = st->map.entries_seen > 0 ?
-		st->map.key_memory_seen / st->map.entries_seen : 0;
-	bool		trusted = st->map.entries_seen >= (double) (room / st->cfg.stride);
+	double		key_memory = st->path->map.entries_seen > 0 ?
+		st->path->map.key_memory_seen / st->path->map.entries_seen : 0;
+	bool		trusted = st->path->map.entries_seen >= (double) (room / st->cfg.stride);
 
 	return (size_t) braid_cost_split_entries(key_memory, (double) room,
 											 (double) st->cfg.stride, trusted);
@@ -134,8 +134,8 @@ braid_map_split_entries(const BraidSortState *st, size_t room)
 static void
 braid_map_split_limit(BraidSortState *st)
 {
-	st->map.ovf.limit = braid_map_budget(st) -
-		Min(st->map.capacity, st->map.split_cap) * st->cfg.stride;
+	st->path->map.ovf.limit = braid_map_budget(st) -
+		Min(st->path->map.capacity, st->path->map.split_cap) * st->cfg.stride;
 }
 
 /*
@@ -153,13 +153,13 @@ braid_map_split_limit(BraidSortState *st)
 void
 braid_map_split_budget(BraidSortState *st, double left, bool whole)
 {
-	st->map.keys_split = true;
-	st->map.split_cap = braid_map_split_entries(st, braid_map_budget(st));
-	if (st->map.nentries == 0 && st->map.entries != NULL && whole &&
-		st->map.split_cap > st->map.capacity && left * 1.05 > (double) st->map.capacity)
-		braid_map_resize(st, Max((size_t) Min((double) st->map.split_cap,
+	st->path->map.keys_split = true;
+	st->path->map.split_cap = braid_map_split_entries(st, braid_map_budget(st));
+	if (st->path->map.nentries == 0 && st->path->map.entries != NULL && whole &&
+		st->path->map.split_cap > st->path->map.capacity && left * 1.05 > (double) st->path->map.capacity)
+		braid_map_resize(st, Max((size_t) Min((double) st->path->map.split_cap,
 											  Max(left * 1.05, 1.0)),
-								 st->map.capacity));
+								 st->path->map.capacity));
 	braid_map_split_limit(st);
 }
 
@@ -171,7 +171,7 @@ braid_map_split_budget(BraidSortState *st, double left, bool whole)
 size_t
 braid_map_key_bytes_after(const BraidSortState *st, size_t len)
 {
-	return braid_ovf_bytes_after(&st->map.ovf, len, !st->cfg.collated);
+	return braid_ovf_bytes_after(&st->path->map.ovf, len, !st->cfg.collated);
 }
 
 /*
@@ -182,7 +182,7 @@ braid_map_key_bytes_after(const BraidSortState *st, size_t len)
 void
 braid_map_set_key_limit(BraidSortState *st, size_t limit)
 {
-	st->map.ovf.limit = limit;
+	st->path->map.ovf.limit = limit;
 }
 
 /*
@@ -192,7 +192,7 @@ braid_map_set_key_limit(BraidSortState *st, size_t limit)
 bool
 braid_map_grow(BraidSortState *st)
 {
-	size_t		used = braid_ovf_bytes(&st->map.ovf);
+	size_t		used = braid_ovf_bytes(&st->path->map.ovf);
 	size_t		map = braid_map_budget(st);
 	size_t		room = map > used ? map - used : 0;
 	size_t		limit;
@@ -205,31 +205,31 @@ braid_map_grow(BraidSortState *st)
 	 * keys the rest).
 	 */
 	limit = room / st->cfg.stride;
-	if (st->map.keys_split)
-		limit = Min(limit, st->map.split_cap);
+	if (st->path->map.keys_split)
+		limit = Min(limit, st->path->map.split_cap);
 
-	if (st->map.capacity == 0)
+	if (st->path->map.capacity == 0)
 		newcap = (size_t) Max(Min(st->cfg.est_rows * 1.05, 1e12), 1024.0);
 	else
-		newcap = st->map.capacity * 2;
+		newcap = st->path->map.capacity * 2;
 	newcap = Min(newcap, limit);
-	if (newcap <= st->map.capacity)
+	if (newcap <= st->path->map.capacity)
 		return false;
 
-	if (st->map.entries == NULL)
+	if (st->path->map.entries == NULL)
 	{
-		st->map.entries = MemoryContextAllocHuge(st->sortcxt, newcap * st->cfg.stride);
+		st->path->map.entries = MemoryContextAllocHuge(st->sortcxt, newcap * st->cfg.stride);
 
 		/*
 		 * A helper faults the fresh pages in ahead of the scan, which then
 		 * finds them mapped instead of taking a page fault every 4 kB.
 		 */
-		braid_prefault_start(st->map.entries, newcap * st->cfg.stride, st->cfg.threads);
+		braid_prefault_start(st->path->map.entries, newcap * st->cfg.stride, st->cfg.threads);
 	}
 	else
-		st->map.entries = repalloc_huge(st->map.entries, newcap * st->cfg.stride);
-	st->map.capacity = newcap;
-	if (st->map.keys_split)
+		st->path->map.entries = repalloc_huge(st->path->map.entries, newcap * st->cfg.stride);
+	st->path->map.capacity = newcap;
+	if (st->path->map.keys_split)
 		braid_map_split_limit(st);
 	return true;
 }
@@ -242,11 +242,11 @@ braid_map_grow(BraidSortState *st)
 void
 braid_map_resize(BraidSortState *st, size_t cap)
 {
-	Assert(st->map.nentries <= cap);
+	Assert(st->path->map.nentries <= cap);
 	/* a helper may still be faulting the entries' pages in */
 	braid_prefault_end();
-	st->map.capacity = cap;
-	st->map.entries = repalloc_huge(st->map.entries, cap * st->cfg.stride);
+	st->path->map.capacity = cap;
+	st->path->map.entries = repalloc_huge(st->path->map.entries, cap * st->cfg.stride);
 }
 
 /*
@@ -257,7 +257,7 @@ braid_map_resize(BraidSortState *st, size_t cap)
 void
 braid_map_alloc(BraidSortState *st, size_t cap)
 {
-	BraidIndexMap *m = &st->map;
+	BraidIndexMap *m = &st->path->map;
 
 	if (m->entries != NULL)
 		pfree(m->entries);
@@ -279,11 +279,11 @@ uint8 *
 braid_map_place(BraidSortState *st, const uint8 *key, size_t len,
 				size_t sortable, uint64 ref)
 {
-	uint8	   *entry = st->map.entries + st->map.nentries * st->cfg.stride;
+	uint8	   *entry = st->path->map.entries + st->path->map.nentries * st->cfg.stride;
 
-	Assert(st->map.nentries < st->map.capacity);
-	if (len > st->map.longest_key)
-		st->map.longest_key = (uint32) len;
+	Assert(st->path->map.nentries < st->path->map.capacity);
+	if (len > st->path->map.longest_key)
+		st->path->map.longest_key = (uint32) len;
 	if (st->cfg.collated)
 	{
 		/*
@@ -291,14 +291,14 @@ braid_map_place(BraidSortState *st, const uint8 *key, size_t len,
 		 * and the tie-break compares strings); the full key is kept aside.
 		 */
 		size_t		head = Min(sortable, (size_t) st->cfg.radix_keylen);
-		uint64		loc = braid_ovf_append(&st->map.ovf, key, len);
+		uint64		loc = braid_ovf_append(&st->path->map.ovf, key, len);
 
 		memcpy(entry, key + BRAID_COLLATED_HEADER, head);
 		memset(entry + head, 0, st->cfg.radix_keylen - head);
 		/* the full key's place, read by every comparison (no lookup) */
 		memcpy(entry + st->cfg.radix_keylen, &loc, sizeof(loc));
 		ref |= BRAID_REF_TRUNCATED;
-		st->map.any_truncated = true;
+		st->path->map.any_truncated = true;
 	}
 	else if (len <= st->cfg.keylen)
 	{
@@ -309,11 +309,11 @@ braid_map_place(BraidSortState *st, const uint8 *key, size_t len,
 	{
 		memcpy(entry, key, st->cfg.keylen);
 		ref |= BRAID_REF_TRUNCATED;
-		st->map.any_truncated = true;
-		braid_ovf_put(&st->map.ovf, ref, key, len);
+		st->path->map.any_truncated = true;
+		braid_ovf_put(&st->path->map.ovf, ref, key, len);
 	}
 	braid_entry_set_ref(entry, st->cfg.keylen, ref);
-	st->map.nentries++;
+	st->path->map.nentries++;
 	return entry;
 }
 
@@ -333,11 +333,11 @@ entry_full_key(const BraidSortState *st, const uint8 *entry, uint32 *len)
 		uint64		loc;
 
 		memcpy(&loc, entry + st->cfg.radix_keylen, sizeof(loc));
-		return braid_ovf_at(&st->map.ovf, loc, len);
+		return braid_ovf_at(&st->path->map.ovf, loc, len);
 	}
 	if (ref & BRAID_REF_TRUNCATED)
 	{
-		const uint8 *full = braid_ovf_get(&st->map.ovf, ref, len);
+		const uint8 *full = braid_ovf_get(&st->path->map.ovf, ref, len);
 
 		if (full != NULL)
 			return full;
@@ -439,7 +439,7 @@ rank_prefixes(BraidSortState *st)
 	StaticAssertStmt(BRAID_RANK_LAYOUT_LENGTH == BRAID_COLLATED_LENGTH,
 					 "collrank.c reads the layout of keys.c");
 	if (!st->cfg.collated || !st->cfg.rank_collated ||
-		st->map.nentries < BRAID_RANK_MIN_ENTRIES)
+		st->path->map.nentries < BRAID_RANK_MIN_ENTRIES)
 		return false;
 	for (int i = 0; i < st->cfg.nkeys; i++)
 	{
@@ -464,7 +464,7 @@ rank_prefixes(BraidSortState *st)
 	spec.alloc_arg = st->sortcxt;
 	spec.interrupt_check = rank_interrupts;
 	spec.interrupt_arg = NULL;
-	braid_rank_prefixes(st->map.entries, st->map.nentries, &spec, &result);
+	braid_rank_prefixes(st->path->map.entries, st->path->map.nentries, &spec, &result);
 
 	st->instr.rank_tried = true;
 	st->instr.ranked_keys = Max(st->instr.ranked_keys, result.keys_ranked);
@@ -531,11 +531,11 @@ braid_map_sort(BraidSortState *st, bool rank)
 
 	spec.keylen = st->cfg.radix_keylen;
 	spec.stride = st->cfg.stride;
-	spec.tiebreak = st->map.any_truncated && !exact ? braid_map_tiebreak : NULL;
+	spec.tiebreak = st->path->map.any_truncated && !exact ? braid_map_tiebreak : NULL;
 	spec.tiebreak_arg = st;
 	spec.interrupt_check = check_interrupts;
 	spec.interrupt_arg = NULL;
-	braid_indexmap_sort_parallel(st->map.entries, st->map.nentries, &spec, st->cfg.threads);
+	braid_indexmap_sort_parallel(st->path->map.entries, st->path->map.nentries, &spec, st->cfg.threads);
 	st->instr.sort_threads = st->cfg.threads;
 }
 
@@ -547,9 +547,9 @@ braid_map_sort(BraidSortState *st, bool rank)
 void
 braid_map_clear(BraidSortState *st)
 {
-	st->map.nentries = 0;
-	st->map.any_truncated = false;
-	braid_ovf_free(&st->map.ovf);
+	st->path->map.nentries = 0;
+	st->path->map.any_truncated = false;
+	braid_ovf_free(&st->path->map.ovf);
 }
 
 /*
@@ -562,15 +562,15 @@ void
 braid_map_keep_first(BraidSortState *st, size_t n)
 {
 	BraidOverflow fresh;
-	uint8	   *e = st->map.entries;
+	uint8	   *e = st->path->map.entries;
 	uint32		stride = st->cfg.stride;
 	bool		any = false;
 
-	st->map.nentries = n;
-	if (!st->map.any_truncated)
+	st->path->map.nentries = n;
+	if (!st->path->map.any_truncated)
 		return;
 	braid_ovf_init(&fresh, st->sortcxt);
-	fresh.limit = st->map.ovf.limit;
+	fresh.limit = st->path->map.ovf.limit;
 	for (size_t i = 0; i < n; i++)
 	{
 		uint8	   *entry = e + i * stride;
@@ -592,9 +592,9 @@ braid_map_keep_first(BraidSortState *st, size_t n)
 			braid_ovf_put(&fresh, ref, full, len);
 		any = true;
 	}
-	braid_ovf_free(&st->map.ovf);
-	st->map.ovf = fresh;
-	st->map.any_truncated = any;
+	braid_ovf_free(&st->path->map.ovf);
+	st->path->map.ovf = fresh;
+	st->path->map.any_truncated = any;
 }
 
 /*
@@ -605,7 +605,7 @@ braid_map_keep_first(BraidSortState *st, size_t n)
 void
 braid_map_free(BraidSortState *st)
 {
-	BraidIndexMap *m = &st->map;
+	BraidIndexMap *m = &st->path->map;
 
 	braid_map_clear(st);
 	if (m->entries)
@@ -623,9 +623,9 @@ braid_map_free(BraidSortState *st)
 uint8 *
 braid_map_halve(BraidSortState *st, size_t *full)
 {
-	*full = st->map.capacity;
-	st->map.capacity = *full / 2;
-	return st->map.entries;
+	*full = st->path->map.capacity;
+	st->path->map.capacity = *full / 2;
+	return st->path->map.entries;
 }
 
 /*
@@ -636,9 +636,9 @@ braid_map_halve(BraidSortState *st, size_t *full)
 void
 braid_map_next_half(BraidSortState *st, uint8 *half)
 {
-	st->map.entries = half;
-	st->map.nentries = 0;
-	st->map.any_truncated = false;
+	st->path->map.entries = half;
+	st->path->map.nentries = 0;
+	st->path->map.any_truncated = false;
 }
 
 /*
@@ -649,7 +649,7 @@ braid_map_next_half(BraidSortState *st, uint8 *half)
 void
 braid_map_whole(BraidSortState *st, uint8 *base, size_t full)
 {
-	BraidIndexMap *m = &st->map;
+	BraidIndexMap *m = &st->path->map;
 
 	if (m->entries != base)
 		memmove(base, m->entries, m->nentries * st->cfg.stride);
@@ -672,7 +672,7 @@ braid_map_whole(BraidSortState *st, uint8 *base, size_t full)
 uint64 *
 braid_map_take_refs(BraidSortState *st, size_t *block)
 {
-	BraidIndexMap *m = &st->map;
+	BraidIndexMap *m = &st->path->map;
 	uint64	   *refs = (uint64 *) m->entries;
 
 	*block = m->capacity * st->cfg.stride;

@@ -60,7 +60,7 @@ braid_merge_all_runs(BraidSortState *st)
 		if (whole <= fanin)
 			fanin = Min(Max(fanin, list_length(pending)),
 						braid_cost_merge_readers((double) st->cfg.budget,
-												 (double) st->map.longest_key));
+												 (double) st->path->map.longest_key));
 	}
 
 	braid_sort_set_phase(st, BRAID_PROGRESS_MERGING);
@@ -109,16 +109,16 @@ braid_merge_all_runs(BraidSortState *st)
 	}
 	list_free(pending);
 	nstrategy = st->strategy->final_runs(st, runs + nruns, &strategy_rows,
-										 &st->merge.held_bytes);
+										 &st->path->merge.held_bytes);
 	Assert(nstrategy <= BRAID_MAX_STRATEGY_RUNS);
 	nruns += nstrategy;
 	n += strategy_rows;
-	st->merge.runs = runs;
-	st->merge.nruns = nruns;
-	st->merge.nrows = n;
-	st->merge.merger = braid_merger_begin(runs, nruns,
-										  st->cfg.collated ? braid_map_collated_compare : NULL,
-										  st);
+	st->path->merge.runs = runs;
+	st->path->merge.nruns = nruns;
+	st->path->merge.nrows = n;
+	st->path->merge.merger = braid_merger_begin(runs, nruns,
+												st->cfg.collated ? braid_map_collated_compare : NULL,
+												st);
 
 	if (st->cfg.random_access)
 	{
@@ -128,18 +128,18 @@ braid_merge_all_runs(BraidSortState *st)
 		BraidRun   *refs = palloc0(sizeof(BraidRun));
 
 		refs->file = braid_spill_create(n * sizeof(uint64), &st->instr.device);
-		st->merge.refs_run = refs;
+		st->path->merge.refs_run = refs;
 		/* block reads of the runs alternate with flushes of the refs */
-		while (braid_merger_next(st->merge.merger, &key, &keylen, &ref))
+		while (braid_merger_next(st->path->merge.merger, &key, &keylen, &ref))
 			braid_spill_write(refs->file, &ref, sizeof(ref));
 		braid_spill_finish(refs->file);
 		refs->nrecords = n;
 		refs->bytes = n * sizeof(uint64);
-		braid_merger_end(st->merge.merger);
-		st->merge.merger = NULL;
+		braid_merger_end(st->path->merge.merger);
+		st->path->merge.merger = NULL;
 		for (int i = 0; i < nruns; i++)
 			braid_run_close(runs[i]);
-		st->merge.nruns = 0;
+		st->path->merge.nruns = 0;
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -152,9 +152,9 @@ braid_merge_all_runs(BraidSortState *st)
 BraidRun *
 braid_merge_take_refs(BraidSortState *st)
 {
-	BraidRun   *refs = st->merge.refs_run;
+	BraidRun   *refs = st->path->merge.refs_run;
 
-	st->merge.refs_run = NULL;
+	st->path->merge.refs_run = NULL;
 	return refs;
 }
 
@@ -165,16 +165,16 @@ braid_merge_take_refs(BraidSortState *st)
 void
 braid_merge_release(BraidSortState *st)
 {
-	if (st->merge.merger)
+	if (st->path->merge.merger)
 	{
-		braid_merger_end(st->merge.merger);
-		st->merge.merger = NULL;
+		braid_merger_end(st->path->merge.merger);
+		st->path->merge.merger = NULL;
 	}
-	for (int i = 0; i < st->merge.nruns; i++)
-		braid_run_close(st->merge.runs[i]);
-	st->merge.nruns = 0;
-	braid_run_close(st->merge.refs_run);
-	st->merge.refs_run = NULL;
+	for (int i = 0; i < st->path->merge.nruns; i++)
+		braid_run_close(st->path->merge.runs[i]);
+	st->path->merge.nruns = 0;
+	braid_run_close(st->path->merge.refs_run);
+	st->path->merge.refs_run = NULL;
 }
 
 /*
@@ -185,10 +185,10 @@ braid_merge_release(BraidSortState *st)
 void
 braid_merge_reset(BraidSortState *st)
 {
-	st->merge.merger = NULL;
-	st->merge.runs = NULL;
-	st->merge.nruns = 0;
-	st->merge.nrows = 0;
-	st->merge.refs_run = NULL;
-	st->merge.held_bytes = 0;
+	st->path->merge.merger = NULL;
+	st->path->merge.runs = NULL;
+	st->path->merge.nruns = 0;
+	st->path->merge.nrows = 0;
+	st->path->merge.refs_run = NULL;
+	st->path->merge.held_bytes = 0;
 }

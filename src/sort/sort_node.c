@@ -115,17 +115,17 @@ braid_sort_exec_init(void)
 static void
 count_sort(BraidSortState *st)
 {
-	double		rows = (double) st->build.rows_built;
+	double		rows = (double) st->path->build.rows_built;
 	double		mem = (double) Max(st->cfg.budget, (size_t) 65536);
 	double		carried = 0;
-	double		own = st->cfg.value_log && st->vlog.on_device ? (double) st->vlog.bytes : 0;
+	double		own = st->cfg.value_log && st->path->vlog.on_device ? (double) st->path->vlog.bytes : 0;
 	double		tuple;
 	double		in_memory;
 	BraidMethod method;
 
 	/* a sorted row's minimal tuple */
 	if (st->cfg.value_log && rows > 0)
-		tuple = (double) st->build.tuple_bytes / rows;
+		tuple = (double) st->path->build.tuple_bytes / rows;
 	else
 		tuple = (double) st->cfg.sort_width + SizeofMinimalTupleHeader;
 	in_memory = pg_nextpower2_32((uint32) Max(MAXALIGN(tuple), 8)) + PG_MEMORY_ROW_OVERHEAD;
@@ -141,11 +141,11 @@ count_sort(BraidSortState *st)
 	}
 	if (st->instr.wl_mode != BRAID_WL_MERGEPASS)
 		method = BRAID_METHOD_HYBRID + (st->instr.wl_mode - BRAID_WL_HYBRID);
-	else if ((st->merge.merger != NULL || st->out.refs_run != NULL) && !st->out.refs_offloaded)
+	else if ((st->path->merge.merger != NULL || st->path->out.refs_run != NULL) && !st->path->out.refs_offloaded)
 		method = BRAID_METHOD_MERGEPASS;
 	else
 		method = BRAID_METHOD_ONEPASS;
-	braid_stats_count_sort(method, st->cfg.value_log, (uint64) st->build.rows_built,
+	braid_stats_count_sort(method, st->cfg.value_log, (uint64) st->path->build.rows_built,
 						   (uint64) Max(carried - own, 0.0));
 }
 
@@ -170,7 +170,7 @@ build_and_sort(BraidSortState *st)
 	INSTR_TIME_SET_CURRENT(start);
 	braid_progress_start(&st->mon.progress, st->css.ss.ps.plan->plan_node_id, st->cfg.est_rows);
 	st->mon.phase = BRAID_PROGRESS_BUILDING;
-	st->mon.batches_before = st->out.gather.batches;
+	st->mon.batches_before = st->path->out.gather.batches;
 
 	/*
 	 * Runs may be made on a helper while the build goes on (sort_runs.c's
@@ -198,15 +198,15 @@ build_and_sort(BraidSortState *st)
 	if (fast_rows > 0 && st->child->instrument)
 		st->child->instrument->tuplecount += fast_rows;
 	braid_batches_clear(st);
-	spilled = st->strategy->finish_build(st, st->build.rows_built);
+	spilled = st->strategy->finish_build(st, st->path->build.rows_built);
 	if (spilled)
 	{
 		/*
 		 * MergePass: the runs, with the rest of the IndexMap as the last one
 		 * (or a write-limited sort's memory run and virtual run), merged.
 		 */
-		st->instr.build_ms += braid_elapsed_ms(start) - st->runset.spill_ms;
-		st->instr.sort_ms += st->runset.spill_ms;
+		st->instr.build_ms += braid_elapsed_ms(start) - st->path->runset.spill_ms;
+		st->instr.sort_ms += st->path->runset.spill_ms;
 		braid_map_free(st);
 		INSTR_TIME_SET_CURRENT(start);
 		braid_merge_all_runs(st);
@@ -227,7 +227,7 @@ build_and_sort(BraidSortState *st)
 	st->css.ss.ps.state->es_direction = dir;
 	st->pos.built = true;
 	st->instr.sorts++;
-	st->instr.rows_sorted += st->build.rows_built;
+	st->instr.rows_sorted += st->path->build.rows_built;
 	st->pos.current = 0;
 	st->pos.eof_reached = false;
 	braid_batches_start(st);
@@ -259,7 +259,7 @@ reset_sort(BraidSortState *st)
 	release_spill(st);
 	braid_batches_clear(st);
 	if (st->cfg.value_log)
-		braid_vlog_reset(&st->vlog);
+		braid_vlog_reset(&st->path->vlog);
 	MemoryContextReset(st->sortcxt);
 	braid_map_reset(st);
 	braid_runs_reset(st);
@@ -276,20 +276,25 @@ reset_sort(BraidSortState *st)
 static void
 snapshot_instr(BraidSortState *st, BraidSortInstr *out)
 {
+	static const BraidSortPath no_path;
+
+	/* (an adaptive node whose tuplesort stayed has no path: nothing of it) */
+	const		BraidSortPath *path = st->path != NULL ? st->path : &no_path;
+
 	*out = st->instr;
-	out->gather_batches = st->out.gather.batches;
-	out->peak_gather_bytes = st->out.gather.peak_arena;
+	out->gather_batches = path->out.gather.batches;
+	out->peak_gather_bytes = path->out.gather.peak_arena;
 	if (!st->cfg.value_log)
 		out->gather_source = BRAID_SOURCE_HEAP_TID;
 	else
-		out->gather_source = st->vlog.on_device ? BRAID_SOURCE_VALUE_LOG :
+		out->gather_source = path->vlog.on_device ? BRAID_SOURCE_VALUE_LOG :
 			BRAID_SOURCE_MEMORY;
 	if (st->cfg.value_log)
 		out->sorted_refs = BRAID_SORTED_REFS_NONE;
 	else
-		out->sorted_refs = st->out.refs_run ? BRAID_SORTED_REFS_DEVICE :
-			st->merge.merger ? BRAID_SORTED_REFS_STREAM : BRAID_SORTED_REFS_MEMORY;
-	out->merge_ahead = st->out.ahead_on;
+		out->sorted_refs = path->out.refs_run ? BRAID_SORTED_REFS_DEVICE :
+			path->merge.merger ? BRAID_SORTED_REFS_STREAM : BRAID_SORTED_REFS_MEMORY;
+	out->merge_ahead = path->out.ahead_on;
 }
 
 /*
@@ -351,7 +356,8 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->may_truncate = data->truncates;
 	cfg->stride = cfg->keylen + BRAID_REF_BYTES;
 	cfg->est_rows = st->css.ss.ps.plan->plan_rows;
-	cfg->threads = braid_sort_thread_count(data->processes);
+	/* (an adaptive node's when it switches: begin_path) */
+	cfg->threads = data->adaptive ? 0 : braid_sort_thread_count(data->processes);
 	cfg->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
 	cfg->budget = braid_budget_bytes();
 	cfg->value_log = data->mode == BRAID_MODE_VALUE_LOG;
@@ -405,14 +411,32 @@ begin_value_log(BraidSortState *st, const BraidSortPlanData *data,
 
 	st->child = ExecInitNode(outerPlan(cscan), estate, eflags);
 	outerPlanState(node) = st->child;
-	st->win.slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
-										  &TTSOpsMinimalTuple);
 	node->ss.ps.outerops = &TTSOpsMinimalTuple;
 	node->ss.ps.outeropsfixed = true;
 	node->ss.ps.outeropsset = true;
-	/* an adaptive node's is rebuilt so only if it switches (begin_path) */
+
+	/*
+	 * A node returning its input's rows as they are (set_row_scan_tlist) has
+	 * no projection (ExecInitCustomScan saw the target list over the scan
+	 * tuple) and returns minimal tuples, which the plan above may rely on.
+	 */
+	if (cscan->custom_scan_tlist != NIL)
+	{
+		if (node->ss.ps.ps_ProjInfo != NULL)
+			elog(ERROR, "braidsort: a sort returning its input's rows has a projection");
+		node->ss.ps.resultops = &TTSOpsMinimalTuple;
+		node->ss.ps.resultopsfixed = true;
+		node->ss.ps.resultopsset = true;
+	}
+
+	/* an adaptive node's slot and projection are made only if it switches */
 	if (!data->adaptive)
-		ExecAssignProjectionInfo(&node->ss.ps, NULL);
+	{
+		st->win.slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
+											  &TTSOpsMinimalTuple);
+		if (cscan->custom_scan_tlist == NIL)
+			ExecAssignProjectionInfo(&node->ss.ps, NULL);
+	}
 	st->cfg.keycols = data->keycols;
 }
 
@@ -468,15 +492,26 @@ begin_path(BraidSortState *st)
 	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
 
 	braid_plan_unpack(cscan->custom_private, &data);
+	st->path = palloc0(sizeof(BraidSortPath));
+	if (st->cfg.threads == 0)
+		st->cfg.threads = braid_sort_thread_count(data.processes);
+	if (st->input.keybuf.data == NULL)
+		braid_input_begin(st);
 	begin_keys(st);
 
 	/*
 	 * Rows read back from the value log are minimal tuples in the outer
-	 * position: the projection for that slot type, which an adaptive node
-	 * left to ExecInitCustomScan's generic one until now.
+	 * position: their slot, and the projection for that slot type (unless the
+	 * node returns them as they are), which an adaptive node left to
+	 * ExecInitCustomScan's generic one until now.
 	 */
 	if (st->cfg.value_log && data.adaptive)
-		ExecAssignProjectionInfo(&st->css.ss.ps, NULL);
+	{
+		st->win.slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
+											  &TTSOpsMinimalTuple);
+		if (cscan->custom_scan_tlist == NIL)
+			ExecAssignProjectionInfo(&st->css.ss.ps, NULL);
+	}
 
 	st->sortcxt = AllocSetContextCreate(estate->es_query_cxt, "BraidSort IndexMap",
 										ALLOCSET_DEFAULT_SIZES);
@@ -485,7 +520,7 @@ begin_path(BraidSortState *st)
 	braid_map_reset(st);
 	braid_batches_begin(st, !reads_tuple_header(cscan));
 	if (st->cfg.value_log)
-		braid_vlog_init(&st->vlog,
+		braid_vlog_init(&st->path->vlog,
 						AllocSetContextCreate(estate->es_query_cxt, "BraidSort value log",
 											  ALLOCSET_DEFAULT_SIZES),
 						st->cfg.budget / 2, &st->instr.device);
@@ -521,8 +556,12 @@ braid_begin(CustomScanState *node, EState *estate, int eflags)
 	else
 		begin_heap(st, &data, estate, eflags);
 
-	/* the key buffer (keys read by keycols, or from a carried row) */
-	braid_input_begin(st);
+	/*
+	 * the key buffer (keys read by keycols, or from a carried row): an
+	 * adaptive node over a value log reads no key until it switches
+	 */
+	if (!data.adaptive || !st->cfg.value_log)
+		braid_input_begin(st);
 	if (data.adaptive)
 	{
 		braid_adaptive_begin(st, &data, estate);
@@ -549,12 +588,17 @@ braid_exec_adaptive(PlanState *ps)
 	CHECK_FOR_INTERRUPTS();
 	if (st->adapt.serving)
 	{
-		/* the tuplesort's own row, as ExecSort returns it */
+		/*
+		 * the tuplesort's own row, as ExecSort returns it (past either end,
+		 * the slot emptied)
+		 */
 		if (st->adapt.passthrough)
-			return tuplesort_gettupleslot(st->adapt.ts,
+		{
+			(void) tuplesort_gettupleslot(st->adapt.ts,
 										  ScanDirectionIsForward(ps->state->es_direction),
-										  false, st->adapt.slot, NULL) ?
-				st->adapt.slot : NULL;
+										  false, st->adapt.slot, NULL);
+			return st->adapt.slot;
+		}
 		return braid_adaptive_next(st, ps->state->es_direction);
 	}
 	return braid_exec(&st->css);
@@ -610,7 +654,7 @@ braid_exec(CustomScanState *node)
 
 	if (ScanDirectionIsForward(node->ss.ps.state->es_direction))
 	{
-		if (st->pos.current >= st->out.nrows)
+		if (st->pos.current >= st->path->out.nrows)
 		{
 			st->pos.eof_reached = true;
 			braid_sort_set_phase(st, BRAID_PROGRESS_DONE);
@@ -645,7 +689,7 @@ braid_exec(CustomScanState *node)
 			elog(ERROR, "braidsort: position " INT64_FORMAT " is past the end", pos);
 	}
 
-	ExecStoreHeapTuple(braid_gather_tuple(&st->out.gather, pos), scanslot, false);
+	ExecStoreHeapTuple(braid_gather_tuple(&st->path->out.gather, pos), scanslot, false);
 	st->pos.scan_slot_full = true;
 	if (node->ss.ps.ps_ProjInfo == NULL)
 		return scanslot;
@@ -690,7 +734,7 @@ braid_end(CustomScanState *node)
 	{
 		release_spill(st);
 		if (st->cfg.value_log)
-			braid_vlog_reset(&st->vlog);
+			braid_vlog_reset(&st->path->vlog);
 		else
 			braid_batches_end(st);
 	}
@@ -732,7 +776,7 @@ braid_rescan(CustomScanState *node)
 	 * even with unchanged parameters (volatile quals, nextval() ...), e.g.
 	 * under a correlated subplan, which rescans without EXEC_FLAG_REWIND.
 	 */
-	if (st->child->chgParam != NULL || st->merge.merger != NULL || !st->cfg.random_access)
+	if (st->child->chgParam != NULL || st->path->merge.merger != NULL || !st->cfg.random_access)
 	{
 		reset_sort(st);
 		/* a child with changed parameters is rescanned by ExecProcNode */

@@ -66,7 +66,7 @@ const BraidSortStrategy braid_mergepass_strategy = {
 int
 braid_runs_fanin(const BraidSortState *st)
 {
-	return braid_cost_merge_fanin((double) st->cfg.budget, (double) st->map.longest_key);
+	return braid_cost_merge_fanin((double) st->cfg.budget, (double) st->path->map.longest_key);
 }
 
 /*
@@ -79,11 +79,11 @@ braid_runs_fanin(const BraidSortState *st)
 void
 braid_runs_start(BraidSortState *st, bool pipe_allowed)
 {
-	memset(&st->runset.pipe, 0, sizeof(st->runset.pipe));
-	st->runset.pipe_allowed = pipe_allowed;
-	st->runset.half_runs = 0;
-	st->runset.entries_put = 0;
-	st->runset.spill_ms = 0;
+	memset(&st->path->runset.pipe, 0, sizeof(st->path->runset.pipe));
+	st->path->runset.pipe_allowed = pipe_allowed;
+	st->path->runset.half_runs = 0;
+	st->path->runset.entries_put = 0;
+	st->path->runset.spill_ms = 0;
 }
 
 /*
@@ -94,8 +94,8 @@ braid_runs_start(BraidSortState *st, bool pipe_allowed)
 void
 braid_runs_reset(BraidSortState *st)
 {
-	memset(&st->runset.pipe, 0, sizeof(st->runset.pipe));
-	st->runset.runs = NIL;
+	memset(&st->path->runset.pipe, 0, sizeof(st->path->runset.pipe));
+	st->path->runset.runs = NIL;
 }
 
 /*
@@ -106,7 +106,7 @@ braid_runs_reset(BraidSortState *st)
 void
 braid_pipe_allow(BraidSortState *st, bool allowed)
 {
-	st->runset.pipe_allowed = allowed;
+	st->path->runset.pipe_allowed = allowed;
 }
 
 /*
@@ -117,8 +117,8 @@ braid_pipe_allow(BraidSortState *st, bool allowed)
 static void
 split_budget(BraidSortState *st)
 {
-	braid_map_split_budget(st, st->cfg.est_rows - (double) st->build.rows_built,
-						   !st->runset.pipe.on);
+	braid_map_split_budget(st, st->cfg.est_rows - (double) st->path->build.rows_built,
+						   !st->path->runset.pipe.on);
 }
 
 /*
@@ -133,12 +133,12 @@ void
 braid_runs_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable,
 			   uint64 ref)
 {
-	BraidIndexMap *m = &st->map;
+	BraidIndexMap *m = &st->path->map;
 	bool		aside;
 
 	if (m->nentries == m->capacity)
 	{
-		if (st->runset.pipe.on)
+		if (st->path->runset.pipe.on)
 			braid_pipe_swap(st);
 		else if (!braid_map_grow(st))
 		{
@@ -154,7 +154,7 @@ braid_runs_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable
 
 	/* full keys kept aside: the whole IndexMap again, made serially */
 	aside = st->cfg.collated || len > st->cfg.keylen;
-	if (aside && st->runset.pipe.on)
+	if (aside && st->path->runset.pipe.on)
 		braid_pipe_end(st);
 
 	/*
@@ -199,7 +199,7 @@ braid_runs_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable
 	(void) braid_map_place(st, key, len, sortable, ref);
 
 	/* a run being made on a helper moves along */
-	if ((++st->runset.entries_put & 4095) == 0 && st->runset.pipe.stage != PIPE_IDLE)
+	if ((++st->path->runset.entries_put & 4095) == 0 && st->path->runset.pipe.stage != PIPE_IDLE)
 		braid_pipe_step(st, false);
 }
 
@@ -220,16 +220,16 @@ braid_spill_run(BraidSortState *st)
 	braid_prefault_end();
 	braid_map_note_peak(st);
 	braid_map_sort(st, true);
-	st->runset.runs = lappend(st->runset.runs,
-							  braid_run_write(st->map.entries, st->map.nentries, st->cfg.stride,
-											  braid_map_entry_key_of, st, st->cfg.threads,
-											  &st->instr.device));
+	st->path->runset.runs = lappend(st->path->runset.runs,
+									braid_run_write(st->path->map.entries, st->path->map.nentries, st->cfg.stride,
+													braid_map_entry_key_of, st, st->cfg.threads,
+													&st->instr.device));
 	st->instr.runs++;
 	braid_progress_add_run(&st->mon.progress);
 	braid_map_clear(st);
 	MemoryContextSwitchTo(old);
 	braid_sort_set_phase(st, phase);
-	st->runset.spill_ms += braid_elapsed_ms(start);
+	st->path->runset.spill_ms += braid_elapsed_ms(start);
 }
 
 /*
@@ -265,7 +265,7 @@ pipe_task(void *arg, int worker)
 static void
 pipe_post(BraidSortState *st)
 {
-	BraidPipe  *p = &st->runset.pipe;
+	BraidPipe  *p = &st->path->runset.pipe;
 
 	p->helpers = braid_pool_start(2, pipe_task, p);
 	if (p->helpers == 0)
@@ -282,7 +282,7 @@ pipe_post(BraidSortState *st)
 static void
 braid_pipe_step(BraidSortState *st, bool wait)
 {
-	BraidPipe  *p = &st->runset.pipe;
+	BraidPipe  *p = &st->path->runset.pipe;
 	BraidProgressPhase phase = st->mon.phase;
 	MemoryContext old;
 
@@ -315,10 +315,10 @@ braid_pipe_step(BraidSortState *st, bool wait)
 			braid_spill_finish(p->run->file);
 			p->run->nrecords = p->n;
 			p->run->bytes = p->bytes;
-			st->runset.runs = lappend(st->runset.runs, p->run);
+			st->path->runset.runs = lappend(st->path->runset.runs, p->run);
 			st->instr.runs++;
 			braid_progress_add_run(&st->mon.progress);
-			st->runset.half_runs++;
+			st->path->runset.half_runs++;
 			p->run = NULL;
 			p->stage = PIPE_IDLE;
 		}
@@ -336,7 +336,7 @@ braid_pipe_step(BraidSortState *st, bool wait)
 void
 braid_pipe_stop(BraidSortState *st)
 {
-	BraidPipe  *p = &st->runset.pipe;
+	BraidPipe  *p = &st->path->runset.pipe;
 
 	braid_store_relaxed(&p->stop, true);
 	if (p->helpers > 0)
@@ -360,12 +360,12 @@ static bool
 pipe_pays(BraidSortState *st, size_t half)
 {
 	int			fanin = braid_runs_fanin(st);
-	double		left = st->cfg.est_rows * 1.1 - (double) st->build.rows_built;
+	double		left = st->cfg.est_rows * 1.1 - (double) st->path->build.rows_built;
 	double		runs;
 
-	if (half < BRAID_PIPE_MIN_ENTRIES || (double) st->build.rows_built >= st->cfg.est_rows)
+	if (half < BRAID_PIPE_MIN_ENTRIES || (double) st->path->build.rows_built >= st->cfg.est_rows)
 		return false;
-	runs = (double) list_length(st->runset.runs) + (st->runset.pipe.stage != PIPE_IDLE ? 1 : 0) +
+	runs = (double) list_length(st->path->runset.runs) + (st->path->runset.pipe.stage != PIPE_IDLE ? 1 : 0) +
 		1 + ceil(Max(left, 0.0) / (double) half);
 	return runs <= fanin;
 }
@@ -381,9 +381,9 @@ pipe_pays(BraidSortState *st, size_t half)
 static void
 braid_pipe_begin(BraidSortState *st)
 {
-	BraidPipe  *p = &st->runset.pipe;
+	BraidPipe  *p = &st->path->runset.pipe;
 
-	if (!st->runset.pipe_allowed || !pipe_pays(st, st->map.capacity / 2))
+	if (!st->path->runset.pipe_allowed || !pipe_pays(st, st->path->map.capacity / 2))
 		return;
 	p->st = st;
 	p->on = true;
@@ -400,24 +400,24 @@ braid_pipe_begin(BraidSortState *st)
 static void
 braid_pipe_swap(BraidSortState *st)
 {
-	BraidPipe  *p = &st->runset.pipe;
+	BraidPipe  *p = &st->path->runset.pipe;
 	instr_time	start;
 
 	/* more rows than expected: whole runs again, before halves cost a pass */
-	if (!pipe_pays(st, st->map.capacity))
+	if (!pipe_pays(st, st->path->map.capacity))
 	{
 		braid_pipe_end(st);
 		return;
 	}
 	INSTR_TIME_SET_CURRENT(start);
 	braid_pipe_step(st, true);
-	p->entries = st->map.entries;
-	p->n = st->map.nentries;
+	p->entries = st->path->map.entries;
+	p->n = st->path->map.nentries;
 	p->stage = PIPE_SORTING;
 	pipe_post(st);
-	braid_map_next_half(st, st->map.entries == p->base ?
-						p->base + st->map.capacity * st->cfg.stride : p->base);
-	st->runset.spill_ms += braid_elapsed_ms(start);
+	braid_map_next_half(st, st->path->map.entries == p->base ?
+						p->base + st->path->map.capacity * st->cfg.stride : p->base);
+	st->path->runset.spill_ms += braid_elapsed_ms(start);
 }
 
 /*
@@ -428,7 +428,7 @@ braid_pipe_swap(BraidSortState *st)
 void
 braid_pipe_end(BraidSortState *st)
 {
-	BraidPipe  *p = &st->runset.pipe;
+	BraidPipe  *p = &st->path->runset.pipe;
 	instr_time	start;
 
 	if (!p->on)
@@ -437,7 +437,7 @@ braid_pipe_end(BraidSortState *st)
 	braid_pipe_step(st, true);
 	braid_map_whole(st, p->base, p->full);
 	p->on = false;
-	st->runset.spill_ms += braid_elapsed_ms(start);
+	st->path->runset.spill_ms += braid_elapsed_ms(start);
 }
 
 /*
@@ -449,9 +449,9 @@ braid_pipe_end(BraidSortState *st)
 bool
 braid_runs_finish(BraidSortState *st)
 {
-	if (st->runset.runs == NIL)
+	if (st->path->runset.runs == NIL)
 		return false;
-	if (st->map.nentries > 0)
+	if (st->path->map.nentries > 0)
 		braid_spill_run(st);
 	return true;
 }
@@ -464,10 +464,10 @@ braid_runs_finish(BraidSortState *st)
 List *
 braid_runs_take(BraidSortState *st, int *half_runs)
 {
-	List	   *runs = st->runset.runs;
+	List	   *runs = st->path->runset.runs;
 
-	*half_runs = st->runset.half_runs;
-	st->runset.runs = NIL;
+	*half_runs = st->path->runset.half_runs;
+	st->path->runset.runs = NIL;
 	return runs;
 }
 
@@ -480,9 +480,9 @@ braid_runs_release(BraidSortState *st)
 {
 	ListCell   *lc;
 
-	foreach(lc, st->runset.runs)
+	foreach(lc, st->path->runset.runs)
 		braid_run_close((BraidRun *) lfirst(lc));
-	st->runset.runs = NIL;
+	st->path->runset.runs = NIL;
 }
 
 /* mergepass_start_build: every row makes an entry. */

@@ -55,8 +55,8 @@
 void
 braid_select_begin(BraidSortState *st)
 {
-	memset(&st->sel, 0, sizeof(st->sel));
-	st->sel.scratch = palloc0(st->cfg.stride);
+	memset(&st->path->sel, 0, sizeof(st->path->sel));
+	st->path->sel.scratch = palloc0(st->cfg.stride);
 }
 
 /*
@@ -68,7 +68,7 @@ braid_select_begin(BraidSortState *st)
 void
 braid_select_start(BraidSortState *st, size_t cap, size_t room)
 {
-	BraidSelection *sel = &st->sel;
+	BraidSelection *sel = &st->path->sel;
 
 	sel->seg_rows = 0;
 	sel->seg_hash = 0;
@@ -92,7 +92,7 @@ braid_select_start(BraidSortState *st, size_t cap, size_t room)
 void
 braid_select_note_row(BraidSortState *st, uint64 ref)
 {
-	st->sel.seg_hash += braid_wl_ref_hash(ref);
+	st->path->sel.seg_hash += braid_wl_ref_hash(ref);
 }
 
 /*
@@ -102,7 +102,7 @@ braid_select_note_row(BraidSortState *st, uint64 ref)
 void
 braid_select_set_rows(BraidSortState *st, int64 rows)
 {
-	st->sel.seg_rows = rows;
+	st->path->sel.seg_rows = rows;
 }
 
 /*
@@ -227,8 +227,8 @@ ref_cmp(const void *a, const void *b, void *arg)
 static void
 sort_total(BraidSortState *st)
 {
-	uint8	   *e = st->map.entries;
-	size_t		n = st->map.nentries;
+	uint8	   *e = st->path->map.entries;
+	size_t		n = st->path->map.nentries;
 	uint32		stride = st->cfg.stride;
 	size_t		i = 0;
 
@@ -256,13 +256,13 @@ sort_total(BraidSortState *st)
 static void
 compact(BraidSortState *st)
 {
-	BraidSelection *sel = &st->sel;
-	size_t		keep = Max(st->map.nentries / 2, (size_t) 1);
+	BraidSelection *sel = &st->path->sel;
+	size_t		keep = Max(st->path->map.nentries / 2, (size_t) 1);
 
 	braid_map_note_peak(st);
 	sort_total(st);
 	braid_map_keep_first(st, keep);
-	copy_entry(st, st->map.entries + (keep - 1) * st->cfg.stride,
+	copy_entry(st, st->path->map.entries + (keep - 1) * st->cfg.stride,
 			   &sel->cutoff, &sel->cutoff_key, &sel->cutoff_len, &sel->cutoff_cap);
 	sel->has_cutoff = true;
 }
@@ -271,7 +271,7 @@ compact(BraidSortState *st)
 static size_t
 pass_room(const BraidSortState *st)
 {
-	return Max(st->sel.room, st->sel.cap * st->cfg.stride);
+	return Max(st->path->sel.room, st->path->sel.cap * st->cfg.stride);
 }
 
 /*
@@ -283,7 +283,7 @@ pass_room(const BraidSortState *st)
 static void
 split_room(BraidSortState *st)
 {
-	BraidSelection *sel = &st->sel;
+	BraidSelection *sel = &st->path->sel;
 	size_t		room = pass_room(st);
 
 	sel->keys_split = true;
@@ -304,13 +304,13 @@ candidate_room(BraidSortState *st)
 	size_t		cap;
 
 	/* candidates held stay where they are */
-	if (st->map.entries != NULL && st->map.nentries > 0)
+	if (st->path->map.entries != NULL && st->path->map.nentries > 0)
 		return;
 	/* at a pass's start: the split from the averages so far */
-	if (st->sel.keys_split)
+	if (st->path->sel.keys_split)
 		split_room(st);
-	cap = st->sel.keys_split ? st->sel.split_cap : st->sel.cap;
-	if (st->map.entries != NULL && st->map.capacity == cap)
+	cap = st->path->sel.keys_split ? st->path->sel.split_cap : st->path->sel.cap;
+	if (st->path->map.entries != NULL && st->path->map.capacity == cap)
 		return;
 	braid_map_alloc(st, cap);
 }
@@ -324,7 +324,7 @@ static bool
 below_cutoff(BraidSortState *st, const uint8 *prefix, const uint8 *full, size_t len,
 			 uint64 ref)
 {
-	BraidSelection *sel = &st->sel;
+	BraidSelection *sel = &st->path->sel;
 
 	return copy_compare(st, prefix, full, (uint32) len, ref,
 						sel->cutoff, sel->cutoff_key, sel->cutoff_len) < 0;
@@ -349,11 +349,11 @@ static bool
 make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
 					size_t len, uint64 ref)
 {
-	BraidSelection *sel = &st->sel;
+	BraidSelection *sel = &st->path->sel;
 	size_t		stride = st->cfg.stride;
 	size_t		room = pass_room(st);
 
-	if (st->map.nentries >= st->map.capacity)
+	if (st->path->map.nentries >= st->path->map.capacity)
 	{
 		compact(st);
 		if (!below_cutoff(st, prefix, full, len, ref))
@@ -363,21 +363,21 @@ make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
 	{
 		size_t		after = braid_map_key_bytes_after(st, len);
 
-		if (st->map.capacity * stride + after <= room)
+		if (st->path->map.capacity * stride + after <= room)
 			break;
 		if (!sel->keys_split)
 		{
 			bool		dropped = false;
 
 			split_room(st);
-			if (st->map.capacity > sel->split_cap)
+			if (st->path->map.capacity > sel->split_cap)
 			{
 				/*
 				 * Room for the new one among fewer, the IndexMap shrunk
 				 * before anything returns (candidate_room would drop it
 				 * whole).
 				 */
-				while (st->map.nentries >= sel->split_cap)
+				while (st->path->map.nentries >= sel->split_cap)
 				{
 					compact(st);
 					dropped = true;
@@ -389,16 +389,16 @@ make_candidate_room(BraidSortState *st, const uint8 *prefix, const uint8 *full,
 			}
 			continue;
 		}
-		if (st->map.nentries <= 1)
+		if (st->path->map.nentries <= 1)
 			break;
 		compact(st);
 		if (!below_cutoff(st, prefix, full, len, ref))
 			return false;
 	}
 	/* never reached (capacity is at least 2): never written past, either */
-	if (st->map.nentries >= st->map.capacity)
+	if (st->path->map.nentries >= st->path->map.capacity)
 		elog(ERROR, "braidsort: no room for a selection candidate (%zu of %zu)",
-			 st->map.nentries, st->map.capacity);
+			 st->path->map.nentries, st->path->map.capacity);
 	return true;
 }
 
@@ -412,7 +412,7 @@ static void
 entry_log_append(BraidSortState *st, const uint8 *key, size_t len, size_t sortable,
 				 uint64 ref)
 {
-	BraidSelection *sel = &st->sel;
+	BraidSelection *sel = &st->path->sel;
 	uint8		head[32];
 	size_t		h = 0;
 
@@ -448,7 +448,7 @@ void
 braid_select_offer(BraidSortState *st, const uint8 *key, size_t len, size_t sortable,
 				   uint64 ref)
 {
-	BraidSelection *sel = &st->sel;
+	BraidSelection *sel = &st->path->sel;
 	uint8	   *prefix = sel->scratch;
 	const uint8 *full = NULL;
 
@@ -500,8 +500,8 @@ braid_select_offer(BraidSortState *st, const uint8 *key, size_t len, size_t sort
 static void
 end_pass(BraidSortState *st, BraidRun *run)
 {
-	BraidSelection *sel = &st->sel;
-	size_t		n = st->map.nentries;
+	BraidSelection *sel = &st->path->sel;
+	size_t		n = st->path->map.nentries;
 	MemoryContext old;
 
 	sel->passes++;
@@ -520,10 +520,10 @@ end_pass(BraidSortState *st, BraidRun *run)
 	}
 	sort_total(st);
 	old = MemoryContextSwitchTo(st->sortcxt);
-	braid_run_set_memory(run, st->map.entries, n, st->cfg.stride,
+	braid_run_set_memory(run, st->path->map.entries, n, st->cfg.stride,
 						 braid_map_entry_key_of, st);
 	MemoryContextSwitchTo(old);
-	copy_entry(st, st->map.entries + (n - 1) * st->cfg.stride,
+	copy_entry(st, st->path->map.entries + (n - 1) * st->cfg.stride,
 			   &sel->bound, &sel->bound_key, &sel->bound_len, &sel->bound_cap);
 	sel->has_bound = true;
 	sel->has_cutoff = false;
@@ -540,12 +540,12 @@ end_pass(BraidSortState *st, BraidRun *run)
 static void
 check_pass_rows(BraidSortState *st, int64 seen, uint64 hash)
 {
-	if (seen != st->sel.seg_rows || hash != st->sel.seg_hash)
+	if (seen != st->path->sel.seg_rows || hash != st->path->sel.seg_hash)
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("braidsort selection pass read %lld rows where the sort read %lld%s",
-						(long long) seen, (long long) st->sel.seg_rows,
-						seen == st->sel.seg_rows ? ", but not the same rows" : ""),
+						(long long) seen, (long long) st->path->sel.seg_rows,
+						seen == st->path->sel.seg_rows ? ", but not the same rows" : ""),
 				 errdetail("The input read again differs from the input first read.")));
 }
 
@@ -566,7 +566,7 @@ pass_heap(BraidSortState *st, MemoryContext rowcxt)
 	st->css.ss.ps.state->es_direction = ForwardScanDirection;
 	ExecReScan(st->child);
 	fast = braid_input_fast_seqscan(st);
-	while (seen < st->sel.seg_rows)
+	while (seen < st->path->sel.seg_rows)
 	{
 		TupleTableSlot *slot = braid_input_next(st, fast, seen > 0, &fast_rows);
 		MemoryContext old;
@@ -604,11 +604,11 @@ pass_value_log(BraidSortState *st, MemoryContext rowcxt)
 	TupleTableSlot *slot = st->win.slot;
 
 	/* the scan reads the log in blocks, each under a grant of its own */
-	braid_vlog_scan_begin(&st->vlog, &scan);
-	while (seen < st->sel.seg_rows)
+	braid_vlog_scan_begin(&st->path->vlog, &scan);
+	while (seen < st->path->sel.seg_rows)
 	{
 		uint64		ref;
-		MinimalTuple tuple = braid_vlog_scan_next(&st->vlog, &scan, &ref);
+		MinimalTuple tuple = braid_vlog_scan_next(&st->path->vlog, &scan, &ref);
 		MemoryContext old;
 		size_t		len;
 
@@ -625,7 +625,7 @@ pass_value_log(BraidSortState *st, MemoryContext rowcxt)
 		if ((++seen & 4095) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	braid_vlog_scan_end(&st->vlog, &scan);
+	braid_vlog_scan_end(&st->path->vlog, &scan);
 	check_pass_rows(st, seen, hash);
 }
 
@@ -660,7 +660,7 @@ pass_entry_log(BraidSortState *st)
 	ListCell   *lc;
 	int64		seen = 0;
 
-	foreach(lc, st->sel.elog.segs)
+	foreach(lc, st->path->sel.elog.segs)
 	{
 		BraidSpillFile *f = (BraidSpillFile *) lfirst(lc);
 		const uint8 *base = (const uint8 *) f->base;
@@ -686,9 +686,9 @@ pass_entry_log(BraidSortState *st)
 				CHECK_FOR_INTERRUPTS();
 		}
 	}
-	if (seen != st->sel.elog.entries)
+	if (seen != st->path->sel.elog.entries)
 		elog(ERROR, "braidsort: entry log holds %lld entries, read %lld",
-			 (long long) st->sel.elog.entries, (long long) seen);
+			 (long long) st->path->sel.elog.entries, (long long) seen);
 }
 
 /*
@@ -700,7 +700,7 @@ pass_entry_log(BraidSortState *st)
 void
 braid_select_end_first_pass(BraidSortState *st, BraidRun *run, size_t cap, size_t room)
 {
-	BraidSelection *sel = &st->sel;
+	BraidSelection *sel = &st->path->sel;
 
 	end_pass(st, run);
 	sel->cap = cap;
@@ -723,7 +723,7 @@ braid_select_end_first_pass(BraidSortState *st, BraidRun *run, size_t cap, size_
 bool
 braid_select_pass(BraidSortState *st, BraidRun *run, bool reread_heap, bool materialize)
 {
-	BraidSelection *sel = &st->sel;
+	BraidSelection *sel = &st->path->sel;
 	MemoryContext rowcxt;
 	MemoryContext old;
 
@@ -768,7 +768,7 @@ braid_select_pass(BraidSortState *st, BraidRun *run, bool reread_heap, bool mate
 void
 braid_select_release(BraidSortState *st)
 {
-	BraidSelection *sel = &st->sel;
+	BraidSelection *sel = &st->path->sel;
 	ListCell   *lc;
 
 	foreach(lc, sel->elog.segs)

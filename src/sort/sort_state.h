@@ -429,6 +429,25 @@ typedef struct BraidSortMonitor
 	int64		batches_before; /* gather batches before this sort */
 } BraidSortMonitor;
 
+/*
+ * BraidSortPath
+ *		What braidsort's own path holds, stage by stage: allocated when the
+ *		path is set up (begin_path), at the node's start or when an adaptive
+ *		node switches -- which most, short queries' sorts of a few rows,
+ *		never do, and which then allocate and clear none of it.
+ */
+typedef struct BraidSortPath
+{
+	BraidIndexMap map;
+	BraidBuild	build;
+	BraidRunSet runset;
+	BraidWlimit wl;
+	BraidSelection sel;
+	BraidMergeStage merge;
+	BraidOutput out;
+	BraidValueLog vlog;
+}			BraidSortPath;
+
 struct BraidSortState
 {
 	CustomScanState css;
@@ -443,14 +462,9 @@ struct BraidSortState
 
 	BraidSortConfig cfg;
 	BraidSortInput input;
-	BraidIndexMap map;
-	BraidBuild	build;
-	BraidRunSet runset;
-	BraidWlimit wl;
-	BraidSelection sel;
-	BraidMergeStage merge;
-	BraidOutput out;
-	BraidValueLog vlog;
+	BraidSortPath *path;		/* braidsort's path, from begin_path; NULL
+								 * before (an adaptive node that has not
+								 * switched) */
 	BraidLogWindow win;
 	BraidPosition pos;
 	BraidAdaptive adapt;

@@ -92,10 +92,10 @@ load_log_window(BraidSortState *st, int64 pos)
 	int64		first;
 	int			n = 0;
 	size_t		used = 0;
-	bool		copy = st->vlog.on_device;
+	bool		copy = st->path->vlog.on_device;
 	instr_time	start;
 
-	if (st->merge.merger)
+	if (st->path->merge.merger)
 	{
 		first = st->win.first + st->win.n;
 		if (pos != first)
@@ -116,33 +116,33 @@ load_log_window(BraidSortState *st, int64 pos)
 	st->win.n = 0;
 	if (copy)
 	{
-		seg_bytes = palloc0(sizeof(uint64) * st->vlog.nsegs);
-		seg_lines = palloc0(sizeof(uint64) * st->vlog.nsegs);
+		seg_bytes = palloc0(sizeof(uint64) * st->path->vlog.nsegs);
+		seg_lines = palloc0(sizeof(uint64) * st->path->vlog.nsegs);
 	}
 
 	/* the window's refs in the merged refs file: one block read */
-	if (st->merge.merger == NULL && st->out.refs_run && first < st->out.nrows)
-		braid_spill_note_read(st->out.refs_run->file, first * sizeof(uint64),
-							  Min(first + BRAID_LOG_WINDOW_ROWS, st->out.nrows) * sizeof(uint64));
+	if (st->path->merge.merger == NULL && st->path->out.refs_run && first < st->path->out.nrows)
+		braid_spill_note_read(st->path->out.refs_run->file, first * sizeof(uint64),
+							  Min(first + BRAID_LOG_WINDOW_ROWS, st->path->out.nrows) * sizeof(uint64));
 
 	INSTR_TIME_SET_CURRENT(start);
 	while (n < BRAID_LOG_WINDOW_ROWS)
 	{
 		uint64		ref;
 
-		if (st->merge.merger)
+		if (st->path->merge.merger)
 		{
 			const uint8 *key;
 			uint32		keylen;
 
-			if (!braid_merger_next(st->merge.merger, &key, &keylen, &ref))
+			if (!braid_merger_next(st->path->merge.merger, &key, &keylen, &ref))
 				break;
 		}
 		else
 		{
-			if (first + n >= st->out.nrows)
+			if (first + n >= st->path->out.nrows)
 				break;
-			ref = st->out.refs[first + n];
+			ref = st->path->out.refs[first + n];
 		}
 		if (copy)
 		{
@@ -153,15 +153,15 @@ load_log_window(BraidSortState *st, int64 pos)
 
 			/* where the row is; the reader threads copy it below */
 			if (braid_vlog_ref_len(vref) != 0)
-				braid_vlog_locate(&st->vlog, vref, &row);
+				braid_vlog_locate(&st->path->vlog, vref, &row);
 			else
 			{
 				/* a long row: its length is read from the device */
 				BraidReadScope one = {0};
 
-				braid_read_scope_add(&one, braid_vlog_ref_file(&st->vlog, vref));
+				braid_read_scope_add(&one, braid_vlog_ref_file(&st->path->vlog, vref));
 				braid_read_scope_begin(&one);
-				braid_vlog_locate(&st->vlog, vref, &row);
+				braid_vlog_locate(&st->path->vlog, vref, &row);
 				braid_read_scope_end(&one);
 			}
 			alen = MAXALIGN(row.len);
@@ -182,7 +182,7 @@ load_log_window(BraidSortState *st, int64 pos)
 			used += alen;
 		}
 		else
-			st->win.tuple[n] = braid_vlog_get(&st->vlog, ref & ~BRAID_REF_TRUNCATED);
+			st->win.tuple[n] = braid_vlog_get(&st->path->vlog, ref & ~BRAID_REF_TRUNCATED);
 		n++;
 	}
 
@@ -190,7 +190,7 @@ load_log_window(BraidSortState *st, int64 pos)
 	 * the final merge runs here, window by window: count it as merge time
 	 * (with the rows' places in the log, found on the way)
 	 */
-	if (st->merge.merger)
+	if (st->path->merge.merger)
 		st->instr.merge_stream_ms += braid_elapsed_ms(start);
 	if (copy && n > 0)
 	{
@@ -209,11 +209,11 @@ load_log_window(BraidSortState *st, int64 pos)
 		 * charged as the device is once granted (whether a writer is at work
 		 * is seen after the wait for the gate, not before)
 		 */
-		for (int i = 0; i < st->vlog.nsegs; i++)
-			braid_read_scope_add(&scope, st->vlog.segs[i]);
+		for (int i = 0; i < st->path->vlog.nsegs; i++)
+			braid_read_scope_add(&scope, st->path->vlog.segs[i]);
 		braid_read_scope_begin(&scope);
-		braid_device_emulation(st->vlog.segs[0], &task.em);
-		threads = Min(braid_sched_read_thread_count_for(st->vlog.segs[0]->spcoid),
+		braid_device_emulation(st->path->vlog.segs[0], &task.em);
+		threads = Min(braid_sched_read_thread_count_for(st->path->vlog.segs[0]->spcoid),
 					  braid_pool_max_threads);
 		/* threads pay for themselves on large windows, or a slow device */
 		if (task.em.read_ns > 0 || task.em.interference_ns > 0)
@@ -221,8 +221,8 @@ load_log_window(BraidSortState *st, int64 pos)
 		else
 			threads = Min(threads, (int) (used / (256 * 1024)));
 		task.nthreads = Max(threads, 1);
-		for (int i = 0; i < st->vlog.nsegs; i++)
-			braid_spill_count_read_sum(st->vlog.segs[i], seg_bytes[i], seg_lines[i]);
+		for (int i = 0; i < st->path->vlog.nsegs; i++)
+			braid_spill_count_read_sum(st->path->vlog.segs[i], seg_bytes[i], seg_lines[i]);
 		braid_pool_run(task.nthreads, log_copy_task, &task);
 		braid_read_scope_end(&scope);
 	}
@@ -243,7 +243,8 @@ load_log_window(BraidSortState *st, int64 pos)
 
 /*
  * braid_vlog_emit
- *		Value log mode: the row at sort position pos, projected.
+ *		Value log mode: the row at sort position pos, projected unless the
+ *		node's output is its input's row.
  */
 TupleTableSlot *
 braid_vlog_emit(BraidSortState *st, int64 pos)
@@ -251,7 +252,7 @@ braid_vlog_emit(BraidSortState *st, int64 pos)
 	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
 	MinimalTuple tuple;
 
-	if (st->vlog.on_device || st->merge.merger || st->out.refs_run)
+	if (st->path->vlog.on_device || st->path->merge.merger || st->path->out.refs_run)
 	{
 		if (pos < st->win.first || pos >= st->win.first + st->win.n)
 		{
@@ -267,9 +268,12 @@ braid_vlog_emit(BraidSortState *st, int64 pos)
 		tuple = st->win.tuple[pos - st->win.first];
 	}
 	else
-		tuple = braid_vlog_get(&st->vlog, st->out.refs[pos] & ~BRAID_REF_TRUNCATED);
+		tuple = braid_vlog_get(&st->path->vlog, st->path->out.refs[pos] & ~BRAID_REF_TRUNCATED);
 
 	ExecStoreMinimalTuple(tuple, st->win.slot, false);
+	/* the input's row as it is (plan/sort_plan.c: set_row_scan_tlist) */
+	if (st->css.ss.ps.ps_ProjInfo == NULL)
+		return st->win.slot;
 	ResetExprContext(econtext);
 	econtext->ecxt_outertuple = st->win.slot;
 	return ExecProject(st->css.ss.ps.ps_ProjInfo);

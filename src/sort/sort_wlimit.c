@@ -91,7 +91,7 @@ static const BraidSortStrategy wl_strategy = {
 const BraidSortStrategy *
 braid_wl_strategy(BraidSortState *st, const BraidSortPlanData *data)
 {
-	BraidWlimit *wl = &st->wl;
+	BraidWlimit *wl = &st->path->wl;
 	BraidWlMode mode = (BraidWlMode) data->wl_mode;
 
 	memset(wl, 0, sizeof(*wl));
@@ -128,7 +128,7 @@ braid_wl_strategy(BraidSortState *st, const BraidSortPlanData *data)
 static int64
 wl_start_build(BraidSortState *st, int64 rows_carried)
 {
-	BraidWlimit *wl = &st->wl;
+	BraidWlimit *wl = &st->path->wl;
 	size_t		map_bytes = braid_map_budget(st);
 	double		est = Max(st->cfg.est_rows, 0.0);
 
@@ -216,7 +216,7 @@ flush_for_memory_run(BraidSortState *st)
 {
 	braid_pipe_allow(st, false);
 	braid_pipe_end(st);
-	if (st->map.nentries > 0)
+	if (st->path->map.nentries > 0)
 		braid_spill_run(st);
 }
 
@@ -230,7 +230,7 @@ flush_for_memory_run(BraidSortState *st)
 static void
 wl_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable, uint64 ref)
 {
-	BraidWlimit *wl = &st->wl;
+	BraidWlimit *wl = &st->path->wl;
 
 	if (key == NULL)
 	{
@@ -244,7 +244,7 @@ wl_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable, uint64
 		braid_select_offer(st, key, len, sortable, ref);
 		return;
 	}
-	if (wl->flush_at >= 0 && wl->entries_added++ == wl->flush_at && st->map.nentries > 0)
+	if (wl->flush_at >= 0 && wl->entries_added++ == wl->flush_at && st->path->map.nentries > 0)
 		flush_for_memory_run(st);
 	braid_runs_put(st, key, len, sortable, ref);
 }
@@ -260,8 +260,8 @@ static bool
 wl_refill(BraidRun *run, void *arg)
 {
 	BraidSortState *st = (BraidSortState *) arg;
-	BraidWlimit *wl = &st->wl;
-	const BraidSelection *sel = &st->sel;
+	BraidWlimit *wl = &st->path->wl;
+	const BraidSelection *sel = &st->path->sel;
 	BraidProgressPhase phase = st->mon.phase;
 	instr_time	start;
 	bool		materialize;
@@ -302,7 +302,7 @@ new_virtual_run(BraidSortState *st)
 static bool
 after_build(BraidSortState *st, int64 rows_built)
 {
-	BraidWlimit *wl = &st->wl;
+	BraidWlimit *wl = &st->path->wl;
 	MemoryContext old;
 	int64		seg_rows;
 
@@ -312,17 +312,17 @@ after_build(BraidSortState *st, int64 rows_built)
 		case BRAID_WL_SEGMENT:
 			seg_rows = wl->mode == BRAID_WL_SEGMENT ? Min(wl->head_rows, rows_built) : 0;
 			braid_select_set_rows(st, seg_rows);
-			if (st->runset.runs == NIL && seg_rows == 0)
+			if (st->path->runset.runs == NIL && seg_rows == 0)
 				return false;
-			if (st->map.nentries > 0)
+			if (st->path->map.nentries > 0)
 			{
 				braid_map_sort(st, true);
 				old = MemoryContextSwitchTo(st->sortcxt);
-				wl->memrun = braid_run_in_memory(st->map.entries, st->map.nentries,
+				wl->memrun = braid_run_in_memory(st->path->map.entries, st->path->map.nentries,
 												 st->cfg.stride, braid_map_entry_key_of, st);
 				MemoryContextSwitchTo(old);
 				wl->held_bytes += wl->memrun->bytes;
-				st->instr.memory_run_entries += (int64) st->map.nentries;
+				st->instr.memory_run_entries += (int64) st->path->map.nentries;
 			}
 			/* the IndexMap's memory goes (its entries are coded elsewhere) */
 			braid_map_note_peak(st);
@@ -331,21 +331,21 @@ after_build(BraidSortState *st, int64 rows_built)
 			{
 				/* empty: the merge's first read of it makes the first chunk */
 				wl->vrun = new_virtual_run(st);
-				wl->held_bytes += st->sel.cap * st->cfg.stride;
+				wl->held_bytes += st->path->sel.cap * st->cfg.stride;
 			}
 			return true;
 		case BRAID_WL_LAZY:
 			braid_select_set_rows(st, rows_built);
 			wl->selecting = false;
 			/* every row fitted the first pass: an ordinary OnePass sort */
-			if (!st->sel.has_cutoff)
+			if (!st->path->sel.has_cutoff)
 				return false;
 			/* the build was the first pass; later ones have half the budget */
 			wl->vrun = new_virtual_run(st);
 			braid_select_end_first_pass(st, wl->vrun,
 										Max(st->cfg.budget / 2 / st->cfg.stride, (size_t) 2),
 										st->cfg.budget / 2);
-			wl->held_bytes += st->sel.cap * st->cfg.stride;
+			wl->held_bytes += st->path->sel.cap * st->cfg.stride;
 			return true;
 		default:
 			return false;
@@ -365,7 +365,7 @@ wl_finish_build(BraidSortState *st, int64 rows_built)
 
 	braid_pipe_end(st);
 	wlimited = after_build(st, rows_built);
-	st->instr.wl_mode = wlimited ? st->wl.mode : BRAID_WL_MERGEPASS;
+	st->instr.wl_mode = wlimited ? st->path->wl.mode : BRAID_WL_MERGEPASS;
 	if (wlimited)
 		return true;
 	return braid_runs_finish(st);
@@ -382,7 +382,7 @@ wl_finish_build(BraidSortState *st, int64 rows_built)
 static int
 wl_final_runs(BraidSortState *st, BraidRun **runs, int64 *rows, size_t *held_bytes)
 {
-	BraidWlimit *wl = &st->wl;
+	BraidWlimit *wl = &st->path->wl;
 	int			n = 0;
 
 	*rows = 0;
@@ -394,7 +394,7 @@ wl_final_runs(BraidSortState *st, BraidRun **runs, int64 *rows, size_t *held_byt
 	if (wl->vrun)
 	{
 		runs[n++] = wl->vrun;
-		*rows += st->sel.seg_rows;
+		*rows += st->path->sel.seg_rows;
 	}
 	*held_bytes = wl->held_bytes;
 	wl->memrun = NULL;
@@ -409,7 +409,7 @@ wl_final_runs(BraidSortState *st, BraidRun **runs, int64 *rows, size_t *held_byt
 static void
 wl_release(BraidSortState *st)
 {
-	BraidWlimit *wl = &st->wl;
+	BraidWlimit *wl = &st->path->wl;
 
 	braid_select_release(st);
 	braid_run_close(wl->memrun);
