@@ -7,8 +7,8 @@
  *	  after the build's first read of the input and before the late
  *	  gather, which all modes share).
  *
- * Symbols: N entries, M entries per budget, h = floor(M/2) entries a
- * selection pass emits, F the fan-in, l = bytes / 64 lines per entry (l_run
+ * Symbols: N entries, M entries per budget, h = 0.4 M entries a selection
+ * pass emits (WL_PASS_EMITS), F the fan-in, l = bytes / 64 lines per entry (l_run
  * in a run, l_mat in lazy's file), w and r ns per line written and read, c
  * = pass_row_ns.  A run holds M entries.
  *
@@ -23,8 +23,9 @@
  * leaves memory and is one more stream of the final merge.  Writes
  * (N - M)*l_run per pass: 1 - 1/beta of MergePass's at beta = N/M <= F.
  *
- * SEGMENT(x): the last xN rows of the input go through MergePass runs
- * (passes while their runs exceed F); the first S = (1-x)N rows are a
+ * SEGMENT(x): the last xN rows of the input are sorted as hybrid sorts
+ * its input (runs, passes while they exceed F, the last budget-full kept
+ * in memory); the first S = (1-x)N rows are a
  * virtual run, one more stream of the final merge, produced by P =
  * ceil(S/h) selection passes, each re-reading the S rows (N rows with
  * pass_rereads_all) at c each.  C(x) is minimised numerically over
@@ -34,13 +35,13 @@
  * merge's log2 and the candidates' sum, so the minimum is searched at every
  * breakpoint near both ends, strided ones between, and a uniform grid.
  * With passes re-reading the whole input, C is linear in the pass count k
- * (k*(N*c - h*a) with a the run cost of an entry): the optimum is a corner,
- * x = 0 once l_run*(w+r) + run_cpu exceeds about 2*beta*c, else x = 1.
- * With passes re-reading the segment only, C is quadratic in k
- * (k^2*h*c - k*h*a): the optimum is k ~ a/(2c) passes, i.e. x* ~
- * 1 - a/(4*beta*c) (1 - a/(2*beta*c) clamped to [0, 1], with a pass's
- * M' = M/2 entries in place of M), interior
- * as soon as a > c.
+ * (k*(N*c - h*a) with a the run cost of an entry) down to the memory run's
+ * share x = M/N, below which the runs write nothing: the optimum is x = 1
+ * or a pass breakpoint next to M/N, away from 1 once l_run*(w+r) +
+ * run_cpu exceeds about (N/h)*c.  With passes re-reading the segment only (all S rows each
+ * pass), C is quadratic in k (k^2*h*c - k*h*a): the optimum is k ~ a/(2c)
+ * passes, i.e. x* ~ 1 - a*h/(2*c*N) = 1 - a/(5*beta*c) clamped to [0, 1],
+ * interior once a exceeds about 2c.
  *
  * LAZY: P = ceil(N/h) selection passes feeding the gather directly, the
  * build being the first.  Before pass n >= 2, braid_wl_lazy_materialize()
@@ -51,9 +52,9 @@
  * build's candidates count (its reading does not, as in every mode).
  *
  * Candidates: a selection pass over S_k rows above its bound keeps them
- * all while they fit the buffer of M; beyond, the buffer is halved at
- * about M, 2M, 4M... rows (each half of the new rows below the cutoff),
- * so it keeps kept(S) = M + (M/2)*log2(S/M) candidates, each at
+ * all while they fit its room of M/2; beyond, the room is halved at
+ * about M/2, M, 2M... rows (each half of the new rows below the cutoff),
+ * so it keeps kept(S) = M/2 + (M/4)*log2(2S/M) candidates, each at
  * select_cpu_ns (appending it and its share of sorting the buffer).
  *
  * GATHER: the modes other than MergePass keep memory during the late
@@ -62,7 +63,8 @@
  * budget), which the gather's batches then lack: with G bytes of rows to
  * bring back by TID, B the budget and H held, the gather makes
  * ceil(G / max(B - H, B/4)) passes over the table instead of ceil(G / B)
- * (as sort_gather.c sizes its arena), each gather_pass_ms.  On a device
+ * (as sort_gather.c sizes its arena), each WL_GATHER_EXTRA_PASS of
+ * gather_pass_ms (as measured).  On a device
  * whose writes cost little this is what decides against hybrid.
  *
  * N <= M: every mode is the OnePass sort: feasible, no line written or
@@ -130,6 +132,26 @@
 #define WL_RECORD_SUFFIX	0.6
 #define WL_RECORD_REF		4.0
 
+/*
+ * A selection pass's candidates have half the budget (the gather's arena
+ * the other half) and a pass emits between half and all of its candidates
+ * (sort_select.c, compact): 0.8 of them on average as measured, so that a
+ * pass emits 0.4 of a budget-full (segment at intensity 0 made 5, 10 and 21
+ * passes over 5M rows at beta 2, 4 and 8 in wlimit-20261130-002435, where
+ * half a budget-full a pass made 4, 8 and 16).
+ */
+#define WL_PASS_EMITS	0.4
+
+/*
+ * What a gather pass the held memory adds costs, as a share of the
+ * planner's estimate of a pass (gather_pass_ms): measured with hybrid
+ * against MergePass at no write cost (wlimit-20261130-002435: 0, 115 and
+ * 189 ms more at beta 2, 4 and 8 where this term said 167, 320 and 507),
+ * about a third.  The planner prices a pass's page visits as rereads of
+ * pages not in shared buffers, where the table was in the page cache.
+ */
+#define WL_GATHER_EXTRA_PASS	0.35
+
 #define WL_LINE_BYTES	64.0
 #define WL_LN2			0.69314718055994530942
 /* Largest value of any input (entries, bytes, ns). */
@@ -150,6 +172,7 @@ typedef struct WlParams
 	double		n;
 	double		m;
 	double		h;
+	double		cap;
 	double		l_run;
 	double		l_mat;
 	double		w;
@@ -211,7 +234,8 @@ params(const BraidWlInput *in, WlParams *p)
 {
 	p->n = nonneg(in->rows);
 	p->m = fmax(nonneg(in->budget_entries), 1.0);
-	p->h = fmax(floor(p->m / 2.0), 1.0);
+	p->h = fmax(floor(p->m * WL_PASS_EMITS), 1.0);
+	p->cap = fmax(floor(p->m / 2.0), 1.0);
 	p->l_run = nonneg(in->run_entry_bytes) / WL_LINE_BYTES;
 	p->l_mat = nonneg(in->mat_entry_bytes) / WL_LINE_BYTES;
 	p->w = nonneg(in->write_ns);
@@ -274,9 +298,9 @@ merges(const WlParams *p, double e, bool partial_first, WlMerges *out)
 static double
 kept(const WlParams *p, double s)
 {
-	if (s <= p->m)
+	if (s <= p->cap)
 		return s;
-	return p->m + p->m / 2.0 * log2(s / p->m);
+	return p->cap + p->cap / 2.0 * log2(s / p->cap);
 }
 
 /* log2_antiderivative: an antiderivative of log2(s / m) in s. */
@@ -303,8 +327,8 @@ kept_sum(const WlParams *p, double s, double npasses)
 
 	if (s <= 0.0 || npasses <= 0.0)
 		return 0.0;
-	if (s > p->m)
-		big = fmin(ceil_div(s - p->m, p->h), npasses);
+	if (s > p->cap)
+		big = fmin(ceil_div(s - p->cap, p->h), npasses);
 	if (big <= WL_KEPT_EXACT_TERMS)
 	{
 		for (double k = 0; k < big; k++)
@@ -315,8 +339,8 @@ kept_sum(const WlParams *p, double s, double npasses)
 		double		lo = s - (big - 1) * p->h - p->h / 2.0;
 		double		hi = s + p->h / 2.0;
 
-		sum = big * p->m + p->m / 2.0 / p->h *
-			(log2_antiderivative(hi, p->m) - log2_antiderivative(lo, p->m));
+		sum = big * p->cap + p->cap / 2.0 / p->h *
+			(log2_antiderivative(hi, p->cap) - log2_antiderivative(lo, p->cap));
 	}
 	n2 = npasses - big;
 	if (n2 > 0)
@@ -447,13 +471,21 @@ est_segment_at(const WlParams *p, double x, BraidWlEstimate *out)
 	cpu = 0.0;
 	if (e > 0.0)
 	{
-		WlMerges	mg;
+		/* built as hybrid: its last budget-full stays in memory */
+		double		written = fmax(e - p->m, 0.0);
 
-		merges(p, e, false, &mg);
-		out->lines_written = (e + mg.rewritten) * p->l_run;
-		out->merge_passes = mg.passes;
-		streams = mg.final_runs;
-		cpu += e * p->run_cpu + p->merge_cpu * mg.levels;
+		if (written > 0.0)
+		{
+			WlMerges	mg;
+
+			merges(p, written, true, &mg);
+			out->lines_written = (written + mg.rewritten) * p->l_run;
+			out->merge_passes = mg.passes;
+			streams = mg.final_runs;
+			cpu += p->merge_cpu * mg.levels;
+		}
+		streams += 1.0;
+		cpu += e * p->run_cpu;
 	}
 	out->lines_read = out->lines_written;
 	npasses = ceil_div(s, p->h);
@@ -646,8 +678,7 @@ gather_term(const WlParams *p, BraidWlEstimate *out)
 			held = p->m * p->l_run * WL_LINE_BYTES;
 			break;
 		case BRAID_WL_SEGMENT:
-			held = (out->selection_passes > 0 ? b / 2 : 0) +
-				(out->segment_share * p->n > p->m ? memrun : 0);
+			held = (out->selection_passes > 0 ? b / 2 : 0) + memrun;
 			break;
 		case BRAID_WL_LAZY:
 			held = out->selection_passes > 1 ? b / 2 : 0;
@@ -660,7 +691,7 @@ gather_term(const WlParams *p, BraidWlEstimate *out)
 		return;
 	full = ceil_div(p->gather_bytes, b);
 	less = ceil_div(p->gather_bytes, fmax(b - held, b / 4));
-	out->gather_ms = (less - full) * p->gather_pass_ms;
+	out->gather_ms = (less - full) * p->gather_pass_ms * WL_GATHER_EXTRA_PASS;
 	out->ms += out->gather_ms;
 }
 

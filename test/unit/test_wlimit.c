@@ -141,8 +141,9 @@ test_wlimit_basics(void)
 	check_that(&c, braid_wl_mergepass_lines(&in) == e.lines_written,
 			   "braid_wl_mergepass_lines %g, estimate %g",
 			   braid_wl_mergepass_lines(&in), e.lines_written);
-	check_that(&c, braid_wl_pass_entries(&in) == in.budget_entries / 2,
-			   "a selection pass emits half the budget, got %g", braid_wl_pass_entries(&in));
+	check_that(&c, braid_wl_pass_entries(&in) == floor(in.budget_entries * 0.4),
+			   "a selection pass emits 0.4 of a budget-full, got %g",
+			   braid_wl_pass_entries(&in));
 
 	/* 100 runs, fan-in 10: one pass (10 runs), everything written twice */
 	in.rows = 100 * in.budget_entries;
@@ -261,7 +262,21 @@ test_wlimit_segment_corner(void)
 	{
 		BraidWlInput in = sortbench_input(beta);
 		double		l = in.run_entry_bytes / 64.0;
+		double		h = braid_wl_pass_entries(&in);
+		double		n = in.rows;
+
+		/*
+		 * the pass breakpoints either side of the memory run's share: below
+		 * it a share through runs writes nothing, so the optimum is all runs,
+		 * the smallest share at a breakpoint above it (writing a little, one
+		 * pass fewer), or the largest at or below it (writing nothing), in
+		 * that order as w grows
+		 */
+		double		low = 1.0 - floor((n - in.budget_entries) / h) * h / n;
+		double		below = 1.0 - ceil((n - in.budget_entries) / h) * h / n;
 		double		flip = -1;
+		double		last = 1.0;
+		int			between = 0;
 		double		predicted;
 
 		in.pass_rereads_all = true;
@@ -270,43 +285,63 @@ test_wlimit_segment_corner(void)
 		{
 			double		x = segment_x(in, w, &e);
 
-			check_that(&c, x == 0.0 || x == 1.0,
-					   "beta %d, w %g: optimum x = %g is not a corner", beta, w, x);
-			if (x == 0.0 && flip < 0)
+			/*
+			 * (where all runs and "low" cost about the same, the merge's log2
+			 * of the run count can favour a breakpoint in between)
+			 */
+			if (x != 1.0 && x != low && x != below)
+			{
+				double		k = (1.0 - x) * n / h;
+
+				between++;
+				check_that(&c, fabs(k - rint(k)) < 1e-6,
+						   "beta %d, w %g: optimum x = %g is not a pass breakpoint",
+						   beta, w, x);
+			}
+			check_that(&c, x <= last, "beta %d: x back up to %g at w %g from %g",
+					   beta, x, w, last);
+			if (x < 1.0 && flip < 0)
 				flip = w;
-			check_that(&c, flip < 0 || x == 0.0,
-					   "beta %d: x back to %g at w %g after flipping to 0 at %g",
-					   beta, x, w, flip);
+			last = x;
 		}
 
 		/*
-		 * x = 0 once N*(l*(w+r) + run_cpu + merge) exceeds the 2*beta passes
-		 * of N rows: w ~ (2*beta*c - run_cpu) / l, give or take the merge's
-		 * levels
+		 * x = low once an entry's run cost exceeds what a pass of N rows
+		 * costs per entry it emits: w ~ (N*c/h - run_cpu) / l - r, give or
+		 * take the merge's levels
 		 */
-		predicted = (2 * beta * in.pass_row_ns - in.run_cpu_ns) / l - in.read_ns;
+		check_that(&c, between <= 4, "beta %d: %d latencies' optimum neither 1, %g nor %g",
+				   beta, between, low, below);
+		predicted = (n * in.pass_row_ns / h - in.run_cpu_ns) / l - in.read_ns;
 		check_that(&c, flip > 0 && close_to(flip, predicted, 0.1),
-				   "beta %d: flips to x = 0 at w = %g, predicted about %g",
+				   "beta %d: leaves x = 1 at w = %g, predicted about %g",
 				   beta, flip, predicted);
 		check_that(&c, segment_x(in, 8, &e) == 1.0, "beta %d: tmpfs should give x = 1", beta);
 	}
 
-	/* with the candidates' CPU, still x = 1 on a tmpfs and x = 0 at huge w */
+	/*
+	 * with the candidates' CPU, still x = 1 on a tmpfs, and nothing written
+	 * at huge w
+	 */
 	{
 		BraidWlInput in = sortbench_input(4);
 
 		in.pass_rereads_all = true;
-		check_that(&c, segment_x(in, 8, &e) == 1.0 && segment_x(in, 1e6, &e) == 0.0,
-				   "with candidates' CPU: x should go from 1 (tmpfs) to 0 (w = 1 ms)");
+		check_that(&c, segment_x(in, 8, &e) == 1.0, "with candidates' CPU: x should be 1 on a tmpfs");
+		(void) segment_x(in, 1e6, &e);
+		check_that(&c, e.lines_written == 0,
+				   "with candidates' CPU: w = 1 ms should write nothing, wrote %g lines at x = %g",
+				   e.lines_written, e.segment_share);
 	}
-	check_report(&c, "wlimit: segment's optimum is a corner when passes re-read the whole input, flipping to 0 as w grows");
+	check_report(&c, "wlimit: segment's optimum when passes re-read the whole input is 1 or the memory run's share, flipping as w grows");
 }
 
 /*
  * test_wlimit_segment_interior
  *		Passes re-reading only the segment's rows: the cost is quadratic in
- *		the pass count and the optimum interior, x* ~ 1 - a/(4*beta*c) with a
- *		an entry's run cost (the clamp of wlimit.c, M' = M/2); the search
+ *		the pass count and the optimum interior, x* ~ 1 - a*h/(2*c*N) with a
+ *		an entry's run cost and h a pass's entries, no lower than the memory
+ *		run's share M/N (below it runs write nothing); the search
  *		finds the minimum of a brute-force sweep of x, and a write
  *		intensity caps x and the lines.
  */
@@ -325,14 +360,16 @@ test_wlimit_segment_interior(void)
 		{
 			BraidWlInput in = sortbench_input(beta);
 			double		l = in.run_entry_bytes / 64.0;
+			double		h = braid_wl_pass_entries(&in);
 			double		a,
 						expect,
-						step = in.budget_entries / 2 / in.rows;
+						step = h / in.rows;
 			double		x;
 
 			in.run_cpu_ns = in.merge_cpu_ns = in.select_cpu_ns = 0;
 			a = l * (w + in.read_ns);
-			expect = fmin(fmax(1.0 - a / (4.0 * beta * in.pass_row_ns), 0.0), 1.0);
+			expect = fmin(fmax(1.0 - a * h / (2.0 * in.pass_row_ns * in.rows),
+							   in.budget_entries / in.rows), 1.0);
 			x = segment_x(in, w, &e);
 			check_that(&c, fabs(x - expect) <= step + 1e-9,
 					   "beta %d, w %g: x = %g, the closed form's x* = %g (one pass = %g)",
@@ -389,7 +426,7 @@ test_wlimit_segment_interior(void)
 					   e.segment_share, e.write_intensity);
 			if (wis[i] == 0)
 				check_that(&c, e.lines_written == 0 && e.lines_read == 0 &&
-						   e.selection_passes == 8 && e.input_passes == 9,
+						   e.selection_passes == 10 && e.input_passes == 11,
 						   "intensity 0: %g lines, %g passes", e.lines_written,
 						   e.selection_passes);
 		}
