@@ -36,12 +36,12 @@
  * breakpoint near both ends, strided ones between, and a uniform grid.
  * With passes re-reading the whole input, C is linear in the pass count k
  * (k*(N*c - h*a) with a the run cost of an entry) down to the memory run's
- * share x = M/N, below which the runs write nothing: the optimum is x = 1
- * or a pass breakpoint next to M/N, away from 1 once l_run*(w+r) +
- * run_cpu exceeds about (N/h)*c.  With passes re-reading the segment only (all S rows each
- * pass), C is quadratic in k (k^2*h*c - k*h*a): the optimum is k ~ a/(2c)
- * passes, i.e. x* ~ 1 - a*h/(2*c*N) = 1 - a/(5*beta*c) clamped to [0, 1],
- * interior once a exceeds about 2c.
+ * share x = M/N, below which the runs write nothing: the optimum is x = 1,
+ * M/N or a pass breakpoint next to it, away from 1 once l_run*(w+r) +
+ * run_cpu exceeds about (N/h)*c.  With passes re-reading the segment only
+ * (all S rows each pass), C is quadratic in k (k^2*h*c - k*h*a): the
+ * optimum is k ~ a/(2c) passes, i.e. x* ~ 1 - a*h/(2*c*N) = 1 -
+ * a/(5*beta*c) clamped to [M/N, 1], interior once a exceeds c.
  *
  * LAZY: P = ceil(N/h) selection passes feeding the gather directly, the
  * build being the first.  Before pass n >= 2, braid_wl_lazy_materialize()
@@ -152,6 +152,12 @@
  */
 #define WL_GATHER_EXTRA_PASS	0.35
 
+/*
+ * The share of a budget-full hybrid and segment keep in memory at run time
+ * (sort_wlimit.c leaves 2% to spare for rows beyond the estimate).
+ */
+#define WL_MEMORY_RUN_KEPT	0.98
+
 #define WL_LINE_BYTES	64.0
 #define WL_LN2			0.69314718055994530942
 /* Largest value of any input (entries, bytes, ns). */
@@ -258,8 +264,8 @@ params(const BraidWlInput *in, WlParams *p)
  * M, merging groups of F from the first run while there are more than F
  * runs; a last group of one run is left as it is (sort_merge.c).  Runs are
  * tracked as a first, middle ones of equal size and a last: the partial
- * run is the last one (MergePass, segment) or, when partial_first, the
- * first one (hybrid sizes its first run so that the last is full).
+ * run is the last one (MergePass) or, when partial_first, the first one
+ * (hybrid and segment's runs, whose last budget-full stays in memory).
  */
 static void
 merges(const WlParams *p, double e, bool partial_first, WlMerges *out)
@@ -313,7 +319,7 @@ log2_antiderivative(double s, double m)
 /*
  * kept_sum: candidates kept over passes 1..npasses of a selection over s
  * rows, pass k seeing the s - (k-1)*h rows above its bound.  Passes seeing
- * more than M rows are summed one by one when few, else by the midpoint
+ * more rows than the candidates' room are summed one by one when few, else by the midpoint
  * rule (an integral of log2); the rest is an arithmetic series.
  */
 static double
@@ -474,6 +480,10 @@ est_segment_at(const WlParams *p, double x, BraidWlEstimate *out)
 		/* built as hybrid: its last budget-full stays in memory */
 		double		written = fmax(e - p->m, 0.0);
 
+		/* (x = M/N computed back to e = M) */
+		if (written <= 1e-9 * p->n)
+			written = 0.0;
+
 		if (written > 0.0)
 		{
 			WlMerges	mg;
@@ -562,29 +572,33 @@ segment_breakpoints(const WlParams *p, double step, bool from_top, double k0, do
 }
 
 /*
- * est_segment: segment at its cheapest x within [0, min(wi, 1)] (the whole
- * of [0, 1] when wi < 0) whose lines stay within wi of MergePass's.  x = 0
- * writes nothing, so there is always one.
+ * est_segment: segment at its cheapest x within [0, min(wi + kept, 1)] (the
+ * whole of [0, 1] when wi < 0) whose lines stay within wi of MergePass's,
+ * kept the share of the input its memory run holds (the runs write about x
+ * - M/N of MergePass's lines), less the runtime's margin
+ * (WL_MEMORY_RUN_KEPT): at intensity 0, runs that fit in memory even with
+ * a few more rows than estimated.  x = 0 writes nothing, so there is always
+ * one.
  */
 static void
 est_segment(const WlParams *p, double wi, BraidWlEstimate *out)
 {
 	WlSegmentSearch ss;
-	double		cap;
+	double		top;
 
-	cap = wi < 0.0 ? 1.0 : fmin(wi, 1.0);
+	top = wi < 0.0 ? 1.0 : fmin(wi + WL_MEMORY_RUN_KEPT * p->m / fmax(p->n, 1.0), 1.0);
 	ss.wi = wi;
 	ss.mp_lines = mergepass_lines(p);
 	ss.have = false;
 	segment_consider(p, 0.0, out, &ss);
-	segment_consider(p, cap, out, &ss);
+	segment_consider(p, top, out, &ss);
 	for (int i = 1; i < WL_SEGMENT_GRID_POINTS; i++)
-		segment_consider(p, cap * i / WL_SEGMENT_GRID_POINTS, out, &ss);
-	/* the pass count's breakpoints: S = k*h, x = 1 - k*h/N in [0, cap] */
-	segment_breakpoints(p, p->h, true, ceil((1.0 - cap) * p->n / p->h),
+		segment_consider(p, top * i / WL_SEGMENT_GRID_POINTS, out, &ss);
+	/* the pass count's breakpoints: S = k*h, x = 1 - k*h/N in [0, top] */
+	segment_breakpoints(p, p->h, true, ceil((1.0 - top) * p->n / p->h),
 						floor(p->n / p->h), out, &ss);
-	/* the run count's: x*N = j*M */
-	segment_breakpoints(p, p->m, false, 1.0, floor(cap * p->n / p->m), out, &ss);
+	/* the run count's: x*N = j*M (j = 1: the memory run's share) */
+	segment_breakpoints(p, p->m, false, 1.0, floor(top * p->n / p->m), out, &ss);
 }
 
 /*
@@ -633,8 +647,12 @@ est_lazy(const WlParams *p, double wi, BraidWlEstimate *out)
 			else
 				lo = mid + 1.0;
 		}
-		/* ... and a later pass reads the file */
-		if (p->n - lo * p->h > p->h)
+
+		/*
+		 * ... and a later pass reads the file (a pass over no more rows than
+		 * its candidates' room emits them all)
+		 */
+		if (p->n - lo * p->h > p->cap)
 			mat = lo + 1.0;
 	}
 
@@ -835,8 +853,9 @@ braid_wl_choose(const BraidWlInput *in, double write_intensity,
  *		constructs the remainder cost at least writing it
  *			passes_done * N * c >= remaining * l_mat * w,
  *		the write stays within write_intensity of MergePass's lines (< 0: no
- *		limit), a later pass reads the file (remaining > h, the entries this
- *		pass emits) and reading the file costs less than re-reading the
+ *		limit), a later pass reads the file (remaining more than the pass's
+ *		candidates' room, half a budget-full: else it emits them all) and
+ *		reading the file costs less than re-reading the
  *		input.  With remaining = N - passes_done*h that is first true at
  *		passes_done >= N*l_mat*w / (N*c + h*l_mat*w): earlier as w falls.
  */
@@ -850,7 +869,8 @@ braid_wl_lazy_materialize(const BraidWlInput *in, double write_intensity,
 	if (isnan(write_intensity))
 		write_intensity = BRAID_WL_NO_LIMIT;
 	remaining = nonneg(remaining);
-	if (remaining <= p.h)
+	/* (a pass over no more rows than its candidates' room emits them all) */
+	if (remaining <= p.cap)
 		return false;
 	return lazy_wants(&p, write_intensity, fmax(passes_done, 1.0), remaining);
 }

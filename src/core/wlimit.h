@@ -146,7 +146,7 @@ extern bool braid_wl_lazy_materialize(const BraidWlInput *in, double write_inten
 /* Lines MergePass writes (the reference of every write intensity). */
 extern double braid_wl_mergepass_lines(const BraidWlInput *in);
 
-/* Entries one selection pass emits: half the budget (at least one). */
+/* Entries one selection pass emits: 0.4 of a budget-full (at least one). */
 extern double braid_wl_pass_entries(const BraidWlInput *in);
 
 /* "mergepass", "hybrid", "segment", "lazy" ("invalid" otherwise). */
