@@ -428,15 +428,7 @@ begin_value_log(BraidSortState *st, const BraidSortPlanData *data,
 		node->ss.ps.resultopsfixed = true;
 		node->ss.ps.resultopsset = true;
 	}
-
-	/* an adaptive node's slot and projection are made only if it switches */
-	if (!data->adaptive)
-	{
-		st->win.slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
-											  &TTSOpsMinimalTuple);
-		if (cscan->custom_scan_tlist == NIL)
-			ExecAssignProjectionInfo(&node->ss.ps, NULL);
-	}
+	/* (the rows' slot and projection: begin_path) */
 	st->cfg.keycols = data->keycols;
 }
 
@@ -505,7 +497,7 @@ begin_path(BraidSortState *st)
 	 * node returns them as they are), which an adaptive node left to
 	 * ExecInitCustomScan's generic one until now.
 	 */
-	if (st->cfg.value_log && data.adaptive)
+	if (st->cfg.value_log)
 	{
 		st->win.slot = ExecInitExtraTupleSlot(estate, ExecGetResultType(st->child),
 											  &TTSOpsMinimalTuple);
