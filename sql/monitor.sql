@@ -69,6 +69,8 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
+-- (a BraidSort in each process, not one in the Gather Merge's place)
+SET braidsort.parallel_sort = each;
 
 -- from the JSON plan of q: the rows sorted by the leader and its workers
 -- together, and whether there is one "Workers" entry with figures for
@@ -148,6 +150,7 @@ BEGIN
 END $$;
 SELECT * FROM xml_workers('SELECT * FROM mon_par ORDER BY k');
 
+RESET braidsort.parallel_sort;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

@@ -40,7 +40,8 @@ EXPLAIN (COSTS OFF)
 SELECT id, (SELECT max(b) FROM (SELECT b FROM dom_t WHERE a = alltypes.id ORDER BY b OFFSET 0) s)
 FROM alltypes WHERE id < 5;
 
--- parallel plans: each worker sorts its part under Gather Merge
+-- parallel plans: one BraidSort of the whole scan in the Gather Merge's
+-- place, or each worker sorts its part under the Gather Merge
 CREATE TABLE par_t (id int, k int8, t text COLLATE "C");
 INSERT INTO par_t SELECT g, (g * 7919) % 100003, md5(g::text) FROM generate_series(1, 60000) g;
 ANALYZE par_t;
@@ -51,6 +52,21 @@ SET min_parallel_table_scan_size = 0;
 EXPLAIN (COSTS OFF) SELECT * FROM par_t ORDER BY k, id;
 SELECT check_sort('SELECT * FROM par_t ORDER BY k, id');
 SELECT check_sort('SELECT * FROM par_t ORDER BY t DESC');
+-- a column sorted by but not selected: a whole-row reference to the
+-- subquery leaves it out, as it does under the Gather Merge
+SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r');
+-- a filter and an expression key, read in one process (where the cost
+-- model would keep a BraidSort in each process)
+SET braidsort.parallel_sort = one;
+EXPLAIN (COSTS OFF) SELECT id, k FROM par_t WHERE id % 3 = 0 ORDER BY k % 1000, id;
+SELECT check_sort('SELECT id, k FROM par_t WHERE id % 3 = 0 ORDER BY k % 1000, id');
+-- under a LIMIT each process keeps its top-N heapsort
+EXPLAIN (COSTS OFF) SELECT * FROM par_t ORDER BY k, id LIMIT 10;
+SET braidsort.parallel_sort = each;
+EXPLAIN (COSTS OFF) SELECT * FROM par_t ORDER BY k, id;
+SELECT check_sort('SELECT * FROM par_t ORDER BY k, id');
+SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r');
+RESET braidsort.parallel_sort;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

@@ -60,14 +60,16 @@ $q$);
 SELECT * FROM check_contract('(SELECT g, md5(g::text) AS m FROM generate_series(1, 20000) g)',
 							 'm', 'm');
 
--- parallel: sorts in workers over partial aggregates
+-- parallel: sorts in workers under a Gather Merge (each process's)
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET enable_hashagg = off;
+SET braidsort.parallel_sort = each;
 EXPLAIN (COSTS OFF) SELECT k % 100, count(*) FROM par_t GROUP BY 1;
 SELECT check_rows('SELECT k % 100, count(*) FROM par_t GROUP BY 1');
+RESET braidsort.parallel_sort;
 RESET enable_hashagg;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;

@@ -184,11 +184,18 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
+SET braidsort.parallel_sort = each;
 -- (a process whose share of the scan fits its budget sorts in one pass;
 -- which processes get how much depends on the machine's load)
 SELECT mode, wl_check(mode, 0, 'SELECT id, k, t FROM wl_t ORDER BY k DESC, id')
 	~ '^(hybrid|onepass): same, braidsort$' AS hybrid_or_onepass_same_rows
 FROM (VALUES ('segment'), ('lazy')) m(mode);
+-- one sort in the Gather Merge's place reads the scan in one process, which
+-- can read it again: the modes run as asked
+SET braidsort.parallel_sort = one;
+SELECT wl_check(mode, 0, 'SELECT id, k, t FROM wl_t ORDER BY k DESC, id')
+FROM (VALUES ('segment'), ('lazy')) m(mode);
+RESET braidsort.parallel_sort;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

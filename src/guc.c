@@ -36,6 +36,7 @@ int			braid_work_mem = -1;
 int			braid_gather_batch = 1024 * 1024;
 int			braid_sort_threads = 0;
 int			braid_gather_source = BRAID_GATHER_AUTO;
+int			braid_parallel_sort = BRAID_PARALLEL_SORT_AUTO;
 int			braid_sort_mode = BRAID_SORT_MODE_AUTO;
 double		braid_write_intensity = -1.0;
 int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
@@ -61,6 +62,13 @@ static const struct config_enum_entry gather_source_options[] = {
 	{"auto", BRAID_GATHER_AUTO, false},
 	{"heap_tid", BRAID_GATHER_HEAP_TID, false},
 	{"value_log", BRAID_GATHER_VALUE_LOG, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry parallel_sort_options[] = {
+	{"auto", BRAID_PARALLEL_SORT_AUTO, false},
+	{"each", BRAID_PARALLEL_SORT_EACH, false},
+	{"one", BRAID_PARALLEL_SORT_ONE, false},
 	{NULL, 0, false}
 };
 
@@ -341,6 +349,20 @@ braid_define_gucs(void)
 							 &braid_gather_source,
 							 BRAID_GATHER_AUTO,
 							 gather_source_options,
+							 PGC_USERSET,
+							 GUC_EXPLAIN,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("braidsort.parallel_sort",
+							 "How braidsort sorts the rows of a parallel sequential scan that a Gather Merge collects.",
+							 "auto lets the cost model choose between PostgreSQL's plan, a "
+							 "BraidSort in each process and one BraidSort over the whole scan "
+							 "in place of the Gather Merge; each keeps the Gather Merge and "
+							 "sorts each process's share; one replaces the Gather Merge "
+							 "wherever braidsort would take the sort.",
+							 &braid_parallel_sort,
+							 BRAID_PARALLEL_SORT_AUTO,
+							 parallel_sort_options,
 							 PGC_USERSET,
 							 GUC_EXPLAIN,
 							 NULL, NULL, NULL);

@@ -26,6 +26,7 @@ extern int	braid_work_mem;
 extern int	braid_gather_batch;
 extern int	braid_sort_threads;
 extern int	braid_gather_source;
+extern int	braid_parallel_sort;
 extern int	braid_sort_mode;
 extern double braid_write_intensity;
 extern int	braid_join_mode;
@@ -43,6 +44,11 @@ extern int	braid_decline_level(void);
 #define BRAID_GATHER_AUTO		0
 #define BRAID_GATHER_HEAP_TID	1
 #define BRAID_GATHER_VALUE_LOG	2
+
+/* braidsort.parallel_sort */
+#define BRAID_PARALLEL_SORT_AUTO	0	/* the cost model chooses */
+#define BRAID_PARALLEL_SORT_EACH	1	/* each process sorts its share */
+#define BRAID_PARALLEL_SORT_ONE		2	/* one sort replaces the Gather Merge */
 
 /* braidsort.log_declines */
 #define BRAID_LOG_DECLINES_OFF		0

@@ -28,6 +28,31 @@ extern double braid_cost_tid_ns(const BraidCostInput *in);
 extern double braid_cost_vlog_ns(const BraidCostInput *in);
 extern double braid_cost_braid_ns(const BraidCostInput *in);
 extern void braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est);
+
+/*
+ * A Gather Merge over each process's sort of its share of a parallel scan,
+ * against one sort of all the rows over the scan made serial
+ * (braid_cost_one_sort).  Wall-clock estimates of the whole plan's sorting
+ * part, in ns.
+ */
+typedef struct BraidOneSortEstimate
+{
+	double		pg_ns;			/* PostgreSQL's: each process's Sort, and the
+								 * Gather Merge */
+	double		each_ns;		/* a BraidSort in each process, and the Gather
+								 * Merge; HUGE_VAL if braidsort would not take
+								 * them */
+	double		one_ns;			/* one BraidSort of all the rows, and the scan
+								 * read in one process */
+	bool		prefers;		/* one sort is the fastest, by the margin
+								 * against PostgreSQL's */
+	const char *why;			/* if not, why not */
+}			BraidOneSortEstimate;
+
+extern double braid_cost_gather_merge_ns(double rows);
+extern void braid_cost_one_sort(const BraidCostInput *each, const BraidCostEstimate *each_est,
+								bool each_taken, const BraidCostEstimate *one_est,
+								double scan_ns, BraidOneSortEstimate * out);
 extern bool braid_cost_prefers(const BraidCostInput *in, const char **why);
 
 #endif							/* BRAID_COSTMODEL_H */

@@ -3,7 +3,7 @@
  * heapinput.c
  *	  Inputs braidsort may read again: rows refetched by heap TID at gather
  *	  time (braid_heap_tid_input), or a scan rescanned for the same rows
- *	  (braid_heap_rescannable).
+ *	  (braid_heap_rescannable); and a parallel scan read whole.
  *
  * A refetch must find the row the scan read, with the same values: the
  * scan's output is evaluated again on the refetched tuple, so it may call
@@ -11,6 +11,9 @@
  * and updaters overwrite in place.  A rescan must pass the same rows: a
  * plain, serial sequential scan with the same snapshot and start block.
  * The sort (plan/sort_plan.c) and BraidJoin (plan/join_plan.c) both ask.
+ * Both also read a Parallel Seq Scan whole in one process
+ * (braid_serial_seqscan): a Parallel Hash's inner input, and a Gather
+ * Merge's sorted input replaced by one sort.
  *
  * src/plan/heapinput.c
  *
@@ -30,6 +33,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/spccache.h"
 
 #include "compat.h"
 #include "plan/heapinput.h"
@@ -185,4 +189,57 @@ braid_heap_rescannable(Plan *child)
 		!contain_mutable_functions((Node *) child->targetlist) &&
 		!contain_subplans((Node *) child->qual) &&
 		!contain_subplans((Node *) child->targetlist);
+}
+
+/*
+ * braid_serial_seqscan
+ *		A Parallel Seq Scan made whole: a Seq Scan of the same table, its
+ *		filter and its target list, expected to return whole_rows (all the
+ *		processes' rows together: the parallel scan's own estimate is one
+ *		process's share).  Every process of a parallel scan sees the same
+ *		snapshot, so the whole scan returns the rows the shares did
+ *		together.  NULL for any other input (a scan with init plans or
+ *		children).
+ *
+ *		Its cost is the whole scan's: cost_seqscan divides a parallel scan's
+ *		CPU part by the processes' share, as its rows, but not its disk part
+ *		(every page is read once in all), so the CPU part is scaled back by
+ *		the rows' ratio (whole_rows is the share's rows, rounded, times the
+ *		divisor: the ratio is the divisor) and the disk part kept (the
+ *		table's blocks now: the planner's figure may differ for a table
+ *		never vacuumed nor analyzed).  *cpu_cost, if given, is set to the
+ *		whole scan's CPU part, in the planner's cost units.
+ */
+Plan *
+braid_serial_seqscan(PlannedStmt *stmt, Plan *parallel_scan, double whole_rows,
+					 double *cpu_cost)
+{
+	SeqScan    *scan;
+	RangeTblEntry *rte;
+	Relation	rel;
+	double		disk_cost;
+	double		share_cpu;
+	double		spc_seq_page_cost;
+
+	if (!IsA(parallel_scan, SeqScan) || !parallel_scan->parallel_aware ||
+		parallel_scan->lefttree != NULL || parallel_scan->righttree != NULL ||
+		parallel_scan->initPlan != NIL)
+		return NULL;
+	scan = makeNode(SeqScan);
+	memcpy(scan, parallel_scan, sizeof(SeqScan));
+	scan->scan.plan.parallel_aware = false;
+	whole_rows = Max(whole_rows, parallel_scan->plan_rows);
+	scan->scan.plan.plan_rows = clamp_row_est(whole_rows);
+
+	rte = rt_fetch(scan->scan.scanrelid, stmt->rtable);
+	rel = table_open(rte->relid, NoLock);
+	get_tablespace_page_costs(rel->rd_rel->reltablespace, NULL, &spc_seq_page_cost);
+	disk_cost = spc_seq_page_cost * (double) RelationGetNumberOfBlocks(rel);
+	table_close(rel, NoLock);
+	share_cpu = Max(parallel_scan->total_cost - parallel_scan->startup_cost - disk_cost, 0.0);
+	share_cpu *= whole_rows / Max(parallel_scan->plan_rows, 1.0);
+	scan->scan.plan.total_cost = parallel_scan->startup_cost + disk_cost + share_cpu;
+	if (cpu_cost != NULL)
+		*cpu_cost = share_cpu;
+	return (Plan *) scan;
 }

@@ -336,51 +336,19 @@ beyond_fit(const BraidJoinPlanData *data, const BraidJmEstimate *est, double mat
  * unshared_inner
  *		The inner input of a Parallel Hash, to be read whole by each process
  *		instead of a share of it into one table: a Parallel Seq Scan becomes
- *		a Seq Scan of the same table, with the Hash's estimate of all the
- *		processes' rows together (rows_total: the scan's own estimate is
- *		one process's share).  The shares together were the table's rows;
- *		each process's whole scan sees the same rows (the same snapshot),
- *		so each outer row still meets every inner row once.  NULL for any
- *		other input.
- *
- *		Its cost is the whole scan's too: cost_seqscan divides a parallel
- *		scan's CPU part by the processes' share, as its rows, but not its
- *		disk part (every page is read once in all), so the CPU part is
- *		scaled back by the rows' ratio (rows_total is the share's rows,
- *		rounded, times the divisor: the ratio is the divisor) and the disk part
- *		kept (the table's blocks now: the planner's figure may differ for
- *		a table never vacuumed nor analyzed).
+ *		a Seq Scan of the same table (braid_serial_seqscan), with the Hash's
+ *		estimate of all the processes' rows together (rows_total: the
+ *		scan's own estimate is one process's share).  The shares together
+ *		were the table's rows; each process's whole scan sees the same rows
+ *		(the same snapshot), so each outer row still meets every inner row
+ *		once.  NULL for any other input.
  */
 static Plan *
 unshared_inner(PlannedStmt *stmt, Hash *hash)
 {
 	Plan	   *inner = outerPlan(hash);
-	SeqScan    *scan;
-	RangeTblEntry *rte;
-	Relation	rel;
-	double		whole_rows;
-	double		disk_cost;
-	double		cpu_cost;
-	double		spc_seq_page_cost;
 
-	if (!IsA(inner, SeqScan) || !inner->parallel_aware || inner->lefttree != NULL ||
-		inner->righttree != NULL || inner->initPlan != NIL)
-		return NULL;
-	scan = makeNode(SeqScan);
-	memcpy(scan, inner, sizeof(SeqScan));
-	scan->scan.plan.parallel_aware = false;
-	whole_rows = Max(hash->rows_total, inner->plan_rows);
-	scan->scan.plan.plan_rows = clamp_row_est(whole_rows);
-
-	rte = rt_fetch(scan->scan.scanrelid, stmt->rtable);
-	rel = table_open(rte->relid, NoLock);
-	get_tablespace_page_costs(rel->rd_rel->reltablespace, NULL, &spc_seq_page_cost);
-	disk_cost = spc_seq_page_cost * (double) RelationGetNumberOfBlocks(rel);
-	table_close(rel, NoLock);
-	cpu_cost = Max(inner->total_cost - inner->startup_cost - disk_cost, 0.0);
-	scan->scan.plan.total_cost = inner->startup_cost + disk_cost +
-		cpu_cost * whole_rows / Max(inner->plan_rows, 1.0);
-	return (Plan *) scan;
+	return braid_serial_seqscan(stmt, inner, Max(hash->rows_total, inner->plan_rows), NULL);
 }
 
 /*

@@ -57,7 +57,8 @@
 #define PARAM_EST_BRAID		17	/* tenths of ms; -1: not estimated */
 #define PARAM_EST_PG		18
 #define PARAM_KEY_TENTHS	19
-#define PARAM_COUNT			20
+#define PARAM_REPLACED_WORKERS 20
+#define PARAM_COUNT			21
 
 typedef struct PackedSortPlan
 {
@@ -119,6 +120,7 @@ braid_plan_pack(const BraidSortPlanData *data)
 	p->params[PARAM_EST_BRAID] = data->est_braid_tenth_ms;
 	p->params[PARAM_EST_PG] = data->est_pg_tenth_ms;
 	p->params[PARAM_KEY_TENTHS] = data->key_tenths;
+	p->params[PARAM_REPLACED_WORKERS] = data->replaced_workers;
 
 	memcpy(at, data->sortops, n * sizeof(Oid));
 	at += n * sizeof(Oid);
@@ -187,6 +189,7 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->est_braid_tenth_ms = params[PARAM_EST_BRAID];
 	data->est_pg_tenth_ms = params[PARAM_EST_PG];
 	data->key_tenths = params[PARAM_KEY_TENTHS];
+	data->replaced_workers = params[PARAM_REPLACED_WORKERS];
 }
 
 /*

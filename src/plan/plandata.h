@@ -49,6 +49,9 @@ typedef struct BraidSortPlanData
 	int			mode;			/* BRAID_MODE_* */
 	int			processes;		/* processes running the node at once: a
 								 * Gather's workers + 1 above it, else 1 */
+	int			replaced_workers;	/* the node replaces a Gather Merge of
+									 * this many planned workers' sorts (0:
+									 * none) */
 	int			wl_mode;		/* BraidWlMode (wlimit.h) should the IndexMap
 								 * outgrow the budget */
 	double		write_intensity;	/* as braidsort.write_intensity said: -1

@@ -19,6 +19,9 @@
  *
  * Under a Gather or Gather Merge each process runs its own copy of the
  * plan below: the walk counts them, for the cost model and the threads.
+ * A Gather Merge over each process's Sort of a Parallel Seq Scan may be
+ * replaced whole by one BraidSort of the scan read in one process
+ * (braid_try_gather_sort).
  *
  * src/plan/planner.c
  *
@@ -118,6 +121,22 @@ replace_sorts(BraidWalk w, Plan *plan)
 			outer.bounded = w.bounded;
 			outer.processes = gather_processes(((GatherMerge *) plan)->num_workers, false);
 			*w.most_processes = Max(*w.most_processes, outer.processes);
+
+			/*
+			 * each process's Sort of a parallel scan, merged: one sort of the
+			 * whole scan in its place, if that is cheaper (and no LIMIT may
+			 * make each process's sort a top-N heapsort)
+			 */
+			if (!w.bounded)
+			{
+				char	   *why = NULL;
+				Plan	   *one = braid_try_gather_sort(w.stmt, (GatherMerge *) plan,
+														outer.processes, &why);
+
+				if (one != NULL)
+					return one;
+				BRAID_PLAN_DEBUG("braidsort: Gather Merge kept: %s", why);
+			}
 			break;
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =

@@ -59,6 +59,32 @@
 /* Largest bounded variable-width key given room for its longest encoding. */
 #define BRAID_MAX_BOUNDED_KEY 32
 
+/*
+ * A planner cost unit of CPU, in ns: cpu_tuple_cost (0.01) stands for a
+ * tuple of a sequential scan, ~50 ns on a cached table (the sortbenchmark's
+ * 5M rows of 110 bytes).  Used only to weigh a scan read whole in one
+ * process against the same scan in parallel (braid_try_gather_sort).
+ */
+#define BRAID_NS_PER_CPU_COST_UNIT 5000.0
+
+/*
+ * What the single sort replacing a Gather Merge is weighed against: one
+ * process's sort of its share, as the walk would cost it, whether braidsort
+ * would take that, what reading the whole scan costs one process, and the
+ * Gather Merge's planned workers.
+ */
+typedef struct OneSortInput
+{
+	BraidCostInput each;
+	BraidCostEstimate each_est;
+	bool		each_taken;
+	double		scan_ns;
+	int			workers;
+}			OneSortInput;
+
+static Plan *try_sort(PlannedStmt *stmt, Sort *sort, int processes, const OneSortInput * one,
+					  char **why, BraidDecline *kind);
+static bool weigh_one_sort(const OneSortInput * one, BraidCostEstimate *est, char **why);
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
 static void set_row_scan_tlist(CustomScan *cscan, Plan *child);
 static void set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, List *physical,
@@ -500,6 +526,19 @@ Plan *
 braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 			   BraidDecline *kind)
 {
+	return try_sort(stmt, sort, processes, NULL, why, kind);
+}
+
+/*
+ * try_sort
+ *		braid_try_sort, or with "one" the single sort that would replace a
+ *		Gather Merge (braid_try_gather_sort), weighed against the parallel
+ *		plan instead of a Sort in one process.
+ */
+static Plan *
+try_sort(PlannedStmt *stmt, Sort *sort, int processes, const OneSortInput * one,
+		 char **why, BraidDecline *kind)
+{
 	Plan	   *child = outerPlan(sort);
 	Oid			relid = InvalidOid;
 	double		table_pages = 0;
@@ -536,7 +575,7 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	 * access method and size, from the relation cache; the planner plans many
 	 * such sorts, each of which this must not slow down).
 	 */
-	if (!braid_force && braid_adaptive != BRAID_ADAPTIVE_OFF &&
+	if (!braid_force && braid_adaptive != BRAID_ADAPTIVE_OFF && one == NULL &&
 		sort->plan.plan_rows < BRAID_MIN_ROWS)
 	{
 		if (!sort_keys(sort, child, InvalidOid, &keys, why, kind))
@@ -552,6 +591,11 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	braid_plan_cost_input(sort, child, heap_ok ? relid : InvalidOid, table_pages,
 						  table_cached, &keys, processes, &cost);
 	braid_cost_estimate(&cost, &est);
+	if (one != NULL && !weigh_one_sort(one, &est, why))
+	{
+		*kind = BRAID_DECLINE_COST;
+		return NULL;
+	}
 	if (!braid_force && !est.prefers && est.small && braid_adaptive != BRAID_ADAPTIVE_OFF)
 		return take_adaptively(stmt, sort, child, processes, &keys, est.why, why, kind);
 	if (!braid_force && !est.prefers)
@@ -589,6 +633,7 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 	if (!node_tlists(sort, child, by_tid, &output_tlist, &keyexprs, &child_tlist, why))
 		return NULL;
 	start_plan_data(&data, sort, &keys, keyexprs, by_tid, processes);
+	data.replaced_workers = one != NULL ? one->workers : 0;
 
 	/*
 	 * Should the IndexMap outgrow the budget: the write-limited mode.  A heap
@@ -618,7 +663,8 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 		est.braid_ns = Max(est.braid_ns + (wl_est[wl_mode].ms - wl_est[BRAID_WL_MERGEPASS].ms) * 1e6,
 						   0.0);
 
-	BRAID_PLAN_DEBUG("braidsort: Sort replaced%s: braidsort %s ms (%s), PostgreSQL %s ms estimated for %.0f rows%s",
+	BRAID_PLAN_DEBUG("braidsort: %s replaced%s: braidsort %s ms (%s), PostgreSQL %s ms estimated for %.0f rows%s",
+					 one != NULL ? "Gather Merge" : "Sort",
 					 braid_force && !est.prefers ? " (forced)" : "",
 					 braid_ms_text(ns_to_ms(est.braid_ns)), by_tid ? "heap tid" : "value log",
 					 braid_ms_text(ns_to_ms(est.pg_ns)),
@@ -821,4 +867,207 @@ physical_scan_tlist(List *keys, Index scanrelid, Oid relid)
 	}
 	table_close(rel, NoLock);
 	return tlist;
+}
+
+/*
+ * weigh_one_sort
+ *		For the single sort replacing a Gather Merge (est its cost model's
+ *		estimate over every row): whether to take it, against PostgreSQL's
+ *		parallel plan and a BraidSort in each process (braid_cost_one_sort).
+ *		On true, est is restated as the whole plan's (one sort and the scan
+ *		in one process, against PostgreSQL's parallel plan), for the node's
+ *		cost and braidsort.sort_modes(); on false, *why says why not.
+ *		braidsort.force takes the single sort where it is expected to be
+ *		faster than a forced BraidSort in each process, and
+ *		braidsort.parallel_sort = one wherever braidsort would take it.
+ */
+static bool
+weigh_one_sort(const OneSortInput * one, BraidCostEstimate *est, char **why)
+{
+	BraidOneSortEstimate w;
+	bool		take;
+
+	braid_cost_one_sort(&one->each, &one->each_est, one->each_taken, est, one->scan_ns, &w);
+	if (braid_parallel_sort == BRAID_PARALLEL_SORT_ONE)
+		take = braid_force || w.one_ns <= w.pg_ns * BRAID_COST_MARGIN;
+	else
+		take = w.prefers || (braid_force && w.one_ns <= w.each_ns);
+	if (!take)
+	{
+		*why = psprintf("%s (one braidsort %s ms, PostgreSQL's parallel plan %s ms, a BraidSort in each process %s ms estimated for %.0f rows)",
+						w.why != NULL ? w.why :
+						"one sort is not expected to be enough faster than PostgreSQL's parallel plan",
+						braid_ms_text(w.one_ns / 1e6), braid_ms_text(w.pg_ns / 1e6),
+						w.each_ns < HUGE_VAL ? braid_ms_text(w.each_ns / 1e6) : "(not taken)",
+						one->each.rows * Max(one->each.processes, 1));
+		return false;
+	}
+	est->pg_ns = w.pg_ns;
+	est->braid_ns = w.one_ns;
+	est->prefers = true;
+	est->small = false;
+	est->why = NULL;
+	return true;
+}
+
+/*
+ * gather_passes_sort
+ *		Does the Gather Merge return its Sort's rows as they are, in the
+ *		Sort's order?  (Its target list is the Sort's, column for column, and
+ *		its keys are the Sort's.)  Then one sort in its place returns what it
+ *		did.
+ */
+static bool
+gather_passes_sort(GatherMerge *gm, Sort *sort)
+{
+	ListCell   *lc;
+
+	if (list_length(gm->plan.targetlist) != list_length(sort->plan.targetlist) ||
+		gm->plan.qual != NIL || gm->numCols != sort->numCols)
+		return false;
+	foreach(lc, gm->plan.targetlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != tle->resno)
+			return false;
+	}
+	for (int i = 0; i < sort->numCols; i++)
+		if (gm->sortColIdx[i] != sort->sortColIdx[i] ||
+			gm->sortOperators[i] != sort->sortOperators[i] ||
+			gm->collations[i] != sort->collations[i] ||
+			gm->nullsFirst[i] != sort->nullsFirst[i])
+			return false;
+	return true;
+}
+
+/*
+ * whole_sort
+ *		The Sort of one process's share made the sort of every row the
+ *		Gather Merge collects, over the scan read whole ("serial"): its
+ *		rows the Gather Merge's, its own cost scaled from the share's by n
+ *		log n, and its target list labelled as the Gather Merge's.  Only the
+ *		top node of a query level has its columns' names and resjunk marks
+ *		(apply_tlist_labeling), and a whole-row reference to a subquery's
+ *		row leaves out the columns its top node marks resjunk (an ORDER BY
+ *		column not selected): the sort in the Gather Merge's place takes
+ *		over its labels.
+ */
+static Sort *
+whole_sort(Sort *sort, Plan *serial, GatherMerge *gm)
+{
+	Sort	   *whole = makeNode(Sort);
+	double		n = Max(sort->plan.plan_rows, 2.0);
+	double		all = Max(gm->plan.plan_rows, n);
+	double		own = Max(sort->plan.startup_cost - outerPlan(sort)->total_cost, 0.0);
+	List	   *tlist = NIL;
+	ListCell   *lc,
+			   *glc;
+
+	forboth(lc, sort->plan.targetlist, glc, gm->plan.targetlist)
+	{
+		TargetEntry *tle = flatCopyTargetEntry(lfirst_node(TargetEntry, lc));
+		TargetEntry *label = lfirst_node(TargetEntry, glc);
+
+		tle->resname = label->resname;
+		tle->ressortgroupref = label->ressortgroupref;
+		tle->resorigtbl = label->resorigtbl;
+		tle->resorigcol = label->resorigcol;
+		tle->resjunk = label->resjunk;
+		tlist = lappend(tlist, tle);
+	}
+
+	memcpy(whole, sort, sizeof(Sort));
+	whole->plan.targetlist = tlist;
+	whole->plan.lefttree = serial;
+	whole->plan.plan_rows = gm->plan.plan_rows;
+	whole->plan.parallel_aware = false;
+	whole->plan.startup_cost = serial->total_cost + own * (all * log2(all)) / (n * log2(n));
+	whole->plan.total_cost = whole->plan.startup_cost +
+		(sort->plan.total_cost - sort->plan.startup_cost) * all / n;
+	return whole;
+}
+
+/*
+ * braid_try_gather_sort
+ *		Return one BraidSort replacing a Gather Merge over each process's
+ *		Sort of a Parallel Seq Scan, or NULL (with *why) to leave it: the
+ *		walk then offers each process's Sort as usual.  "processes" is how
+ *		many processes run the Gather Merge's plan.
+ *
+ *		Under a Gather Merge each process sorts its share on its share of
+ *		the CPUs, and the leader merges their outputs a row at a time
+ *		through tuple queues: measured on the sortbenchmark, that merge took
+ *		more time than braidsort's whole sort.  One BraidSort sorts the
+ *		IndexMap of every row once with all the CPUs' threads and gathers
+ *		in order, with no merge; what it gives up is the scan read in
+ *		parallel.  The scan is the same table's, filter and target list
+ *		(braid_serial_seqscan), and the sort the same keys, so it returns
+ *		the same rows in the same order; it is then taken or declined as
+ *		any Sort (its form, its keys, the device's room), weighed against
+ *		the parallel plan (weigh_one_sort).
+ */
+Plan *
+braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **why)
+{
+	Sort	   *sort = (Sort *) outerPlan(gm);
+	Plan	   *scan;
+	Plan	   *serial;
+	OneSortInput one;
+	Oid			relid = InvalidOid;
+	double		table_pages = 0;
+	bool		table_cached = true;
+	bool		heap_ok;
+	char	   *tid_why = NULL;
+	BraidKeys	keys;
+	BraidDecline kind;
+	double		scan_cpu = 0;
+
+	if (braid_parallel_sort == BRAID_PARALLEL_SORT_EACH)
+	{
+		*why = "braidsort.parallel_sort is each";
+		return NULL;
+	}
+	if (sort == NULL || !IsA(sort, Sort))
+	{
+		*why = "its input is not a Sort";
+		return NULL;
+	}
+	scan = outerPlan(sort);
+	if (scan == NULL || !IsA(scan, SeqScan) || !scan->parallel_aware)
+	{
+		*why = "its Sort's input is not a Parallel Seq Scan";
+		return NULL;
+	}
+	if (gm->plan.initPlan != NIL || sort->plan.initPlan != NIL ||
+		!bms_is_empty(gm->initParam))
+	{
+		*why = "it evaluates init plans";
+		return NULL;
+	}
+	if (!gather_passes_sort(gm, sort))
+	{
+		*why = "its output is not its Sort's";
+		return NULL;
+	}
+	serial = braid_serial_seqscan(stmt, scan, gm->plan.plan_rows, &scan_cpu);
+	if (serial == NULL)
+	{
+		*why = "its Sort's input is not a plain Parallel Seq Scan";
+		return NULL;
+	}
+
+	/* each process's sort of its share, as the walk would cost it */
+	heap_ok = braid_heap_tid_input(stmt, scan, &relid, &table_pages, &table_cached, &tid_why);
+	if (!sort_keys(sort, scan, relid, &keys, why, &kind))
+		return NULL;
+	braid_plan_cost_input(sort, scan, heap_ok ? relid : InvalidOid, table_pages,
+						  table_cached, &keys, processes, &one.each);
+	braid_cost_estimate(&one.each, &one.each_est);
+	one.each_taken = braid_force || one.each_est.prefers;
+	one.scan_ns = scan_cpu * BRAID_NS_PER_CPU_COST_UNIT;
+	one.workers = gm->num_workers;
+
+	return try_sort(stmt, whole_sort(sort, serial, gm), 1, &one, why, &kind);
 }

@@ -16,5 +16,7 @@
 
 extern Plan *braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 							BraidDecline *kind);
+extern Plan *braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes,
+								   char **why);
 
 #endif							/* BRAID_SORT_PLAN_H */

@@ -317,6 +317,10 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	value_log = data.mode == BRAID_MODE_VALUE_LOG;
 	expect_spill = data.expect_spill;
 	explain_sort_keys(node, &data, ancestors, es);
+	if (data.replaced_workers > 0)
+		ExplainPropertyText("Replaces",
+							psprintf("Gather Merge (Workers Planned: %d)", data.replaced_workers),
+							es);
 
 	if (es->analyze)
 		workers = braid_instr_worker_reports(cscan->scan.plan.plan_node_id, BRAID_INSTR_SORT,

@@ -544,7 +544,9 @@ def session_settings(rng):
          "braidsort.write_intensity": rng.choice(["-1", "0", "0.3", "1"])}
     if rng.random() < 0.3:
         s.update({"max_parallel_workers_per_gather": "2", "parallel_setup_cost": "0",
-                  "parallel_tuple_cost": "0", "min_parallel_table_scan_size": "0"})
+                  "parallel_tuple_cost": "0", "min_parallel_table_scan_size": "0",
+                  # one sort in a Gather Merge's place, or one in each process
+                  "braidsort.parallel_sort": rng.choice(["auto", "each", "one"])})
     # braidsort forced, or as shipped (sorts expected small taken adaptively)
     s["braidsort.force"] = rng.choice(["on", "on", "on", "off"])
     # ... and, as shipped, whether an adaptive sort asks the cost model

@@ -6,8 +6,8 @@
  * The OnePass accept/decline decision and its reasons, a random sweep
  * against the rule, gather passes and the uncached-table reread rule, the
  * sorted refs offload, the batch and gather arenas, collated keys,
- * threads of parallel processes, and the choice between gathering by TID
- * and from a value log.
+ * threads of parallel processes, one sort in a Gather Merge's place, and
+ * the choice between gathering by TID and from a value log.
  *
  * test/unit/test_costmodel.c
  *
@@ -632,6 +632,84 @@ test_costmodel_parallel(void)
 }
 
 /*
+ * test_costmodel_one_sort
+ *		A Gather Merge over three processes' sorts (two CPUs) against one
+ *		sort of all the rows: the processes take turns on the CPUs, the
+ *		merge costs every row, and the single sort pays for reading the
+ *		scan in one process.  Taken when it beats both parallel plans; not
+ *		when each process's sort fits in work_mem, nor when a BraidSort in
+ *		each process is faster, nor by less than the margin.
+ */
+static void
+test_costmodel_one_sort(void)
+{
+	Check		c;
+	BraidCostInput each;
+	BraidCostInput whole;
+	BraidCostEstimate each_est;
+	BraidCostEstimate whole_est;
+	BraidOneSortEstimate w;
+	double		merge;
+
+	check_init(&c);
+	memset(&each, 0, sizeof(each));
+	each.rows = 1e6;
+	each.sort_width = 100;
+	each.tuple_bytes = 128;
+	each.heap_refetch = true;
+	each.entry_bytes = 24;
+	each.budget_bytes = 256.0 * 1024 * 1024;
+	each.sort_mem_bytes = 4.0 * 1024 * 1024;
+	each.table_pages = 16000;
+	each.table_cached = true;
+	each.cpus = 2;
+	each.sort_threads = 2;
+	each.processes = 3;
+	whole = each;
+	whole.rows = 3e6;
+	whole.table_pages = 48000;
+	whole.processes = 1;
+	braid_cost_estimate(&each, &each_est);
+	braid_cost_estimate(&whole, &whole_est);
+	merge = braid_cost_gather_merge_ns(3e6);
+
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 0, &w);
+	check_that(&c, fabs(w.pg_ns - (each_est.pg_ns * 1.5 + merge)) < 1,
+			   "PostgreSQL's parallel plan: each sort %g x 1.5 (3 processes, 2 CPUs) + merge %g, got %g",
+			   each_est.pg_ns, merge, w.pg_ns);
+	check_that(&c, fabs(w.each_ns - (each_est.braid_ns * 1.5 + merge)) < 1,
+			   "a BraidSort in each process: %g x 1.5 + merge %g, got %g",
+			   each_est.braid_ns, merge, w.each_ns);
+	check_that(&c, w.one_ns == whole_est.braid_ns, "no scan cost: one sort %g, got %g",
+			   whole_est.braid_ns, w.one_ns);
+	check_that(&c, w.prefers, "one sort of 3M rows should beat the merge of three (why=%s)",
+			   w.why ? w.why : "NULL");
+
+	/* the scan in one process instead of two CPUs: half of it is extra */
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 400e6, &w);
+	check_that(&c, fabs(w.one_ns - (whole_est.braid_ns + 200e6)) < 1,
+			   "a 400 ms scan read by one process, not two: +200 ms, got %g",
+			   w.one_ns - whole_est.braid_ns);
+
+	/* a scan so slow that each process's share is better */
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 1e11, &w);
+	check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "each process") != NULL,
+			   "a 100 s scan should keep a sort in each process (why=%s)", w.why ? w.why : "NULL");
+
+	/* not taken by braidsort in each process: only PostgreSQL's plan counts */
+	braid_cost_one_sort(&each, &each_est, false, &whole_est, 0, &w);
+	check_that(&c, w.each_ns == HUGE_VAL && w.prefers, "each not taken: each %g, prefers %d",
+			   w.each_ns, w.prefers);
+
+	/* each process's sort fits in work_mem: PostgreSQL's quicksort stays */
+	each.sort_mem_bytes = 1024.0 * 1024 * 1024;
+	braid_cost_estimate(&each, &each_est);
+	braid_cost_one_sort(&each, &each_est, false, &whole_est, 0, &w);
+	check_that(&c, !w.prefers && each_est.small, "each share fits work_mem: prefers %d", w.prefers);
+	check_report(&c, "costmodel: one sort in a Gather Merge's place");
+}
+
+/*
  * test_costmodel_sources
  *		Where rows come back from: by TID when the gather's page visits are
  *		cheap (a cached table, or a sort order that follows the physical
@@ -1053,6 +1131,7 @@ unit_costmodel(void)
 	test_costmodel_collated();
 	test_costmodel_ranks();
 	test_costmodel_parallel();
+	test_costmodel_one_sort();
 	test_costmodel_sources();
 	test_costmodel_gather_pass();
 	test_costmodel_full_keys();
