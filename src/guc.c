@@ -359,7 +359,8 @@ braid_define_gucs(void)
 							 "BraidSort in each process and one BraidSort over the whole scan "
 							 "in place of the Gather Merge; each keeps the Gather Merge and "
 							 "sorts each process's share; one replaces the Gather Merge "
-							 "wherever braidsort would take the sort.",
+							 "wherever that is expected to beat PostgreSQL's parallel plan "
+							 "(with braidsort.force, wherever it can).",
 							 &braid_parallel_sort,
 							 BRAID_PARALLEL_SORT_AUTO,
 							 parallel_sort_options,

@@ -559,8 +559,8 @@ braid_cost_gather_merge_ns(double rows)
  *		them) and, where braidsort would take them (each_taken), a BraidSort
  *		in each process.  "each" and each_est are the cost model's input and
  *		estimate of one process's sort (its share of the rows, its share of
- *		the CPUs); one_est that of the single sort (every row, every CPU);
- *		scan_ns what reading the whole scan takes one process.
+ *		the CPUs); one_est that of the single sort of all "rows" (every
+ *		CPU); scan_ns what reading the whole scan takes one process.
  *
  *		Each process's estimate is its sort's time as if it had a CPU of its
  *		own (braid_cost_thread_speedup counts braidsort's threads against
@@ -576,14 +576,14 @@ braid_cost_gather_merge_ns(double rows)
  */
 void
 braid_cost_one_sort(const BraidCostInput *each, const BraidCostEstimate *each_est,
-					bool each_taken, const BraidCostEstimate *one_est, double scan_ns,
-					BraidOneSortEstimate * out)
+					bool each_taken, const BraidCostEstimate *one_est, double rows,
+					double scan_ns, BraidOneSortEstimate *out)
 {
 	double		processes = each->processes > 1 ? each->processes : 1;
 	double		cpus = each->cpus > 0 ? each->cpus : processes;
 	double		turns = processes > cpus ? processes / cpus : 1.0;
 	double		readers = processes < cpus ? processes : cpus;
-	double		merge = braid_cost_gather_merge_ns(each->rows * processes);
+	double		merge = braid_cost_gather_merge_ns(rows);
 
 	out->pg_ns = each_est->pg_ns * turns + merge;
 	out->each_ns = each_taken ? each_est->braid_ns * turns + merge : HUGE_VAL;

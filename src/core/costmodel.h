@@ -47,12 +47,12 @@ typedef struct BraidOneSortEstimate
 	bool		prefers;		/* one sort is the fastest, by the margin
 								 * against PostgreSQL's */
 	const char *why;			/* if not, why not */
-}			BraidOneSortEstimate;
+} BraidOneSortEstimate;
 
 extern double braid_cost_gather_merge_ns(double rows);
 extern void braid_cost_one_sort(const BraidCostInput *each, const BraidCostEstimate *each_est,
 								bool each_taken, const BraidCostEstimate *one_est,
-								double scan_ns, BraidOneSortEstimate * out);
+								double rows, double scan_ns, BraidOneSortEstimate *out);
 extern bool braid_cost_prefers(const BraidCostInput *in, const char **why);
 
 #endif							/* BRAID_COSTMODEL_H */

@@ -238,7 +238,7 @@ typedef struct KeyCacheEntry
 	Oid			collation;
 	bool		nulls_first;
 	BraidKeyColumn col;
-}			KeyCacheEntry;
+} KeyCacheEntry;
 
 static KeyCacheEntry key_cache[KEY_CACHE_SIZE];
 static int	key_cache_used = 0; /* entries in use */

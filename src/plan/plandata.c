@@ -74,7 +74,7 @@ typedef struct PackedSortPlan
 	 * value always is)
 	 */
 	char		keys[FLEXIBLE_ARRAY_MEMBER];
-}			PackedSortPlan;
+} PackedSortPlan;
 
 /* packed_size: bytes of the blob of a plan with n keys. */
 static Size

@@ -120,7 +120,6 @@ replace_sorts(BraidWalk w, Plan *plan)
 		case T_GatherMerge:
 			outer.bounded = w.bounded;
 			outer.processes = gather_processes(((GatherMerge *) plan)->num_workers, false);
-			*w.most_processes = Max(*w.most_processes, outer.processes);
 
 			/*
 			 * each process's Sort of a parallel scan, merged: one sort of the
@@ -137,6 +136,7 @@ replace_sorts(BraidWalk w, Plan *plan)
 					return one;
 				BRAID_PLAN_DEBUG("braidsort: Gather Merge kept: %s", why);
 			}
+			*w.most_processes = Max(*w.most_processes, outer.processes);
 			break;
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =

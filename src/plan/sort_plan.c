@@ -78,13 +78,14 @@ typedef struct OneSortInput
 	BraidCostInput each;
 	BraidCostEstimate each_est;
 	bool		each_taken;
+	double		total_rows;
 	double		scan_ns;
 	int			workers;
-}			OneSortInput;
+} OneSortInput;
 
-static Plan *try_sort(PlannedStmt *stmt, Sort *sort, int processes, const OneSortInput * one,
+static Plan *try_sort(PlannedStmt *stmt, Sort *sort, int processes, const OneSortInput *one,
 					  char **why, BraidDecline *kind);
-static bool weigh_one_sort(const OneSortInput * one, BraidCostEstimate *est, char **why);
+static bool weigh_one_sort(const OneSortInput *one, BraidCostEstimate *est, char **why);
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
 static void set_row_scan_tlist(CustomScan *cscan, Plan *child);
 static void set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, List *physical,
@@ -536,7 +537,7 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
  *		plan instead of a Sort in one process.
  */
 static Plan *
-try_sort(PlannedStmt *stmt, Sort *sort, int processes, const OneSortInput * one,
+try_sort(PlannedStmt *stmt, Sort *sort, int processes, const OneSortInput *one,
 		 char **why, BraidDecline *kind)
 {
 	Plan	   *child = outerPlan(sort);
@@ -882,31 +883,42 @@ physical_scan_tlist(List *keys, Index scanrelid, Oid relid)
  *		braidsort.parallel_sort = one wherever braidsort would take it.
  */
 static bool
-weigh_one_sort(const OneSortInput * one, BraidCostEstimate *est, char **why)
+weigh_one_sort(const OneSortInput *one, BraidCostEstimate *est, char **why)
 {
 	BraidOneSortEstimate w;
 	bool		take;
+	bool		beats_pg;
+	const char *reason;
 
-	braid_cost_one_sort(&one->each, &one->each_est, one->each_taken, est, one->scan_ns, &w);
+	braid_cost_one_sort(&one->each, &one->each_est, one->each_taken, est, one->total_rows,
+						one->scan_ns, &w);
+	beats_pg = !one->each_est.small && w.one_ns <= w.pg_ns * BRAID_COST_MARGIN;
 	if (braid_parallel_sort == BRAID_PARALLEL_SORT_ONE)
-		take = braid_force || w.one_ns <= w.pg_ns * BRAID_COST_MARGIN;
+	{
+		take = braid_force || beats_pg;
+		reason = one->each_est.small ? one->each_est.why :
+			"one sort is not expected to be enough faster than PostgreSQL's parallel plan";
+	}
 	else
+	{
 		take = w.prefers || (braid_force && w.one_ns <= w.each_ns);
+		reason = w.why;
+	}
 	if (!take)
 	{
-		*why = psprintf("%s (one braidsort %s ms, PostgreSQL's parallel plan %s ms, a BraidSort in each process %s ms estimated for %.0f rows)",
-						w.why != NULL ? w.why :
-						"one sort is not expected to be enough faster than PostgreSQL's parallel plan",
-						braid_ms_text(w.one_ns / 1e6), braid_ms_text(w.pg_ns / 1e6),
-						w.each_ns < HUGE_VAL ? braid_ms_text(w.each_ns / 1e6) : "(not taken)",
-						one->each.rows * Max(one->each.processes, 1));
+		*why = psprintf("%s (one braidsort %s ms, PostgreSQL's parallel plan %s ms, %s estimated for %.0f rows)",
+						reason, braid_ms_text(w.one_ns / 1e6), braid_ms_text(w.pg_ns / 1e6),
+						w.each_ns < HUGE_VAL ?
+						psprintf("a BraidSort in each process %s ms", braid_ms_text(w.each_ns / 1e6)) :
+						"no BraidSort in each process",
+						one->total_rows);
 		return false;
 	}
 	est->pg_ns = w.pg_ns;
 	est->braid_ns = w.one_ns;
-	est->prefers = true;
+	est->prefers = beats_pg;	/* else taken only as braidsort.force says */
 	est->small = false;
-	est->why = NULL;
+	est->why = beats_pg ? NULL : reason;
 	return true;
 }
 
@@ -943,6 +955,38 @@ gather_passes_sort(GatherMerge *gm, Sort *sort)
 }
 
 /*
+ * without_param
+ *		A copy of a parameter set without the Gather Merge's rescan
+ *		parameter (-1: none), which every parallel-aware scan below it
+ *		lists and nothing sets once the Gather Merge is gone.
+ */
+static Bitmapset *
+without_param(Bitmapset *params, int param)
+{
+	params = bms_copy(params);
+	return param >= 0 ? bms_del_member(params, param) : params;
+}
+
+/*
+ * gather_total_rows
+ *		The rows all of a Gather Merge's processes return together: one
+ *		process's share (its Sort's estimate) times the parallel divisor,
+ *		as the planner divided them (get_parallel_divisor: each worker, and
+ *		the leader less 0.3 for each worker it collects from).  The Gather
+ *		Merge's own estimate is that only from PostgreSQL 18 on: before, it
+ *		counts the workers' shares alone.
+ */
+static double
+gather_total_rows(GatherMerge *gm, Sort *sort)
+{
+	double		divisor = gm->num_workers;
+
+	if (parallel_leader_participation && 1.0 - 0.3 * gm->num_workers > 0)
+		divisor += 1.0 - 0.3 * gm->num_workers;
+	return clamp_row_est(Max(sort->plan.plan_rows * Max(divisor, 1.0), gm->plan.plan_rows));
+}
+
+/*
  * whole_sort
  *		The Sort of one process's share made the sort of every row the
  *		Gather Merge collects, over the scan read whole ("serial"): its
@@ -955,11 +999,11 @@ gather_passes_sort(GatherMerge *gm, Sort *sort)
  *		over its labels.
  */
 static Sort *
-whole_sort(Sort *sort, Plan *serial, GatherMerge *gm)
+whole_sort(Sort *sort, Plan *serial, GatherMerge *gm, double total_rows)
 {
 	Sort	   *whole = makeNode(Sort);
 	double		n = Max(sort->plan.plan_rows, 2.0);
-	double		all = Max(gm->plan.plan_rows, n);
+	double		all = Max(total_rows, n);
 	double		own = Max(sort->plan.startup_cost - outerPlan(sort)->total_cost, 0.0);
 	List	   *tlist = NIL;
 	ListCell   *lc,
@@ -981,8 +1025,12 @@ whole_sort(Sort *sort, Plan *serial, GatherMerge *gm)
 	memcpy(whole, sort, sizeof(Sort));
 	whole->plan.targetlist = tlist;
 	whole->plan.lefttree = serial;
-	whole->plan.plan_rows = gm->plan.plan_rows;
+	whole->plan.plan_rows = serial->plan_rows;
 	whole->plan.parallel_aware = false;
+	/* (what is above a Gather Merge is not sent to workers, nor is it) */
+	whole->plan.parallel_safe = gm->plan.parallel_safe;
+	whole->plan.extParam = without_param(sort->plan.extParam, gm->rescan_param);
+	whole->plan.allParam = without_param(sort->plan.allParam, gm->rescan_param);
 	whole->plan.startup_cost = serial->total_cost + own * (all * log2(all)) / (n * log2(n));
 	whole->plan.total_cost = whole->plan.startup_cost +
 		(sort->plan.total_cost - sort->plan.startup_cost) * all / n;
@@ -1051,12 +1099,15 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 		*why = "its output is not its Sort's";
 		return NULL;
 	}
-	serial = braid_serial_seqscan(stmt, scan, gm->plan.plan_rows, &scan_cpu);
+	one.total_rows = gather_total_rows(gm, sort);
+	serial = braid_serial_seqscan(stmt, scan, one.total_rows, &scan_cpu);
 	if (serial == NULL)
 	{
 		*why = "its Sort's input is not a plain Parallel Seq Scan";
 		return NULL;
 	}
+	serial->extParam = without_param(serial->extParam, gm->rescan_param);
+	serial->allParam = without_param(serial->allParam, gm->rescan_param);
 
 	/* each process's sort of its share, as the walk would cost it */
 	heap_ok = braid_heap_tid_input(stmt, scan, &relid, &table_pages, &table_cached, &tid_why);
@@ -1069,5 +1120,5 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 	one.scan_ns = scan_cpu * BRAID_NS_PER_CPU_COST_UNIT;
 	one.workers = gm->num_workers;
 
-	return try_sort(stmt, whole_sort(sort, serial, gm), 1, &one, why, &kind);
+	return try_sort(stmt, whole_sort(sort, serial, gm, one.total_rows), 1, &one, why, &kind);
 }

@@ -279,7 +279,7 @@ snapshot_instr(BraidSortState *st, BraidSortInstr *out)
 	static const BraidSortPath no_path;
 
 	/* (an adaptive node whose tuplesort stayed has no path: nothing of it) */
-	const		BraidSortPath *path = st->path != NULL ? st->path : &no_path;
+	const BraidSortPath *path = st->path != NULL ? st->path : &no_path;
 
 	*out = st->instr;
 	out->gather_batches = path->out.gather.batches;

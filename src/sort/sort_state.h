@@ -446,7 +446,7 @@ typedef struct BraidSortPath
 	BraidMergeStage merge;
 	BraidOutput out;
 	BraidValueLog vlog;
-}			BraidSortPath;
+} BraidSortPath;
 
 struct BraidSortState
 {

@@ -673,7 +673,7 @@ test_costmodel_one_sort(void)
 	braid_cost_estimate(&whole, &whole_est);
 	merge = braid_cost_gather_merge_ns(3e6);
 
-	braid_cost_one_sort(&each, &each_est, true, &whole_est, 0, &w);
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 0, &w);
 	check_that(&c, fabs(w.pg_ns - (each_est.pg_ns * 1.5 + merge)) < 1,
 			   "PostgreSQL's parallel plan: each sort %g x 1.5 (3 processes, 2 CPUs) + merge %g, got %g",
 			   each_est.pg_ns, merge, w.pg_ns);
@@ -686,25 +686,25 @@ test_costmodel_one_sort(void)
 			   w.why ? w.why : "NULL");
 
 	/* the scan in one process instead of two CPUs: half of it is extra */
-	braid_cost_one_sort(&each, &each_est, true, &whole_est, 400e6, &w);
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 400e6, &w);
 	check_that(&c, fabs(w.one_ns - (whole_est.braid_ns + 200e6)) < 1,
 			   "a 400 ms scan read by one process, not two: +200 ms, got %g",
 			   w.one_ns - whole_est.braid_ns);
 
 	/* a scan so slow that each process's share is better */
-	braid_cost_one_sort(&each, &each_est, true, &whole_est, 1e11, &w);
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 1e11, &w);
 	check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "each process") != NULL,
 			   "a 100 s scan should keep a sort in each process (why=%s)", w.why ? w.why : "NULL");
 
 	/* not taken by braidsort in each process: only PostgreSQL's plan counts */
-	braid_cost_one_sort(&each, &each_est, false, &whole_est, 0, &w);
+	braid_cost_one_sort(&each, &each_est, false, &whole_est, 3e6, 0, &w);
 	check_that(&c, w.each_ns == HUGE_VAL && w.prefers, "each not taken: each %g, prefers %d",
 			   w.each_ns, w.prefers);
 
 	/* each process's sort fits in work_mem: PostgreSQL's quicksort stays */
 	each.sort_mem_bytes = 1024.0 * 1024 * 1024;
 	braid_cost_estimate(&each, &each_est);
-	braid_cost_one_sort(&each, &each_est, false, &whole_est, 0, &w);
+	braid_cost_one_sort(&each, &each_est, false, &whole_est, 3e6, 0, &w);
 	check_that(&c, !w.prefers && each_est.small, "each share fits work_mem: prefers %d", w.prefers);
 	check_report(&c, "costmodel: one sort in a Gather Merge's place");
 }
