@@ -34,9 +34,12 @@ our @EXPORT = qw(braid_node dax_dir dax_tablespace spill_file_paths count_spill_
   wait_for_stats_flush log_position log_since $parallel_sql);
 
 # settings that make the planner use parallel workers for a sort of a few
-# hundred thousand rows (the nodes run without them otherwise)
+# hundred thousand rows (the nodes run without them otherwise), each
+# process with its own BraidSort under the Gather Merge (not one sort in
+# its place: the tests using these are about the workers' sorts)
 our $parallel_sql = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;};
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SET braidsort.parallel_sort = each;};
 
 # braid_node($name, %opts): a new cluster, initialized and started, that
 # preloads braidsort and runs without parallel workers (unless a statement

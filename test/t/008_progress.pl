@@ -136,6 +136,24 @@ $node->safe_psql('postgres', "SELECT pg_cancel_backend($s->{pid})");
 $s->{h}->finish;
 like($s->{out}, qr/^\Q$expected\E$/m, 'the parallel sort returned the right rows');
 
+# one sort in the Gather Merge's place: the leader's row alone, for every
+# row; cancelled while it builds, it leaves no row
+$s = start_session('one', "$spill $slow $parallel_sql SET braidsort.parallel_sort = one;",
+	$query, 'SELECT pg_sleep(300)');
+isnt(poll("SELECT 1 FROM braidsort.progress WHERE pid = $s->{pid} AND leader_pid IS NULL "
+	  . "AND rows_estimated >= $estimate * 0.9 AND rows_read > 0"), '',
+	'one sort of every row shows as the leader\'s');
+is($node->safe_psql('postgres',
+	"SELECT count(*) FROM braidsort.progress WHERE leader_pid = $s->{pid}"),
+	'0', 'one sort: no worker sorts');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($s->{pid})");
+isnt(wait_sleeping($s), '', 'one sort was cancelled');
+is($node->safe_psql('postgres', "SELECT count(*) FROM braidsort.progress WHERE pid = $s->{pid}"),
+	'0', 'one sort cancelled leaves no row');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($s->{pid})");
+$s->{h}->finish;
+like($s->{err}, qr/canceling statement due to user request/, 'it was one sort that was cancelled');
+
 # a sort waiting for the device's I/O gate: a profile holds the device
 my $prof = start_session('profile', 'SET braidsort.emulate_read_ns = 20',
 	"SELECT count(*) FROM braidsort.profile_device('dax', 64, 6)");
