@@ -36,6 +36,7 @@
 
 #include "guc.h"
 #include "monitor/stats.h"
+#include "plan/gather_plan.h"
 #include "plan/join_plan.h"
 #include "plan/permissions.h"
 #include "plan/planner.h"

@@ -59,33 +59,9 @@
 /* Largest bounded variable-width key given room for its longest encoding. */
 #define BRAID_MAX_BOUNDED_KEY 32
 
-/*
- * A planner cost unit of CPU, in ns: cpu_tuple_cost (0.01) stands for a
- * tuple of a sequential scan, ~50 ns on a cached table (the sortbenchmark's
- * 5M rows of 110 bytes).  Used only to weigh a scan read whole in one
- * process against the same scan in parallel (braid_try_gather_sort).
- */
-#define BRAID_NS_PER_CPU_COST_UNIT 5000.0
-
-/*
- * What the single sort replacing a Gather Merge is weighed against: one
- * process's sort of its share, as the walk would cost it, whether braidsort
- * would take that, what reading the whole scan costs one process, and the
- * Gather Merge's planned workers.
- */
-typedef struct OneSortInput
-{
-	BraidCostInput each;
-	BraidCostEstimate each_est;
-	bool		each_taken;
-	double		total_rows;
-	double		scan_ns;
-	int			workers;
-} OneSortInput;
-
-static Plan *try_sort(PlannedStmt *stmt, Sort *sort, int processes, const OneSortInput *one,
+static Plan *try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *one,
 					  char **why, BraidDecline *kind);
-static bool weigh_one_sort(const OneSortInput *one, BraidCostEstimate *est, char **why);
+static bool weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why);
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
 static void set_row_scan_tlist(CustomScan *cscan, Plan *child);
 static void set_tid_child(CustomScan *cscan, Plan *child, List *child_tlist, List *physical,
@@ -537,7 +513,7 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
  *		plan instead of a Sort in one process.
  */
 static Plan *
-try_sort(PlannedStmt *stmt, Sort *sort, int processes, const OneSortInput *one,
+try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *one,
 		 char **why, BraidDecline *kind)
 {
 	Plan	   *child = outerPlan(sort);
@@ -883,7 +859,7 @@ physical_scan_tlist(List *keys, Index scanrelid, Oid relid)
  *		braidsort.parallel_sort = one wherever braidsort would take it.
  */
 static bool
-weigh_one_sort(const OneSortInput *one, BraidCostEstimate *est, char **why)
+weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why)
 {
 	BraidOneSortEstimate w;
 	bool		take;
@@ -923,146 +899,17 @@ weigh_one_sort(const OneSortInput *one, BraidCostEstimate *est, char **why)
 }
 
 /*
- * gather_passes_sort
- *		Does the Gather Merge return its Sort's rows as they are, in the
- *		Sort's order?  (Its target list is the Sort's, column for column, and
- *		its keys are the Sort's.)  Then one sort in its place returns what it
- *		did.
+ * braid_sort_each_estimate
+ *		The cost model's estimate of one process's Sort of its share of a
+ *		parallel plan ("processes" of them), as the walk would cost it, into
+ *		one->each and one->each_est, and whether braidsort would take it;
+ *		false (with *why) when a key has no exact encoder.
  */
-static bool
-gather_passes_sort(GatherMerge *gm, Sort *sort)
+bool
+braid_sort_each_estimate(PlannedStmt *stmt, Sort *sort, int processes, BraidOneSortInput *one,
+						 char **why)
 {
-	ListCell   *lc;
-
-	if (list_length(gm->plan.targetlist) != list_length(sort->plan.targetlist) ||
-		gm->plan.qual != NIL || gm->numCols != sort->numCols)
-		return false;
-	foreach(lc, gm->plan.targetlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Var		   *var = (Var *) tle->expr;
-
-		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != tle->resno)
-			return false;
-	}
-	for (int i = 0; i < sort->numCols; i++)
-		if (gm->sortColIdx[i] != sort->sortColIdx[i] ||
-			gm->sortOperators[i] != sort->sortOperators[i] ||
-			gm->collations[i] != sort->collations[i] ||
-			gm->nullsFirst[i] != sort->nullsFirst[i])
-			return false;
-	return true;
-}
-
-/*
- * without_param
- *		A copy of a parameter set without the Gather Merge's rescan
- *		parameter (-1: none), which every parallel-aware scan below it
- *		lists and nothing sets once the Gather Merge is gone.
- */
-static Bitmapset *
-without_param(Bitmapset *params, int param)
-{
-	params = bms_copy(params);
-	return param >= 0 ? bms_del_member(params, param) : params;
-}
-
-/*
- * gather_total_rows
- *		The rows all of a Gather Merge's processes return together: one
- *		process's share (its Sort's estimate) times the parallel divisor,
- *		as the planner divided them (get_parallel_divisor: each worker, and
- *		the leader less 0.3 for each worker it collects from).  The Gather
- *		Merge's own estimate is that only from PostgreSQL 18 on: before, it
- *		counts the workers' shares alone.
- */
-static double
-gather_total_rows(GatherMerge *gm, Sort *sort)
-{
-	double		divisor = gm->num_workers;
-
-	if (parallel_leader_participation && 1.0 - 0.3 * gm->num_workers > 0)
-		divisor += 1.0 - 0.3 * gm->num_workers;
-	return clamp_row_est(Max(sort->plan.plan_rows * Max(divisor, 1.0), gm->plan.plan_rows));
-}
-
-/*
- * whole_sort
- *		The Sort of one process's share made the sort of every row the
- *		Gather Merge collects, over the scan read whole ("serial"): its
- *		rows the Gather Merge's, its own cost scaled from the share's by n
- *		log n, and its target list labelled as the Gather Merge's.  Only the
- *		top node of a query level has its columns' names and resjunk marks
- *		(apply_tlist_labeling), and a whole-row reference to a subquery's
- *		row leaves out the columns its top node marks resjunk (an ORDER BY
- *		column not selected): the sort in the Gather Merge's place takes
- *		over its labels.
- */
-static Sort *
-whole_sort(Sort *sort, Plan *serial, GatherMerge *gm, double total_rows)
-{
-	Sort	   *whole = makeNode(Sort);
-	double		n = Max(sort->plan.plan_rows, 2.0);
-	double		all = Max(total_rows, n);
-	double		own = Max(sort->plan.startup_cost - outerPlan(sort)->total_cost, 0.0);
-	List	   *tlist = NIL;
-	ListCell   *lc,
-			   *glc;
-
-	forboth(lc, sort->plan.targetlist, glc, gm->plan.targetlist)
-	{
-		TargetEntry *tle = flatCopyTargetEntry(lfirst_node(TargetEntry, lc));
-		TargetEntry *label = lfirst_node(TargetEntry, glc);
-
-		tle->resname = label->resname;
-		tle->ressortgroupref = label->ressortgroupref;
-		tle->resorigtbl = label->resorigtbl;
-		tle->resorigcol = label->resorigcol;
-		tle->resjunk = label->resjunk;
-		tlist = lappend(tlist, tle);
-	}
-
-	memcpy(whole, sort, sizeof(Sort));
-	whole->plan.targetlist = tlist;
-	whole->plan.lefttree = serial;
-	whole->plan.plan_rows = serial->plan_rows;
-	whole->plan.parallel_aware = false;
-	/* (what is above a Gather Merge is not sent to workers, nor is it) */
-	whole->plan.parallel_safe = gm->plan.parallel_safe;
-	whole->plan.extParam = without_param(sort->plan.extParam, gm->rescan_param);
-	whole->plan.allParam = without_param(sort->plan.allParam, gm->rescan_param);
-	whole->plan.startup_cost = serial->total_cost + own * (all * log2(all)) / (n * log2(n));
-	whole->plan.total_cost = whole->plan.startup_cost +
-		(sort->plan.total_cost - sort->plan.startup_cost) * all / n;
-	return whole;
-}
-
-/*
- * braid_try_gather_sort
- *		Return one BraidSort replacing a Gather Merge over each process's
- *		Sort of a Parallel Seq Scan, or NULL (with *why) to leave it: the
- *		walk then offers each process's Sort as usual.  "processes" is how
- *		many processes run the Gather Merge's plan.
- *
- *		Under a Gather Merge each process sorts its share on its share of
- *		the CPUs, and the leader merges their outputs a row at a time
- *		through tuple queues: measured on the sortbenchmark, that merge took
- *		more time than braidsort's whole sort.  One BraidSort sorts the
- *		IndexMap of every row once with all the CPUs' threads and gathers
- *		in order, with no merge; what it gives up is the scan read in
- *		parallel.  The scan is the same table's, filter and target list
- *		(braid_serial_seqscan), and the sort the same keys, so it returns
- *		the same rows in the same order; it is then taken or declined as
- *		any Sort (its form, its keys, the device's room), weighed against
- *		the parallel plan (weigh_one_sort).
- */
-Plan *
-braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **why)
-{
-	Sort	   *sort = (Sort *) outerPlan(gm);
-	Plan	   *scan;
-	Plan	   *serial;
-	OneSortInput one;
+	Plan	   *scan = outerPlan(sort);
 	Oid			relid = InvalidOid;
 	double		table_pages = 0;
 	bool		table_cached = true;
@@ -1070,55 +917,27 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 	char	   *tid_why = NULL;
 	BraidKeys	keys;
 	BraidDecline kind;
-	double		scan_cpu = 0;
 
-	if (braid_parallel_sort == BRAID_PARALLEL_SORT_EACH)
-	{
-		*why = "braidsort.parallel_sort is each";
-		return NULL;
-	}
-	if (sort == NULL || !IsA(sort, Sort))
-	{
-		*why = "its input is not a Sort";
-		return NULL;
-	}
-	scan = outerPlan(sort);
-	if (scan == NULL || !IsA(scan, SeqScan) || !scan->parallel_aware)
-	{
-		*why = "its Sort's input is not a Parallel Seq Scan";
-		return NULL;
-	}
-	if (gm->plan.initPlan != NIL || sort->plan.initPlan != NIL ||
-		!bms_is_empty(gm->initParam))
-	{
-		*why = "it evaluates init plans";
-		return NULL;
-	}
-	if (!gather_passes_sort(gm, sort))
-	{
-		*why = "its output is not its Sort's";
-		return NULL;
-	}
-	one.total_rows = gather_total_rows(gm, sort);
-	serial = braid_serial_seqscan(stmt, scan, one.total_rows, &scan_cpu);
-	if (serial == NULL)
-	{
-		*why = "its Sort's input is not a plain Parallel Seq Scan";
-		return NULL;
-	}
-	serial->extParam = without_param(serial->extParam, gm->rescan_param);
-	serial->allParam = without_param(serial->allParam, gm->rescan_param);
-
-	/* each process's sort of its share, as the walk would cost it */
 	heap_ok = braid_heap_tid_input(stmt, scan, &relid, &table_pages, &table_cached, &tid_why);
 	if (!sort_keys(sort, scan, relid, &keys, why, &kind))
-		return NULL;
+		return false;
 	braid_plan_cost_input(sort, scan, heap_ok ? relid : InvalidOid, table_pages,
-						  table_cached, &keys, processes, &one.each);
-	braid_cost_estimate(&one.each, &one.each_est);
-	one.each_taken = braid_force || one.each_est.prefers;
-	one.scan_ns = scan_cpu * BRAID_NS_PER_CPU_COST_UNIT;
-	one.workers = gm->num_workers;
+						  table_cached, &keys, processes, &one->each);
+	braid_cost_estimate(&one->each, &one->each_est);
+	one->each_taken = braid_force || one->each_est.prefers;
+	return true;
+}
 
-	return try_sort(stmt, whole_sort(sort, serial, gm, one.total_rows), 1, &one, why, &kind);
+/*
+ * braid_try_one_sort
+ *		A BraidSort for "whole", the sort of every row a Gather Merge
+ *		collects, weighed against the parallel plan as "one" describes it
+ *		(weigh_one_sort), or NULL with *why.
+ */
+Plan *
+braid_try_one_sort(PlannedStmt *stmt, Sort *whole, const BraidOneSortInput *one, char **why)
+{
+	BraidDecline kind;
+
+	return try_sort(stmt, whole, 1, one, why, &kind);
 }

@@ -559,6 +559,29 @@ test_costmodel_collated(void)
 }
 
 /*
+ * parallel_input: a process's sort of 1M rows of 100 bytes (128-byte
+ * tuples, a cached table of 16000 pages) with work_mem 4MB and the given
+ * budget; CPUs, threads and processes left for the caller.
+ */
+static BraidCostInput
+parallel_input(double budget_bytes)
+{
+	BraidCostInput in;
+
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = 100;
+	in.tuple_bytes = 128;
+	in.heap_refetch = true;
+	in.entry_bytes = 24;
+	in.budget_bytes = budget_bytes;
+	in.sort_mem_bytes = 4.0 * 1024 * 1024;
+	in.table_pages = 16000;
+	in.table_cached = true;
+	return in;
+}
+
+/*
  * test_costmodel_parallel
  *		Under a Gather each process sorts its share on its share of the CPUs:
  *		threads beyond that share speed nothing up, so the estimate of
@@ -574,16 +597,7 @@ test_costmodel_parallel(void)
 				two;
 
 	check_init(&c);
-	memset(&in, 0, sizeof(in));
-	in.rows = 1e6;
-	in.sort_width = 100;
-	in.tuple_bytes = 128;
-	in.heap_refetch = true;
-	in.entry_bytes = 24;
-	in.budget_bytes = 64.0 * 1024 * 1024;
-	in.sort_mem_bytes = 4.0 * 1024 * 1024;
-	in.table_pages = 16000;
-	in.table_cached = true;
+	in = parallel_input(64.0 * 1024 * 1024);
 
 	in.cpus = 2;
 	in.processes = 1;
@@ -652,16 +666,7 @@ test_costmodel_one_sort(void)
 	double		merge;
 
 	check_init(&c);
-	memset(&each, 0, sizeof(each));
-	each.rows = 1e6;
-	each.sort_width = 100;
-	each.tuple_bytes = 128;
-	each.heap_refetch = true;
-	each.entry_bytes = 24;
-	each.budget_bytes = 256.0 * 1024 * 1024;
-	each.sort_mem_bytes = 4.0 * 1024 * 1024;
-	each.table_pages = 16000;
-	each.table_cached = true;
+	each = parallel_input(256.0 * 1024 * 1024);
 	each.cpus = 2;
 	each.sort_threads = 2;
 	each.processes = 3;
