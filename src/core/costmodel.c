@@ -23,7 +23,9 @@
  * The late gather's batches, their passes over the table and their page
  * visits are costed in costgather.c.
  *
- * The constants were measured on two shapes (bench/bench.py): the
+ * The constants were fitted to measurements on two shapes, in the
+ * model's units (about 1.2-2x the measured time, see "The model's scale"
+ * below; bench/bench.py): the
  * sortbenchmark table (5M rows, 10-byte keys, 110-byte rows, two columns)
  * and the realistic orders table (3M rows of nine columns, 124 bytes,
  * timestamps, numerics and en_US text; PostgreSQL's defaults, parallel
@@ -59,11 +61,12 @@
  * orders table).  By phase (EXPLAIN ANALYZE, 3M and 5M rows), taking and
  * emitting the rows came to ~130-155 ns a row, close to its constant, but
  * the IndexMap sort to 26-43 ns a row on one thread (160 in the model
- * then), merging runs to ~30 (100) and the gather's copies to ~0.3 ns a
- * byte (1).  Those three were halved: the estimates of braidsort by TID
- * are then 1.6-2.0x the measured, still above PostgreSQL's, and one sort
- * of the sortbenchmark at work_mem 16MB with parallel query on (1.89x
- * measured) is taken.
+ * then), merging runs to ~30 (100 in the model then) and the gather's
+ * copies to ~0.3 ns a byte (1 in the model then).  Those three were
+ * halved: recomputed for the same runs, the estimates of braidsort by TID
+ * are 1.6-2.0x the measured, as high as PostgreSQL's on the orders table
+ * and above them on the sortbenchmark, and one sort of the sortbenchmark
+ * at work_mem 16MB with parallel query on (1.89x measured) is taken.
  *
  * The machine these were measured on varies by 20-30% from one run to the
  * next, and the model is coarse: braidsort takes a sort only when its
@@ -144,13 +147,14 @@
  * A numeric first key: PostgreSQL's merges compare numerics in full (the
  * abbreviated keys of its run-forming quicksorts are not kept on tape),
  * ~35 ns more a comparison; braidsort encodes the digits and its radix
- * sort goes deeper into keys whose first bytes are alike.  That was ~350
- * ns a row when first fitted (23 November); measured again on the orders
- * table (3M rows, work_mem 4MB, one process, value log) ORDER BY amount
- * took 1285 ms against 1435 ms for ORDER BY customer_id, created_at DESC,
- * and a profile puts the numeric encoding at ~45 ns a row: ~100 ns in the
- * model's units, which run about twice the measured time on both sides
- * (PostgreSQL's sorts there: 1.6-2.0x).
+ * sort goes deeper into keys whose first bytes are alike.  Fitted at
+ * ~350 ns a row on 23 November; on 30 November a profile of ORDER BY
+ * amount on the orders table (3M rows, work_mem 4MB, one process, a value
+ * log) put the numeric encoding at ~45 ns a row, and the whole sort took
+ * no longer than that of a two-column integer and timestamp key (1285 ms
+ * against 1435 ms for ORDER BY customer_id, created_at DESC).  ~100 ns in
+ * the model's units, which run about twice the measured time (see "The
+ * model's scale" in the header).
  */
 #define PG_NS_PER_NUMERIC_CMP		35.0
 #define BRAID_NS_PER_NUMERIC_KEY	100.0
@@ -180,9 +184,12 @@
  * rows of 144 bytes, work_mem 4MB, one process) the model's estimate of
  * the value log's sorts runs 1.7-1.9x the measured time as PostgreSQL's
  * own does (ORDER BY customer_id, created_at DESC; last_name; last_name,
- * first_name), and over a cached table (300k rows, 4-256MB) a value log
- * costs ~100 ns a row more than gathering by TID in memory and 150-240 on
- * the device, which is what the model charges at its scale.
+ * first_name).  Over a cached table (300k rows, 4-256MB, one process)
+ * a value log took ~100 ns a row more than gathering by TID in memory and
+ * 150-240 on the device; the model charges it ~360 ns a row more for such
+ * rows (144 bytes, 2 threads), more than its scale: it prefers the gather
+ * by TID where both are cheap, as measured, and the value log where the
+ * gather would reread an uncached table.
  */
 #define BRAID_VLOG_NS_PER_ROW			250.0
 #define BRAID_VLOG_NS_PER_BYTE			1.0
