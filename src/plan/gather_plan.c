@@ -31,11 +31,14 @@
 
 /*
  * A planner cost unit of CPU, in ns: cpu_tuple_cost (0.01) stands for a
- * tuple of a sequential scan, ~50 ns on a cached table (the sortbenchmark's
- * 5M rows of 110 bytes).  Used only to weigh a scan read whole in one
- * process against the same scan in parallel (braid_try_gather_sort).
+ * tuple of a sequential scan, ~50 ns measured on a cached table (the
+ * sortbenchmark's 5M rows of 110 bytes), ~85 ns in the cost model's units
+ * (1.6-2.0x the measured, see "The model's scale" in core/costmodel.c),
+ * beside whose estimates it is weighed.  Used only to weigh a scan read
+ * whole in one process against the same scan in parallel
+ * (braid_try_gather_sort).
  */
-#define BRAID_NS_PER_CPU_COST_UNIT 5000.0
+#define BRAID_NS_PER_CPU_COST_UNIT 8500.0
 
 /*
  * gather_passes_sort

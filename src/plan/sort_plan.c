@@ -863,21 +863,22 @@ weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why)
 {
 	BraidOneSortEstimate w;
 	bool		take;
-	bool		beats_pg;
+	bool		model_takes;	/* taken on the cost model's word */
 	const char *reason;
 
 	braid_cost_one_sort(&one->each, &one->each_est, one->each_taken, est, one->total_rows,
 						one->scan_ns, &w);
-	beats_pg = !one->each_est.small && w.one_ns <= w.pg_ns * BRAID_COST_MARGIN;
 	if (braid_parallel_sort == BRAID_PARALLEL_SORT_ONE)
 	{
-		take = braid_force || beats_pg;
+		model_takes = !one->each_est.small && w.one_ns <= w.pg_ns * BRAID_COST_MARGIN;
+		take = braid_force || model_takes;
 		reason = one->each_est.small ? one->each_est.why :
 			"one sort is not expected to be enough faster than PostgreSQL's parallel plan";
 	}
 	else
 	{
-		take = w.prefers || (braid_force && w.one_ns <= w.each_ns);
+		model_takes = w.prefers;
+		take = model_takes || (braid_force && w.one_ns <= w.each_ns);
 		reason = w.why;
 	}
 	if (!take)
@@ -892,9 +893,9 @@ weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why)
 	}
 	est->pg_ns = w.pg_ns;
 	est->braid_ns = w.one_ns;
-	est->prefers = beats_pg;	/* else taken only as braidsort.force says */
+	est->prefers = model_takes; /* else taken only as braidsort.force says */
 	est->small = false;
-	est->why = beats_pg ? NULL : reason;
+	est->why = model_takes ? NULL : reason;
 	return true;
 }
 

@@ -703,6 +703,31 @@ test_costmodel_one_sort(void)
 	check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "each process") != NULL,
 			   "a 100 s scan should keep a sort in each process (why=%s)", w.why ? w.why : "NULL");
 
+	/*
+	 * taken in each process: one sort need only beat that, not PostgreSQL's
+	 * plan by the margin (asked of each process's sort already); not taken,
+	 * the margin applies.  A merge of 30M rows weighs on both parallel plans
+	 * alike, leaving "each" above 85% of PostgreSQL's; a scan cost places one
+	 * sort just under "each" (the scan counts half: two CPUs would have read
+	 * it).
+	 */
+	{
+		double		scan;
+
+		braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e7, 0, &w);
+		scan = (w.each_ns - whole_est.braid_ns) * 2 - 2e6;
+		braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e7, scan, &w);
+		check_that(&c, w.one_ns < w.each_ns && w.one_ns > w.pg_ns * BRAID_COST_MARGIN,
+				   "the case: one %g under each %g, above 85%% of PostgreSQL's %g",
+				   w.one_ns, w.each_ns, w.pg_ns);
+		check_that(&c, w.prefers, "one sort just faster than each process's should be taken (why=%s)",
+				   w.why ? w.why : "NULL");
+		braid_cost_one_sort(&each, &each_est, false, &whole_est, 3e7, scan, &w);
+		check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "PostgreSQL") != NULL,
+				   "not taken in each process: the margin over PostgreSQL decides (why=%s)",
+				   w.why ? w.why : "NULL");
+	}
+
 	/* not taken by braidsort in each process: only PostgreSQL's plan counts */
 	braid_cost_one_sort(&each, &each_est, false, &whole_est, 3e6, 0, &w);
 	check_that(&c, w.each_ns == HUGE_VAL && w.prefers, "each not taken: each %g, prefers %d",
