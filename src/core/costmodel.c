@@ -610,11 +610,12 @@ braid_cost_gather_merge_ns(double rows)
  *		the CPUs they take turns, and the sorts end later by that ratio.
  *		The single sort does without the Gather Merge, but reads the scan
  *		in one process, where the parallel plan reads it in all of them (as
- *		fast as the CPUs let them).  Where braidsort takes each process's
- *		sort, that is what one sort replaces, and it is preferred when it is
- *		faster (the margin over PostgreSQL was asked of each process's
- *		sort); else when it is faster than PostgreSQL's plan by
- *		BRAID_COST_MARGIN.  Never when each process's sort is expected to
+ *		fast as the CPUs let them).  Where the cost model takes each
+ *		process's sort (each_est->prefers, not merely braidsort.force), that
+ *		is what one sort replaces, and it is preferred when it is faster
+ *		(the margin over PostgreSQL was asked of each process's sort); else
+ *		when its estimate is at most BRAID_COST_MARGIN of PostgreSQL's
+ *		plan.  Never when each process's sort is expected to
  *		fit in work_mem (PostgreSQL's quicksort, which the estimate of its
  *		external sort overstates).
  */
@@ -637,7 +638,7 @@ braid_cost_one_sort(const BraidCostInput *each, const BraidCostEstimate *each_es
 		out->why = each_est->why;
 	else if (out->one_ns > out->each_ns)
 		out->why = "a BraidSort in each process is expected to be faster";
-	else if (!each_taken && out->one_ns > out->pg_ns * BRAID_COST_MARGIN)
+	else if (!each_est->prefers && out->one_ns > out->pg_ns * BRAID_COST_MARGIN)
 		out->why = "one sort is not expected to be enough faster than PostgreSQL's parallel plan";
 	out->prefers = out->why == NULL;
 }

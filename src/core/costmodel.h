@@ -44,8 +44,9 @@ typedef struct BraidOneSortEstimate
 								 * them */
 	double		one_ns;			/* one BraidSort of all the rows, and the scan
 								 * read in one process */
-	bool		prefers;		/* one sort is the fastest, by the margin
-								 * against PostgreSQL's */
+	bool		prefers;		/* one sort is the fastest: by the margin
+								 * against PostgreSQL's, or of the BraidSorts
+								 * the cost model takes in each process */
 	const char *why;			/* if not, why not */
 } BraidOneSortEstimate;
 

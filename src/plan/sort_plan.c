@@ -870,7 +870,8 @@ weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why)
 						one->scan_ns, &w);
 	if (braid_parallel_sort == BRAID_PARALLEL_SORT_ONE)
 	{
-		model_takes = !one->each_est.small && w.one_ns <= w.pg_ns * BRAID_COST_MARGIN;
+		model_takes = w.prefers ||
+			(!one->each_est.small && w.one_ns <= w.pg_ns * BRAID_COST_MARGIN);
 		take = braid_force || model_takes;
 		reason = one->each_est.small ? one->each_est.why :
 			"one sort is not expected to be enough faster than PostgreSQL's parallel plan";

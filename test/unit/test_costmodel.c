@@ -654,7 +654,8 @@ test_costmodel_parallel(void)
  *		merge costs every row, and the single sort pays for reading the
  *		scan in one process.  Taken when it beats both parallel plans; not
  *		when each process's sort fits in work_mem, nor when a BraidSort in
- *		each process is faster, nor by less than the margin.
+ *		each process is faster; where the cost model would not take those,
+ *		not by less than the margin over PostgreSQL's plan.
  */
 static void
 test_costmodel_one_sort(void)
@@ -713,16 +714,25 @@ test_costmodel_one_sort(void)
 	 */
 	{
 		double		scan;
+		BraidCostEstimate declined = each_est;
 
+		declined.prefers = false;
+		declined.why = "declined";
 		braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e7, 0, &w);
 		scan = (w.each_ns - whole_est.braid_ns) * 2 - 2e6;
 		braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e7, scan, &w);
-		check_that(&c, w.one_ns < w.each_ns && w.one_ns > w.pg_ns * BRAID_COST_MARGIN,
-				   "the case: one %g under each %g, above 85%% of PostgreSQL's %g",
-				   w.one_ns, w.each_ns, w.pg_ns);
+		check_that(&c, each_est.prefers && w.one_ns < w.each_ns &&
+				   w.one_ns > w.pg_ns * BRAID_COST_MARGIN,
+				   "the case: each taken (%d), one %g under each %g, above 85%% of PostgreSQL's %g",
+				   each_est.prefers, w.one_ns, w.each_ns, w.pg_ns);
 		check_that(&c, w.prefers, "one sort just faster than each process's should be taken (why=%s)",
 				   w.why ? w.why : "NULL");
-		braid_cost_one_sort(&each, &each_est, false, &whole_est, 3e7, scan, &w);
+		/* with braidsort.force the BraidSorts in each process are taken */
+		braid_cost_one_sort(&each, &declined, true, &whole_est, 3e7, scan, &w);
+		check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "PostgreSQL") != NULL,
+				   "each taken only by force: the margin over PostgreSQL decides (why=%s)",
+				   w.why ? w.why : "NULL");
+		braid_cost_one_sort(&each, &declined, false, &whole_est, 3e7, scan, &w);
 		check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "PostgreSQL") != NULL,
 				   "not taken in each process: the margin over PostgreSQL decides (why=%s)",
 				   w.why ? w.why : "NULL");
