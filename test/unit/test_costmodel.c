@@ -351,6 +351,31 @@ test_costmodel_gather_arena(void)
 }
 
 /*
+ * cached_heap_input: a sort of 1M rows of a cached heap table (gathered by
+ * TID) of table_pages pages, sort_width bytes a row in PostgreSQL's sort,
+ * tuple_bytes a heap tuple, 24-byte entries, braidsort's budget and
+ * PostgreSQL's work_mem as given; the rest zero, for the caller.
+ */
+static BraidCostInput
+cached_heap_input(double sort_width, double tuple_bytes, double table_pages,
+				  double budget_bytes, double sort_mem_bytes)
+{
+	BraidCostInput in;
+
+	memset(&in, 0, sizeof(in));
+	in.rows = 1e6;
+	in.sort_width = sort_width;
+	in.tuple_bytes = tuple_bytes;
+	in.entry_bytes = 24;
+	in.budget_bytes = budget_bytes;
+	in.sort_mem_bytes = sort_mem_bytes;
+	in.table_pages = table_pages;
+	in.table_cached = true;
+	in.heap_refetch = true;
+	return in;
+}
+
+/*
  * names_input: 1M rows of a collated key (names), short rows (8 bytes in
  * PostgreSQL's sort, so that the comparisons are nearly all of either
  * sort's work and one thread gives braidsort no edge), a cached table,
@@ -359,18 +384,8 @@ test_costmodel_gather_arena(void)
 static BraidCostInput
 names_input(double budget)
 {
-	BraidCostInput in;
+	BraidCostInput in = cached_heap_input(8, 72, 9000, budget, 16.0 * 1024 * 1024);
 
-	memset(&in, 0, sizeof(in));
-	in.rows = 1e6;
-	in.sort_width = 8;
-	in.tuple_bytes = 72;
-	in.entry_bytes = 24;
-	in.budget_bytes = budget;
-	in.sort_mem_bytes = 16.0 * 1024 * 1024;
-	in.table_pages = 9000;
-	in.table_cached = true;
-	in.heap_refetch = true;
 	in.collated = true;
 	return in;
 }
@@ -568,19 +583,7 @@ test_costmodel_collated(void)
 static BraidCostInput
 parallel_input(double budget_bytes)
 {
-	BraidCostInput in;
-
-	memset(&in, 0, sizeof(in));
-	in.rows = 1e6;
-	in.sort_width = 100;
-	in.tuple_bytes = 128;
-	in.heap_refetch = true;
-	in.entry_bytes = 24;
-	in.budget_bytes = budget_bytes;
-	in.sort_mem_bytes = 4.0 * 1024 * 1024;
-	in.table_pages = 16000;
-	in.table_cached = true;
-	return in;
+	return cached_heap_input(100, 128, 16000, budget_bytes, 4.0 * 1024 * 1024);
 }
 
 /*
