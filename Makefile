@@ -34,7 +34,7 @@ REGRESS_OPTS = --temp-config=$(srcdir)/test/braidsort.conf --temp-instance=./tmp
 # device, step by step.  The full-device spec needs the tiny tmpfs that
 # scripts/test.sh mounts (BRAID_TEST_TINY_DAX), whose path is written into
 # a copy of the specs before they run.
-ISOLATION = gate_reload
+ISOLATION = gate_reload gate_wait
 ifneq ($(BRAID_TEST_TINY_DAX),)
 ISOLATION += full_device
 endif

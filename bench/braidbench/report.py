@@ -478,6 +478,14 @@ def concurrency_markdown(result):
             f"({result['payload']}-byte payloads) on the tmpfs; client sessions: "
             f"`PGOPTIONS='{result['pgoptions']}'`; braidsort.io_policy alternates, set "
             "server-wide before each run. Medians over the runs; failed / aborted: totals.", ""]
+    prof = result.get("profile")
+    if prof:
+        out += [f"dax was profiled under the clients' emulation first: interference "
+                f"{prof['interference']:.2f} (read_write_interference "
+                f"{'true' if prof['read_write_interference'] else 'false'}: under "
+                f"interference_aware the gate {'keeps' if prof['read_write_interference'] else 'does not keep'} "
+                f"reads and writes apart), write threads {prof['write_threads']}, "
+                f"read threads {prof['read_threads']}, {prof['braid']}.", ""]
     out += ["## Each statement alone", ""]
     body = [[i + 1, f"`{s['statement']}`", s["Sort Method"], s["Gather Source"],
              s["Rows Sorted"], _mb(s["Device Bytes Written"]), _fmt(s["ms"])]

@@ -17,8 +17,10 @@
  * the other kind is waiting, the current phase admits nobody new, drains,
  * and the gate passes to the waiters: phases alternate, so neither kind
  * can starve the other.  Under io_policy = overlap every request is
- * granted at once (the interference-unaware baseline).  Either way a
- * running device profile (profile.c) holds the device alone.
+ * granted at once (the interference-unaware baseline), and so is every
+ * request to a device whose profile shows no interference: there a wait
+ * for the other phase could only cost.  Either way a running device
+ * profile (profile.c) holds the device alone.
  *
  * A grant covers a device access only: a block read out of a spill file's
  * mapping, a span written into it, or reader threads copying rows out of
@@ -69,6 +71,8 @@ static bool cleanup_registered = false;
 
 /* the gate's named wait event, once registered (17+) */
 static uint32 gate_wait_event = 0;
+
+static const BraidProfile *find_profile(Oid spcoid);
 
 /* braid_sched_slot: the device slot with this index. */
 BraidDeviceSlot *
@@ -136,6 +140,27 @@ braid_sched_device(Oid spcoid, const char *dir)
  * The phase gate
  * ---------------------------------------------------------------------
  */
+
+/*
+ * keeps_apart
+ *		Whether the gate keeps reads and writes on d apart: under
+ *		io_policy = interference_aware, unless the profile this backend uses
+ *		for the device says its reads do not slow down under writes
+ *		(braid_profile_interferes).  On such a device waiting out the other
+ *		phase only costs: phases would alternate for nothing.  Without a
+ *		profile nothing is known, and the gate does what the policy says.
+ *		Lock held.
+ */
+static bool
+keeps_apart(BraidDeviceSlot *d)
+{
+	const BraidProfile *p;
+
+	if (braid_io_policy != BRAID_IO_INTERFERENCE_AWARE)
+		return false;
+	p = find_profile(d->spcoid);
+	return p == NULL || braid_profile_interferes(p);
+}
 
 /* can_read: may a new reader enter this device now?  (Lock held.) */
 static bool
@@ -297,10 +322,11 @@ acquire(int slot, int phase, int threads)
 	ConditionVariablePrepareToSleep(&braid_shared->gate_cv);
 	for (;;)
 	{
-		bool		aware = (braid_io_policy == BRAID_IO_INTERFERENCE_AWARE);
+		bool		aware;
 		bool		ok;
 
 		LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
+		aware = keeps_apart(d);
 		if (phase == BRAID_PHASE_READ)
 			ok = can_read(d, aware);
 		else if (phase == BRAID_PHASE_WRITE)
@@ -750,6 +776,48 @@ braid_profile_best_threads(const BraidProfile *p, int op, double *mbps)
 	if (mbps)
 		*mbps = bw;
 	return best;
+}
+
+/*
+ * braid_profile_interference
+ *		What profile p says writes do to reads: single-thread sequential read
+ *		bandwidth (4 kB accesses) alone over the same while a writer runs;
+ *		0 if the profile lacks either row.  Reads the shared profile: the
+ *		caller holds the lock, or owns a copy.
+ */
+double
+braid_profile_interference(const BraidProfile *p)
+{
+	double		alone = 0,
+				under = 0;
+
+	for (int i = 0; i < p->nrows; i++)
+	{
+		const BraidProfileRow *r = &p->rows[i];
+
+		if (r->access_size != 4096 || r->threads != 1)
+			continue;
+		if (r->op == BRAID_PROF_SEQ_READ)
+			alone = r->mb_per_s;
+		else if (r->op == BRAID_PROF_READ_UNDER_WRITE)
+			under = r->mb_per_s;
+	}
+	return alone > 0 && under > 0 ? alone / under : 0;
+}
+
+/*
+ * braid_profile_interferes
+ *		Whether profile p shows read/write interference (WiscSort's "I"):
+ *		reads under a writer at most 1/BRAID_INTERFERENCE_MIN as fast as
+ *		alone.  A profile that could not measure it (0) counts as showing
+ *		it, so that the gate still does what io_policy says.
+ */
+bool
+braid_profile_interferes(const BraidProfile *p)
+{
+	double		i = braid_profile_interference(p);
+
+	return i == 0 || i >= BRAID_INTERFERENCE_MIN;
 }
 
 /*

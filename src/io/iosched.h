@@ -51,6 +51,16 @@ extern bool braid_sched_holds_any_read(void);
 extern int	braid_sched_write_thread_count_for(Oid spcoid);
 extern int	braid_sched_read_thread_count_for(Oid spcoid);
 extern int	braid_profile_best_threads(const BraidProfile *p, int op, double *mbps);
+
+/*
+ * Interference a profile must show for the gate to keep a device's reads
+ * and writes apart (and for device_summary's "I"): reads alone at least
+ * this many times as fast as under a writer.
+ */
+#define BRAID_INTERFERENCE_MIN	1.15
+
+extern double braid_profile_interference(const BraidProfile *p);
+extern bool braid_profile_interferes(const BraidProfile *p);
 extern double braid_sched_spill_ns_per_byte(Oid spcoid);
 extern bool braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns);
 

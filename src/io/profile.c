@@ -727,7 +727,7 @@ find_row(const BraidProfile *p, int op, int size, int threads)
  *		- B: a 64-byte random read costs under a quarter of a 4 kB one;
  *		- R: 4 kB random reads reach at least a quarter of sequential reads;
  *		- A: lambda of at least 1.5;
- *		- I: interference of at least 1.15;
+ *		- I: interference of at least BRAID_INTERFERENCE_MIN (1.15);
  *		- D: writes stop scaling before the most threads profiled, or scale
  *		  less than half as well as reads.
  */
@@ -749,7 +749,6 @@ braidsort_device_summary(PG_FUNCTION_ARGS)
 					wt,
 					maxt = 0;
 		const BraidProfileRow *seq1,
-				   *under1,
 				   *r64,
 				   *r4k,
 				   *w1,
@@ -773,9 +772,7 @@ braidsort_device_summary(PG_FUNCTION_ARGS)
 		if (rd > 0 && wr > 0)
 			lambda = rd / wr;
 		seq1 = find_row(p, BRAID_PROF_SEQ_READ, 4096, 1);
-		under1 = find_row(p, BRAID_PROF_READ_UNDER_WRITE, 4096, 1);
-		if (seq1 && under1 && under1->mb_per_s > 0)
-			interference = seq1->mb_per_s / under1->mb_per_s;
+		interference = braid_profile_interference(p);
 		r64 = find_row(p, BRAID_PROF_RAND_READ, 64, 1);
 		r4k = find_row(p, BRAID_PROF_RAND_READ, 4096, 1);
 		if (r64 && r4k)
@@ -783,7 +780,7 @@ braidsort_device_summary(PG_FUNCTION_ARGS)
 		if (r4k && seq1)
 			r = r4k->mb_per_s >= 0.25 * seq1->mb_per_s;
 		a = lambda >= 1.5;
-		in = interference >= 1.15;
+		in = interference >= BRAID_INTERFERENCE_MIN;
 		w1 = find_row(p, BRAID_PROF_SEQ_WRITE, 4096, 1);
 		wmax = find_row(p, BRAID_PROF_SEQ_WRITE, 4096, maxt);
 		rmax = find_row(p, BRAID_PROF_SEQ_READ, 4096, maxt);

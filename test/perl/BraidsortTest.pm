@@ -30,7 +30,7 @@ use Time::HiRes qw(time usleep);
 
 our @EXPORT = qw(braid_node dax_dir dax_tablespace spill_file_paths count_spill_files sort_table
   reference_result start_psql session_pid wait_for poll_query stop_session
-  signal_statement statement_reached
+  signal_statement statement_reached profiled
   wait_for_stats_flush log_position log_since $parallel_sql);
 
 # settings that make the planner use parallel workers for a sort of a few
@@ -325,6 +325,26 @@ sub wait_for_stats_flush
 	$node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity
 WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()})
 	  or Test::More::diag('other sessions did not go');
+}
+
+# profiled($node, $sql): run $sql, which profiles tablespace dax, until the
+# profile is stored (a machine busy with other work makes profile_device()
+# keep it back, with a WARNING), at most 5 times; its output
+sub profiled
+{
+	my ($node, $sql) = @_;
+	my $taken = q{SELECT coalesce(max(taken_at)::text, '') FROM braidsort.device_profiles
+WHERE tablespace = 'dax'};
+	my $before = $node->safe_psql('postgres', $taken);
+	my ($ret, $out, $err);
+
+	for my $try (1 .. 5)
+	{
+		($ret, $out, $err) = $node->psql('postgres', $sql);
+		return $out if $ret == 0 && $node->safe_psql('postgres', $taken) ne $before;
+		Test::More::diag("profile not stored (try $try): $err");
+	}
+	return $out;
 }
 
 # log_position($node): where the server log ends now, for log_since

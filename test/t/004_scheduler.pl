@@ -88,28 +88,8 @@ kill 'KILL', $pid2;
 my $pid3 = worker_pid($pid2);
 isnt($pid3, '', 'the worker is back after a crash restart');
 
-# profiled($sql): run $sql, which profiles dax, until the profile is stored
-# (a machine busy with other work makes profile_device() keep it back, with
-# a WARNING), at most 5 times; its output
-sub profiled
-{
-	my ($sql) = @_;
-	my $taken = q{SELECT coalesce(max(taken_at)::text, '') FROM braidsort.device_profiles
-WHERE tablespace = 'dax'};
-	my $before = $node->safe_psql('postgres', $taken);
-	my ($ret, $out, $err);
-
-	for my $try (1 .. 5)
-	{
-		($ret, $out, $err) = $node->psql('postgres', $sql);
-		return $out if $ret == 0 && $node->safe_psql('postgres', $taken) ne $before;
-		diag("profile not stored (try $try): $err");
-	}
-	return $out;
-}
-
 # device profile on the tmpfs tablespace
-my $rows = profiled(q{
+my $rows = profiled($node, q{
 SELECT count(*), bool_and(mb_per_s > 0), bool_and(ns_per_access > 0),
        count(DISTINCT operation)
 FROM braidsort.profile_device('dax', 32, 1)});
@@ -118,7 +98,7 @@ my $lambda0 = $node->safe_psql('postgres',
 	"SELECT lambda FROM braidsort.device_summary() WHERE tablespace = 'dax'");
 ok($lambda0 > 0, "lambda without emulation ($lambda0)");
 
-profiled(q{SET braidsort.emulate_write_ns = 2000;
+profiled($node, q{SET braidsort.emulate_write_ns = 2000;
 SELECT count(*) FROM braidsort.profile_device('dax', 16, 1)});
 my $lambda1 = $node->safe_psql('postgres',
 	"SELECT lambda FROM braidsort.device_summary() WHERE tablespace = 'dax'");
@@ -128,7 +108,7 @@ is($node->safe_psql('postgres',
 	't|t', 'the emulated device is write-asymmetric (A)');
 
 # emulated read/write interference shows as BRAID's I
-profiled(q{SET braidsort.emulate_write_ns = 2000;
+profiled($node, q{SET braidsort.emulate_write_ns = 2000;
 SET braidsort.emulate_read_ns = 20; SET braidsort.emulate_interference_ns = 200;
 SELECT count(*) FROM braidsort.profile_device('dax', 16, 1)});
 is($node->safe_psql('postgres', q{
@@ -245,7 +225,7 @@ is(count_spill_files($dax), 0, 'and removed its spill files');
 # (a profile of the idle device, unemulated: the one above ran beside the
 # test's sorts and may not have been stored; so may this one, on a machine
 # busy with other work: tried until one is)
-profiled(q{SELECT count(*) FROM braidsort.profile_device('dax', 16, 2)});
+profiled($node, q{SELECT count(*) FROM braidsort.profile_device('dax', 16, 2)});
 is($node->safe_psql('postgres', q{
 SELECT s.write_thread_cap = d.write_threads
 FROM braidsort.scheduler s JOIN braidsort.device_summary() d USING (tablespace)}),

@@ -4,7 +4,8 @@
 #	emulation on, under both braidsort.io_policy settings: every result is
 #	checked (row count, order and checksum, inside the server), and under
 #	interference_aware the scheduler's overlap counter stays 0 while reads
-#	and writes of different sessions did contend for the device.
+#	and writes of different sessions did contend for the device, unless
+#	the device's profile shows no interference.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -113,6 +114,51 @@ FROM braidsort.scheduler WHERE tablespace = 'dax'}), '0', "the gate is free afte
 SELECT ungated_reads FROM braidsort.scheduler WHERE tablespace = 'dax'}), '0',
 		"every device read was made under a read grant ($policy)");
 }
+
+# interference_aware keeps reads and writes apart only on a device whose
+# profile (taken under the sessions' emulation) shows interference: with
+# none emulated the profile's reads under a writer run as fast as alone and
+# the gate lets them overlap; with interference emulated it keeps them
+# apart.  (The profile decides, so the check follows its "I".)
+$node->safe_psql('postgres', q{
+ALTER SYSTEM SET braidsort.io_policy = 'interference_aware'; SELECT pg_reload_conf();});
+$node->poll_query_until('postgres', 'SHOW braidsort.io_policy', 'interference_aware')
+  or die "policy not in force";
+foreach my $interference (0, 1000)
+{
+	my $emulation = "-c braidsort.emulate_write_ns=300 -c braidsort.emulate_read_ns=100 "
+	  . "-c braidsort.emulate_interference_ns=$interference";
+	profiled($node, qq{SET braidsort.emulate_write_ns = 300; SET braidsort.emulate_read_ns = 100;
+SET braidsort.emulate_interference_ns = $interference;
+SELECT count(*) FROM braidsort.profile_device('dax', 16, 1)});
+	my ($ratio, $shows) = split(/\|/, $node->safe_psql('postgres', q{
+SELECT round(interference::numeric, 2), read_write_interference
+FROM braidsort.device_summary() WHERE tablespace = 'dax'}));
+	note("profile with $interference ns of emulated interference: interference $ratio");
+	is($shows, $interference > 0 ? 't' : 'f',
+		"a profile with $interference ns of emulated interference: read_write_interference " . ($interference > 0 ? "true" : "false") . " ($ratio)");
+	$node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
+	{
+		local $ENV{PGOPTIONS} = join(' ',
+			'-c braidsort.force=on', '-c braidsort.work_mem=512',
+			'-c braidsort.spill_tablespace=dax', $emulation);
+		$node->command_ok(
+			[ 'pgbench', '-n', '-c', '4', '-j', '4', '-t', '2', '-f', "$dir/sorts.sql", 'postgres' ],
+			"pgbench sorts under a profile with $interference ns of interference: every result checked");
+	}
+	my $overlaps = $node->safe_psql('postgres', q{
+SELECT "overlaps" FROM braidsort.scheduler WHERE tablespace = 'dax'});
+	if ($shows eq 't')
+	{
+		is($overlaps, '0', 'the profile shows interference: reads and writes kept apart');
+	}
+	else
+	{
+		ok($overlaps > 0, "the profile shows no interference: reads and writes overlapped ($overlaps)");
+	}
+}
+is($node->safe_psql('postgres', q{SELECT braidsort.forget_profile('dax')}), 't',
+	'the profile is dropped');
 
 # spill files spread over two tablespaces (temp_tablespaces; the second one
 # on another filesystem when the first is the tmpfs): readers of runs on
