@@ -43,10 +43,13 @@
  * optimum is k ~ a/(2c) passes, i.e. x* ~ 1 - a*h/(2*c*N) = 1 -
  * a/(5*beta*c) clamped to [M/N, 1], interior once a exceeds c.
  *
- * LAZY: P = ceil(N/h) selection passes feeding the gather directly, the
- * build being the first.  Before pass n >= 2, braid_wl_lazy_materialize()
- * decides; the materializing pass m re-reads the input and writes its
- * remainder R_m = N - (m-1)*h at l_mat; passes m+1..P read that whole file
+ * LAZY: P selection passes feeding the gather directly, the build being
+ * the first: it has the whole budget for its candidates and emits h1 = 2h,
+ * each later pass h, and the last the rows left once they fit its room of
+ * M/2 (P = 2 + ceil((N - h1 - M/2)/h) for N > h1 + M/2).  Before pass
+ * n >= 2, braid_wl_lazy_materialize() decides; the materializing pass m
+ * re-reads the input and writes its remainder R_m = N - h1 - (m-2)*h at
+ * l_mat; passes m+1..P read that whole file
  * (R_m*l_mat*r + R_m*mat_read_cpu each), the passes before re-read the
  * input (N*c each).  Written once; nothing at write intensity 0.  The
  * build's candidates count (its reading does not, as in every mode).
@@ -143,6 +146,16 @@
 #define WL_PASS_EMITS	0.4
 
 /*
+ * Lazy's first selection pass is the build, whose candidates have the
+ * IndexMap's whole room, a budget-full rather than half (sort_wlimit.c):
+ * it emits twice what a later pass does.  A pass over no more rows than
+ * its candidates' room emits them all.  Counted so, lazy at intensity 0
+ * makes 4, 9 and 19 passes over 5M rows at beta 2, 4 and 8, where
+ * wlimit-20261130-013518 measured 3, 9 and 20 (5, 10 and 20 before).
+ */
+#define WL_FIRST_PASS_EMITS	(2.0 * WL_PASS_EMITS)
+
+/*
  * What a gather pass the held memory adds costs, as a share of the
  * planner's estimate of a pass (gather_pass_ms): measured with hybrid
  * against MergePass at no write cost (wlimit-20261130-002435: 0, 115 and
@@ -178,6 +191,7 @@ typedef struct WlParams
 	double		n;
 	double		m;
 	double		h;
+	double		h_first;		/* lazy's build, its first pass */
 	double		cap;
 	double		l_run;
 	double		l_mat;
@@ -241,6 +255,7 @@ params(const BraidWlInput *in, WlParams *p)
 	p->n = nonneg(in->rows);
 	p->m = fmax(nonneg(in->budget_entries), 1.0);
 	p->h = fmax(floor(p->m * WL_PASS_EMITS), 1.0);
+	p->h_first = fmax(floor(p->m * WL_FIRST_PASS_EMITS), 1.0);
 	p->cap = fmax(floor(p->m / 2.0), 1.0);
 	p->l_run = nonneg(in->run_entry_bytes) / WL_LINE_BYTES;
 	p->l_mat = nonneg(in->mat_entry_bytes) / WL_LINE_BYTES;
@@ -623,17 +638,45 @@ lazy_wants(const WlParams *p, double wi, double passes_done, double remaining)
 	return reread >= lines * p->w;
 }
 
+/*
+ * lazy_left: entries lazy has not emitted after its first k selection
+ * passes (the build emits h_first, each later pass h).
+ */
+static double
+lazy_left(const WlParams *p, double k)
+{
+	if (k <= 0.0)
+		return p->n;
+	return fmax(p->n - p->h_first - (k - 1.0) * p->h, 0.0);
+}
+
+/*
+ * lazy_passes: lazy's selection passes, the build first; the last pass
+ * emits the rows left once they fit its candidates' room.
+ */
+static double
+lazy_passes(const WlParams *p)
+{
+	double		left = lazy_left(p, 1.0);
+
+	if (left <= 0.0)
+		return 1.0;
+	if (left <= p->cap)
+		return 2.0;
+	return 2.0 + ceil_div(left - p->cap, p->h);
+}
+
 /* est_lazy: selection passes, the remainder written once by the rule. */
 static void
 est_lazy(const WlParams *p, double wi, BraidWlEstimate *out)
 {
-	double		npasses = ceil_div(p->n, p->h);
+	double		npasses = lazy_passes(p);
 	double		mat = 0.0;
 	double		rereads,
 				cpu;
 
 	/* first passes_done in [1, npasses - 1] the rule holds at, if any */
-	if (npasses >= 2 && lazy_wants(p, wi, npasses - 1, p->n - (npasses - 1) * p->h))
+	if (npasses >= 2 && lazy_wants(p, wi, npasses - 1, lazy_left(p, npasses - 1)))
 	{
 		double		lo = 1.0,
 					hi = npasses - 1;
@@ -642,7 +685,7 @@ est_lazy(const WlParams *p, double wi, BraidWlEstimate *out)
 		{
 			double		mid = floor((lo + hi) / 2.0);
 
-			if (lazy_wants(p, wi, mid, p->n - mid * p->h))
+			if (lazy_wants(p, wi, mid, lazy_left(p, mid)))
 				hi = mid;
 			else
 				lo = mid + 1.0;
@@ -652,14 +695,15 @@ est_lazy(const WlParams *p, double wi, BraidWlEstimate *out)
 		 * ... and a later pass reads the file (a pass over no more rows than
 		 * its candidates' room emits them all)
 		 */
-		if (p->n - lo * p->h > p->cap)
+		if (lazy_left(p, lo) > p->cap)
 			mat = lo + 1.0;
 	}
 
-	cpu = p->sel * kept_sum(p, p->n, npasses);
+	/* the build's candidates, then the later passes' */
+	cpu = p->sel * (kept(p, p->n) + kept_sum(p, lazy_left(p, 1.0), npasses - 1.0));
 	if (mat > 0.0)
 	{
-		double		rem = p->n - (mat - 1.0) * p->h;
+		double		rem = lazy_left(p, mat - 1.0);
 		double		later = npasses - mat;
 
 		rereads = mat - 1.0;
@@ -856,8 +900,9 @@ braid_wl_choose(const BraidWlInput *in, double write_intensity,
  *		limit), a later pass reads the file (remaining more than the pass's
  *		candidates' room, half a budget-full: else it emits them all) and
  *		reading the file costs less than re-reading the
- *		input.  With remaining = N - passes_done*h that is first true at
- *		passes_done >= N*l_mat*w / (N*c + h*l_mat*w): earlier as w falls.
+ *		input.  With remaining = N - (passes_done + 1)*h (the build emits
+ *		2h) that is first true at passes_done >= (N - h)*l_mat*w / (N*c +
+ *		h*l_mat*w): earlier as w falls.
  */
 bool
 braid_wl_lazy_materialize(const BraidWlInput *in, double write_intensity,
@@ -893,6 +938,20 @@ braid_wl_pass_entries(const BraidWlInput *in)
 
 	params(in, &p);
 	return p.h;
+}
+
+/*
+ * braid_wl_lazy_entries_left: entries a lazy sort has not emitted after
+ * its first passes_done selection passes (the build is the first), as
+ * the model counts them.
+ */
+double
+braid_wl_lazy_entries_left(const BraidWlInput *in, double passes_done)
+{
+	WlParams	p;
+
+	params(in, &p);
+	return lazy_left(&p, passes_done);
 }
 
 /* braid_wl_mode_name: the mode's name as the GUC and EXPLAIN spell it. */

@@ -149,6 +149,9 @@ extern double braid_wl_mergepass_lines(const BraidWlInput *in);
 /* Entries one selection pass emits: 0.4 of a budget-full (at least one). */
 extern double braid_wl_pass_entries(const BraidWlInput *in);
 
+/* Entries a lazy sort has left after its first passes_done passes. */
+extern double braid_wl_lazy_entries_left(const BraidWlInput *in, double passes_done);
+
 /* "mergepass", "hybrid", "segment", "lazy" ("invalid" otherwise). */
 extern const char *braid_wl_mode_name(BraidWlMode mode);
 
