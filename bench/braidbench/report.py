@@ -480,10 +480,11 @@ def concurrency_markdown(result):
             "server-wide before each run. Medians over the runs; failed / aborted: totals.", ""]
     prof = result.get("profile")
     if prof:
+        apart = prof["read_write_interference"] is not False
         out += [f"dax was profiled under the clients' emulation first: interference "
-                f"{prof['interference']:.2f} (read_write_interference "
-                f"{'true' if prof['read_write_interference'] else 'false'}: under "
-                f"interference_aware the gate {'keeps' if prof['read_write_interference'] else 'does not keep'} "
+                f"{_fmt(prof['interference'], '{:.2f}')} (read_write_interference "
+                f"{str(prof['read_write_interference']).lower()}: under "
+                f"interference_aware the gate {'keeps' if apart else 'does not keep'} "
                 f"reads and writes apart), write threads {prof['write_threads']}, "
                 f"read threads {prof['read_threads']}, {prof['braid']}.", ""]
     out += ["## Each statement alone", ""]

@@ -17,10 +17,11 @@
  * the other kind is waiting, the current phase admits nobody new, drains,
  * and the gate passes to the waiters: phases alternate, so neither kind
  * can starve the other.  Under io_policy = overlap every request is
- * granted at once (the interference-unaware baseline), and so is every
- * request to a device whose profile shows no interference: there a wait
- * for the other phase could only cost.  Either way a running device
- * profile (profile.c) holds the device alone.
+ * granted at once (the interference-unaware baseline).  A device whose
+ * profile shows that its reads do not slow down under writes has its reads
+ * and writes overlap under interference_aware too, and one whose writes
+ * scale has no cap on writers: there waiting could only cost.  Either way
+ * a running device profile (profile.c) holds the device alone.
  *
  * A grant covers a device access only: a block read out of a spill file's
  * mapping, a span written into it, or reader threads copying rows out of
@@ -142,33 +143,68 @@ braid_sched_device(Oid spcoid, const char *dir)
  */
 
 /*
- * keeps_apart
- *		Whether the gate keeps reads and writes on d apart: under
- *		io_policy = interference_aware, unless the profile this backend uses
- *		for the device says its reads do not slow down under writes
- *		(braid_profile_interferes).  On such a device waiting out the other
- *		phase only costs: phases would alternate for nothing.  Without a
- *		profile nothing is known, and the gate does what the policy says.
- *		Lock held.
+ * What the profile in force says of each device slot, as this backend last
+ * worked it out: the profile (by tablespace and time taken) it came from,
+ * so that a grant rescans the profile's rows only when another profile is
+ * in force.
  */
-static bool
-keeps_apart(BraidDeviceSlot *d)
+typedef struct ProfileVerdict
+{
+	Oid			spcoid;
+	int64		taken_at;
+	bool		interferes;		/* WiscSort's "I" */
+	bool		constrained;	/* WiscSort's "D" */
+}			ProfileVerdict;
+
+static ProfileVerdict verdicts[BRAID_MAX_DEVICES];
+
+/*
+ * gate_rules
+ *		Which of interference_aware's rules apply to device d: keeping
+ *		reads and writes apart (*apart) where its reads slow down under
+ *		writes, and capping writers' threads (*capped) where its writes stop
+ *		scaling.  The profile that says so is the one that sizes the
+ *		device's pools (that of the tablespace last used on it, taken under
+ *		this backend's emulation: find_profile).  A rule a profile shows
+ *		not to be needed would only cost; without a profile, or where it
+ *		did not measure the property, the rule applies.  Lock held.
+ */
+static void
+gate_rules(BraidDeviceSlot *d, bool *apart, bool *capped)
 {
 	const BraidProfile *p;
+	ProfileVerdict *v = &verdicts[d - braid_shared->devices];
 
+	*apart = *capped = false;
 	if (braid_io_policy != BRAID_IO_INTERFERENCE_AWARE)
-		return false;
+		return;
 	p = find_profile(d->spcoid);
-	return p == NULL || braid_profile_interferes(p);
+	if (p == NULL)
+	{
+		*apart = *capped = true;
+		return;
+	}
+	if (v->spcoid != p->spcoid || v->taken_at != p->taken_at)
+	{
+		v->spcoid = p->spcoid;
+		v->taken_at = p->taken_at;
+		v->interferes = braid_profile_interferes(p);
+		v->constrained = braid_profile_write_constrained(p, NULL);
+	}
+	*apart = v->interferes;
+	*capped = v->constrained;
 }
 
-/* can_read: may a new reader enter this device now?  (Lock held.) */
+/*
+ * can_read: may a new reader enter this device now (apart: keeping reads
+ * and writes apart)?  (Lock held.)
+ */
 static bool
-can_read(BraidDeviceSlot *d, bool aware)
+can_read(BraidDeviceSlot *d, bool apart)
 {
 	if (d->profilers > 0 || d->waiting_profilers > 0)
 		return false;
-	if (!aware)
+	if (!apart)
 		return true;
 	if (d->writers > 0)
 		return false;
@@ -189,17 +225,22 @@ write_cap(BraidDeviceSlot *d)
 	return braid_sched_write_thread_count_for(d->spcoid);
 }
 
-/* can_write: may a writer with this many threads enter now?  (Lock held.) */
+/*
+ * can_write
+ *		May a writer with this many threads enter now (capped: writers'
+ *		threads are capped; apart: reads and writes are kept apart)?  (Lock
+ *		held.)
+ */
 static bool
-can_write(BraidDeviceSlot *d, bool aware, int threads)
+can_write(BraidDeviceSlot *d, bool capped, bool apart, int threads)
 {
 	if (d->profilers > 0 || d->waiting_profilers > 0)
 		return false;
-	if (!aware)
+	if (capped && d->writers > 0 && d->writer_threads + threads > write_cap(d))
+		return false;
+	if (!apart)
 		return true;
 	if (d->readers > 0)
-		return false;
-	if (d->writers > 0 && d->writer_threads + threads > write_cap(d))
 		return false;
 	/* readers are waiting: let this write phase drain and pass the gate */
 	if (d->waiting_readers > 0 && (d->writers > 0 || d->phase == BRAID_PHASE_WRITE))
@@ -322,15 +363,16 @@ acquire(int slot, int phase, int threads)
 	ConditionVariablePrepareToSleep(&braid_shared->gate_cv);
 	for (;;)
 	{
-		bool		aware;
+		bool		apart;
+		bool		capped;
 		bool		ok;
 
 		LWLockAcquire(braid_shared->lock, LW_EXCLUSIVE);
-		aware = keeps_apart(d);
+		gate_rules(d, &apart, &capped);
 		if (phase == BRAID_PHASE_READ)
-			ok = can_read(d, aware);
+			ok = can_read(d, apart);
 		else if (phase == BRAID_PHASE_WRITE)
-			ok = can_write(d, aware, threads);
+			ok = can_write(d, capped, apart, threads);
 		else
 			ok = can_profile(d);
 		if (ok)
@@ -809,15 +851,68 @@ braid_profile_interference(const BraidProfile *p)
  * braid_profile_interferes
  *		Whether profile p shows read/write interference (WiscSort's "I"):
  *		reads under a writer at most 1/BRAID_INTERFERENCE_MIN as fast as
- *		alone.  A profile that could not measure it (0) counts as showing
- *		it, so that the gate still does what io_policy says.
+ *		alone.  A profile that could not measure it (0: no reads under a
+ *		writer, as with max_threads = 1) counts as showing it, so that the
+ *		gate still does what io_policy says.
  */
 bool
 braid_profile_interferes(const BraidProfile *p)
 {
-	double		i = braid_profile_interference(p);
+	double		ratio = braid_profile_interference(p);
 
-	return i == 0 || i >= BRAID_INTERFERENCE_MIN;
+	return ratio == 0 || ratio >= BRAID_INTERFERENCE_MIN;
+}
+
+/*
+ * braid_profile_write_constrained
+ *		Whether profile p shows that the device's writes stop scaling
+ *		(WiscSort's "D"): the best write bandwidth at fewer threads than the
+ *		most profiled, or writes scaling (4 kB accesses, one thread to the
+ *		most) less than half as well as reads.  A profile of one thread
+ *		count, or without those rows, cannot tell (*measured false, if not
+ *		NULL), and counts as showing it.
+ */
+bool
+braid_profile_write_constrained(const BraidProfile *p, bool *measured)
+{
+	int			maxt = 0;
+	int			wt;
+	const BraidProfileRow *r1,
+			   *w1,
+			   *rmax,
+			   *wmax;
+
+	for (int i = 0; i < p->nrows; i++)
+		maxt = Max(maxt, p->rows[i].threads);
+	wt = braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, NULL);
+	r1 = braid_profile_row(p, BRAID_PROF_SEQ_READ, 4096, 1);
+	w1 = braid_profile_row(p, BRAID_PROF_SEQ_WRITE, 4096, 1);
+	rmax = braid_profile_row(p, BRAID_PROF_SEQ_READ, 4096, maxt);
+	wmax = braid_profile_row(p, BRAID_PROF_SEQ_WRITE, 4096, maxt);
+	if (measured)
+		*measured = false;
+	if (maxt <= 1 || !r1 || !w1 || !rmax || !wmax ||
+		r1->mb_per_s <= 0 || w1->mb_per_s <= 0)
+		return true;
+	if (measured)
+		*measured = true;
+	return wt < maxt ||
+		(wmax->mb_per_s / w1->mb_per_s - 1) < 0.5 * (rmax->mb_per_s / r1->mb_per_s - 1);
+}
+
+/*
+ * braid_profile_row
+ *		The measurement of op at this access size and thread count in
+ *		profile p; NULL if it has none.
+ */
+const BraidProfileRow *
+braid_profile_row(const BraidProfile *p, int op, int size, int threads)
+{
+	for (int i = 0; i < p->nrows; i++)
+		if (p->rows[i].op == op && p->rows[i].access_size == size &&
+			p->rows[i].threads == threads)
+			return &p->rows[i];
+	return NULL;
 }
 
 /*

@@ -55,12 +55,16 @@ extern int	braid_profile_best_threads(const BraidProfile *p, int op, double *mbp
 /*
  * Interference a profile must show for the gate to keep a device's reads
  * and writes apart (and for device_summary's "I"): reads alone at least
- * this many times as fast as under a writer.
+ * this many times as fast as under a writer.  (Its "D", writes that stop
+ * scaling, decides whether the gate caps writers' threads.)
  */
 #define BRAID_INTERFERENCE_MIN	1.15
 
 extern double braid_profile_interference(const BraidProfile *p);
 extern bool braid_profile_interferes(const BraidProfile *p);
+extern bool braid_profile_write_constrained(const BraidProfile *p, bool *measured);
+extern const BraidProfileRow *braid_profile_row(const BraidProfile *p, int op,
+												int size, int threads);
 extern double braid_sched_spill_ns_per_byte(Oid spcoid);
 extern bool braid_sched_spill_line_ns(Oid spcoid, double *write_ns, double *read_ns);
 

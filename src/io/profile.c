@@ -700,21 +700,6 @@ braidsort_device_profiles(PG_FUNCTION_ARGS)
 }
 
 /*
- * find_row
- *		The measurement of op at this access size and thread count; NULL if
- *		the profile has none.
- */
-static const BraidProfileRow *
-find_row(const BraidProfile *p, int op, int size, int threads)
-{
-	for (int i = 0; i < p->nrows; i++)
-		if (p->rows[i].op == op && p->rows[i].access_size == size &&
-			p->rows[i].threads == threads)
-			return &p->rows[i];
-	return NULL;
-}
-
-/*
  * braidsort_device_summary
  *		SQL: per profiled device, what its profile says (the BRAID model of
  *		WiscSort section 2.3):
@@ -723,7 +708,8 @@ find_row(const BraidProfile *p, int op, int size, int threads)
  *		- read_threads, write_threads: thread counts with the best
  *		  sequential bandwidth;
  *		- interference: single-thread read bandwidth alone over the same
- *		  while a writer runs;
+ *		  while a writer runs (NULL, and so is I, if the profile did not
+ *		  measure reads under a writer);
  *		- B: a 64-byte random read costs under a quarter of a 4 kB one;
  *		- R: 4 kB random reads reach at least a quarter of sequential reads;
  *		- A: lambda of at least 1.5;
@@ -746,47 +732,38 @@ braidsort_device_summary(PG_FUNCTION_ARGS)
 		double		rd,
 					wr;
 		int			rt,
-					wt,
-					maxt = 0;
+					wt;
 		const BraidProfileRow *seq1,
 				   *r64,
-				   *r4k,
-				   *w1,
-				   *wmax,
-				   *rmax;
+				   *r4k;
 		double		lambda = 0,
 					interference = 0;
 		bool		b = false,
 					r = false,
 					a,
 					in,
-					d = false;
+					d,
+					measured;
 		StringInfoData braid;
 
 		if (!p->valid)
 			continue;
-		for (int j = 0; j < p->nrows; j++)
-			maxt = Max(maxt, p->rows[j].threads);
 		rt = braid_profile_best_threads(p, BRAID_PROF_SEQ_READ, &rd);
 		wt = braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, &wr);
 		if (rd > 0 && wr > 0)
 			lambda = rd / wr;
-		seq1 = find_row(p, BRAID_PROF_SEQ_READ, 4096, 1);
+		seq1 = braid_profile_row(p, BRAID_PROF_SEQ_READ, 4096, 1);
 		interference = braid_profile_interference(p);
-		r64 = find_row(p, BRAID_PROF_RAND_READ, 64, 1);
-		r4k = find_row(p, BRAID_PROF_RAND_READ, 4096, 1);
+		r64 = braid_profile_row(p, BRAID_PROF_RAND_READ, 64, 1);
+		r4k = braid_profile_row(p, BRAID_PROF_RAND_READ, 4096, 1);
 		if (r64 && r4k)
 			b = r64->ns_per_access < 0.25 * r4k->ns_per_access;
 		if (r4k && seq1)
 			r = r4k->mb_per_s >= 0.25 * seq1->mb_per_s;
 		a = lambda >= 1.5;
 		in = interference >= BRAID_INTERFERENCE_MIN;
-		w1 = find_row(p, BRAID_PROF_SEQ_WRITE, 4096, 1);
-		wmax = find_row(p, BRAID_PROF_SEQ_WRITE, 4096, maxt);
-		rmax = find_row(p, BRAID_PROF_SEQ_READ, 4096, maxt);
-		if (maxt > 1 && w1 && wmax && rmax && seq1 && w1->mb_per_s > 0 && seq1->mb_per_s > 0)
-			d = wt < maxt ||
-				(wmax->mb_per_s / w1->mb_per_s - 1) < 0.5 * (rmax->mb_per_s / seq1->mb_per_s - 1);
+		/* (a profile that cannot tell shows no D) */
+		d = braid_profile_write_constrained(p, &measured) && measured;
 
 		initStringInfo(&braid);
 		appendStringInfoString(&braid, b ? "B" : "-");
@@ -802,11 +779,14 @@ braidsort_device_summary(PG_FUNCTION_ARGS)
 		values[3] = Float8GetDatum(lambda);
 		values[4] = Int32GetDatum(rt);
 		values[5] = Int32GetDatum(wt);
+		/* not measured (no reads under a writer): unknown, not "none" */
 		values[6] = Float8GetDatum(interference);
+		nulls[6] = (interference == 0);
 		values[7] = BoolGetDatum(b);
 		values[8] = BoolGetDatum(r);
 		values[9] = BoolGetDatum(a);
 		values[10] = BoolGetDatum(in);
+		nulls[10] = (interference == 0);
 		values[11] = BoolGetDatum(d);
 		values[12] = CStringGetTextDatum(braid.data);
 		values[13] = Float8GetDatum(rd);

@@ -329,7 +329,8 @@ WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()})
 
 # profiled($node, $sql): run $sql, which profiles tablespace dax, until the
 # profile is stored (a machine busy with other work makes profile_device()
-# keep it back, with a WARNING), at most 5 times; its output
+# keep it back, with a WARNING), at most 5 times (then a failed test); its
+# output
 sub profiled
 {
 	my ($node, $sql) = @_;
@@ -344,6 +345,7 @@ WHERE tablespace = 'dax'};
 		return $out if $ret == 0 && $node->safe_psql('postgres', $taken) ne $before;
 		Test::More::diag("profile not stored (try $try): $err");
 	}
+	Test::More::fail('a profile of dax was stored within 5 tries');
 	return $out;
 }
 

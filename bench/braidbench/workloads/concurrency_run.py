@@ -303,7 +303,8 @@ def one_run(cl, args, pol, rep, script_copy, nstmts, result, progress):
         errs = [ln for ln in text.splitlines() if re.search("ERROR|aborted|FATAL", ln)][:3]
         w.append(f"{pol} run {rep + 1}: pgbench exit {rc}, {rec['aborted_clients']} aborted "
                  f"clients, {rec['failed']} failed transactions: {' '.join(errs)}")
-    keeps_apart = result.get("profile", {}).get("read_write_interference", True)
+    # (no profile, or one that did not measure interference: kept apart)
+    keeps_apart = result.get("profile", {}).get("read_write_interference") is not False
     if pol == "interference_aware" and keeps_apart and rec["overlaps"]:
         w.append(f"interference_aware run {rep + 1}: braidsort.scheduler counted "
                  f"{rec['overlaps']} read/write overlaps (expected 0)")
@@ -332,7 +333,7 @@ def profile(cl, args, progress):
                            "back: run nothing else beside the benchmark)")
     out = dict(zip(("lambda", "read_threads", "write_threads", "interference",
                     "read_write_interference", "braid"), row))
-    progress.log(f"profile: interference {out['interference']:.2f} "
+    progress.log(f"profile: interference {out['interference'] or 0:.2f} "
                  f"(read_write_interference {out['read_write_interference']}), "
                  f"write threads {out['write_threads']}, {out['braid']}")
     return out
