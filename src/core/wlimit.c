@@ -152,6 +152,9 @@
  * its candidates' room emits them all.  Counted so, lazy at intensity 0
  * makes 4, 9 and 19 passes over 5M rows at beta 2, 4 and 8, where
  * wlimit-20261130-013518 measured 3, 9 and 20 (5, 10 and 20 before).
+ * (Over a value log the planner passes M for half the budget, while the
+ * later passes still have half the whole budget: there both rooms are
+ * twice what the model counts.)
  */
 #define WL_FIRST_PASS_EMITS	(2.0 * WL_PASS_EMITS)
 

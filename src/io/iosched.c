@@ -154,7 +154,7 @@ typedef struct ProfileVerdict
 	int64		taken_at;
 	bool		interferes;		/* WiscSort's "I" */
 	bool		constrained;	/* WiscSort's "D" */
-}			ProfileVerdict;
+} ProfileVerdict;
 
 static ProfileVerdict verdicts[BRAID_MAX_DEVICES];
 

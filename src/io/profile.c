@@ -708,14 +708,15 @@ braidsort_device_profiles(PG_FUNCTION_ARGS)
  *		- read_threads, write_threads: thread counts with the best
  *		  sequential bandwidth;
  *		- interference: single-thread read bandwidth alone over the same
- *		  while a writer runs (NULL, and so is I, if the profile did not
- *		  measure reads under a writer);
+ *		  while a writer runs (NULL, and so is I, shown "?" in braid, if the
+ *		  profile did not measure reads under a writer);
  *		- B: a 64-byte random read costs under a quarter of a 4 kB one;
  *		- R: 4 kB random reads reach at least a quarter of sequential reads;
  *		- A: lambda of at least 1.5;
  *		- I: interference of at least BRAID_INTERFERENCE_MIN (1.15);
  *		- D: writes stop scaling before the most threads profiled, or scale
- *		  less than half as well as reads.
+ *		  less than half as well as reads (NULL, "?" in braid, for a profile
+ *		  of one thread count).
  */
 Datum
 braidsort_device_summary(PG_FUNCTION_ARGS)
@@ -762,15 +763,15 @@ braidsort_device_summary(PG_FUNCTION_ARGS)
 			r = r4k->mb_per_s >= 0.25 * seq1->mb_per_s;
 		a = lambda >= 1.5;
 		in = interference >= BRAID_INTERFERENCE_MIN;
-		/* (a profile that cannot tell shows no D) */
-		d = braid_profile_write_constrained(p, &measured) && measured;
+		/* (unmeasured: NULL and "?", and the gate applies its rule) */
+		d = braid_profile_write_constrained(p, &measured);
 
 		initStringInfo(&braid);
 		appendStringInfoString(&braid, b ? "B" : "-");
 		appendStringInfoString(&braid, r ? "R" : "-");
 		appendStringInfoString(&braid, a ? "A" : "-");
-		appendStringInfoString(&braid, in ? "I" : "-");
-		appendStringInfoString(&braid, d ? "D" : "-");
+		appendStringInfoString(&braid, interference == 0 ? "?" : in ? "I" : "-");
+		appendStringInfoString(&braid, !measured ? "?" : d ? "D" : "-");
 
 		values[0] = tablespace_datum(p->spcoid, &nulls[0]);
 		values[1] = CStringGetTextDatum(psprintf("%u:%u", major((dev_t) p->dev),
@@ -788,6 +789,7 @@ braidsort_device_summary(PG_FUNCTION_ARGS)
 		values[10] = BoolGetDatum(in);
 		nulls[10] = (interference == 0);
 		values[11] = BoolGetDatum(d);
+		nulls[11] = !measured;
 		values[12] = CStringGetTextDatum(braid.data);
 		values[13] = Float8GetDatum(rd);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
