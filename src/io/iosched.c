@@ -830,21 +830,12 @@ braid_profile_best_threads(const BraidProfile *p, int op, double *mbps)
 double
 braid_profile_interference(const BraidProfile *p)
 {
-	double		alone = 0,
-				under = 0;
+	const BraidProfileRow *alone = braid_profile_row(p, BRAID_PROF_SEQ_READ, 4096, 1);
+	const BraidProfileRow *under = braid_profile_row(p, BRAID_PROF_READ_UNDER_WRITE, 4096, 1);
 
-	for (int i = 0; i < p->nrows; i++)
-	{
-		const BraidProfileRow *r = &p->rows[i];
-
-		if (r->access_size != 4096 || r->threads != 1)
-			continue;
-		if (r->op == BRAID_PROF_SEQ_READ)
-			alone = r->mb_per_s;
-		else if (r->op == BRAID_PROF_READ_UNDER_WRITE)
-			under = r->mb_per_s;
-	}
-	return alone > 0 && under > 0 ? alone / under : 0;
+	if (!alone || !under || alone->mb_per_s <= 0 || under->mb_per_s <= 0)
+		return 0;
+	return alone->mb_per_s / under->mb_per_s;
 }
 
 /*
