@@ -7,8 +7,10 @@
  *	  after the build's first read of the input and before the late
  *	  gather, which all modes share).
  *
- * Symbols: N entries, M entries per budget, h = 0.4 M entries a selection
- * pass emits (WL_PASS_EMITS), F the fan-in, l = bytes / 64 lines per entry (l_run
+ * Symbols: N entries, M entries per budget (the IndexMap's), C the
+ * candidates a selection pass holds (pass_room_entries: M/2, or M over a
+ * value log, which has half the budget for its buffer), h = 0.8 C entries
+ * a selection pass emits (WL_PASS_EMITS), F the fan-in, l = bytes / 64 lines per entry (l_run
  * in a run, l_mat in lazy's file), w and r ns per line written and read, c
  * = pass_row_ns.  A run holds M entries.
  *
@@ -44,26 +46,27 @@
  * a/(5*beta*c) clamped to [M/N, 1], interior once a exceeds c.
  *
  * LAZY: P selection passes feeding the gather directly, the build being
- * the first: it has the whole budget for its candidates and emits h1 = 2h,
- * each later pass h, and the last the rows left once they fit its room of
- * M/2 (P = 2 + ceil((N - h1 - M/2)/h) for N > h1 + M/2).  Before pass
+ * the first: it has the IndexMap's room for its candidates and emits
+ * h1 = 0.8 M, each later pass h, and the last the rows left once they fit
+ * its room C (P = 2 + ceil((N - h1 - C)/h) for N > h1 + C).  Before pass
  * n >= 2, braid_wl_lazy_materialize() decides; the materializing pass m
  * re-reads the input and writes its remainder R_m = N - h1 - (m-2)*h at
  * l_mat; passes m+1..P read that whole file
  * (R_m*l_mat*r + R_m*mat_read_cpu each), the passes before re-read the
  * input (N*c each).  Written once; nothing at write intensity 0.  The
- * build's candidates count (its reading does not, as in every mode).
+ * build's candidates count (its reading does not, as in every mode), in
+ * its room of M.
  *
  * Candidates: a selection pass over S_k rows above its bound keeps them
- * all while they fit its room of M/2; beyond, the room is halved at
- * about M/2, M, 2M... rows (each half of the new rows below the cutoff),
- * so it keeps kept(S) = M/2 + (M/4)*log2(2S/M) candidates, each at
+ * all while they fit its room of C; beyond, the room is halved at
+ * about C, 2C, 4C... rows (each half of the new rows below the cutoff),
+ * so it keeps kept(S) = C + (C/2)*log2(S/C) candidates, each at
  * select_cpu_ns (appending it and its share of sorting the buffer).
  *
  * GATHER: the modes other than MergePass keep memory during the late
  * gather (hybrid its memory run, about M*run_entry_bytes; segment that and
- * the virtual run's room, half the budget; lazy the room, half the
- * budget), which the gather's batches then lack: with G bytes of rows to
+ * the virtual run's room, half the budget; lazy the passes' room, half
+ * the budget), which the gather's batches then lack: with G bytes of rows to
  * bring back by TID, B the budget and H held, the gather makes
  * ceil(G / max(B - H, B/4)) passes over the table instead of ceil(G / B)
  * (as sort_gather.c sizes its arena), each WL_GATHER_EXTRA_PASS of
@@ -137,26 +140,26 @@
 
 /*
  * A selection pass's candidates have half the budget (the gather's arena
- * the other half) and a pass emits between half and all of its candidates
- * (sort_select.c, compact): 0.8 of them on average as measured, so that a
- * pass emits 0.4 of a budget-full (segment at intensity 0 made 5, 10 and 21
- * passes over 5M rows at beta 2, 4 and 8 in wlimit-20261130-002435, where
- * half a budget-full a pass made 4, 8 and 16).
+ * the other half; pass_room_entries) and a pass emits between half and all
+ * of its candidates (sort_select.c, compact): 0.8 of them on average as
+ * measured (segment at intensity 0 made 5, 10 and 21 passes over 5M rows at
+ * beta 2, 4 and 8 in wlimit-20261130-002435, where all of them a pass made
+ * 4, 8 and 16).  Where the IndexMap has the whole budget that room is half
+ * a budget-full and a pass emits 0.4 of one; over a value log the IndexMap
+ * has half the budget (the log's buffer the other half) and the passes'
+ * room is a whole budget-full.
  */
-#define WL_PASS_EMITS	0.4
+#define WL_PASS_EMITS	0.8
 
 /*
  * Lazy's first selection pass is the build, whose candidates have the
- * IndexMap's whole room, a budget-full rather than half (sort_wlimit.c):
- * it emits twice what a later pass does.  A pass over no more rows than
- * its candidates' room emits them all.  Counted so, lazy at intensity 0
- * makes 4, 9 and 19 passes over 5M rows at beta 2, 4 and 8, where
+ * IndexMap's room, a budget-full (sort_wlimit.c), of which it emits 0.8 as
+ * a later pass does of its own.  A pass over no more rows than its
+ * candidates' room emits them all.  Counted so, lazy at intensity 0 makes
+ * 4, 9 and 19 passes over 5M rows at beta 2, 4 and 8, where
  * wlimit-20261130-013518 measured 3, 9 and 20 (5, 10 and 20 before).
- * (Over a value log the planner passes M for half the budget, while the
- * later passes still have half the whole budget: there both rooms are
- * twice what the model counts.)
  */
-#define WL_FIRST_PASS_EMITS	(2.0 * WL_PASS_EMITS)
+#define WL_FIRST_PASS_EMITS	WL_PASS_EMITS
 
 /*
  * What a gather pass the held memory adds costs, as a share of the
@@ -255,11 +258,14 @@ ceil_div(double a, double b)
 static void
 params(const BraidWlInput *in, WlParams *p)
 {
+	double		room;
+
 	p->n = nonneg(in->rows);
 	p->m = fmax(nonneg(in->budget_entries), 1.0);
-	p->h = fmax(floor(p->m * WL_PASS_EMITS), 1.0);
+	room = nonneg(in->pass_room_entries) > 0 ? in->pass_room_entries : p->m / 2.0;
+	p->h = fmax(floor(room * WL_PASS_EMITS), 1.0);
 	p->h_first = fmax(floor(p->m * WL_FIRST_PASS_EMITS), 1.0);
-	p->cap = fmax(floor(p->m / 2.0), 1.0);
+	p->cap = fmax(floor(room), 1.0);
 	p->l_run = nonneg(in->run_entry_bytes) / WL_LINE_BYTES;
 	p->l_mat = nonneg(in->mat_entry_bytes) / WL_LINE_BYTES;
 	p->w = nonneg(in->write_ns);
@@ -318,13 +324,23 @@ merges(const WlParams *p, double e, bool partial_first, WlMerges *out)
 	out->final_runs = runs;
 }
 
-/* kept: candidates a selection pass over s rows above its bound keeps. */
+/*
+ * kept_in: candidates a selection pass over s rows above its bound keeps
+ * in a room of "room" candidates.
+ */
+static double
+kept_in(double s, double room)
+{
+	if (s <= room)
+		return s;
+	return room + room / 2.0 * log2(s / room);
+}
+
+/* kept: kept_in a later selection pass's room. */
 static double
 kept(const WlParams *p, double s)
 {
-	if (s <= p->cap)
-		return s;
-	return p->cap + p->cap / 2.0 * log2(s / p->cap);
+	return kept_in(s, p->cap);
 }
 
 /* log2_antiderivative: an antiderivative of log2(s / m) in s. */
@@ -566,7 +582,9 @@ segment_consider(const WlParams *p, double x, BraidWlEstimate *best,
 /*
  * segment_breakpoints: consider x = 1 - k*step/N (from_top) or k*step/N for
  * k in [k0, k1]: every k within WL_SEGMENT_EDGE_POINTS of either end,
- * strided between.
+ * strided between.  At a run count's breakpoint (not from_top) the cost
+ * jumps: one entry more starts a run of its own, which can leave a merge
+ * group (and its rewrite) smaller, so x + 1/N is considered too.
  */
 static void
 segment_breakpoints(const WlParams *p, double step, bool from_top, double k0, double k1,
@@ -582,6 +600,8 @@ segment_breakpoints(const WlParams *p, double step, bool from_top, double k0, do
 		double		x = from_top ? 1.0 - k * step / p->n : k * step / p->n;
 
 		segment_consider(p, x, best, ss);
+		if (!from_top)
+			segment_consider(p, fmin(x + 1.0 / p->n, 1.0), best, ss);
 		if (k - k0 < WL_SEGMENT_EDGE_POINTS || k1 - k <= WL_SEGMENT_EDGE_POINTS)
 			k += 1.0;
 		else
@@ -702,8 +722,8 @@ est_lazy(const WlParams *p, double wi, BraidWlEstimate *out)
 			mat = lo + 1.0;
 	}
 
-	/* the build's candidates, then the later passes' */
-	cpu = p->sel * (kept(p, p->n) + kept_sum(p, lazy_left(p, 1.0), npasses - 1.0));
+	/* the build's candidates (in the IndexMap's room), then the later passes' */
+	cpu = p->sel * (kept_in(p->n, p->m) + kept_sum(p, lazy_left(p, 1.0), npasses - 1.0));
 	if (mat > 0.0)
 	{
 		double		rem = lazy_left(p, mat - 1.0);
@@ -770,6 +790,7 @@ braid_wl_input_defaults(BraidWlInput *in)
 {
 	in->rows = 0;
 	in->budget_entries = 0;
+	in->pass_room_entries = 0;
 	in->run_entry_bytes = WL_DEFAULT_RUN_ENTRY_BYTES;
 	in->mat_entry_bytes = WL_DEFAULT_MAT_ENTRY_BYTES;
 	in->write_ns = WL_DEFAULT_WRITE_NS;
@@ -901,11 +922,11 @@ braid_wl_choose(const BraidWlInput *in, double write_intensity,
  *			passes_done * N * c >= remaining * l_mat * w,
  *		the write stays within write_intensity of MergePass's lines (< 0: no
  *		limit), a later pass reads the file (remaining more than the pass's
- *		candidates' room, half a budget-full: else it emits them all) and
+ *		candidates' room C: else it emits them all) and
  *		reading the file costs less than re-reading the
- *		input.  With remaining = N - (passes_done + 1)*h (the build emits
- *		2h) that is first true at passes_done >= (N - h)*l_mat*w / (N*c +
- *		h*l_mat*w): earlier as w falls.
+ *		input.  With remaining = N - h1 - (passes_done - 1)*h (the build
+ *		emits h1) that is first true at passes_done >= (N - h1 + h)*l_mat*w /
+ *		(N*c + h*l_mat*w): earlier as w falls.
  */
 bool
 braid_wl_lazy_materialize(const BraidWlInput *in, double write_intensity,

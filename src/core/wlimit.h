@@ -34,6 +34,10 @@ typedef struct BraidWlInput
 {
 	double		rows;			/* N: entries to sort */
 	double		budget_entries; /* M: entries the budget holds (IndexMap) */
+	double		pass_room_entries;	/* candidates a selection pass after
+									 * lazy's build holds (and segment's
+									 * virtual run); 0: M/2, half the budget
+									 * when the IndexMap has all of it */
 	double		run_entry_bytes;	/* bytes of an entry in a run
 									 * (front-coded) */
 	double		mat_entry_bytes;	/* bytes of an entry in lazy's
@@ -146,7 +150,7 @@ extern bool braid_wl_lazy_materialize(const BraidWlInput *in, double write_inten
 /* Lines MergePass writes (the reference of every write intensity). */
 extern double braid_wl_mergepass_lines(const BraidWlInput *in);
 
-/* Entries one selection pass emits: 0.4 of a budget-full (at least one). */
+/* Entries one selection pass emits: 0.8 of its room (at least one). */
 extern double braid_wl_pass_entries(const BraidWlInput *in);
 
 /* Entries a lazy sort has left after its first passes_done passes. */

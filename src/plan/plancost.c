@@ -725,6 +725,16 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 	/* as the runtime's budget-full (sort/sort_wlimit.c, wl_start_build) */
 	in->budget_entries = Max(braid_cost_budget_rows(in->rows, key_memory, map_bytes, stride),
 							 1.0);
+
+	/*
+	 * A selection pass's candidates (after lazy's build, and segment's
+	 * virtual run) have half the whole budget whether or not a value log has
+	 * the IndexMap's other half (wl_start_build, wl_end_build): with one, as
+	 * many as the IndexMap holds.
+	 */
+	in->pass_room_entries = Max(braid_cost_budget_rows(in->rows, key_memory,
+													   (double) budget / 2, stride),
+								1.0);
 	/* a front-coded record: lengths, the unshared part of the key, the ref */
 	in->run_entry_bytes = key_bytes > 0 ? braid_wl_run_entry_bytes(key_bytes) :
 		1.0 + 0.75 * keylen + 5.0;	/* not estimated (collated keys) */

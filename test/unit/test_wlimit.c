@@ -75,6 +75,9 @@ random_input(void)
 	in.fanin = (int) (2 + rng_below(200));
 	in.can_reread = rng_below(4) != 0;
 	in.pass_rereads_all = rng_below(2) == 0;
+	/* a value log's passes hold a budget-full, a heap's half */
+	if (rng_below(2) == 0)
+		in.pass_room_entries = in.budget_entries;
 	if (rng_below(2) == 0)
 	{
 		in.budget_bytes = in.budget_entries * (double) (8 + rng_below(40));
@@ -106,7 +109,8 @@ test_wlimit_basics(void)
 			   in.select_cpu_ns > 0 && in.mat_read_cpu_ns > 0,
 			   "CPU defaults should be positive");
 	check_that(&c, in.run_entry_bytes == 13 && in.fanin >= 2 && !in.can_reread &&
-			   !in.pass_rereads_all && in.rows == 0 && in.budget_entries == 0,
+			   !in.pass_rereads_all && in.rows == 0 && in.budget_entries == 0 &&
+			   in.pass_room_entries == 0,
 			   "defaults: entry bytes %g, fanin %d, can_reread %d, rows %g",
 			   in.run_entry_bytes, in.fanin, in.can_reread, in.rows);
 	/* a run record, as measured at the sortbenchmark shape (13 bytes) */
@@ -444,9 +448,19 @@ test_wlimit_segment_interior(void)
 }
 
 /*
+ * pass_room: the candidates a selection pass after lazy's build holds:
+ * pass_room_entries, or half a budget-full when it is 0.
+ */
+static double
+pass_room(const BraidWlInput *in)
+{
+	return in->pass_room_entries > 0 ? in->pass_room_entries : in->budget_entries / 2;
+}
+
+/*
  * lazy_expected_passes: lazy's selection passes counted by hand: the build
- * emits 0.8 of a budget-full, each later pass 0.4, and the last the rows
- * left once they fit half a budget-full.
+ * emits 0.8 of a budget-full, each later pass 0.8 of its room, and the last
+ * the rows left once they fit that room.
  */
 static double
 lazy_expected_passes(const BraidWlInput *in)
@@ -457,9 +471,9 @@ lazy_expected_passes(const BraidWlInput *in)
 	while (left > 0)
 	{
 		passes++;
-		if (left <= floor(in->budget_entries / 2))
+		if (left <= floor(pass_room(in)))
 			break;
-		left -= floor(in->budget_entries * 0.4);
+		left -= floor(pass_room(in) * 0.8);
 	}
 	return passes;
 }
@@ -477,7 +491,9 @@ first_rule_pass(const BraidWlInput *in, double wi)
 /*
  * test_wlimit_lazy
  *		Lazy writes nothing at intensity 0, materializes earlier as w falls,
- *		where the run-time rule says, once, and within the intensity asked.
+ *		where the run-time rule says, once, and within the intensity asked;
+ *		over a value log (whose passes have room for a whole budget-full of
+ *		the IndexMap's half) as over a heap.
  */
 static void
 test_wlimit_lazy(void)
@@ -486,11 +502,15 @@ test_wlimit_lazy(void)
 	BraidWlEstimate e;
 
 	check_init(&c);
-	for (int beta = 2; beta <= 32; beta *= 2)
+	for (int beta = 2, vlog = 0; vlog <= 1; beta = beta < 32 ? beta * 2 : (vlog++, 2))
 	{
 		BraidWlInput in = sortbench_input(beta);
 		double		prev = -1;
-		double		npasses = lazy_expected_passes(&in);
+		double		npasses;
+
+		if (vlog)
+			in.pass_room_entries = in.budget_entries;
+		npasses = lazy_expected_passes(&in);
 
 		/* intensity 0: nothing written, every pass over the input */
 		in.write_ns = 1;
@@ -546,16 +566,22 @@ test_wlimit_lazy(void)
 	}
 
 	/* the rule: read-over-write by hand, and never for the last pass */
+	for (int vlog = 0; vlog <= 1; vlog++)
 	{
 		BraidWlInput in = sortbench_input(8);
-		double		h = braid_wl_pass_entries(&in);
+		double		h;
 		double		l = in.mat_entry_bytes / 64.0;
 
+		if (vlog)
+			in.pass_room_entries = in.budget_entries;
+		h = braid_wl_pass_entries(&in);
+		check_that(&c, h == floor(0.8 * pass_room(&in)),
+				   "value log %d: a pass emits %g", vlog, h);
 		in.write_ns = 1000;
 		for (double d = 1; d < 15; d++)
 		{
 			double		rem = in.rows - d * h;
-			bool		expect = rem > in.budget_entries / 2 &&
+			bool		expect = rem > pass_room(&in) &&
 				d * in.rows * in.pass_row_ns >= rem * l * in.write_ns;
 
 			check_that(&c, braid_wl_lazy_materialize(&in, -1, d, rem) == expect,
@@ -565,13 +591,15 @@ test_wlimit_lazy(void)
 		check_that(&c, !braid_wl_lazy_materialize(&in, -1, 1000, h),
 				   "materializes for the last pass");
 		/* more than a pass emits on average, but no more than its room */
-		check_that(&c, !braid_wl_lazy_materialize(&in, -1, 1000, 0.45 * in.budget_entries),
-				   "materializes what one pass's candidates hold");
+		check_that(&c, !braid_wl_lazy_materialize(&in, -1, 1000, 0.9 * pass_room(&in)),
+				   "value log %d: materializes what one pass's candidates hold", vlog);
+		check_that(&c, braid_wl_lazy_materialize(&in, -1, 1000, 1.1 * pass_room(&in)),
+				   "value log %d: does not materialize what one pass cannot hold", vlog);
 		in.can_reread = false;
 		check_that(&c, !braid_wl_lazy_materialize(&in, -1, 1000, 3 * h),
 				   "materializes an input that cannot be re-read");
 	}
-	check_report(&c, "wlimit: lazy writes nothing at intensity 0, materializes earlier as w falls, as the rule says");
+	check_report(&c, "wlimit: lazy writes nothing at intensity 0, materializes earlier as w falls, as the rule says, with or without a value log");
 }
 
 /*
