@@ -162,6 +162,21 @@
 #define WL_FIRST_PASS_EMITS	WL_PASS_EMITS
 
 /*
+ * A mode other than MergePass is chosen over a feasible MergePass only
+ * when it is estimated this much faster.  Where they are closer the
+ * measured order is the machine's noise as often as the model's (hybrid
+ * against MergePass at low write cost turned by 100-350 ms between runs of
+ * 1-2 s), and MergePass, which holds no memory during the gather and
+ * re-reads nothing, is the one whose estimate is surest.  Replayed on the
+ * model's estimates and the measured times of two grids
+ * (wlimit-20261130-013518 and -112614), 5% stops `auto` from choosing
+ * hybrid where it ran more than 5% slower than MergePass (1 and 3 points
+ * of 18 without it) and puts `auto` within 10% of the fastest
+ * configuration at 18 and 13 points (17 and 12 without it).
+ */
+#define WL_CHOOSE_MARGIN	0.05
+
+/*
  * What a gather pass the held memory adds costs, as a share of the
  * planner's estimate of a pass (gather_pass_ms): measured with hybrid
  * against MergePass at no write cost (wlimit-20261130-002435: 0, 115 and
@@ -896,7 +911,9 @@ braid_wl_estimate_segment(const BraidWlInput *in, double x, BraidWlEstimate *out
 /*
  * braid_wl_choose
  *		Every mode at write intensity wi into est[mode]; returns the fastest
- *		feasible one (the lower mode on a tie), MergePass if none is.
+ *		feasible one (the lower mode on a tie), MergePass if none is, and
+ *		MergePass too where it is feasible and the fastest is not
+ *		WL_CHOOSE_MARGIN faster than it.
  */
 BraidWlMode
 braid_wl_choose(const BraidWlInput *in, double write_intensity,
@@ -910,7 +927,12 @@ braid_wl_choose(const BraidWlInput *in, double write_intensity,
 		if (est[m].feasible && (best == BRAID_WL_NMODES || est[m].ms < est[best].ms))
 			best = (BraidWlMode) m;
 	}
-	return best == BRAID_WL_NMODES ? BRAID_WL_MERGEPASS : best;
+	if (best == BRAID_WL_NMODES)
+		return BRAID_WL_MERGEPASS;
+	if (best != BRAID_WL_MERGEPASS && est[BRAID_WL_MERGEPASS].feasible &&
+		est[best].ms > est[BRAID_WL_MERGEPASS].ms * (1.0 - WL_CHOOSE_MARGIN))
+		return BRAID_WL_MERGEPASS;
+	return best;
 }
 
 /*
