@@ -738,7 +738,8 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
 	/* a front-coded record: lengths, the unshared part of the key, the ref */
 	in->run_entry_bytes = key_bytes > 0 ? braid_wl_run_entry_bytes(key_bytes) :
 		1.0 + 0.75 * keylen + 5.0;	/* not estimated (collated keys) */
-	in->mat_entry_bytes = 2.0 + sizeof(uint64) + keylen;
+	/* lazy's entry log: two length varints, the ref, the whole key */
+	in->mat_entry_bytes = 2.0 + sizeof(uint64) + (key_bytes > 0 ? key_bytes : keylen);
 	in->fanin = Max(fanin, 2);
 	in->can_reread = can_reread;
 	in->select_cpu_ns += Max(select_collated_ns, 0.0);
