@@ -35,15 +35,18 @@
  * Eq. 3, which drops a +1 term: his Eq. 1 is minimised instead).  Between two breakpoints of P (x_k = 1 - k*h/N) or
  * of the run count (x_j = j*M/N) the cost is linear in x apart from the
  * merge's log2 and the candidates' sum, so the minimum is searched at every
- * breakpoint near both ends, strided ones between, and a uniform grid.
+ * breakpoint near both ends, strided ones between, and a uniform grid; and
+ * one entry past each run-count breakpoint, where a run of its own can
+ * leave a merge group smaller (the lines still within the write limit).
  * With passes re-reading the whole input, C is linear in the pass count k
  * (k*(N*c - h*a) with a the run cost of an entry) down to the memory run's
  * share x = M/N, below which the runs write nothing: the optimum is x = 1,
  * M/N or a pass breakpoint next to it, away from 1 once l_run*(w+r) +
  * run_cpu exceeds about (N/h)*c.  With passes re-reading the segment only
  * (all S rows each pass), C is quadratic in k (k^2*h*c - k*h*a): the
- * optimum is k ~ a/(2c) passes, i.e. x* ~ 1 - a*h/(2*c*N) = 1 -
- * a/(5*beta*c) clamped to [M/N, 1], interior once a exceeds c.
+ * optimum is k ~ a/(2c) passes, i.e. x* ~ 1 - a*h/(2*c*N) (= 1 -
+ * a/(5*beta*c) with h = 0.4 M, 1 - a/(2.5*beta*c) over a value log)
+ * clamped to [M/N, 1], interior once a exceeds c.
  *
  * LAZY: P selection passes feeding the gather directly, the build being
  * the first: it has the IndexMap's room for its candidates and emits
@@ -106,13 +109,13 @@
  *	 comparison with the bound: ~120 ns a row.
  * - select_cpu: appending a candidate (~10 ns) and its share of the
  *	 buffer's sorts (sorted about twice at ~45 ns): ~100 ns.
- * - mat_read_cpu: decoding an unpadded <key prefix, ref> and comparing it
- *	 with the bound: ~15 ns.
- * - entries: 13 bytes in a front-coded run, 20 in lazy's file (a 12-byte
- *	 key prefix and an 8-byte ref, unpadded) at the sortbenchmark shape
- *	 (the planner sizes a run's from the encoded key instead:
- *	 braid_wl_run_entry_bytes); fan-in 64 (what 1 MB of budget merges at
- *	 once).
+ * - mat_read_cpu: decoding an entry-log record <lengths, ref, key> and
+ *	 comparing it with the bound: ~15 ns.
+ * - entries: 13 bytes in a front-coded run, 20 in lazy's entry log (two
+ *	 length bytes, an 8-byte ref and a 10-byte key) by default; the planner
+ *	 sizes both from the encoded key instead (braid_wl_run_entry_bytes;
+ *	 2 + 8 + the whole key for the entry log, as sort_select.c writes it);
+ *	 fan-in 64 (what 1 MB of budget merges at once).
  */
 #define WL_DEFAULT_WRITE_NS			8.0
 #define WL_DEFAULT_READ_NS			4.0
@@ -277,7 +280,9 @@ params(const BraidWlInput *in, WlParams *p)
 
 	p->n = nonneg(in->rows);
 	p->m = fmax(nonneg(in->budget_entries), 1.0);
-	room = nonneg(in->pass_room_entries) > 0 ? in->pass_room_entries : p->m / 2.0;
+	room = nonneg(in->pass_room_entries);
+	if (room <= 0.0)
+		room = p->m / 2.0;
 	p->h = fmax(floor(room * WL_PASS_EMITS), 1.0);
 	p->h_first = fmax(floor(p->m * WL_FIRST_PASS_EMITS), 1.0);
 	p->cap = fmax(floor(room), 1.0);

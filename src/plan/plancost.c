@@ -753,7 +753,8 @@ braid_plan_wl_input(BraidWlInput *in, double rows, uint32 stride, uint32 keylen,
  *		each) would run should its IndexMap outgrow the budget: every mode's
  *		estimate at braidsort.write_intensity (est), and the mode
  *		braidsort.sort_mode asks for -- the cost model's fastest within the
- *		write intensity under auto.  A mode that re-reads its input needs
+ *		write intensity under auto (MergePass, where allowed, unless another
+ *		is 5% faster: braid_wl_choose).  A mode that re-reads its input needs
  *		an input it can read again (can_reread), else hybrid runs.  *share
  *		is the share of the input a segment sort puts through runs: the
  *		model's choice, or half when that choice is all of it and the DBA

@@ -518,8 +518,8 @@ test_wlimit_lazy(void)
 		check_that(&c, e.feasible && e.lines_written == 0 && e.lines_read == 0 &&
 				   e.materialize_at == 0 && e.selection_passes == npasses &&
 				   e.input_passes == npasses,
-				   "beta %d, intensity 0: %g lines written, materialized at %g, %g passes",
-				   beta, e.lines_written, e.materialize_at, e.selection_passes);
+				   "value log %d, beta %d, intensity 0: %g lines written, materialized at %g, %g passes",
+				   vlog, beta, e.lines_written, e.materialize_at, e.selection_passes);
 		check_that(&c, !braid_wl_lazy_materialize(&in, 0, npasses / 2, in.rows / 2),
 				   "beta %d: the rule materializes at intensity 0", beta);
 
@@ -536,8 +536,8 @@ test_wlimit_lazy(void)
 					   beta, w, e.materialize_at, prev);
 			prev = at;
 			check_that(&c, e.materialize_at == first_rule_pass(&in, -1),
-					   "beta %d, w %g: estimate materializes at %g, the rule at %g",
-					   beta, w, e.materialize_at, first_rule_pass(&in, -1));
+					   "value log %d, beta %d, w %g: estimate materializes at %g, the rule at %g",
+					   vlog, beta, w, e.materialize_at, first_rule_pass(&in, -1));
 			if (e.materialize_at > 0)
 			{
 				double		rem = braid_wl_lazy_entries_left(&in, e.materialize_at - 1);
@@ -820,6 +820,26 @@ test_wlimit_edges(void)
 	braid_wl_choose(&in, NAN, est);
 	for (int j = 0; j < BRAID_WL_NMODES; j++)
 		check_that(&c, sane(&est[j]), "garbage inputs: %s not sane", braid_wl_mode_name(j));
+	/* a passes' room that is no number is the default, half a budget-full */
+	{
+		const double rooms[] = {NAN, -5, INFINITY, 1e300};
+		BraidWlEstimate def;
+
+		in = sortbench_input(4);
+		braid_wl_estimate(&in, BRAID_WL_LAZY, 0, &def);
+		for (size_t i = 0; i < sizeof(rooms) / sizeof(rooms[0]); i++)
+		{
+			in.pass_room_entries = rooms[i];
+			braid_wl_choose(&in, -1, est);
+			for (int j = 0; j < BRAID_WL_NMODES; j++)
+				check_that(&c, sane(&est[j]), "passes' room %g: %s not sane",
+						   rooms[i], braid_wl_mode_name(j));
+			braid_wl_estimate(&in, BRAID_WL_LAZY, 0, &est[0]);
+			check_that(&c, i >= 2 || est[0].selection_passes == def.selection_passes,
+					   "passes' room %g: %g lazy passes, %g by default", rooms[i],
+					   est[0].selection_passes, def.selection_passes);
+		}
+	}
 	in = sortbench_input(4);
 	in.budget_entries = -7;
 	in.rows = NAN;
