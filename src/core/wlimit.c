@@ -49,12 +49,14 @@
  * clamped to [M/N, 1], interior once a exceeds c.
  *
  * LAZY: P selection passes feeding the gather directly, the build being
- * the first: it has the IndexMap's room for its candidates and emits
- * h1 = 0.8 M, each later pass h, and the last the rows left once they fit
- * its room C (P = 2 + ceil((N - h1 - C)/h) for N > h1 + C).  Before pass
- * n >= 2, braid_wl_lazy_materialize() decides; the materializing pass m
- * re-reads the input and writes its remainder R_m = N - h1 - (m-2)*h at
- * l_mat; passes m+1..P read that whole file
+ * the first, with the IndexMap's room M for its candidates, the later
+ * ones with C.  Each is counted by what it really emits (pass_emits): a
+ * pass over S rows with room R ends with S / 2^j of them, the least j with
+ * S <= 2^j R (all S when they fit), between R/2 and R; P is where nothing
+ * is left.  Before pass n >= 2, braid_wl_lazy_materialize() decides; the
+ * materializing pass m re-reads the input and writes its remainder R_m
+ * (what the first m - 1 passes left) at l_mat; passes m+1..P read that
+ * whole file
  * (R_m*l_mat*r + R_m*mat_read_cpu each), the passes before re-read the
  * input (N*c each).  Written once; nothing at write intensity 0.  The
  * build's candidates count (its reading does not, as in every mode), in
@@ -155,14 +157,15 @@
 #define WL_PASS_EMITS	0.8
 
 /*
- * Lazy's first selection pass is the build, whose candidates have the
- * IndexMap's room, a budget-full (sort_wlimit.c), of which it emits 0.8 as
- * a later pass does of its own.  A pass over no more rows than its
- * candidates' room emits them all.  Counted so, lazy at intensity 0 makes
- * 4, 9 and 19 passes over 5M rows at beta 2, 4 and 8, where
- * wlimit-20261130-013518 measured 3, 9 and 20 (5, 10 and 20 before).
+ * Lazy's passes are counted one by one (pass_emits), the first being the
+ * build, whose candidates have the IndexMap's room, a budget-full
+ * (sort_wlimit.c), the later ones the passes' room.  Counted so, lazy makes
+ * 3, 9 and 20 passes over 5M rows at beta 2, 4 and 8, as
+ * wlimit-20261130-141206 measured (with 0.8 of the room a pass: 4, 9 and
+ * 18).  Beyond WL_EXACT_PASSES passes the rest are counted at h each, so
+ * that an absurd input costs no more than that many steps.
  */
-#define WL_FIRST_PASS_EMITS	WL_PASS_EMITS
+#define WL_EXACT_PASSES		4096
 
 /*
  * A mode other than MergePass is chosen over a feasible MergePass only
@@ -215,7 +218,6 @@ typedef struct WlParams
 	double		n;
 	double		m;
 	double		h;
-	double		h_first;		/* lazy's build, its first pass */
 	double		cap;
 	double		l_run;
 	double		l_mat;
@@ -284,7 +286,6 @@ params(const BraidWlInput *in, WlParams *p)
 	if (room <= 0.0)
 		room = p->m / 2.0;
 	p->h = fmax(floor(room * WL_PASS_EMITS), 1.0);
-	p->h_first = fmax(floor(p->m * WL_FIRST_PASS_EMITS), 1.0);
 	p->cap = fmax(floor(room), 1.0);
 	p->l_run = nonneg(in->run_entry_bytes) / WL_LINE_BYTES;
 	p->l_mat = nonneg(in->mat_entry_bytes) / WL_LINE_BYTES;
@@ -682,31 +683,91 @@ lazy_wants(const WlParams *p, double wi, double passes_done, double remaining)
 }
 
 /*
+ * pass_emits: entries a selection pass over s rows above its bound emits
+ * when it holds "room" candidates (sort_select.c): all of them when they
+ * fit; else the room fills at "room" rows and is halved (the larger half
+ * dropped, the cutoff set at the rest's largest), after which a row gets in
+ * with probability room / (2 * rows seen), so that it fills again after as
+ * many rows again: at room, 2 room, 4 room... rows.  The pass ends with the
+ * rows since the last halving on top of half the room:
+ * (s/2) / 2^(ceil(log2(s/room)) - 1), between half the room and all of it.
+ */
+static double
+pass_emits(double s, double room)
+{
+	double		halvings;
+
+	if (s <= room)
+		return s;
+	halvings = ceil(log2(s / room) * (1.0 - 1e-12)) - 1.0;
+	return fmax(floor(s / 2.0 / pow(2.0, fmax(halvings, 0.0))), 1.0);
+}
+
+/*
+ * lazy_step: the entries lazy has left after its pass number k (1: the
+ * build, with the IndexMap's room), when "left" were left before it.
+ */
+static double
+lazy_step(const WlParams *p, double k, double left)
+{
+	if (k > WL_EXACT_PASSES)
+		return fmax(left - p->h, 0.0);
+	return fmax(left - pass_emits(left, k <= 1.0 ? p->m : p->cap), 0.0);
+}
+
+/*
  * lazy_left: entries lazy has not emitted after its first k selection
- * passes (the build emits h_first, each later pass h).
+ * passes, each counted by pass_emits.
  */
 static double
 lazy_left(const WlParams *p, double k)
 {
-	if (k <= 0.0)
-		return p->n;
-	return fmax(p->n - p->h_first - (k - 1.0) * p->h, 0.0);
+	double		left = p->n;
+
+	for (double i = 1.0; i <= k && left > 0.0; i++)
+	{
+		if (i > WL_EXACT_PASSES)
+			return fmax(left - (k - i + 1.0) * p->h, 0.0);
+		left = lazy_step(p, i, left);
+	}
+	return left;
 }
 
-/*
- * lazy_passes: lazy's selection passes, the build first; the last pass
- * emits the rows left once they fit its candidates' room.
- */
+/* lazy_passes: lazy's selection passes, the build first. */
 static double
 lazy_passes(const WlParams *p)
 {
+	double		left = p->n;
+	double		passes = 0.0;
+
+	while (left > 0.0)
+	{
+		if (passes >= WL_EXACT_PASSES)
+			return passes + ceil_div(left, p->h);
+		passes++;
+		left = lazy_step(p, passes, left);
+	}
+	return fmax(passes, 1.0);
+}
+
+/*
+ * lazy_kept: candidates lazy's passes after the build keep, over
+ * npasses - 1 of them, each over the rows it sees.
+ */
+static double
+lazy_kept(const WlParams *p, double npasses)
+{
+	double		sum = 0.0;
 	double		left = lazy_left(p, 1.0);
 
-	if (left <= 0.0)
-		return 1.0;
-	if (left <= p->cap)
-		return 2.0;
-	return 2.0 + ceil_div(left - p->cap, p->h);
+	for (double k = 2.0; k <= npasses && left > 0.0; k++)
+	{
+		if (k > WL_EXACT_PASSES)
+			return sum + kept_sum(p, left, npasses - k + 1.0);
+		sum += kept(p, left);
+		left = lazy_step(p, k, left);
+	}
+	return sum;
 }
 
 /* est_lazy: selection passes, the remainder written once by the rule. */
@@ -743,7 +804,7 @@ est_lazy(const WlParams *p, double wi, BraidWlEstimate *out)
 	}
 
 	/* the build's candidates (in the IndexMap's room), then the later passes' */
-	cpu = p->sel * (kept_in(p->n, p->m) + kept_sum(p, lazy_left(p, 1.0), npasses - 1.0));
+	cpu = p->sel * (kept_in(p->n, p->m) + lazy_kept(p, npasses));
 	if (mat > 0.0)
 	{
 		double		rem = lazy_left(p, mat - 1.0);
