@@ -10,7 +10,8 @@
  * Symbols: N entries, M entries per budget (the IndexMap's), C the
  * candidates a selection pass holds (pass_room_entries: M/2, or M over a
  * value log, which has half the budget for its buffer), h = 0.8 C entries
- * a selection pass emits (WL_PASS_EMITS), F the fan-in, l = bytes / 64 lines per entry (l_run
+ * a segment sort's selection pass emits (WL_PASS_EMITS; lazy's passes are
+ * counted one by one), F the fan-in, l = bytes / 64 lines per entry (l_run
  * in a run, l_mat in lazy's file), w and r ns per line written and read, c
  * = pass_row_ns.  A run holds M entries.
  *
@@ -162,10 +163,12 @@
  * (sort_wlimit.c), the later ones the passes' room.  Counted so, lazy makes
  * 3, 9 and 20 passes over 5M rows at beta 2, 4 and 8, as
  * wlimit-20261130-141206 measured (with 0.8 of the room a pass: 4, 9 and
- * 18).  Beyond WL_EXACT_PASSES passes the rest are counted at h each, so
- * that an absurd input costs no more than that many steps.
+ * 19; 4, 9 and 18 at the grid's own budgets).  Beyond WL_EXACT_PASSES
+ * passes the rest are counted at h each: an estimate walks the passes a
+ * dozen times or so (the rule's binary search among them), so that bounds
+ * it to some thousands of steps.
  */
-#define WL_EXACT_PASSES		4096
+#define WL_EXACT_PASSES		256
 
 /*
  * A mode other than MergePass is chosen over a feasible MergePass only
@@ -695,12 +698,17 @@ lazy_wants(const WlParams *p, double wi, double passes_done, double remaining)
 static double
 pass_emits(double s, double room)
 {
-	double		halvings;
+	int			j;
 
 	if (s <= room)
 		return s;
-	halvings = ceil(log2(s / room) * (1.0 - 1e-12)) - 1.0;
-	return fmax(floor(s / 2.0 / pow(2.0, fmax(halvings, 0.0))), 1.0);
+	/* the least j with s <= 2^j room, log2's rounding corrected exactly */
+	j = (int) fmax(ceil(log2(s / room)), 1.0);
+	while (ldexp(room, j) < s)
+		j++;
+	while (j > 1 && ldexp(room, j - 1) >= s)
+		j--;
+	return fmax(floor(ldexp(s, -j)), 1.0);
 }
 
 /*
@@ -1012,9 +1020,8 @@ braid_wl_choose(const BraidWlInput *in, double write_intensity,
  *		limit), a later pass reads the file (remaining more than the pass's
  *		candidates' room C: else it emits them all) and
  *		reading the file costs less than re-reading the
- *		input.  With remaining = N - h1 - (passes_done - 1)*h (the build
- *		emits h1) that is first true at passes_done >= (N - h1 + h)*l_mat*w /
- *		(N*c + h*l_mat*w): earlier as w falls.
+ *		input.  As the remainder shrinks with every pass that is first true
+ *		after some passes, earlier as w falls.
  */
 bool
 braid_wl_lazy_materialize(const BraidWlInput *in, double write_intensity,

@@ -723,6 +723,24 @@ test_wlimit_lazy(void)
 					   "value log %d, beta %d: %g passes, %g simulated", vlog, beta,
 					   e.selection_passes, sim);
 		}
+	/* the pass count and the entries left agree, past the exact count too */
+	for (int i = 0; i < 300; i++)
+	{
+		BraidWlInput in = random_input();
+		double		npasses;
+
+		in.can_reread = true;
+		in.rows = fmin(in.rows, (i % 3 == 0 ? 2000 : 200) * in.budget_entries);
+		if (in.rows <= in.budget_entries)
+			continue;
+		braid_wl_estimate(&in, BRAID_WL_LAZY, 0, &e);
+		npasses = e.selection_passes;
+		check_that(&c, braid_wl_lazy_entries_left(&in, npasses) == 0 &&
+				   braid_wl_lazy_entries_left(&in, npasses - 1) > 0,
+				   "N=%g M=%g: %g passes leave %g, one fewer %g", in.rows,
+				   in.budget_entries, npasses, braid_wl_lazy_entries_left(&in, npasses),
+				   braid_wl_lazy_entries_left(&in, npasses - 1));
+	}
 	for (int beta = 2, measured = 3; beta <= 8; beta *= 2, measured = beta == 4 ? 9 : 20)
 	{
 		BraidWlInput in = sortbench_input(beta);
