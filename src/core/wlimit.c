@@ -713,13 +713,12 @@ pass_emits(double s, double room)
 
 /*
  * lazy_step: the entries lazy has left after its pass number k (1: the
- * build, with the IndexMap's room), when "left" were left before it.
+ * build, with the IndexMap's room), when "left" were left before it; its
+ * callers count passes beyond WL_EXACT_PASSES at h each themselves.
  */
 static double
 lazy_step(const WlParams *p, double k, double left)
 {
-	if (k > WL_EXACT_PASSES)
-		return fmax(left - p->h, 0.0);
 	return fmax(left - pass_emits(left, k <= 1.0 ? p->m : p->cap), 0.0);
 }
 
