@@ -380,6 +380,162 @@ check_interrupts(const BraidRankSpec *spec, size_t i)
 		spec->interrupt_check(spec->interrupt_arg);
 }
 
+/*
+ * Presorting a key's distinct strings by their collation sort keys
+ * (sort_by_xfrm): the first XFRM_PREFIX bytes of each string's
+ * strxfrm_l(), radix-sorted, ties by the collation.  Measured on the
+ * realistic workload's last names (12,000 distinct, en_US.UTF-8, this
+ * machine's glibc): strxfrm_l ~280 ns a string (its whole sort key, ~58
+ * bytes, of which the first 16 leave 6 ties in 12,000), a strcoll_l()
+ * ~80-130 ns; a comparison sort makes ~13 of those a string, the presort
+ * one transform and one check.  Below BRAID_RANK_PRESORT_MIN strings the
+ * comparison sort is as cheap.
+ */
+#define XFRM_PREFIX			16
+#define XFRM_BUFFER			512
+
+/* A string's place in its dictionary, behind its sort key's first bytes. */
+typedef struct XfrmEntry
+{
+	uint8_t		prefix[XFRM_PREFIX];
+	uint64_t	pos;			/* in the IndexMap sort's "ref" place */
+} XfrmEntry;
+
+/* What the presort's tie-break compares: the strings of one dictionary. */
+typedef struct XfrmTie
+{
+	const RankDict *dict;
+	const BraidRankKey *key;
+} XfrmTie;
+
+/* string_order: the collation, then the bytes (as compare_strings). */
+static inline int
+string_order(const RankString *x, const RankString *y, const BraidRankKey *key)
+{
+	int			c = strcoll_l((const char *) x->str, (const char *) y->str, key->locale);
+
+	if (c == 0)
+		c = strcmp((const char *) x->str, (const char *) y->str);
+	return c;
+}
+
+/*
+ * compare_positions
+ *		The presort's tie-break: the strings of two XfrmEntries whose sort
+ *		key prefixes are equal, by the collation.  Entries may sit on the
+ *		sort's stack, unaligned: read their positions by memcpy.
+ */
+static int
+compare_positions(const uint8_t *a, const uint8_t *b, void *arg)
+{
+	const XfrmTie *t = (const XfrmTie *) arg;
+	uint64_t	pa,
+				pb;
+
+	memcpy(&pa, a + XFRM_PREFIX, sizeof(pa));
+	memcpy(&pb, b + XFRM_PREFIX, sizeof(pb));
+	return string_order(&t->dict->strings[pa], &t->dict->strings[pb], t->key);
+}
+
+/*
+ * sort_by_xfrm
+ *		Put a key's distinct strings in collation order by their sort keys
+ *		(strxfrm_l, or the spec's stand-in), then check every neighbouring
+ *		pair by the collation itself.  strxfrm_l() is meant to order as
+ *		strcoll_l() does, but glibc has shipped locales where it did not
+ *		(why PostgreSQL does not trust it for abbreviated keys): the check
+ *		makes the order the collation's whatever the transform did, since
+ *		a sequence whose neighbours are in order is sorted.  False, with
+ *		the strings as they were, when it fails or memory runs out: the
+ *		caller then sorts by comparisons.
+ */
+static bool
+sort_by_xfrm(RankState *rs, RankDict *d, const BraidRankKey *key)
+{
+	const BraidRankSpec *spec = rs->spec;
+	size_t		n = d->n;
+	XfrmEntry  *x = rank_alloc(rs, n * sizeof(XfrmEntry));
+	BraidSortSpec sort = {0};
+	XfrmTie		tie;
+	char		buf[XFRM_BUFFER];
+	bool		ordered = true;
+
+	if (x == NULL)
+		return false;
+	for (size_t i = 0; i < n; i++)
+	{
+		const char *s = (const char *) d->strings[i].str;
+		size_t		need;
+
+		check_interrupts(spec, i);
+		need = spec->xfrm ? spec->xfrm(buf, s, sizeof(buf), key->locale) :
+			strxfrm_l(buf, s, sizeof(buf), key->locale);
+		memset(x[i].prefix, 0, XFRM_PREFIX);
+		if (need < sizeof(buf))
+			memcpy(x[i].prefix, buf, need < XFRM_PREFIX ? need : XFRM_PREFIX);
+		else
+		{
+			/* a long string's sort key: whole, in memory of its own */
+			char	   *big = rank_alloc(rs, need + 1);
+
+			if (big == NULL)
+			{
+				rank_release(rs, x, n * sizeof(XfrmEntry));
+				return false;
+			}
+			if (spec->xfrm)
+				(void) spec->xfrm(big, s, need + 1, key->locale);
+			else
+				(void) strxfrm_l(big, s, need + 1, key->locale);
+			memcpy(x[i].prefix, big, XFRM_PREFIX);
+			rank_release(rs, big, need + 1);
+		}
+		x[i].pos = i;
+	}
+
+	tie.dict = d;
+	tie.key = key;
+	sort.keylen = XFRM_PREFIX;
+	sort.stride = sizeof(XfrmEntry);
+	sort.tiebreak = compare_positions;
+	sort.tiebreak_arg = &tie;
+	sort.interrupt_check = spec->interrupt_check;
+	sort.interrupt_arg = spec->interrupt_arg;
+	braid_indexmap_sort_parallel((uint8_t *) x, n, &sort, spec->threads);
+
+	for (size_t i = 1; i < n && ordered; i++)
+	{
+		check_interrupts(spec, i);
+		ordered = string_order(&d->strings[x[i - 1].pos], &d->strings[x[i].pos], key) < 0;
+	}
+
+	/* the strings into their order: position i takes string x[i].pos */
+	if (ordered)
+		for (size_t i = 0; i < n; i++)
+		{
+			RankString	first = d->strings[i];
+			size_t		j = i;
+
+			if (x[i].pos == UINT64_MAX)
+				continue;
+			for (;;)
+			{
+				size_t		k = (size_t) x[j].pos;
+
+				x[j].pos = UINT64_MAX;
+				if (k == i)
+				{
+					d->strings[j] = first;
+					break;
+				}
+				d->strings[j] = d->strings[k];
+				j = k;
+			}
+		}
+	rank_release(rs, x, n * sizeof(XfrmEntry));
+	return ordered;
+}
+
 /* put_bytes: append to a prefix being written, as much as fits. */
 static inline uint32_t
 put_bytes(uint8_t *out, uint32_t pos, uint32_t room, const uint8_t *src, uint32_t len)
@@ -457,8 +613,11 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 		sort.tiebreak_arg = (void *) &spec->keys[j];
 		if (d->n > 1)
 		{
-			braid_indexmap_sort_parallel((uint8_t *) d->strings, d->n, &sort,
-										 spec->threads);
+			if (d->n >= BRAID_RANK_PRESORT_MIN && sort_by_xfrm(&rs, d, &spec->keys[j]))
+				result->presorted_keys++;
+			else
+				braid_indexmap_sort_parallel((uint8_t *) d->strings, d->n, &sort,
+											 spec->threads);
 			dict_index(d);
 		}
 		d->width = braid_rank_width(d->n);

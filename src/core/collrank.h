@@ -38,6 +38,13 @@
  */
 #define BRAID_RANK_MEMORY_SHARE 4
 
+/*
+ * From this many distinct strings a key's strings are put in order by
+ * their strxfrm_l() sort keys, checked by the collation (collrank.c's
+ * sort_by_xfrm); fewer are sorted by comparisons.
+ */
+#define BRAID_RANK_PRESORT_MIN	256
+
 /* Most collated keys ranked in one sort. */
 #define BRAID_RANK_MAX_KEYS		8
 
@@ -71,6 +78,13 @@ typedef struct BraidRankSpec
 	void	   *alloc_arg;
 
 	/*
+	 * A string's collation sort key, as strxfrm_l() (NULL: strxfrm_l itself;
+	 * the unit tests pass one that disagrees with the collation, to check
+	 * that the result does not follow it).
+	 */
+	size_t		(*xfrm) (char *dst, const char *src, size_t n, locale_t locale);
+
+	/*
 	 * Called now and then on the calling thread if not NULL (query cancel: it
 	 * may not return; the allocator's memory must then be reclaimed by its
 	 * owner).
@@ -86,6 +100,8 @@ typedef struct BraidRankResult
 	bool		exact;			/* every key ranked and whole in its prefix:
 								 * equal prefixes are equal keys */
 	size_t		strings;		/* distinct strings of the keys ranked */
+	int			presorted_keys; /* keys whose strings were put in order by
+								 * their sort keys (sort_by_xfrm) */
 	size_t		peak_bytes;		/* most dictionary memory held */
 } BraidRankResult;
 

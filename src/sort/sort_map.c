@@ -462,6 +462,7 @@ rank_prefixes(BraidSortState *st)
 	spec.alloc = rank_alloc;
 	spec.free = rank_free;
 	spec.alloc_arg = st->sortcxt;
+	spec.xfrm = NULL;
 	spec.interrupt_check = rank_interrupts;
 	spec.interrupt_arg = NULL;
 	braid_rank_prefixes(st->path->map.entries, st->path->map.nentries, &spec, &result);

@@ -253,6 +253,52 @@ test_free(void *p, void *arg)
 	free(p);
 }
 
+/* The sort key transform run_case passes (NULL: strxfrm_l), and its result. */
+static size_t (*case_xfrm) (char *dst, const char *src, size_t n, locale_t locale);
+static BraidRankResult case_result;
+
+/* byte_xfrm: a "sort key" in byte order, which en_US.UTF-8 does not follow. */
+static size_t
+byte_xfrm(char *dst, const char *src, size_t n, locale_t locale)
+{
+	size_t		len = strlen(src);
+
+	(void) locale;
+	if (n > len)
+		memcpy(dst, src, len + 1);
+	return len;
+}
+
+/* reversed_xfrm: strxfrm_l's sort key with every byte inverted. */
+static size_t
+reversed_xfrm(char *dst, const char *src, size_t n, locale_t locale)
+{
+	size_t		len = strxfrm_l(dst, src, n, locale);
+
+	if (n > len)
+		for (size_t i = 0; i < len; i++)
+			dst[i] = (char) (0xff - (uint8_t) dst[i]);
+	return len;
+}
+
+/* long_xfrm: strxfrm_l's sort key with 600 more bytes: past any buffer. */
+static size_t
+long_xfrm(char *dst, const char *src, size_t n, locale_t locale)
+{
+	char		real[1024];
+	size_t		len = strxfrm_l(real, src, sizeof(real), locale);
+
+	if (len >= sizeof(real))
+		return len + 600;		/* not in the test's strings */
+	if (n > len + 600)
+	{
+		memcpy(dst, real, len);
+		memset(dst + len, 1, 600);
+		dst[len + 600] = 0;
+	}
+	return len + 600;
+}
+
 /*
  * run_case
  *		n keys, ranked with the given cap, checked for the prefix property
@@ -315,9 +361,11 @@ run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 	spec.alloc = test_alloc;
 	spec.free = test_free;
 	spec.alloc_arg = NULL;
+	spec.xfrm = case_xfrm;
 	spec.interrupt_check = NULL;
 	spec.interrupt_arg = NULL;
 	braid_rank_prefixes(entries, n, &spec, &result);
+	case_result = result;
 
 	check_that(c, result.keys_ranked == expect_ranked,
 			   "n=%zu keys=%d prefix=%u cap=%zu: ranked %d keys, expected %d",
@@ -442,5 +490,47 @@ unit_collrank(void)
 	 */
 	run_case(&c, loc, 20000, 2, 16, false, false, 96 * 1024, 3, 1, 0);
 	check_report(&c, "collrank: the memory cap leaves keys unranked, in key order");
+
+	check_init(&c);
+	/* strxfrm_l presorts a key's strings where there are enough of them */
+	run_case(&c, loc, 20000, 2, 16, true, true, (size_t) 1 << 24, 8, 2, -1);
+	check_that(&c, case_result.presorted_keys == 2, "presorted %d keys of 2",
+			   case_result.presorted_keys);
+	/* a few strings only: compared */
+	run_case(&c, loc, 5000, 1, 16, false, false, (size_t) 1 << 24, 2, 1, -1);
+	check_that(&c, case_result.presorted_keys == 0 && case_result.strings < 256,
+			   "%zu strings, presorted %d keys", case_result.strings,
+			   case_result.presorted_keys);
+	/* a transform that does not order as the collation: caught, compared */
+	case_xfrm = byte_xfrm;
+	run_case(&c, loc, 20000, 2, 16, true, false, (size_t) 1 << 24, 8, 2, -1);
+	check_that(&c, case_result.presorted_keys == 0, "byte order: presorted %d keys",
+			   case_result.presorted_keys);
+	case_xfrm = reversed_xfrm;
+	run_case(&c, loc, 20000, 1, 8, false, true, (size_t) 1 << 24, 8, 1, -1);
+	check_that(&c, case_result.presorted_keys == 0, "reversed: presorted %d keys",
+			   case_result.presorted_keys);
+	/* sort keys longer than the transform's buffer */
+	case_xfrm = long_xfrm;
+	run_case(&c, loc, 20000, 2, 16, false, false, (size_t) 1 << 24, 8, 2, -1);
+	check_that(&c, case_result.presorted_keys == 2, "long sort keys: presorted %d keys",
+			   case_result.presorted_keys);
+
+	/*
+	 * no memory for the presort's entries beside the dictionary (the same
+	 * keys again, with a cap just under what the presort took): compared
+	 */
+	case_xfrm = NULL;
+	rng_reset();
+	run_case(&c, loc, 20000, 1, 16, false, false, (size_t) 1 << 24, 8, 1, -1);
+	check_that(&c, case_result.presorted_keys == 1, "presorted %d keys of 1",
+			   case_result.presorted_keys);
+	rng_reset();
+	run_case(&c, loc, 20000, 1, 16, false, false, case_result.peak_bytes - 1, 8, 1, -1);
+	check_that(&c, case_result.presorted_keys == 0, "no room: presorted %d keys",
+			   case_result.presorted_keys);
+	check_report(&c, "collrank: strings presorted by their sort keys, checked by the "
+				 "collation: a wrong transform, long sort keys and no memory fall back to "
+				 "comparisons");
 	freelocale(loc);
 }
