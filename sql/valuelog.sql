@@ -108,4 +108,27 @@ RESET braidsort.sort_mode;
 RESET braidsort.write_intensity;
 DROP VIEW vl_long;
 RESET braidsort.work_mem;
+
+-- a table's rows go to the value log straight from their pages (no
+-- MinimalTuple made first): in memory and on the device, with NULLs,
+-- compressed and TOASTed values
+SET braidsort.gather_source = value_log;
+CREATE TABLE vl_heap AS
+SELECT g, CASE WHEN g % 7 = 0 THEN NULL ELSE md5(g::text) END AS m,
+	   CASE WHEN g % 500 = 0 THEN repeat(md5(g::text), 200)
+			WHEN g % 500 = 1 THEN (SELECT string_agg(md5((g * i)::text), '')
+								   FROM generate_series(1, 300) i) END AS big
+FROM generate_series(1, 20000) g;
+SELECT line FROM explain_masked('SELECT * FROM vl_heap ORDER BY m DESC, g') AS line
+WHERE line ~ 'Gather Source';
+SELECT check_sort('SELECT * FROM vl_heap ORDER BY m DESC, g');
+SELECT check_sort('SELECT * FROM alltypes ORDER BY tx DESC, id');
+SET braidsort.work_mem = 256;
+SELECT line FROM explain_masked('SELECT * FROM vl_heap ORDER BY m DESC, g') AS line
+WHERE line ~ 'Gather Source|Merge Passes';
+SELECT check_sort('SELECT * FROM vl_heap ORDER BY m DESC, g');
+SELECT check_sort('SELECT * FROM alltypes ORDER BY tx DESC, id');
+RESET braidsort.work_mem;
+RESET braidsort.gather_source;
+DROP TABLE vl_heap;
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();

@@ -35,6 +35,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "utils/memutils.h"
 
 #include "io/valuelog.h"
@@ -99,13 +100,17 @@ move_to_device(BraidValueLog *log)
 }
 
 /*
- * braid_vlog_append
- *		Append a row; returns its ref.
+ * append_row
+ *		Append a row given as its t_len and its bytes from
+ *		BRAID_VLOG_ROW_SKIP on (body, t_len - BRAID_VLOG_ROW_SKIP of them);
+ *		returns its ref.  In memory the row is laid out as a MinimalTuple
+ *		(t_len, zeroed padding, body), so that braid_vlog_get() returns it
+ *		in place; on the device it is packed (vlogrow.h).
  */
-uint64
-braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
+static uint64
+append_row(BraidValueLog *log, uint32 t_len, const char *body)
 {
-	size_t		len = tuple->t_len;
+	size_t		len = t_len;
 	size_t		alen = MAXALIGN(len);
 	size_t		stored;
 	uint8		hdr[8];
@@ -116,6 +121,8 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 	{
 		if (log->mem_used + alen <= log->mem_limit)
 		{
+			char	   *dst;
+
 			if (log->mem_used + alen > log->mem_cap)
 			{
 				size_t		cap = Max(log->mem_cap * 2, (size_t) 65536);
@@ -125,7 +132,10 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 					MemoryContextAllocHuge(log->cxt, cap);
 				log->mem_cap = cap;
 			}
-			memcpy(log->mem + log->mem_used, tuple, len);
+			dst = log->mem + log->mem_used;
+			memcpy(dst, &t_len, sizeof(t_len));
+			memset(dst + sizeof(t_len), 0, BRAID_VLOG_ROW_SKIP - sizeof(t_len));
+			memcpy(dst + BRAID_VLOG_ROW_SKIP, body, len - BRAID_VLOG_ROW_SKIP);
 			ref = braid_make_vlog_ref(0, log->mem_used, len);
 			log->mem_used += alen;
 			log->bytes += alen;
@@ -135,18 +145,44 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
 	}
 
 	/* on the device: packed (vlogrow.h) */
-	hdrlen = braid_vlog_pack_header(hdr, (uint32) len);
+	hdrlen = braid_vlog_pack_header(hdr, t_len);
 	stored = hdrlen + len - BRAID_VLOG_ROW_SKIP;
 	if (log->nsegs < 2 || log->seg_used + stored > log->segs[log->nsegs - 1]->size)
 		/* segment 0 is the memory's: the first written here is 1 */
 		add_segment(log, braid_vlog_segment_size(log->nsegs, stored));
 	braid_spill_write(log->segs[log->nsegs - 1], hdr, hdrlen);
-	braid_spill_write(log->segs[log->nsegs - 1],
-					  (char *) tuple + BRAID_VLOG_ROW_SKIP, len - BRAID_VLOG_ROW_SKIP);
+	braid_spill_write(log->segs[log->nsegs - 1], body, len - BRAID_VLOG_ROW_SKIP);
 	ref = braid_make_vlog_ref(log->nsegs - 1, log->seg_used, len);
 	log->seg_used += stored;
 	log->bytes += stored;
 	return ref;
+}
+
+/*
+ * braid_vlog_append
+ *		Append a row; returns its ref.
+ */
+uint64
+braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
+{
+	return append_row(log, tuple->t_len, (const char *) tuple + BRAID_VLOG_ROW_SKIP);
+}
+
+/*
+ * braid_vlog_append_heap
+ *		Append a heap tuple as the MinimalTuple it makes, without making it:
+ *		a MinimalTuple is the tuple's header from t_infomask2 on and its
+ *		data, MINIMAL_TUPLE_OFFSET bytes shorter (heap_copy_minimal_tuple
+ *		copies exactly those bytes), so they go to the log straight from
+ *		the table's page.  Returns its ref, as braid_vlog_append would.
+ */
+uint64
+braid_vlog_append_heap(BraidValueLog *log, HeapTuple tuple)
+{
+	StaticAssertStmt(BRAID_VLOG_ROW_SKIP == offsetof(MinimalTupleData, t_infomask2),
+					 "a value log row's body starts at t_infomask2");
+	return append_row(log, tuple->t_len - MINIMAL_TUPLE_OFFSET,
+					  (const char *) tuple->t_data + MINIMAL_TUPLE_OFFSET + BRAID_VLOG_ROW_SKIP);
 }
 
 /*

@@ -63,6 +63,7 @@ typedef struct BraidVlogRow
 extern void braid_vlog_init(BraidValueLog *log, MemoryContext cxt, size_t mem_limit,
 							BraidDeviceStats *stats);
 extern uint64 braid_vlog_append(BraidValueLog *log, MinimalTuple tuple);
+extern uint64 braid_vlog_append_heap(BraidValueLog *log, HeapTuple tuple);
 extern void braid_vlog_finish(BraidValueLog *log);
 extern MinimalTuple braid_vlog_get(BraidValueLog *log, uint64 ref);
 extern BraidSpillFile *braid_vlog_ref_file(BraidValueLog *log, uint64 ref);

@@ -93,15 +93,29 @@ void
 braid_build_log_row(BraidSortState *st, TupleTableSlot *slot)
 {
 	bool		should_free;
-	MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
 	bool		keyed = braid_build_wants_key(st);
 	uint64		ref;
+	uint32		tuple_len;
 	size_t		len = 0;
 
-	ref = braid_vlog_append(&st->path->vlog, mtup);
+	if (TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot))
+	{
+		/* a table's row: to the log from its page, not through a copy */
+		HeapTuple	htup = ExecFetchSlotHeapTuple(slot, false, &should_free);
+
+		ref = braid_vlog_append_heap(&st->path->vlog, htup);
+		tuple_len = htup->t_len - MINIMAL_TUPLE_OFFSET;
+	}
+	else
+	{
+		MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
+
+		ref = braid_vlog_append(&st->path->vlog, mtup);
+		tuple_len = mtup->t_len;
+	}
 	if (keyed)
 		len = braid_input_slot_key(st, slot);
-	braid_build_row(st, ref, mtup->t_len, keyed, len);
+	braid_build_row(st, ref, tuple_len, keyed, len);
 }
 
 /*
