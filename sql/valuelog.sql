@@ -128,7 +128,13 @@ SELECT line FROM explain_masked('SELECT * FROM vl_heap ORDER BY m DESC, g') AS l
 WHERE line ~ 'Gather Source|Merge Passes';
 SELECT check_sort('SELECT * FROM vl_heap ORDER BY m DESC, g');
 SELECT check_sort('SELECT * FROM alltypes ORDER BY tx DESC, id');
+-- rows shorter than the table (a column added since, with a default) and
+-- a dropped column
+ALTER TABLE vl_heap ADD COLUMN added int DEFAULT 7, DROP COLUMN big;
+INSERT INTO vl_heap SELECT g, md5(g::text), g FROM generate_series(20001, 20100) g;
+SELECT check_sort('SELECT * FROM vl_heap ORDER BY m DESC, g');
 RESET braidsort.work_mem;
+SELECT check_sort('SELECT * FROM vl_heap ORDER BY added, m, g');
 RESET braidsort.gather_source;
 DROP TABLE vl_heap;
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();

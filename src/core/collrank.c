@@ -388,11 +388,19 @@ check_interrupts(const BraidRankSpec *spec, size_t i)
  * machine's glibc): strxfrm_l ~280 ns a string (its whole sort key, ~58
  * bytes, of which the first 16 leave 6 ties in 12,000), a strcoll_l()
  * ~80-130 ns; a comparison sort makes ~13 of those a string, the presort
- * one transform and one check.  Below BRAID_RANK_PRESORT_MIN strings the
- * comparison sort is as cheap.
+ * one transform and one check, on the calling thread, where the
+ * comparison sort runs on the sort threads (braid_rank_presorts).
  */
 #define XFRM_PREFIX			16
-#define XFRM_BUFFER			512
+#define XFRM_BUFFER			1024
+
+/*
+ * A string's first XFRM_SOURCE bytes (cut back to a character's start)
+ * are what is transformed: the transform costs a string's whole length,
+ * and its first bytes are the first characters' weights.  Ties and the
+ * check compare the whole strings, so a cut can only cost a tie-break.
+ */
+#define XFRM_SOURCE			64
 
 /* A string's place in its dictionary, behind its sort key's first bytes. */
 typedef struct XfrmEntry
@@ -465,31 +473,31 @@ sort_by_xfrm(RankState *rs, RankDict *d, const BraidRankKey *key)
 	for (size_t i = 0; i < n; i++)
 	{
 		const char *s = (const char *) d->strings[i].str;
+		char		cut[XFRM_SOURCE + 1];
 		size_t		need;
 
 		check_interrupts(spec, i);
+		if (d->strings[i].len > XFRM_SOURCE)
+		{
+			size_t		len = XFRM_SOURCE;
+
+			/* not inside a UTF-8 character (harmless in other encodings) */
+			while (len > 0 && ((uint8_t) s[len] & 0xC0) == 0x80)
+				len--;
+			memcpy(cut, s, len);
+			cut[len] = 0;
+			s = cut;
+		}
 		need = spec->xfrm ? spec->xfrm(buf, s, sizeof(buf), key->locale) :
 			strxfrm_l(buf, s, sizeof(buf), key->locale);
-		memset(x[i].prefix, 0, XFRM_PREFIX);
-		if (need < sizeof(buf))
-			memcpy(x[i].prefix, buf, need < XFRM_PREFIX ? need : XFRM_PREFIX);
-		else
+		if (need >= sizeof(buf))
 		{
-			/* a long string's sort key: whole, in memory of its own */
-			char	   *big = rank_alloc(rs, need + 1);
-
-			if (big == NULL)
-			{
-				rank_release(rs, x, n * sizeof(XfrmEntry));
-				return false;
-			}
-			if (spec->xfrm)
-				(void) spec->xfrm(big, s, need + 1, key->locale);
-			else
-				(void) strxfrm_l(big, s, need + 1, key->locale);
-			memcpy(x[i].prefix, big, XFRM_PREFIX);
-			rank_release(rs, big, need + 1);
+			/* the buffer's contents are indeterminate: compare instead */
+			rank_release(rs, x, n * sizeof(XfrmEntry));
+			return false;
 		}
+		memset(x[i].prefix, 0, XFRM_PREFIX);
+		memcpy(x[i].prefix, buf, need < XFRM_PREFIX ? need : XFRM_PREFIX);
 		x[i].pos = i;
 	}
 
@@ -613,7 +621,8 @@ braid_rank_prefixes(uint8_t *entries, size_t n, const BraidRankSpec *spec,
 		sort.tiebreak_arg = (void *) &spec->keys[j];
 		if (d->n > 1)
 		{
-			if (d->n >= BRAID_RANK_PRESORT_MIN && sort_by_xfrm(&rs, d, &spec->keys[j]))
+			if (braid_rank_presorts(d->n, spec->threads) &&
+				sort_by_xfrm(&rs, d, &spec->keys[j]))
 				result->presorted_keys++;
 			else
 				braid_indexmap_sort_parallel((uint8_t *) d->strings, d->n, &sort,

@@ -41,9 +41,27 @@
 /*
  * From this many distinct strings a key's strings are put in order by
  * their strxfrm_l() sort keys, checked by the collation (collrank.c's
- * sort_by_xfrm); fewer are sorted by comparisons.
+ * sort_by_xfrm); fewer are sorted by comparisons.  The presort (a
+ * transform and a check a string, on one thread) costs about as much as
+ * BRAID_RANK_PRESORT_COMPARES comparisons a string: where the comparison
+ * sort's log2(d) a string, shared by its threads, come to less, the
+ * strings are compared.
  */
 #define BRAID_RANK_PRESORT_MIN	256
+#define BRAID_RANK_PRESORT_COMPARES 3.4
+
+/* braid_rank_presorts: are d strings presorted, with "threads" to sort? */
+static inline bool
+braid_rank_presorts(size_t d, int threads)
+{
+	double		log2d = 0;
+
+	if (d < BRAID_RANK_PRESORT_MIN)
+		return false;
+	for (size_t v = d; v > 1; v >>= 1)
+		log2d += 1;
+	return log2d > BRAID_RANK_PRESORT_COMPARES * (threads > 1 ? threads : 1);
+}
 
 /* Most collated keys ranked in one sort. */
 #define BRAID_RANK_MAX_KEYS		8

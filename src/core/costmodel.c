@@ -127,7 +127,9 @@
  * collated key's distinct strings fit in 1/BRAID_RANK_MEMORY_SHARE of the
  * budget, at up to BRAID_RANK_BYTES_PER_STRING each: collrank.c's 24-byte
  * string, and while its array doubles the old and the new one (72 bytes
- * then), with two 4-byte slots.
+ * then), with two 4-byte slots; or, when the strings are presorted, the
+ * array (24-48 bytes a string), the slots and the presort's 24-byte
+ * entries.
  */
 #define BRAID_NS_PER_RANKED_KEY		80.0
 #define BRAID_RANK_BYTES_PER_STRING	88.0
@@ -141,7 +143,9 @@
  * a process, ~19,000 distinct strings a run): ~210 ns a string in the
  * backends' profile; 280 + 130 ns on 12,000 last names alone.
  */
-#define BRAID_NS_PER_PRESORTED_STRING	300.0
+#define BRAID_NS_PER_PRESORTED_STRING	300.0	/* ~
+												 * BRAID_RANK_PRESORT_COMPARES
+												 * x BRAID_NS_PER_COLLATED_CMP */
 
 /*
  * Of what ranking saves a sort that spills runs, the estimate counts this
@@ -247,14 +251,15 @@ collated_keys(const BraidCostInput *in)
 /*
  * rank_sort_ns
  *		What putting d distinct strings of a key in order costs collrank.c:
- *		compared by the collation, or from BRAID_RANK_PRESORT_MIN of them
- *		presorted by their sort keys, whichever the model finds cheaper
- *		(collrank.c presorts from there on).
+ *		compared by the collation on the sort threads, or from
+ *		BRAID_RANK_PRESORT_MIN of them presorted by their sort keys on one
+ *		thread, whichever is cheaper (as collrank.c chooses,
+ *		braid_rank_presorts).
  */
 static double
-rank_sort_ns(double d)
+rank_sort_ns(double d, double speedup)
 {
-	double		compared = d * (d > 2 ? log2(d) : 1.0) * BRAID_NS_PER_COLLATED_CMP;
+	double		compared = d * (d > 2 ? log2(d) : 1.0) * BRAID_NS_PER_COLLATED_CMP / speedup;
 
 	if (d >= BRAID_RANK_PRESORT_MIN && d * BRAID_NS_PER_PRESORTED_STRING < compared)
 		return d * BRAID_NS_PER_PRESORTED_STRING;
@@ -279,7 +284,7 @@ ranked_ns(const BraidCostInput *in, double run_rows)
 		d * BRAID_RANK_BYTES_PER_STRING > in->budget_bytes / BRAID_RANK_MEMORY_SHARE)
 		return HUGE_VAL;
 	return in->rows * keys * BRAID_NS_PER_RANKED_KEY +
-		in->rows / run_rows * keys * rank_sort_ns(d) / braid_cost_thread_speedup(in);
+		in->rows / run_rows * keys * rank_sort_ns(d, braid_cost_thread_speedup(in));
 }
 
 /*

@@ -172,15 +172,16 @@ braid_vlog_append(BraidValueLog *log, MinimalTuple tuple)
  * braid_vlog_append_heap
  *		Append a heap tuple as the MinimalTuple it makes, without making it:
  *		a MinimalTuple is the tuple's header from t_infomask2 on and its
- *		data, MINIMAL_TUPLE_OFFSET bytes shorter (heap_copy_minimal_tuple
+ *		data, MINIMAL_TUPLE_OFFSET bytes shorter (minimal_tuple_from_heap_tuple
  *		copies exactly those bytes), so they go to the log straight from
  *		the table's page.  Returns its ref, as braid_vlog_append would.
  */
 uint64
 braid_vlog_append_heap(BraidValueLog *log, HeapTuple tuple)
 {
-	StaticAssertStmt(BRAID_VLOG_ROW_SKIP == offsetof(MinimalTupleData, t_infomask2),
-					 "a value log row's body starts at t_infomask2");
+	StaticAssertStmt(MINIMAL_TUPLE_OFFSET + BRAID_VLOG_ROW_SKIP ==
+					 offsetof(HeapTupleHeaderData, t_infomask2),
+					 "a heap tuple's t_infomask2 is a minimal tuple's, MINIMAL_TUPLE_OFFSET on");
 	return append_row(log, tuple->t_len - MINIMAL_TUPLE_OFFSET,
 					  (const char *) tuple->t_data + MINIMAL_TUPLE_OFFSET + BRAID_VLOG_ROW_SKIP);
 }

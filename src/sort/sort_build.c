@@ -92,7 +92,6 @@ braid_build_row(BraidSortState *st, uint64 ref, uint32 tuple_len, bool keyed, si
 void
 braid_build_log_row(BraidSortState *st, TupleTableSlot *slot)
 {
-	bool		should_free;
 	bool		keyed = braid_build_wants_key(st);
 	uint64		ref;
 	uint32		tuple_len;
@@ -100,15 +99,19 @@ braid_build_log_row(BraidSortState *st, TupleTableSlot *slot)
 
 	if (TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot))
 	{
-		/* a table's row: to the log from its page, not through a copy */
-		HeapTuple	htup = ExecFetchSlotHeapTuple(slot, false, &should_free);
+		/*
+		 * a table's row: to the log from its page, not through a copy (the
+		 * slot's own tuple: nothing to free)
+		 */
+		HeapTuple	htup = ExecFetchSlotHeapTuple(slot, false, NULL);
 
 		ref = braid_vlog_append_heap(&st->path->vlog, htup);
 		tuple_len = htup->t_len - MINIMAL_TUPLE_OFFSET;
 	}
 	else
 	{
-		MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, &should_free);
+		/* made in the per-tuple memory, reset after the row */
+		MinimalTuple mtup = ExecFetchSlotMinimalTuple(slot, NULL);
 
 		ref = braid_vlog_append(&st->path->vlog, mtup);
 		tuple_len = mtup->t_len;

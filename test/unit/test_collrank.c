@@ -26,7 +26,7 @@
 #include "core/indexmap.h"
 #include "core/keycodec.h"
 
-#define KEY_ROOM 160
+#define KEY_ROOM 256
 
 /* The keys of one test: their layout's parameters, then the keys. */
 typedef struct TestKeys
@@ -72,8 +72,24 @@ static const char *const letters[] = {"a", "A", "b", "B", "é", "c", " ", "-"};
  *		tail; with tail_letters 0, always a random one of 8 to 12 letters
  *		(nearly all distinct).
  */
+/* Put in front of every random string, if not NULL (long strings). */
+static const char *case_lead;
+
+static size_t random_tail(char *out, size_t tail_letters);
+
 static size_t
 random_string(char *out, size_t tail_letters)
+{
+	size_t		lead = case_lead ? strlen(case_lead) : 0;
+
+	if (lead > 0)
+		memcpy(out, case_lead, lead);
+	return lead + random_tail(out + lead, tail_letters);
+}
+
+/* random_tail: random_string's string, without the lead. */
+static size_t
+random_tail(char *out, size_t tail_letters)
 {
 	size_t		ncommon = sizeof(common) / sizeof(common[0]);
 	size_t		n;
@@ -124,7 +140,7 @@ build_key(uint8_t *k, int nkeys, bool with_head, size_t tail_letters)
 	be32(k + seg_at, pos - L);
 	for (int j = 0; j < nkeys; j++)
 	{
-		char		s[64];
+		char		s[160];
 		size_t		slen = isnull ? 0 : random_string(s, j == 0 ? tail_letters : 8);
 
 		be32(k + pos, (uint32_t) slen);
@@ -253,8 +269,12 @@ test_free(void *p, void *arg)
 	free(p);
 }
 
-/* The sort key transform run_case passes (NULL: strxfrm_l), and its result. */
+/*
+ * The sort key transform run_case passes (NULL: strxfrm_l), its threads,
+ * and its result.
+ */
 static size_t (*case_xfrm) (char *dst, const char *src, size_t n, locale_t locale);
+static int	case_threads = 4;
 static BraidRankResult case_result;
 
 /* byte_xfrm: a "sort key" in byte order, which en_US.UTF-8 does not follow. */
@@ -281,7 +301,7 @@ reversed_xfrm(char *dst, const char *src, size_t n, locale_t locale)
 	return len;
 }
 
-/* long_xfrm: strxfrm_l's sort key with 600 more bytes: past any buffer. */
+/* long_xfrm: strxfrm_l's sort key with 2000 more bytes: past the buffer. */
 static size_t
 long_xfrm(char *dst, const char *src, size_t n, locale_t locale)
 {
@@ -289,14 +309,14 @@ long_xfrm(char *dst, const char *src, size_t n, locale_t locale)
 	size_t		len = strxfrm_l(real, src, sizeof(real), locale);
 
 	if (len >= sizeof(real))
-		return len + 600;		/* not in the test's strings */
-	if (n > len + 600)
+		return len + 2000;		/* not in the test's strings */
+	if (n > len + 2000)
 	{
 		memcpy(dst, real, len);
-		memset(dst + len, 1, 600);
-		dst[len + 600] = 0;
+		memset(dst + len, 1, 2000);
+		dst[len + 2000] = 0;
 	}
-	return len + 600;
+	return len + 2000;
 }
 
 /*
@@ -355,7 +375,7 @@ run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 	spec.nkeys = nkeys;
 	spec.keys = tk.keys;
 	spec.memory_cap = cap;
-	spec.threads = 4;			/* the distinct strings' sort, from 65536 */
+	spec.threads = case_threads;	/* the distinct strings' sort, from 65536 */
 	spec.key_of = key_of;
 	spec.key_arg = &ea;
 	spec.alloc = test_alloc;
@@ -492,6 +512,7 @@ unit_collrank(void)
 	check_report(&c, "collrank: the memory cap leaves keys unranked, in key order");
 
 	check_init(&c);
+	case_threads = 1;
 	/* strxfrm_l presorts a key's strings where there are enough of them */
 	run_case(&c, loc, 20000, 2, 16, true, true, (size_t) 1 << 24, 8, 2, -1);
 	check_that(&c, case_result.presorted_keys == 2, "presorted %d keys of 2",
@@ -501,6 +522,12 @@ unit_collrank(void)
 	check_that(&c, case_result.presorted_keys == 0 && case_result.strings < 256,
 			   "%zu strings, presorted %d keys", case_result.strings,
 			   case_result.presorted_keys);
+	/* long strings alike in their first 64 bytes (cut inside an 'é'): ties */
+	case_lead = "aééééééééééééééééééééééééééééééééééééééééééé";
+	run_case(&c, loc, 20000, 1, 16, false, true, (size_t) 1 << 24, 8, 1, -1);
+	check_that(&c, case_result.presorted_keys == 1, "long strings: presorted %d keys",
+			   case_result.presorted_keys);
+	case_lead = NULL;
 	/* a transform that does not order as the collation: caught, compared */
 	case_xfrm = byte_xfrm;
 	run_case(&c, loc, 20000, 2, 16, true, false, (size_t) 1 << 24, 8, 2, -1);
@@ -510,10 +537,10 @@ unit_collrank(void)
 	run_case(&c, loc, 20000, 1, 8, false, true, (size_t) 1 << 24, 8, 1, -1);
 	check_that(&c, case_result.presorted_keys == 0, "reversed: presorted %d keys",
 			   case_result.presorted_keys);
-	/* sort keys longer than the transform's buffer */
+	/* sort keys longer than the transform's buffer: compared */
 	case_xfrm = long_xfrm;
 	run_case(&c, loc, 20000, 2, 16, false, false, (size_t) 1 << 24, 8, 2, -1);
-	check_that(&c, case_result.presorted_keys == 2, "long sort keys: presorted %d keys",
+	check_that(&c, case_result.presorted_keys == 0, "long sort keys: presorted %d keys",
 			   case_result.presorted_keys);
 
 	/*
@@ -529,8 +556,18 @@ unit_collrank(void)
 	run_case(&c, loc, 20000, 1, 16, false, false, case_result.peak_bytes - 1, 8, 1, -1);
 	check_that(&c, case_result.presorted_keys == 0, "no room: presorted %d keys",
 			   case_result.presorted_keys);
-	check_report(&c, "collrank: strings presorted by their sort keys, checked by the "
-				 "collation: a wrong transform, long sort keys and no memory fall back to "
-				 "comparisons");
+	/* on four threads the comparison sort is cheaper below ~2^14 strings */
+	case_threads = 4;
+	run_case(&c, loc, 20000, 1, 16, false, false, (size_t) 1 << 24, 8, 1, -1);
+	check_that(&c, case_result.presorted_keys == 0 && case_result.strings < 16384,
+			   "four threads, %zu strings: presorted %d keys", case_result.strings,
+			   case_result.presorted_keys);
+	check_that(&c, !braid_rank_presorts(255, 1) && braid_rank_presorts(256, 1) &&
+			   !braid_rank_presorts(8192, 4) && braid_rank_presorts(1 << 14, 4) &&
+			   !braid_rank_presorts((size_t) 1 << 26, 8),
+			   "when strings are presorted");
+	check_report(&c, "collrank: strings presorted by their sort keys (long strings cut), "
+				 "checked by the collation: a wrong transform, sort keys past the buffer, "
+				 "no memory and threads fall back to comparisons");
 	freelocale(loc);
 }
