@@ -255,18 +255,32 @@ full_tiebreak(const uint8_t *a, const uint8_t *b, void *arg)
 	return reference_compare(((const EntryArgs *) arg)->tk, ka, la, kb, lb);
 }
 
+/*
+ * test_alloc, test_free: collrank.c's memory, each block's size kept in
+ * front of it, so that what is still held after a call can be checked.
+ */
+static size_t live_bytes;
+
 static void *
 test_alloc(size_t size, void *arg)
 {
+	char	   *p = malloc(size + 16);
+
 	(void) arg;
-	return malloc(size);
+	memcpy(p, &size, sizeof(size));
+	live_bytes += size;
+	return p + 16;
 }
 
 static void
 test_free(void *p, void *arg)
 {
+	size_t		size;
+
 	(void) arg;
-	free(p);
+	memcpy(&size, (char *) p - 16, sizeof(size));
+	live_bytes -= size;
+	free((char *) p - 16);
 }
 
 /*
@@ -384,8 +398,11 @@ run_case(Check *c, locale_t loc, size_t n, int nkeys, uint32_t prefix_len,
 	spec.xfrm = case_xfrm;
 	spec.interrupt_check = NULL;
 	spec.interrupt_arg = NULL;
+	live_bytes = 0;
 	braid_rank_prefixes(entries, n, &spec, &result);
 	case_result = result;
+	check_that(c, live_bytes == 0, "n=%zu: %zu bytes of dictionaries still held", n,
+			   live_bytes);
 
 	check_that(c, result.keys_ranked == expect_ranked,
 			   "n=%zu keys=%d prefix=%u cap=%zu: ranked %d keys, expected %d",
