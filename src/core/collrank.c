@@ -347,6 +347,20 @@ dict_rank(const RankDict *d, const uint8_t *s, uint32_t len)
 }
 
 /*
+ * string_order: two strings by the collation, then by their bytes where
+ * it calls different strings equal (as PostgreSQL's varstr_cmp()).
+ */
+static inline int
+string_order(const RankString *x, const RankString *y, const BraidRankKey *key)
+{
+	int			c = strcoll_l((const char *) x->str, (const char *) y->str, key->locale);
+
+	if (c == 0)
+		c = strcmp((const char *) x->str, (const char *) y->str);
+	return c;
+}
+
+/*
  * compare_strings
  *		The IndexMap sort's comparator over RankStrings: the collation, then
  *		the bytes when it calls different strings equal (as
@@ -356,17 +370,12 @@ dict_rank(const RankDict *d, const uint8_t *s, uint32_t len)
 static int
 compare_strings(const uint8_t *a, const uint8_t *b, void *arg)
 {
-	const BraidRankKey *key = (const BraidRankKey *) arg;
 	RankString	x,
 				y;
-	int			c;
 
 	memcpy(&x, a, sizeof(x));
 	memcpy(&y, b, sizeof(y));
-	c = strcoll_l((const char *) x.str, (const char *) y.str, key->locale);
-	if (c == 0)
-		c = strcmp((const char *) x.str, (const char *) y.str);
-	return c;
+	return string_order(&x, &y, (const BraidRankKey *) arg);
 }
 
 /* Entries between two calls of the interrupt hook. */
@@ -415,17 +424,6 @@ typedef struct XfrmTie
 	const RankDict *dict;
 	const BraidRankKey *key;
 } XfrmTie;
-
-/* string_order: the collation, then the bytes (as compare_strings). */
-static inline int
-string_order(const RankString *x, const RankString *y, const BraidRankKey *key)
-{
-	int			c = strcoll_l((const char *) x->str, (const char *) y->str, key->locale);
-
-	if (c == 0)
-		c = strcmp((const char *) x->str, (const char *) y->str);
-	return c;
-}
 
 /*
  * compare_positions
