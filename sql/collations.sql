@@ -120,6 +120,15 @@ SELECT check_sort('SELECT last, first, city FROM people ORDER BY last COLLATE sv
 SELECT check_sort('SELECT n, last, first, id FROM people ORDER BY n, last COLLATE de_libc, first COLLATE de_libc DESC, id');
 -- value log
 SELECT check_sort('SELECT last, first FROM (SELECT last, first FROM people UNION ALL SELECT first, last FROM people) s ORDER BY last COLLATE en_libc, first COLLATE sv_libc');
+-- the merge's memos (a tree node's last two strings ordered by a
+-- collation) hold one column's order: the same two strings are ordered
+-- one way in Swedish (Zorn before Ängel) and the other in English
+CREATE TABLE memo_pairs AS
+SELECT g AS id, (ARRAY['Ängel', 'Zorn', 'Angel'])[1 + (g * 7) % 3] AS a,
+	   (ARRAY['Zorn', 'Ängel', 'Angel'])[1 + (g * 11 + g / 5) % 3] AS b
+FROM generate_series(1, 6000) g;
+SELECT check_sort('SELECT a, b, id FROM memo_pairs ORDER BY a COLLATE sv_libc, b COLLATE en_libc, id');
+SELECT check_sort('SELECT a, b, id FROM memo_pairs ORDER BY a COLLATE en_libc DESC, b COLLATE sv_libc, id DESC');
 RESET braidsort.work_mem;
 RESET work_mem;
 -- keys before and between collated ones of more than 64 kB (the layout's

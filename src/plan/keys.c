@@ -752,6 +752,21 @@ int
 braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
 					   const BraidKeyColumn *cols, int ncols)
 {
+	return braid_compare_collated_memo(a, la, b, lb, cols, ncols, NULL);
+}
+
+/*
+ * braid_compare_collated_memo
+ *		braid_compare_collated, with a memo of the last two strings ordered
+ *		by a collation (core/collmemo.h; NULL: none) that answers when the
+ *		same two strings come again: a loser-tree node's.  A memo is the
+ *		caller's, on one thread.
+ */
+int
+braid_compare_collated_memo(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
+							const BraidKeyColumn *cols, int ncols,
+							BraidCollMemo *memo)
+{
 	uint32		ga = braid_get_be32(a),
 				gb = braid_get_be32(b);
 	const uint8 *ra = a + BRAID_COLLATED_HEADER,
@@ -783,10 +798,8 @@ braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
 			!(sa == sb && memcmp(ra, rb, sa) == 0))
 		{
 			/* both strings end in a zero byte */
-			c = strcoll_l((const char *) ra, (const char *) rb, (locale_t) col->locale);
-			if (c == 0)
-				c = strcmp((const char *) ra, (const char *) rb);
-			c = (c > 0) - (c < 0);
+			c = braid_coll_order(memo, i, (locale_t) col->locale,
+								 (const char *) ra, sa, (const char *) rb, sb);
 			return col->descending ? -c : c;
 		}
 		ra += sa + 1;

@@ -18,6 +18,8 @@
 
 #include "postgres.h"
 
+#include "core/collmemo.h"
+
 typedef enum BraidKeyKind
 {
 	BRAID_KEY_INT2,
@@ -74,6 +76,9 @@ extern int	braid_key_max_width(BraidKeyKind kind, int32 typmod);
 extern int	braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b,
 								   uint32 lb, const BraidKeyColumn *cols,
 								   int ncols);
+extern int	braid_compare_collated_memo(const uint8 *a, uint32 la, const uint8 *b,
+										uint32 lb, const BraidKeyColumn *cols,
+										int ncols, BraidCollMemo *memo);
 extern size_t braid_encode_key(const BraidKeyColumn *cols, int ncols,
 							   const Datum *values, const bool *isnull,
 							   BraidKeyBuffer *buf);

@@ -647,12 +647,14 @@ reader_advance(BraidRunReader *r)
  *		way.
  */
 static inline int
-key_cmp(const BraidMerger *m, const BraidRunReader *a, const BraidRunReader *b)
+key_cmp(const BraidMerger *m, const BraidRunReader *a, const BraidRunReader *b,
+		int node)
 {
 	int			c;
 
 	if (m->compare)
-		return m->compare(a->key, a->keylen, b->key, b->keylen, m->compare_arg);
+		return m->compare(a->key, a->keylen, b->key, b->keylen, m->compare_arg,
+						  m->memos ? m->memos + (size_t) node * m->memo_bytes : NULL);
 	if (a->prefix != b->prefix)
 		return a->prefix < b->prefix ? -1 : 1;
 	c = memcmp(a->key, b->key, Min(a->keylen, b->keylen));
@@ -663,11 +665,12 @@ key_cmp(const BraidMerger *m, const BraidRunReader *a, const BraidRunReader *b)
 
 /*
  * beats
- *		Does reader a's current record come before reader b's?  An exhausted
- *		reader comes after everything; equal keys go to the lower run.
+ *		Does reader a's current record come before reader b's, in the match
+ *		at tree node "node"?  An exhausted reader comes after everything;
+ *		equal keys go to the lower run.
  */
 static inline bool
-beats(const BraidMerger *m, int a, int b)
+beats(const BraidMerger *m, int a, int b, int node)
 {
 	const BraidRunReader *ra = &m->readers[a];
 	const BraidRunReader *rb = &m->readers[b];
@@ -677,7 +680,7 @@ beats(const BraidMerger *m, int a, int b)
 		return false;
 	if (rb->done)
 		return true;
-	c = key_cmp(m, ra, rb);
+	c = key_cmp(m, ra, rb, node);
 	return c < 0 || (c == 0 && a < b);
 }
 
@@ -696,7 +699,7 @@ build_tree(BraidMerger *m, int node)
 		return node - m->nreaders;
 	l = build_tree(m, 2 * node);
 	r = build_tree(m, 2 * node + 1);
-	if (beats(m, l, r))
+	if (beats(m, l, r, node))
 	{
 		m->tree[node] = r;
 		return l;
@@ -709,16 +712,22 @@ build_tree(BraidMerger *m, int node)
  * braid_merger_begin
  *		Start merging runs (which must be finished).  A loser tree picks
  *		the next record: log2(k) comparisons each, against a binary heap's
- *		up to twice that.
+ *		up to twice that.  With a comparator, memo_bytes (0: none) of
+ *		zeroed memory a node are its memo (BraidKeyCompare).
  */
 BraidMerger *
 braid_merger_begin(BraidRun **runs, int nruns, BraidKeyCompare compare,
-				   void *compare_arg)
+				   void *compare_arg, size_t memo_bytes)
 {
 	BraidMerger *m = palloc0(sizeof(BraidMerger));
 
 	m->compare = compare;
 	m->compare_arg = compare_arg;
+	if (compare != NULL && memo_bytes > 0 && nruns > 1)
+	{
+		m->memo_bytes = memo_bytes;
+		m->memos = palloc0(memo_bytes * nruns);
+	}
 	m->nreaders = nruns;
 	m->readers = palloc0(sizeof(BraidRunReader) * Max(nruns, 1));
 	m->tree = palloc0(sizeof(int) * Max(nruns, 1));
@@ -761,7 +770,7 @@ braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen, uint64 *ref
 		{
 			int			other = m->tree[node];
 
-			if (beats(m, other, winner))
+			if (beats(m, other, winner, node))
 			{
 				m->tree[node] = winner;
 				winner = other;
@@ -881,17 +890,20 @@ braid_merger_end(BraidMerger *m)
 			pfree(m->readers[i].keybuf);
 	pfree(m->readers);
 	pfree(m->tree);
+	if (m->memos)
+		pfree(m->memos);
 	pfree(m);
 }
 
 /*
  * braid_merge_runs
  *		Merge runs into one new run (an intermediate merge pass); the input
- *		runs are closed.
+ *		runs are closed.  compare, compare_arg and memo_bytes as for
+ *		braid_merger_begin.
  */
 BraidRun *
 braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
-				 BraidKeyCompare compare, void *compare_arg)
+				 BraidKeyCompare compare, void *compare_arg, size_t memo_bytes)
 {
 	BraidRun   *out = MemoryContextAllocZero(CurrentMemoryContext, sizeof(BraidRun));
 	BraidMerger *m;
@@ -909,7 +921,7 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
 	 * grant (device.c), so reads and writes alternate, and the merging in
 	 * between holds neither.
 	 */
-	m = braid_merger_begin(runs, nruns, compare, compare_arg);
+	m = braid_merger_begin(runs, nruns, compare, compare_arg, memo_bytes);
 	while (braid_merger_next(m, &key, &keylen, &ref))
 	{
 		out->bytes += encode_record(&coder, key, keylen, ref);
@@ -920,7 +932,7 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
 
 	out->file = braid_spill_create(out->bytes, stats);
 	coder_reset(&coder);
-	m = braid_merger_begin(runs, nruns, compare, compare_arg);
+	m = braid_merger_begin(runs, nruns, compare, compare_arg, memo_bytes);
 	while (braid_merger_next(m, &key, &keylen, &ref))
 	{
 		size_t		rec = encode_record(&coder, key, keylen, ref);

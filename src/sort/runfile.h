@@ -64,14 +64,21 @@ typedef struct BraidRunReader
 	size_t		keybuf_cap;
 } BraidRunReader;
 
-/* Order of two full keys; NULL means memcmp, then length. */
+/*
+ * Order of two full keys; NULL means memcmp, then length.  memo is the
+ * loser-tree node's memo_bytes of zeroed memory for the comparator to
+ * remember what it found there (NULL where there is none), owned by the
+ * merger: comparisons at one node repeat (core/collmemo.h).
+ */
 typedef int (*BraidKeyCompare) (const uint8 *a, uint32 la, const uint8 *b,
-								uint32 lb, void *arg);
+								uint32 lb, void *arg, void *memo);
 
 typedef struct BraidMerger
 {
 	BraidKeyCompare compare;
 	void	   *compare_arg;
+	size_t		memo_bytes;		/* each node's memo for the comparator */
+	char	   *memos;			/* nreaders of them (node 0 unused) */
 	int			nreaders;
 	BraidRunReader *readers;
 	int		   *tree;			/* loser tree: tree[0] the winner,
@@ -94,7 +101,8 @@ extern void braid_run_set_memory(BraidRun *run, const uint8 *entries, size_t n,
 								 uint32 stride, BraidKeyOf key_of, void *arg);
 extern void braid_run_close(BraidRun *run);
 extern BraidMerger *braid_merger_begin(BraidRun **runs, int nruns,
-									   BraidKeyCompare compare, void *compare_arg);
+									   BraidKeyCompare compare, void *compare_arg,
+									   size_t memo_bytes);
 extern bool braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen,
 							  uint64 *ref);
 extern int	braid_merger_try_next(BraidMerger *m, uint64 *ref);
@@ -102,6 +110,7 @@ extern void braid_merger_defer_reads(BraidMerger *m, bool defer);
 extern void braid_merger_account(BraidMerger *m);
 extern void braid_merger_end(BraidMerger *m);
 extern BraidRun *braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
-								  BraidKeyCompare compare, void *compare_arg);
+								  BraidKeyCompare compare, void *compare_arg,
+								  size_t memo_bytes);
 
 #endif							/* BRAID_RUNFILE_H */

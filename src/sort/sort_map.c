@@ -39,6 +39,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "core/collmemo.h"
 #include "core/collrank.h"
 #include "core/costmodel.h"
 #include "core/pool.h"
@@ -475,14 +476,18 @@ rank_prefixes(BraidSortState *st)
 
 /*
  * braid_map_collated_compare
- *		The merge order of full keys whose last column is collated.
+ *		The merge order of full keys with collated columns: a
+ *		BraidKeyCompare, whose memo (a BraidCollMemo a node, or NULL) keeps
+ *		the node's last two strings ordered by the collation.
  */
 int
-braid_map_collated_compare(const uint8 *a, uint32 la, const uint8 *b, uint32 lb, void *arg)
+braid_map_collated_compare(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
+						   void *arg, void *memo)
 {
 	const BraidSortState *st = (const BraidSortState *) arg;
 
-	return braid_compare_collated(a, la, b, lb, st->cfg.keys, st->cfg.nkeys);
+	return braid_compare_collated_memo(a, la, b, lb, st->cfg.keys, st->cfg.nkeys,
+									   (BraidCollMemo *) memo);
 }
 
 /*

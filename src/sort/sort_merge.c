@@ -22,9 +22,22 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "core/collmemo.h"
 #include "core/costmodel.h"
 #include "io/device.h"
 #include "sort/sort_state.h"
+
+/*
+ * merge_memo_bytes
+ *		A loser-tree node's memo for keys with collated columns: the last two
+ *		strings it ordered by the collation (core/collmemo.h), which the
+ *		node's next matches often ask about again.  None for other keys.
+ */
+static size_t
+merge_memo_bytes(const BraidSortState *st)
+{
+	return st->cfg.collated ? sizeof(BraidCollMemo) : 0;
+}
 
 /*
  * braid_merge_all_runs
@@ -82,7 +95,7 @@ braid_merge_all_runs(BraidSortState *st)
 			else
 				next = lappend(next, braid_merge_runs(runs, k, &st->instr.device,
 													  st->cfg.collated ? braid_map_collated_compare : NULL,
-													  st));
+													  st, merge_memo_bytes(st)));
 			CHECK_FOR_INTERRUPTS();
 		}
 		pfree(runs);
@@ -118,7 +131,7 @@ braid_merge_all_runs(BraidSortState *st)
 	st->path->merge.nrows = n;
 	st->path->merge.merger = braid_merger_begin(runs, nruns,
 												st->cfg.collated ? braid_map_collated_compare : NULL,
-												st);
+												st, merge_memo_bytes(st));
 
 	if (st->cfg.random_access)
 	{

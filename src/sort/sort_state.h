@@ -543,7 +543,8 @@ extern const uint8 *braid_map_full_key(const BraidSortState *st, const uint8 *en
 									   uint32 *len);
 extern int	braid_map_tiebreak(const uint8 *a, const uint8 *b, void *arg);
 extern int	braid_map_collated_compare(const uint8 *a, uint32 la,
-									   const uint8 *b, uint32 lb, void *arg);
+									   const uint8 *b, uint32 lb, void *arg,
+									   void *memo);
 extern const uint8 *braid_map_entry_key_of(const uint8 *entry, uint32 *len,
 										   uint64 *ref, void *arg);
 

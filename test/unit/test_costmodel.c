@@ -462,6 +462,57 @@ test_costmodel_ranks(void)
 }
 
 /*
+ * test_costmodel_merge_memo: the merge's memos (core/collmemo.h) leave to
+ * the collation a run's changes of string: with one collated key of 12000
+ * names in runs of 51724 rows (the realistic workload's 3M last names in
+ * 58 runs, where 9.07M calls of strcoll() became 2.0M, 0.22) about 0.23 of
+ * the merge's comparisons; all of them with two collated keys or without
+ * statistics; at least the floor for a status of 5 values; nearly all for
+ * strings that rarely repeat in a run.  And a spilling sort of one
+ * collated key is estimated cheaper than the comparisons would cost it.
+ */
+static void
+test_costmodel_merge_memo(void)
+{
+	Check		c;
+	BraidCostInput in = names_input(4.0 * 1024 * 1024);
+	double		share;
+
+	check_init(&c);
+	in.collated_keys = 1;
+	in.collated_first_distinct = 12000;
+	share = braid_cost_merge_memo_share(&in, 51724);
+	check_that(&c, share > 0.2 && share < 0.26, "12000 names, runs of 51724: %.3f", share);
+	in.collated_keys = 2;
+	check_that(&c, braid_cost_merge_memo_share(&in, 51724) == 1.0, "two collated keys: 1");
+	in.collated_keys = 1;
+	in.collated_first_distinct = 0;
+	check_that(&c, braid_cost_merge_memo_share(&in, 51724) == 1.0, "no statistics: 1");
+	in.collated_first_distinct = 5;
+	check_that(&c, braid_cost_merge_memo_share(&in, 1e5) == BRAID_MERGE_MEMO_FLOOR,
+			   "5 values: the floor (%.3f)", braid_cost_merge_memo_share(&in, 1e5));
+	in.collated_first_distinct = 1e7;
+	share = braid_cost_merge_memo_share(&in, 5e4);
+	check_that(&c, share > 0.99 && share <= 1.0, "strings that rarely repeat: %.3f", share);
+	check_that(&c, braid_cost_merge_memo_share(&in, 0) == 1.0, "no rows: 1");
+
+	/* the estimate of a spilling sort of 12000 names follows */
+	in.collated_first_distinct = 12000;
+	{
+		double		memo = braid_cost_tid_ns(&in);
+
+		in.collated_keys = 0;	/* one key, counted as such */
+		check_that(&c, braid_cost_tid_ns(&in) == memo, "collated_keys 0 is one key");
+		in.collated_first_distinct = 1e7;
+		in.collated_distinct = 1e7;
+		check_that(&c, braid_cost_tid_ns(&in) > memo,
+				   "strings that do not repeat cost the merge more (%.0f vs %.0f ns)",
+				   braid_cost_tid_ns(&in), memo);
+	}
+	check_report(&c, "costmodel: the merge's memos leave to the collation a run's changes of string");
+}
+
+/*
  * test_costmodel_collated: a key ordered by a collation's comparator costs
  * both sorts its comparisons; braidsort's are split among its threads, so
  * 1M names are worth taking on two threads and not on one.
@@ -1175,6 +1226,7 @@ unit_costmodel(void)
 	test_costmodel_gather_arena();
 	test_costmodel_collated();
 	test_costmodel_ranks();
+	test_costmodel_merge_memo();
 	test_costmodel_parallel();
 	test_costmodel_one_sort();
 	test_costmodel_sources();

@@ -19,6 +19,7 @@
  *		test_joinbucket.c	src/core/joinbucket.c
  *		test_vlogrow.c		src/core/vlogrow.h
  *		test_collrank.c		src/core/collrank.c
+ *		test_collmemo.c		src/core/collmemo.h
  *
  * Each module file has one entry point, unit_<module>(), that runs its
  * tests in a fixed order.  No test framework: a group of related
@@ -138,5 +139,6 @@ extern void unit_joinmodel(void);
 extern void unit_joinbucket(void);
 extern void unit_vlogrow(void);
 extern void unit_collrank(void);
+extern void unit_collmemo(void);
 
 #endif							/* BRAID_UNIT_H */

@@ -39,6 +39,7 @@ static const UnitModule modules[] = {
 	{"joinbucket", "src/core/joinbucket.c", unit_joinbucket},
 	{"vlogrow", "src/core/vlogrow.h", unit_vlogrow},
 	{"collrank", "src/core/collrank.c", unit_collrank},
+	{"collmemo", "src/core/collmemo.h", unit_collmemo},
 };
 
 #define NUM_MODULES ((int) (sizeof(modules) / sizeof(modules[0])))
