@@ -177,6 +177,11 @@ SELECT check_sort('SELECT s FROM (SELECT t || id AS s FROM words) w ORDER BY s C
 SELECT ranked_keys('SELECT s FROM (SELECT t || id AS s FROM words) w ORDER BY s COLLATE en_libc');
 SELECT check_sort('SELECT t, s FROM (SELECT t, t || id AS s FROM words) w ORDER BY t COLLATE sv_libc, s COLLATE en_libc DESC');
 SELECT ranked_keys('SELECT t, s FROM (SELECT t, t || id AS s FROM words) w ORDER BY t COLLATE sv_libc, s COLLATE en_libc DESC');
+-- a first key of six strings, then others: few comparisons reach the
+-- collation, but unranked every entry of a run ties on its prefix and goes
+-- to the tie-break; ranked (by the cost model), the radix sort orders them
+SELECT check_sort('SELECT code, n, id FROM people ORDER BY code COLLATE sv_libc, n DESC, id');
+SELECT ranked_keys('SELECT code, n, id FROM people ORDER BY code COLLATE sv_libc, n DESC, id');
 RESET braidsort.work_mem;
 RESET work_mem;
 -- compared only between rows tied on a unique key: the cost model does not rank

@@ -118,6 +118,19 @@
 #define BRAID_NS_PER_COLLATED_CMP	90.0
 
 /*
+ * A sort whose first key is collated and not ranked has no byte of that
+ * key in its prefixes (the head holds only its null mark): the radix sort
+ * finds every entry tied and the tie-break orders them, log2(run) full-key
+ * comparisons a row, each parsing both keys (braid_compare_collated) even
+ * where the strings are equal and no strcoll() is called.  Measured on the
+ * realistic workload's ORDER BY status, amount DESC (5 statuses, 3M rows
+ * in 75 runs of 40k, two threads): 2.1 s of sorting runs unranked, ~90 ns
+ * of CPU a comparison with the radix sort's passes around it; ranked,
+ * 1.0 s.
+ */
+#define BRAID_NS_PER_TIED_CMP		60.0
+
+/*
  * Ranking a sort's collated strings (collrank.c) instead: two passes over
  * its entries hashing each collated key, ~80 ns a key a row (measured on
  * the realistic workload's names, 3M rows in one process: the sort went
@@ -346,6 +359,7 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
 	double		total = collated_compares(in);
 	double		merged = 0;
 	double		run_rows = in->rows;
+	double		strcolls;
 
 	if (spills)
 	{
@@ -358,27 +372,41 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
 	}
 	cc->merged = in->rows * merged * BRAID_NS_PER_COLLATED_CMP *
 		(spills ? braid_cost_merge_memo_share(in, run_rows) : 1.0);
-	cc->compared = in->rows * (total - merged) / braid_cost_thread_speedup(in) *
+	strcolls = in->rows * (total - merged) / braid_cost_thread_speedup(in) *
 		BRAID_NS_PER_COLLATED_CMP;
+	cc->compared = strcolls;
+	if (in->collated_group_rows == 0 && run_rows > 2)
+	{
+		/* the first key: unranked, its ties go to the tie-break */
+		double		tied = log2(run_rows) - (total - merged);
+
+		if (tied > 0)
+			cc->compared += in->rows * tied / braid_cost_thread_speedup(in) *
+				BRAID_NS_PER_TIED_CMP;
+	}
 
 	/*
 	 * Without statistics (a value log's input, an expression) whether the
 	 * strings fit is left to the sort, which tries where the comparisons are
 	 * expected to cost at least twice what ranking a row costs; the estimate
-	 * counts them compared.
+	 * counts the collation's comparisons (as before the tie-break's were
+	 * counted, so that no such sort is newly declined).
 	 */
 	if (in->collated_first_distinct <= 0)
 	{
 		cc->ranks = cc->compared > 2 * in->rows * collated_keys(in) * BRAID_NS_PER_RANKED_KEY;
-		cc->ranked = cc->compared;
+		cc->ranked = strcolls;
 		return;
 	}
 	cc->ranked = ranked_ns(in, run_rows);
 	cc->ranks = cc->ranked < cc->compared;
 	if (!cc->ranks)
 		cc->ranked = cc->compared;
-	else if (spills)
-		cc->ranked = cc->compared - (cc->compared - cc->ranked) * BRAID_RANK_SPILLED_CREDIT;
+	else if (spills && cc->ranked < strcolls)
+	{
+		/* the tie-break's comparisons saved, the collation's in part */
+		cc->ranked = strcolls - (strcolls - cc->ranked) * BRAID_RANK_SPILLED_CREDIT;
+	}
 }
 
 /*
@@ -673,8 +701,10 @@ braid_cost_gather_merge_ns(double rows)
  *
  *		Each process's estimate is its sort's time as if it had a CPU of its
  *		own (braid_cost_thread_speedup counts braidsort's threads against
- *		PostgreSQL's one on the same share): when the processes outnumber
- *		the CPUs they take turns, and the sorts end later by that ratio.
+ *		PostgreSQL's one on the same share), scaled from the rows the
+ *		planner gives a worker to the processes' even share of "rows": when
+ *		the processes outnumber the CPUs they take turns, and the sorts end
+ *		later by that ratio.
  *		The single sort does without the Gather Merge, but reads the scan
  *		in one process, where the parallel plan reads it in all of them (as
  *		fast as the CPUs let them).  Where the cost model takes each
@@ -696,9 +726,19 @@ braid_cost_one_sort(const BraidCostInput *each, const BraidCostEstimate *each_es
 	double		turns = processes > cpus ? processes / cpus : 1.0;
 	double		readers = processes < cpus ? processes : cpus;
 	double		merge = braid_cost_gather_merge_ns(rows);
+	double		share = 1.0;
 
-	out->pg_ns = each_est->pg_ns * turns + merge;
-	out->each_ns = each_taken ? each_est->braid_ns * turns + merge : HUGE_VAL;
+	/*
+	 * The planner gives each process the rows of a worker (PostgreSQL's
+	 * parallel divisor counts the leader as part of one), more than the
+	 * processes' even share, which is what they sort when the leader keeps
+	 * up: the estimates scale to it.
+	 */
+	if (each->rows > 0 && rows > 0 && rows < processes * each->rows)
+		share = rows / (processes * each->rows);
+
+	out->pg_ns = each_est->pg_ns * share * turns + merge;
+	out->each_ns = each_taken ? each_est->braid_ns * share * turns + merge : HUGE_VAL;
 	out->one_ns = one_est->braid_ns + scan_ns * (1.0 - 1.0 / readers);
 	out->why = NULL;
 	if (each_est->small)

@@ -513,6 +513,36 @@ test_costmodel_merge_memo(void)
 }
 
 /*
+ * test_costmodel_tied: a first key of five strings, in runs: few
+ * comparisons reach the collation (equal strings compare by memcmp, and
+ * the merge makes most of the log2 5 a row), but unranked every entry ties
+ * on its prefix and the tie-break orders the run: ranked, and the estimate
+ * is the ranked sort's.  After another key (groups of 1000 rows) the
+ * prefix orders the groups and no tie-break is counted.
+ */
+static void
+test_costmodel_tied(void)
+{
+	Check		c;
+	BraidCostInput in = names_input(4.0 * 1024 * 1024);
+	double		saving;
+
+	check_init(&c);
+	in.collated_keys = 1;
+	in.collated_first_distinct = 5;
+	in.collated_distinct = 5;
+	check_that(&c, braid_cost_spills(&in, BRAID_FROM_HEAP_TID), "1M rows in 4 MB spill");
+	check_that(&c, braid_cost_ranks(&in, BRAID_FROM_HEAP_TID, &saving) && saving > 1e6 * 10 * 30,
+			   "first key of 5 strings: ranked, saving the tie-break's ~15 comparisons a row (%.0f ns)",
+			   saving);
+	in.collated_group_rows = 1000;
+	check_that(&c, !braid_cost_ranks(&in, BRAID_FROM_HEAP_TID, &saving),
+			   "after a key of groups of 1000 rows: no tie-break counted, not ranked (saving %.0f ns)",
+			   saving);
+	check_report(&c, "costmodel: a first collated key's ties go to the tie-break unless ranked");
+}
+
+/*
  * test_costmodel_collated: a key ordered by a collation's comparator costs
  * both sorts its comparisons; braidsort's are split among its threads, so
  * 1M names are worth taking on two threads and not on one.
@@ -746,6 +776,26 @@ test_costmodel_one_sort(void)
 			   whole_est.braid_ns, w.one_ns);
 	check_that(&c, w.prefers, "one sort of 3M rows should beat the merge of three (why=%s)",
 			   w.why ? w.why : "NULL");
+
+	/*
+	 * the planner's rows a process are a worker's (its parallel divisor
+	 * counts the leader as part of one): 1.25M of 3M, scaled to the even
+	 * share, 0.8 of them
+	 */
+	{
+		BraidCostInput planned = each;
+		BraidCostEstimate planned_est;
+
+		planned.rows = 1.25e6;
+		braid_cost_estimate(&planned, &planned_est);
+		braid_cost_one_sort(&planned, &planned_est, true, &whole_est, 3e6, 0, &w);
+		check_that(&c, fabs(w.pg_ns - (planned_est.pg_ns * 0.8 * 1.5 + merge)) < 1,
+				   "PostgreSQL's plan at the even share: %g x 0.8 x 1.5 + %g, got %g",
+				   planned_est.pg_ns, merge, w.pg_ns);
+		check_that(&c, fabs(w.each_ns - (planned_est.braid_ns * 0.8 * 1.5 + merge)) < 1,
+				   "each process's BraidSort at the even share: %g x 0.8 x 1.5 + %g, got %g",
+				   planned_est.braid_ns, merge, w.each_ns);
+	}
 
 	/* the scan in one process instead of two CPUs: half of it is extra */
 	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 400e6, &w);
@@ -1227,6 +1277,7 @@ unit_costmodel(void)
 	test_costmodel_collated();
 	test_costmodel_ranks();
 	test_costmodel_merge_memo();
+	test_costmodel_tied();
 	test_costmodel_parallel();
 	test_costmodel_one_sort();
 	test_costmodel_sources();
