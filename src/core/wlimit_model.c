@@ -1,0 +1,235 @@
+/*-------------------------------------------------------------------------
+ *
+ * wlimit_model.c
+ *	  What the write-limited cost model's modes share (wlimit_model.h):
+ *	  MergePass's merges over some entries, the candidates a selection pass
+ *	  keeps, a write limit's test, an empty estimate, and the gather term
+ *	  (GATHER in wlimit.c's header).  wlimit.c, wlimit_segment.c and
+ *	  wlimit_lazy.c call these; they call nothing of theirs.
+ *
+ * Pure C (no PostgreSQL calls, no globals written).
+ *
+ * src/core/wlimit_model.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/wlimit_model.h"
+
+/*
+ * What a gather pass the held memory adds costs, as a share of the
+ * planner's estimate of a pass (gather_pass_ms): measured with hybrid
+ * against MergePass at no write cost (wlimit-20261130-002435: 0, 115 and
+ * 189 ms more at beta 2, 4 and 8 where this term said 167, 320 and 507),
+ * about a third.  The planner prices a pass's page visits as rereads of
+ * pages not in shared buffers, where the table was in the page cache.
+ */
+#define WL_GATHER_EXTRA_PASS	0.35
+
+#define WL_LN2			0.69314718055994530942
+/* Passes of the candidates' sum added one by one before integrating. */
+#define WL_KEPT_EXACT_TERMS		32
+
+/*
+ * braid_wlm_ceil_div: ceil(a / b) for a >= 0, b > 0, forgiving the rounding error of
+ * a quotient that should be an integer (k*h/N computed back to k).
+ */
+double
+braid_wlm_ceil_div(double a, double b)
+{
+	double		q;
+
+	if (a <= 0.0)
+		return 0.0;
+	q = a / b;
+	return ceil(q - q * 1e-12);
+}
+
+/*
+ * braid_wlm_merges: the intermediate passes of a MergePass over e entries in runs of
+ * M, merging groups of F from the first run while there are more than F
+ * runs; a last group of one run is left as it is (sort_merge.c).  Runs are
+ * tracked as a first, middle ones of equal size and a last: the partial
+ * run is the last one (MergePass) or, when partial_first, the first one
+ * (hybrid and segment's runs, whose last budget-full stays in memory).
+ */
+void
+braid_wlm_merges(const WlParams *p, double e, bool partial_first, WlMerges *out)
+{
+	double		runs = braid_wlm_ceil_div(e, p->m);
+	double		partial = e - (runs - 1.0) * p->m;
+	double		middle = p->m;
+	double		last = partial_first ? p->m : partial;
+
+	out->passes = 0;
+	out->rewritten = 0;
+	out->levels = 0;
+	while (runs > p->fanin)
+	{
+		double		groups = ceil(runs / p->fanin);
+		double		in_last = runs - (groups - 1.0) * p->fanin;
+		double		last_group = (in_last - 1.0) * middle + last;
+
+		if (in_last == 1.0)
+			out->rewritten += e - last;
+		else
+		{
+			out->rewritten += e;
+			out->levels += last_group * log2(in_last);
+			last = last_group;
+		}
+		out->levels += (e - last_group) * log2(p->fanin);
+		middle *= p->fanin;
+		runs = groups;
+		out->passes++;
+	}
+	out->final_runs = runs;
+}
+
+/*
+ * braid_wlm_kept_in: candidates a selection pass over s rows above its bound keeps
+ * in a room of "room" candidates.
+ */
+double
+braid_wlm_kept_in(double s, double room)
+{
+	if (s <= room)
+		return s;
+	return room + room / 2.0 * log2(s / room);
+}
+
+/* braid_wlm_kept: kept_in a later selection pass's room. */
+double
+braid_wlm_kept(const WlParams *p, double s)
+{
+	return braid_wlm_kept_in(s, p->cap);
+}
+
+/* log2_antiderivative: an antiderivative of log2(s / m) in s. */
+static double
+log2_antiderivative(double s, double m)
+{
+	return (s * log(s / m) - s) / WL_LN2;
+}
+
+/*
+ * braid_wlm_kept_sum: candidates kept over passes 1..npasses of a selection over s
+ * rows, pass k seeing the s - (k-1)*h rows above its bound.  Passes seeing
+ * more rows than the candidates' room are summed one by one when few, else by the midpoint
+ * rule (an integral of log2); the rest is an arithmetic series.
+ */
+double
+braid_wlm_kept_sum(const WlParams *p, double s, double npasses)
+{
+	double		big = 0.0;
+	double		sum = 0.0;
+	double		n2,
+				first,
+				last;
+
+	if (s <= 0.0 || npasses <= 0.0)
+		return 0.0;
+	if (s > p->cap)
+		big = fmin(braid_wlm_ceil_div(s - p->cap, p->h), npasses);
+	if (big <= WL_KEPT_EXACT_TERMS)
+	{
+		for (double k = 0; k < big; k++)
+			sum += braid_wlm_kept(p, s - k * p->h);
+	}
+	else
+	{
+		double		lo = s - (big - 1) * p->h - p->h / 2.0;
+		double		hi = s + p->h / 2.0;
+
+		sum = big * p->cap + p->cap / 2.0 / p->h *
+			(log2_antiderivative(hi, p->cap) - log2_antiderivative(lo, p->cap));
+	}
+	n2 = npasses - big;
+	if (n2 > 0)
+	{
+		first = s - big * p->h;
+		last = fmax(s - (npasses - 1) * p->h, 0.0);
+		sum += n2 * (fmax(first, 0.0) + last) / 2.0;
+	}
+	return sum;
+}
+
+/* braid_wlm_mergepass_lines: lines MergePass writes (0 when N <= M). */
+double
+braid_wlm_mergepass_lines(const WlParams *p)
+{
+	WlMerges	mg;
+
+	if (p->n <= p->m)
+		return 0.0;
+	braid_wlm_merges(p, p->n, false, &mg);
+	return (p->n + mg.rewritten) * p->l_run;
+}
+
+/* braid_wlm_fits: lines within write intensity wi (< 0: no limit) of MergePass's. */
+bool
+braid_wlm_fits(double lines, double mp_lines, double wi)
+{
+	if (wi < 0.0 || lines <= 0.0)
+		return true;
+	return lines <= wi * mp_lines * (1.0 + 1e-9);
+}
+
+/* braid_wlm_clear: an empty estimate of a mode. */
+void
+braid_wlm_clear(BraidWlMode mode, BraidWlEstimate *out)
+{
+	out->mode = mode;
+	out->feasible = true;
+	out->write_intensity = 0;
+	out->segment_share = 0;
+	out->lines_written = 0;
+	out->lines_read = 0;
+	out->input_passes = 1;
+	out->selection_passes = 0;
+	out->materialize_at = 0;
+	out->merge_passes = 0;
+	out->held_bytes = 0;
+	out->gather_ms = 0;
+	out->ms = 0;
+}
+
+/*
+ * braid_wlm_gather_term
+ *		What the mode holds during the late gather, and the gather passes
+ *		that costs (see GATHER above), added to out->ms.
+ */
+void
+braid_wlm_gather_term(const WlParams *p, BraidWlEstimate *out)
+{
+	double		b = p->budget_bytes;
+	double		memrun = fmin(p->m, out->segment_share * p->n) * p->l_run * WL_LINE_BYTES;
+	double		held = 0;
+	double		full,
+				less;
+
+	switch (out->mode)
+	{
+		case BRAID_WL_HYBRID:
+			held = p->m * p->l_run * WL_LINE_BYTES;
+			break;
+		case BRAID_WL_SEGMENT:
+			held = (out->selection_passes > 0 ? b / 2 : 0) + memrun;
+			break;
+		case BRAID_WL_LAZY:
+			held = out->selection_passes > 1 ? b / 2 : 0;
+			break;
+		default:
+			break;
+	}
+	out->held_bytes = held;
+	if (held <= 0 || b <= 0 || p->gather_bytes <= 0 || p->gather_pass_ms <= 0)
+		return;
+	full = braid_wlm_ceil_div(p->gather_bytes, b);
+	less = braid_wlm_ceil_div(p->gather_bytes, fmax(b - held, b / 4));
+	out->gather_ms = (less - full) * p->gather_pass_ms * WL_GATHER_EXTRA_PASS;
+	out->ms += out->gather_ms;
+}
