@@ -37,7 +37,8 @@
 
 /*
  * Longer strings are compared, not remembered: names, codes and statuses
- * fit, and a node's memo stays within two cache lines.
+ * fit, and a node's memo is 104 bytes, beside the BRAID_MERGE_RUN_BYTES
+ * (16 kB) the merge's fan-in allows each reader, which does not count it.
  */
 #define BRAID_COLL_MEMO_STRING	48
 

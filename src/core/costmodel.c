@@ -312,25 +312,25 @@ typedef struct CollatedCost
 } CollatedCost;
 
 /*
- * The merge's loser-tree nodes remember their last comparison by the
- * collation (core/collmemo.h): a record whose string is its run's previous
- * record's meets the same losers, with the same strings, and is answered
- * from the memo.  With one collated key of d distinct strings, a run of r
- * rows holds about d (1 - e^(-r/d)) of them, and only a run's change of
- * string reaches strcoll(): that share of the merge's comparisons, at
- * least BRAID_MERGE_MEMO_FLOOR (the memo's checks, two memcmp() calls).
- * Measured on the realistic workload's last names (3M rows in one
- * process, 58 runs): 9.07M strcoll() calls without the memo, 2.0M with it
- * (0.22; this rule says 0.23 of the comparisons, which it charges all as
- * calls).  Several collated keys change their last string with nearly
- * every record: no credit.
- */
-
-/*
  * braid_cost_merge_memo_share
  *		The share of the merge's comparisons of collated keys that reach
  *		the collation past the loser tree's memos, with runs of run_rows
  *		rows (BRAID_MERGE_MEMO_FLOOR).
+ *
+ *		The merge's loser-tree nodes remember their last comparison by the
+ *		collation (core/collmemo.h): a record whose string is its run's
+ *		previous record's meets the same losers, with the same strings, and
+ *		is answered from the memo.  With one collated key, the first, of d
+ *		distinct strings, a run of r rows holds about d (1 - e^(-r/d)) of
+ *		them, and only a run's change of string reaches strcoll(): that
+ *		share of the merge's comparisons, at least BRAID_MERGE_MEMO_FLOOR
+ *		(the memo's checks, two memcmp() calls).  Measured on the realistic
+ *		workload's last names (3M rows in one process, 58 runs): 9.07M
+ *		strcoll() calls without the memo, 2.0M with it (0.22; this rule
+ *		says 0.23 of the comparisons, which it charges all as calls).
+ *		Several collated keys change their last string with nearly every
+ *		record, and a key after others with every group: no credit.
+
  */
 double
 braid_cost_merge_memo_share(const BraidCostInput *in, double run_rows)
@@ -338,7 +338,8 @@ braid_cost_merge_memo_share(const BraidCostInput *in, double run_rows)
 	double		d = in->collated_first_distinct;
 	double		share;
 
-	if (in->collated_keys > 1 || d <= 0 || run_rows <= 0)
+	if (in->collated_keys > 1 || in->collated_group_rows != 0 ||
+		!(d > 0) || !(run_rows > 0))
 		return 1.0;
 	share = d * (1.0 - exp(-run_rows / d)) / run_rows;
 	return share > 1.0 ? 1.0 : share < BRAID_MERGE_MEMO_FLOOR ? BRAID_MERGE_MEMO_FLOOR : share;
@@ -395,7 +396,7 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
 	if (in->collated_first_distinct <= 0)
 	{
 		cc->ranks = cc->compared > 2 * in->rows * collated_keys(in) * BRAID_NS_PER_RANKED_KEY;
-		cc->ranked = strcolls;
+		cc->compared = cc->ranked = strcolls;
 		return;
 	}
 	cc->ranked = ranked_ns(in, run_rows);
@@ -656,7 +657,8 @@ braid_cost_estimate(const BraidCostInput *in, BraidCostEstimate *est)
 		estimate(in, est);
 		return;
 	}
-	every.collated_group_rows = 0;
+	/* (every row ties on the keys before: "rows", not 0, the first key's) */
+	every.collated_group_rows = in->rows;
 	none.collated_group_rows = 1;
 	estimate(&every, &est_every);
 	estimate(&none, &est_none);

@@ -20,12 +20,12 @@
 #include "core/costinput.h"
 #include "core/costmem.h"
 
+/* the least share of a merge's collated comparisons its memos leave */
+#define BRAID_MERGE_MEMO_FLOOR		0.1
+
 extern bool braid_cost_ranks(const BraidCostInput *in, BraidGatherFrom from,
 							 double *saving_ns);
 extern double braid_cost_thread_speedup(const BraidCostInput *in);
-
-/* the least share of a merge's collated comparisons its memos leave (costmodel.c) */
-#define BRAID_MERGE_MEMO_FLOOR		0.1
 extern double braid_cost_merge_memo_share(const BraidCostInput *in, double run_rows);
 extern double braid_cost_pg_ns(const BraidCostInput *in);
 extern double braid_cost_tid_ns(const BraidCostInput *in);

@@ -66,7 +66,7 @@
  * Candidates: a selection pass over S_k rows above its bound keeps them
  * all while they fit its room of C; beyond, the room is halved at
  * about C, 2C, 4C... rows (each half of the new rows below the cutoff),
- * so it keeps braid_wlm_kept(S) = C + (C/2)*log2(S/C) candidates, each at
+ * so it keeps kept(S) = C + (C/2)*log2(S/C) candidates, each at
  * select_cpu_ns (appending it and its share of sorting the buffer).
  *
  * GATHER: the modes other than MergePass keep memory during the late

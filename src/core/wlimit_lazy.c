@@ -31,8 +31,8 @@
 #define WL_EXACT_PASSES		256
 
 /*
- * braid_wlm_lazy_wants: the read-over-write rule without the condition on the last
- * pass: true from some passes_done on, as the remainder shrinks.
+ * braid_wlm_lazy_wants: the read-over-write rule without the condition on
+ * the last pass: true from some passes_done on, as the remainder shrinks.
  */
 bool
 braid_wlm_lazy_wants(const WlParams *p, double wi, double passes_done, double remaining)
@@ -90,8 +90,8 @@ lazy_step(const WlParams *p, double k, double left)
 }
 
 /*
- * braid_wlm_lazy_left: entries lazy has not emitted after its first k selection
- * passes, each counted by pass_emits.
+ * braid_wlm_lazy_left: entries lazy has not emitted after its first k
+ * selection passes, each counted by pass_emits.
  */
 double
 braid_wlm_lazy_left(const WlParams *p, double k)
@@ -144,7 +144,10 @@ lazy_kept(const WlParams *p, double npasses)
 	return sum;
 }
 
-/* braid_wlm_est_lazy: selection passes, the remainder written once by the rule. */
+/*
+ * braid_wlm_est_lazy: selection passes, the remainder written once by the
+ * rule.
+ */
 void
 braid_wlm_est_lazy(const WlParams *p, double wi, BraidWlEstimate *out)
 {

@@ -34,8 +34,8 @@
 #define WL_KEPT_EXACT_TERMS		32
 
 /*
- * braid_wlm_ceil_div: ceil(a / b) for a >= 0, b > 0, forgiving the rounding error of
- * a quotient that should be an integer (k*h/N computed back to k).
+ * braid_wlm_ceil_div: ceil(a / b) for a >= 0, b > 0, forgiving the rounding
+ * error of a quotient that should be an integer (k*h/N computed back to k).
  */
 double
 braid_wlm_ceil_div(double a, double b)
@@ -49,12 +49,12 @@ braid_wlm_ceil_div(double a, double b)
 }
 
 /*
- * braid_wlm_merges: the intermediate passes of a MergePass over e entries in runs of
- * M, merging groups of F from the first run while there are more than F
- * runs; a last group of one run is left as it is (sort_merge.c).  Runs are
- * tracked as a first, middle ones of equal size and a last: the partial
- * run is the last one (MergePass) or, when partial_first, the first one
- * (hybrid and segment's runs, whose last budget-full stays in memory).
+ * braid_wlm_merges: the intermediate passes of a MergePass over e entries
+ * in runs of M, merging groups of F from the first run while there are more
+ * than F runs; a last group of one run is left as it is (sort_merge.c).
+ * Runs are tracked as a first, middle ones of equal size and a last: the
+ * partial run is the last one (MergePass) or, when partial_first, the first
+ * one (hybrid and segment's runs, whose last budget-full stays in memory).
  */
 void
 braid_wlm_merges(const WlParams *p, double e, bool partial_first, WlMerges *out)
@@ -90,8 +90,8 @@ braid_wlm_merges(const WlParams *p, double e, bool partial_first, WlMerges *out)
 }
 
 /*
- * braid_wlm_kept_in: candidates a selection pass over s rows above its bound keeps
- * in a room of "room" candidates.
+ * braid_wlm_kept_in: candidates a selection pass over s rows above its
+ * bound keeps in a room of "room" candidates.
  */
 double
 braid_wlm_kept_in(double s, double room)
@@ -116,10 +116,11 @@ log2_antiderivative(double s, double m)
 }
 
 /*
- * braid_wlm_kept_sum: candidates kept over passes 1..npasses of a selection over s
- * rows, pass k seeing the s - (k-1)*h rows above its bound.  Passes seeing
- * more rows than the candidates' room are summed one by one when few, else by the midpoint
- * rule (an integral of log2); the rest is an arithmetic series.
+ * braid_wlm_kept_sum: candidates kept over passes 1..npasses of a selection
+ * over s rows, pass k seeing the s - (k-1)*h rows above its bound.  Passes
+ * seeing more rows than the candidates' room are summed one by one when
+ * few, else by the midpoint rule (an integral of log2); the rest is an
+ * arithmetic series.
  */
 double
 braid_wlm_kept_sum(const WlParams *p, double s, double npasses)
@@ -169,7 +170,10 @@ braid_wlm_mergepass_lines(const WlParams *p)
 	return (p->n + mg.rewritten) * p->l_run;
 }
 
-/* braid_wlm_fits: lines within write intensity wi (< 0: no limit) of MergePass's. */
+/*
+ * braid_wlm_fits: lines within write intensity wi (< 0: no limit) of
+ * MergePass's.
+ */
 bool
 braid_wlm_fits(double lines, double mp_lines, double wi)
 {
@@ -200,7 +204,7 @@ braid_wlm_clear(BraidWlMode mode, BraidWlEstimate *out)
 /*
  * braid_wlm_gather_term
  *		What the mode holds during the late gather, and the gather passes
- *		that costs (see GATHER above), added to out->ms.
+ *		that costs (GATHER in wlimit.c's header), added to out->ms.
  */
 void
 braid_wlm_gather_term(const WlParams *p, BraidWlEstimate *out)

@@ -22,7 +22,9 @@
 
 #include "core/wlimit.h"
 
+/* The bytes of a line, the unit the model counts writes and reads in. */
 #define WL_LINE_BYTES	64.0
+
 /* The inputs, sanitized: finite, non-negative, M >= 1, h >= 1, F >= 2. */
 typedef struct WlParams
 {

@@ -29,7 +29,10 @@
 #define WL_SEGMENT_MID_POINTS	512
 #define WL_SEGMENT_GRID_POINTS	256
 
-/* braid_wlm_est_segment_at: segment sort with share x of the input through runs. */
+/*
+ * braid_wlm_est_segment_at: segment sort with share x of the input through
+ * runs.
+ */
 void
 braid_wlm_est_segment_at(const WlParams *p, double x, BraidWlEstimate *out)
 {
@@ -151,12 +154,12 @@ segment_breakpoints(const WlParams *p, double step, bool from_top, double k0, do
 }
 
 /*
- * braid_wlm_est_segment: segment at its cheapest x within [0, min(wi + kept, 1)] (the
- * whole of [0, 1] when wi < 0) whose lines stay within wi of MergePass's,
- * kept the share of the input its memory run holds (the runs write about x
- * - M/N of MergePass's lines), less the runtime's margin
- * (WL_MEMORY_RUN_KEPT): at intensity 0, runs that fit in memory even with
- * a few more rows than estimated.  x = 0 writes nothing, so there is always
+ * braid_wlm_est_segment: segment at its cheapest x within [0, min(wi +
+ * kept, 1)] (the whole of [0, 1] when wi < 0) whose lines stay within wi of
+ * MergePass's, kept the share of the input its memory run holds (the runs
+ * write about x - M/N of MergePass's lines), less the runtime's margin
+ * (WL_MEMORY_RUN_KEPT): at intensity 0, runs that fit in memory even with a
+ * few more rows than estimated.  x = 0 writes nothing, so there is always
  * one.
  */
 void

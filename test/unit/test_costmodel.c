@@ -495,6 +495,13 @@ test_costmodel_merge_memo(void)
 	share = braid_cost_merge_memo_share(&in, 5e4);
 	check_that(&c, share > 0.99 && share <= 1.0, "strings that rarely repeat: %.3f", share);
 	check_that(&c, braid_cost_merge_memo_share(&in, 0) == 1.0, "no rows: 1");
+	in.collated_first_distinct = NAN;
+	check_that(&c, braid_cost_merge_memo_share(&in, 5e4) == 1.0, "distinct not a number: 1");
+	in.collated_first_distinct = 12000;
+	in.collated_group_rows = 1000;
+	check_that(&c, braid_cost_merge_memo_share(&in, 51724) == 1.0,
+			   "after another key (groups of 1000 rows): 1");
+	in.collated_group_rows = 0;
 
 	/* the estimate of a spilling sort of 12000 names follows */
 	in.collated_first_distinct = 12000;
@@ -539,6 +546,15 @@ test_costmodel_tied(void)
 	check_that(&c, !braid_cost_ranks(&in, BRAID_FROM_HEAP_TID, &saving),
 			   "after a key of groups of 1000 rows: no tie-break counted, not ranked (saving %.0f ns)",
 			   saving);
+	in.collated_group_rows = -1;
+	check_that(&c, !braid_cost_ranks(&in, BRAID_FROM_HEAP_TID, &saving),
+			   "after keys of unknown ties: no tie-break counted, not ranked (saving %.0f ns)",
+			   saving);
+	in.collated_group_rows = 0;
+	in.collated_first_distinct = 0;
+	in.collated_distinct = 0;
+	(void) braid_cost_ranks(&in, BRAID_FROM_HEAP_TID, &saving);
+	check_that(&c, saving == 0, "without statistics: no saving counted (%.0f ns)", saving);
 	check_report(&c, "costmodel: a first collated key's ties go to the tie-break unless ranked");
 }
 
