@@ -330,7 +330,6 @@ typedef struct CollatedCost
  *		says 0.23 of the comparisons, which it charges all as calls).
  *		Several collated keys change their last string with nearly every
  *		record, and a key after others with every group: no credit.
-
  */
 double
 braid_cost_merge_memo_share(const BraidCostInput *in, double run_rows)
@@ -360,6 +359,7 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
 	double		total = collated_compares(in);
 	double		merged = 0;
 	double		run_rows = in->rows;
+	double		speedup = braid_cost_thread_speedup(in);
 	double		strcolls;
 
 	if (spills)
@@ -373,8 +373,7 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
 	}
 	cc->merged = in->rows * merged * BRAID_NS_PER_COLLATED_CMP *
 		(spills ? braid_cost_merge_memo_share(in, run_rows) : 1.0);
-	strcolls = in->rows * (total - merged) / braid_cost_thread_speedup(in) *
-		BRAID_NS_PER_COLLATED_CMP;
+	strcolls = in->rows * (total - merged) / speedup * BRAID_NS_PER_COLLATED_CMP;
 	cc->compared = strcolls;
 	if (in->collated_group_rows == 0 && run_rows > 2)
 	{
@@ -382,8 +381,7 @@ collated_cost(const BraidCostInput *in, BraidGatherFrom from, bool spills, Colla
 		double		tied = log2(run_rows) - (total - merged);
 
 		if (tied > 0)
-			cc->compared += in->rows * tied / braid_cost_thread_speedup(in) *
-				BRAID_NS_PER_TIED_CMP;
+			cc->compared += in->rows * tied / speedup * BRAID_NS_PER_TIED_CMP;
 	}
 
 	/*

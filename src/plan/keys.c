@@ -746,26 +746,14 @@ mem_then_len(const uint8 *a, size_t la, const uint8 *b, size_t lb)
  *		collated column -- both values not null -- the strings as
  *		PostgreSQL's varstr_cmp() orders them: strcoll_l(), and strcmp()
  *		when the collation calls different strings equal; then the segment
- *		after it.  Pure libc: safe on the sort threads.
+ *		after it.  Pure libc: safe on the sort threads.  memo (NULL: none)
+ *		is a loser-tree node's memory of the last two strings it ordered by
+ *		a collation (core/collmemo.h), which answers when they come again;
+ *		it is the caller's, on one thread.
  */
 int
 braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
-					   const BraidKeyColumn *cols, int ncols)
-{
-	return braid_compare_collated_memo(a, la, b, lb, cols, ncols, NULL);
-}
-
-/*
- * braid_compare_collated_memo
- *		braid_compare_collated, with a memo of the last two strings ordered
- *		by a collation (core/collmemo.h; NULL: none) that answers when the
- *		same two strings come again: a loser-tree node's.  A memo is the
- *		caller's, on one thread.
- */
-int
-braid_compare_collated_memo(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
-							const BraidKeyColumn *cols, int ncols,
-							BraidCollMemo *memo)
+					   const BraidKeyColumn *cols, int ncols, BraidCollMemo *memo)
 {
 	uint32		ga = braid_get_be32(a),
 				gb = braid_get_be32(b);

@@ -75,10 +75,7 @@ extern int	braid_key_max_width(BraidKeyKind kind, int32 typmod);
 #define BRAID_COLLATED_HEADER	BRAID_COLLATED_LENGTH
 extern int	braid_compare_collated(const uint8 *a, uint32 la, const uint8 *b,
 								   uint32 lb, const BraidKeyColumn *cols,
-								   int ncols);
-extern int	braid_compare_collated_memo(const uint8 *a, uint32 la, const uint8 *b,
-										uint32 lb, const BraidKeyColumn *cols,
-										int ncols, BraidCollMemo *memo);
+								   int ncols, BraidCollMemo *memo);
 extern size_t braid_encode_key(const BraidKeyColumn *cols, int ncols,
 							   const Datum *values, const bool *isnull,
 							   BraidKeyBuffer *buf);

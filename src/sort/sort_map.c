@@ -380,7 +380,7 @@ braid_map_tiebreak(const uint8 *a, const uint8 *b, void *arg)
 	ka = entry_full_key(st, a, &la);
 	kb = entry_full_key(st, b, &lb);
 	if (st->cfg.collated)
-		return braid_compare_collated(ka, la, kb, lb, st->cfg.keys, st->cfg.nkeys);
+		return braid_compare_collated(ka, la, kb, lb, st->cfg.keys, st->cfg.nkeys, NULL);
 	c = memcmp(ka, kb, Min(la, lb));
 	if (c == 0)
 		c = (la > lb) - (la < lb);
@@ -486,8 +486,8 @@ braid_map_collated_compare(const uint8 *a, uint32 la, const uint8 *b, uint32 lb,
 {
 	const BraidSortState *st = (const BraidSortState *) arg;
 
-	return braid_compare_collated_memo(a, la, b, lb, st->cfg.keys, st->cfg.nkeys,
-									   (BraidCollMemo *) memo);
+	return braid_compare_collated(a, la, b, lb, st->cfg.keys, st->cfg.nkeys,
+								  (BraidCollMemo *) memo);
 }
 
 /*

@@ -131,7 +131,7 @@ key_compare(const BraidSortState *st,
 		if (fb == NULL)
 			lb = st->cfg.keylen;
 		if (st->cfg.collated)
-			c = braid_compare_collated(ka, la, kb, lb, st->cfg.keys, st->cfg.nkeys);
+			c = braid_compare_collated(ka, la, kb, lb, st->cfg.keys, st->cfg.nkeys, NULL);
 		else
 		{
 			c = memcmp(ka, kb, Min(la, lb));

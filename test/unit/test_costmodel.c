@@ -483,25 +483,42 @@ test_costmodel_merge_memo(void)
 	in.collated_first_distinct = 12000;
 	share = braid_cost_merge_memo_share(&in, 51724);
 	check_that(&c, share > 0.2 && share < 0.26, "12000 names, runs of 51724: %.3f", share);
-	in.collated_keys = 2;
-	check_that(&c, braid_cost_merge_memo_share(&in, 51724) == 1.0, "two collated keys: 1");
-	in.collated_keys = 1;
-	in.collated_first_distinct = 0;
-	check_that(&c, braid_cost_merge_memo_share(&in, 51724) == 1.0, "no statistics: 1");
 	in.collated_first_distinct = 5;
 	check_that(&c, braid_cost_merge_memo_share(&in, 1e5) == BRAID_MERGE_MEMO_FLOOR,
 			   "5 values: the floor (%.3f)", braid_cost_merge_memo_share(&in, 1e5));
 	in.collated_first_distinct = 1e7;
 	share = braid_cost_merge_memo_share(&in, 5e4);
 	check_that(&c, share > 0.99 && share <= 1.0, "strings that rarely repeat: %.3f", share);
-	check_that(&c, braid_cost_merge_memo_share(&in, 0) == 1.0, "no rows: 1");
-	in.collated_first_distinct = NAN;
-	check_that(&c, braid_cost_merge_memo_share(&in, 5e4) == 1.0, "distinct not a number: 1");
-	in.collated_first_distinct = 12000;
-	in.collated_group_rows = 1000;
-	check_that(&c, braid_cost_merge_memo_share(&in, 51724) == 1.0,
-			   "after another key (groups of 1000 rows): 1");
-	in.collated_group_rows = 0;
+
+	/* no credit: the whole share */
+	{
+		static const struct
+		{
+			const char *what;
+			int			keys;
+			double		distinct;
+			double		group_rows;
+			double		run_rows;
+		}			none[] = {
+			{"two collated keys", 2, 12000, 0, 51724},
+			{"no statistics", 1, 0, 0, 51724},
+			{"distinct not a number", 1, NAN, 0, 51724},
+			{"after another key (groups of 1000 rows)", 1, 12000, 1000, 51724},
+			{"no rows", 1, 12000, 0, 0},
+		};
+
+		for (int i = 0; i < (int) (sizeof(none) / sizeof(none[0])); i++)
+		{
+			BraidCostInput x = in;
+
+			x.collated_keys = none[i].keys;
+			x.collated_first_distinct = none[i].distinct;
+			x.collated_group_rows = none[i].group_rows;
+			check_that(&c, braid_cost_merge_memo_share(&x, none[i].run_rows) == 1.0,
+					   "%s: 1, got %.3f", none[i].what,
+					   braid_cost_merge_memo_share(&x, none[i].run_rows));
+		}
+	}
 
 	/* the estimate of a spilling sort of 12000 names follows */
 	in.collated_first_distinct = 12000;
