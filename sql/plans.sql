@@ -60,6 +60,12 @@ SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r
 SET braidsort.parallel_sort = one;
 EXPLAIN (COSTS OFF) SELECT id, k FROM par_t WHERE id % 3 = 0 ORDER BY k % 1000, id;
 SELECT check_sort('SELECT id, k FROM par_t WHERE id % 3 = 0 ORDER BY k % 1000, id');
+-- columns the query above does not read: the subquery's scan makes them
+-- NULL constants, which the Gather Merge and its Sort keep as constants;
+-- one sort still takes the Gather Merge's place (count(*) reads none)
+EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT * FROM par_t ORDER BY k, id) s;
+SELECT check_sort('SELECT s.id, s.k FROM (SELECT *, 7 AS seven FROM par_t ORDER BY k, id) s');
+SELECT check_sort('SELECT s.seven, s.t FROM (SELECT *, 7 AS seven FROM par_t ORDER BY t DESC) s');
 -- under a LIMIT each process keeps its top-N heapsort
 EXPLAIN (COSTS OFF) SELECT * FROM par_t ORDER BY k, id LIMIT 10;
 SET braidsort.parallel_sort = each;

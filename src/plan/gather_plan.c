@@ -23,6 +23,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
 
 #include "guc.h"
 #include "plan/gather_plan.h"
@@ -44,8 +45,12 @@
  * gather_passes_sort
  *		Does the Gather Merge return its Sort's rows as they are, in the
  *		Sort's order?  (Its target list is the Sort's, column for column, and
- *		its keys are the Sort's.)  Then one sort in its place returns what it
- *		did.
+ *		its keys are the Sort's.)  A column may be the Sort's own constant:
+ *		a column the query above does not read (count(*) over an ordered
+ *		subquery) is a typed NULL in the scan's target list, and both the
+ *		Sort (set_dummy_tlist_references) and the Gather Merge keep such a
+ *		Const as a Const, not a Var pointing at it.  Then one sort in its place
+ *		returns what it did.
  */
 static bool
 gather_passes_sort(GatherMerge *gm, Sort *sort)
@@ -60,6 +65,14 @@ gather_passes_sort(GatherMerge *gm, Sort *sort)
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 		Var		   *var = (Var *) tle->expr;
 
+		if (IsA(tle->expr, Const))
+		{
+			TargetEntry *below = get_tle_by_resno(sort->plan.targetlist, tle->resno);
+
+			if (below == NULL || !equal(below->expr, tle->expr))
+				return false;
+			continue;
+		}
 		if (!IsA(var, Var) || var->varno != OUTER_VAR || var->varattno != tle->resno)
 			return false;
 	}
