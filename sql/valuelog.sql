@@ -25,6 +25,29 @@ SELECT check_sort('WITH w AS MATERIALIZED (SELECT id, tx FROM alltypes WHERE id 
 SELECT check_sort('SELECT id, random() > 2 FROM alltypes ORDER BY 2, id');
 SELECT check_sort('SELECT id, (SELECT max(b) FROM dom_t WHERE a = alltypes.id) m FROM alltypes ORDER BY m NULLS FIRST, id');
 
+-- a projection's rows are formed straight into the log (as
+-- heap_form_minimal_tuple forms them): every alignment, NULLs in any
+-- column, short and long varlenas; in memory and on the spill device
+CREATE TEMP VIEW formed AS
+SELECT g % 97 AS k, g % 3 = 0 AS b,
+	   CASE WHEN g % 5 = 0 THEN NULL ELSE g::int2 END AS s,
+	   g::int8 * 1000003 AS i8,
+	   CASE WHEN g % 7 = 0 THEN NULL ELSE repeat('x', g % 300) END AS t,
+	   g::numeric / 7 AS n,
+	   CASE WHEN g % 11 = 0 THEN NULL ELSE g::float8 END AS f, g AS id
+FROM generate_series(1, 30000) g;
+SET work_mem = '64kB';
+SELECT check_sort('SELECT * FROM formed ORDER BY k, id');
+SELECT check_sort('SELECT t, s, id FROM formed ORDER BY t DESC NULLS LAST, id');
+SET work_mem = '64MB';
+SELECT check_sort('SELECT * FROM formed ORDER BY k, id');
+RESET work_mem;
+SET braidsort.gather_source = value_log;
+EXPLAIN (COSTS OFF) SELECT id, i2, tx, i8 FROM alltypes ORDER BY tx, id;
+SELECT check_sort('SELECT id, i2, tx, i8 FROM alltypes ORDER BY tx, id');
+RESET braidsort.gather_source;
+DROP VIEW formed;
+
 -- sorts for GROUP BY, DISTINCT, window functions, set operations
 SET enable_hashagg = off;
 EXPLAIN (COSTS OFF) SELECT tx, count(*) FROM alltypes GROUP BY tx HAVING count(*) > 3;

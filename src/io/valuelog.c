@@ -100,6 +100,44 @@ move_to_device(BraidValueLog *log)
 }
 
 /*
+ * mem_reserve
+ *		Where the next alen (MAXALIGNed) bytes of the in-memory log go, or
+ *		NULL if they would outgrow its share (the caller then moves it to
+ *		the device).  mem_commit() appends them.
+ */
+static char *
+mem_reserve(BraidValueLog *log, size_t alen)
+{
+	if (log->mem_used + alen > log->mem_limit)
+		return NULL;
+	if (log->mem_used + alen > log->mem_cap)
+	{
+		size_t		cap = Max(log->mem_cap * 2, (size_t) 65536);
+
+		cap = Min(Max(cap, log->mem_used + alen), log->mem_limit);
+		log->mem = log->mem ? repalloc_huge(log->mem, cap) :
+			MemoryContextAllocHuge(log->cxt, cap);
+		log->mem_cap = cap;
+	}
+	return log->mem + log->mem_used;
+}
+
+/*
+ * mem_commit
+ *		Append the row of t_len bytes written where mem_reserve() said;
+ *		returns its ref.
+ */
+static uint64
+mem_commit(BraidValueLog *log, uint32 t_len)
+{
+	uint64		ref = braid_make_vlog_ref(0, log->mem_used, t_len);
+
+	log->mem_used += MAXALIGN(t_len);
+	log->bytes += MAXALIGN(t_len);
+	return ref;
+}
+
+/*
  * append_row
  *		Append a row given as its t_len and its bytes from
  *		BRAID_VLOG_ROW_SKIP on (body, t_len - BRAID_VLOG_ROW_SKIP of them);
@@ -119,27 +157,14 @@ append_row(BraidValueLog *log, uint32 t_len, const char *body)
 
 	if (!log->on_device)
 	{
-		if (log->mem_used + alen <= log->mem_limit)
+		char	   *dst = mem_reserve(log, alen);
+
+		if (dst != NULL)
 		{
-			char	   *dst;
-
-			if (log->mem_used + alen > log->mem_cap)
-			{
-				size_t		cap = Max(log->mem_cap * 2, (size_t) 65536);
-
-				cap = Min(Max(cap, log->mem_used + alen), log->mem_limit);
-				log->mem = log->mem ? repalloc_huge(log->mem, cap) :
-					MemoryContextAllocHuge(log->cxt, cap);
-				log->mem_cap = cap;
-			}
-			dst = log->mem + log->mem_used;
 			memcpy(dst, &t_len, sizeof(t_len));
 			memset(dst + sizeof(t_len), 0, BRAID_VLOG_ROW_SKIP - sizeof(t_len));
 			memcpy(dst + BRAID_VLOG_ROW_SKIP, body, len - BRAID_VLOG_ROW_SKIP);
-			ref = braid_make_vlog_ref(0, log->mem_used, len);
-			log->mem_used += alen;
-			log->bytes += alen;
-			return ref;
+			return mem_commit(log, len);
 		}
 		move_to_device(log);
 	}
@@ -184,6 +209,94 @@ braid_vlog_append_heap(BraidValueLog *log, HeapTuple tuple)
 					 "a heap tuple's t_infomask2 is a minimal tuple's, MINIMAL_TUPLE_OFFSET on");
 	return append_row(log, tuple->t_len - MINIMAL_TUPLE_OFFSET,
 					  (const char *) tuple->t_data + MINIMAL_TUPLE_OFFSET + BRAID_VLOG_ROW_SKIP);
+}
+
+/*
+ * form_row
+ *		Form the row (values, isnull) at dst, zeroed, as the MinimalTuple
+ *		heap_form_minimal_tuple() makes: hoff and data_len as
+ *		braid_vlog_append_values computed them.  dst must be MAXALIGNed:
+ *		heap_fill_tuple aligns each column by its address.
+ */
+static void
+form_row(char *dst, TupleDesc desc, Datum *values, bool *isnull, bool hasnull,
+		 Size hoff, Size data_len)
+{
+	MinimalTuple tuple = (MinimalTuple) dst;
+
+	tuple->t_len = hoff + data_len;
+	HeapTupleHeaderSetNatts(tuple, desc->natts);
+	tuple->t_hoff = hoff + MINIMAL_TUPLE_OFFSET;
+	heap_fill_tuple(desc, values, isnull, dst + hoff, data_len,
+					&tuple->t_infomask, hasnull ? tuple->t_bits : NULL);
+}
+
+/*
+ * braid_vlog_append_values
+ *		Append a row given as its columns (a virtual slot's, all of them
+ *		valid), formed as heap_form_minimal_tuple() forms it, byte for byte,
+ *		but in place: in the in-memory log where it fits, else in the log's
+ *		own buffer, reused row to row, and packed from there (heap_fill_tuple
+ *		aligns by address, and the packed form keeps no alignment).  What
+ *		this saves is a palloc0() and a copy a row: for rows a projection
+ *		made (a scan's selected columns), forming them was much of what
+ *		building the log cost.  Returns the ref and sets *t_len.
+ */
+uint64
+braid_vlog_append_values(BraidValueLog *log, TupleDesc desc, Datum *values,
+						 bool *isnull, uint32 *t_len)
+{
+	bool		hasnull = false;
+	Size		hoff;
+	Size		data_len;
+	Size		len;
+	char	   *dst;
+
+	if (desc->natts > MaxTupleAttributeNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_TOO_MANY_COLUMNS),
+				 errmsg("number of columns (%d) exceeds limit (%d)",
+						desc->natts, MaxTupleAttributeNumber)));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		if (isnull[i])
+		{
+			hasnull = true;
+			break;
+		}
+	}
+	hoff = SizeofMinimalTupleHeader;
+	if (hasnull)
+		hoff += BITMAPLEN(desc->natts);
+	hoff = MAXALIGN(hoff);
+	data_len = heap_compute_data_size(desc, values, isnull);
+	len = hoff + data_len;
+	if (!AllocSizeIsValid(len))
+		elog(ERROR, "invalid memory alloc request size %zu", len);
+	*t_len = (uint32) len;
+
+	if (!log->on_device)
+	{
+		dst = mem_reserve(log, MAXALIGN(len));
+		if (dst != NULL)
+		{
+			memset(dst, 0, len);
+			form_row(dst, desc, values, isnull, hasnull, hoff, data_len);
+			return mem_commit(log, (uint32) len);
+		}
+	}
+	if (len > log->formbuf_cap)
+	{
+		size_t		cap = Max((size_t) MAXALIGN(len), log->formbuf_cap * 2);
+
+		if (log->formbuf)
+			pfree(log->formbuf);
+		log->formbuf = MemoryContextAllocHuge(log->cxt, cap);
+		log->formbuf_cap = cap;
+	}
+	memset(log->formbuf, 0, len);
+	form_row(log->formbuf, desc, values, isnull, hasnull, hoff, data_len);
+	return append_row(log, (uint32) len, log->formbuf + BRAID_VLOG_ROW_SKIP);
 }
 
 /*
@@ -267,6 +380,8 @@ braid_vlog_reset(BraidValueLog *log)
 		pfree(log->mem);
 	if (log->scanbuf)
 		pfree(log->scanbuf);
+	if (log->formbuf)
+		pfree(log->formbuf);
 	braid_vlog_init(log, log->cxt, log->mem_limit, log->stats);
 }
 

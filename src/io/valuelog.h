@@ -34,6 +34,8 @@ typedef struct BraidValueLog
 	uint64		bytes;			/* bytes appended in all, as stored */
 	char	   *scanbuf;		/* a scan's unpacked row */
 	size_t		scanbuf_cap;
+	char	   *formbuf;		/* a row formed for the device */
+	size_t		formbuf_cap;
 	BraidDeviceStats *stats;
 } BraidValueLog;
 
@@ -64,6 +66,8 @@ extern void braid_vlog_init(BraidValueLog *log, MemoryContext cxt, size_t mem_li
 							BraidDeviceStats *stats);
 extern uint64 braid_vlog_append(BraidValueLog *log, MinimalTuple tuple);
 extern uint64 braid_vlog_append_heap(BraidValueLog *log, HeapTuple tuple);
+extern uint64 braid_vlog_append_values(BraidValueLog *log, TupleDesc desc,
+									   Datum *values, bool *isnull, uint32 *t_len);
 extern void braid_vlog_finish(BraidValueLog *log);
 extern MinimalTuple braid_vlog_get(BraidValueLog *log, uint64 ref);
 extern BraidSpillFile *braid_vlog_ref_file(BraidValueLog *log, uint64 ref);

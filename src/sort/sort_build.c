@@ -108,6 +108,13 @@ braid_build_log_row(BraidSortState *st, TupleTableSlot *slot)
 		ref = braid_vlog_append_heap(&st->path->vlog, htup);
 		tuple_len = htup->t_len - MINIMAL_TUPLE_OFFSET;
 	}
+	else if (TTS_IS_VIRTUAL(slot))
+	{
+		/* a projection's columns: formed straight into the log */
+		slot_getallattrs(slot);
+		ref = braid_vlog_append_values(&st->path->vlog, slot->tts_tupleDescriptor,
+									   slot->tts_values, slot->tts_isnull, &tuple_len);
+	}
 	else
 	{
 		/* made in the per-tuple memory, reset after the row */
