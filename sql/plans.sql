@@ -72,6 +72,90 @@ SET braidsort.parallel_sort = each;
 EXPLAIN (COSTS OFF) SELECT * FROM par_t ORDER BY k, id;
 SELECT check_sort('SELECT * FROM par_t ORDER BY k, id');
 SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r');
+-- shared: a Gather over one BraidSort that every process builds and one
+-- merges.  check_sort and check_rows run their queries from PL/pgSQL,
+-- whose EXECUTE ... INTO runs no parallel worker: here each result is
+-- compared with PostgreSQL's at the top level too, where the Gather's
+-- workers run (by heap TID, from every process's value log, collated
+-- keys, runs on the device, the leader taking part or not)
+SET braidsort.parallel_sort = shared;
+\set q 'SELECT * FROM par_t ORDER BY k, id'
+EXPLAIN (COSTS OFF) :q;
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT check_sort('SELECT * FROM par_t ORDER BY k, id');
+\set q 'SELECT * FROM par_t ORDER BY t DESC'
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+\set q 'SELECT id, k FROM par_t WHERE id % 3 = 0 ORDER BY k % 1000, id'
+EXPLAIN (COSTS OFF) :q;
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r');
+SET work_mem = '64kB';
+\set q 'SELECT id, t || ''x'' FROM par_t ORDER BY 2 DESC, id'
+EXPLAIN (COSTS OFF) :q;
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+\set q 'SELECT * FROM par_t ORDER BY t, id'
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SET braidsort.gather_source = value_log;
+\set q 'SELECT id, t COLLATE libc_c_utf8 FROM par_t ORDER BY 2, id'
+EXPLAIN (COSTS OFF) :q;
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+\set q 'SELECT id, t || ''x'', k FROM par_t ORDER BY 2 DESC, id'
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+-- the leader taking no part: the last worker to finish merges
+SET parallel_leader_participation = off;
+\set q 'SELECT id, t || ''x'', k FROM par_t ORDER BY 2 DESC, id'
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+RESET braidsort.gather_source;
+\set q 'SELECT * FROM par_t ORDER BY k, id'
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+RESET parallel_leader_participation;
+-- no worker to be had: the leader builds and merges alone
+SET max_parallel_workers = 0;
+\set q 'SELECT id, t || ''x'' FROM par_t ORDER BY 2 DESC, id'
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+RESET max_parallel_workers;
+-- rescans: the Gather under a nested loop, built again for every row
+SET enable_material = off;
+\set q 'SELECT * FROM (SELECT md5(string_agg(id::text || t, '','')) FROM (SELECT id, t || ''x'' AS t FROM par_t ORDER BY t, id) s) ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true'
+EXPLAIN (COSTS OFF) :q;
+SET braidsort.enable = off;
+SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+RESET enable_material;
+RESET work_mem;
+-- every process's files are gone with the query
+SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();
 RESET braidsort.parallel_sort;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

@@ -69,6 +69,7 @@ static const struct config_enum_entry parallel_sort_options[] = {
 	{"auto", BRAID_PARALLEL_SORT_AUTO, false},
 	{"each", BRAID_PARALLEL_SORT_EACH, false},
 	{"one", BRAID_PARALLEL_SORT_ONE, false},
+	{"shared", BRAID_PARALLEL_SORT_SHARED, false},
 	{NULL, 0, false}
 };
 
@@ -360,7 +361,9 @@ braid_define_gucs(void)
 							 "in place of the Gather Merge; each keeps the Gather Merge and "
 							 "sorts each process's share; one replaces the Gather Merge "
 							 "wherever that is expected to beat PostgreSQL's parallel plan "
-							 "(with braidsort.force, wherever it can).",
+							 "(with braidsort.force, wherever it can); shared replaces it by "
+							 "a Gather over one BraidSort that every process builds and one "
+							 "merges, wherever braidsort would sort each process's share.",
 							 &braid_parallel_sort,
 							 BRAID_PARALLEL_SORT_AUTO,
 							 parallel_sort_options,

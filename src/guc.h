@@ -49,6 +49,8 @@ extern int	braid_decline_level(void);
 #define BRAID_PARALLEL_SORT_AUTO	0	/* the cost model chooses */
 #define BRAID_PARALLEL_SORT_EACH	1	/* each process sorts its share */
 #define BRAID_PARALLEL_SORT_ONE		2	/* one sort replaces the Gather Merge */
+#define BRAID_PARALLEL_SORT_SHARED	3	/* a Gather over one sort every
+										 * process builds replaces it */
 
 /* braidsort.log_declines */
 #define BRAID_LOG_DECLINES_OFF		0

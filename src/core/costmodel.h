@@ -48,16 +48,23 @@ typedef struct BraidOneSortEstimate
 								 * them */
 	double		one_ns;			/* one BraidSort of all the rows, and the scan
 								 * read in one process */
+	double		shared_ns;		/* a shared sort where braidsort would take it
+								 * (braid_cost_shared_sort), else HUGE_VAL */
 	bool		prefers;		/* one sort is the fastest: by the margin
 								 * against PostgreSQL's, or of the BraidSorts
-								 * the cost model takes in each process */
+								 * the cost model takes in each process or a
+								 * shared sort */
 	const char *why;			/* if not, why not */
 } BraidOneSortEstimate;
 
 extern double braid_cost_gather_merge_ns(double rows);
 extern void braid_cost_one_sort(const BraidCostInput *each, const BraidCostEstimate *each_est,
 								bool each_taken, const BraidCostEstimate *one_est,
-								double rows, double scan_ns, BraidOneSortEstimate *out);
+								double rows, double scan_ns, double shared_ns,
+								BraidOneSortEstimate *out);
+extern bool braid_cost_shared_sort(const BraidCostInput *each, const BraidCostEstimate *each_est,
+								   bool each_taken, double rows, double *shared_ns,
+								   double *pg_ns);
 extern bool braid_cost_prefers(const BraidCostInput *in, const char **why);
 
 #endif							/* BRAID_COSTMODEL_H */

@@ -183,6 +183,55 @@ braid_spill_on_exit(BraidSpillExitHook hook)
 }
 
 /*
+ * register_callbacks
+ *		The first file of the backend: have its files closed by resource
+ *		owner release and at backend exit.
+ */
+static void
+register_callbacks(void)
+{
+	if (callbacks_registered)
+		return;
+	RegisterResourceReleaseCallback(braid_release_callback, NULL);
+	before_shmem_exit(braid_exit_callback, (Datum) 0);
+	callbacks_registered = true;
+}
+
+/*
+ * link_file
+ *		Put a file mapped with "mapped" bytes on the backend's list of live
+ *		files, tagged with the current resource owner.
+ */
+static void
+link_file(BraidSpillFile *f, size_t mapped, int is_pmem, BraidDeviceStats *stats)
+{
+	f->size = mapped;
+	f->is_pmem = (is_pmem != 0);
+	f->persisted = true;
+	f->stats = stats;
+	f->owner = CurrentResourceOwner;
+	f->next = live_files;
+	if (live_files)
+		live_files->prev = f;
+	live_files = f;
+}
+
+/*
+ * unlink_file
+ *		Take a file off the backend's list of live files.
+ */
+static void
+unlink_file(BraidSpillFile *f)
+{
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		live_files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+}
+
+/*
  * braid_spill_create
  *		Create, reserve and map a spill file of "size" bytes (rounded up to
  *		4 kB).  Its traffic is counted in *stats.
@@ -270,12 +319,7 @@ spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional,
 				 errdetail("braidsort needed a spill file of %zu bytes.", size)));
 	}
 
-	if (!callbacks_registered)
-	{
-		RegisterResourceReleaseCallback(braid_release_callback, NULL);
-		before_shmem_exit(braid_exit_callback, (Datum) 0);
-		callbacks_registered = true;
-	}
+	register_callbacks();
 
 	TempTablespacePath(dir, spc);
 	if (MakePGDirectory(dir) < 0 && errno != EEXIST)
@@ -338,15 +382,7 @@ spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional,
 				 errhint("Too many spill files are mapped at once (see vm.max_map_count); raise "
 						 "braidsort.work_mem so that sorts write fewer runs.") : 0));
 	}
-	f->size = mapped;
-	f->is_pmem = (is_pmem != 0);
-	f->persisted = true;
-	f->stats = stats;
-	f->owner = CurrentResourceOwner;
-	f->next = live_files;
-	if (live_files)
-		live_files->prev = f;
-	live_files = f;
+	link_file(f, mapped, is_pmem, stats);
 	live_bytes += f->size;
 	stats->files++;
 	if (devslot >= 0)
@@ -801,30 +837,97 @@ report_temp_file(const char *path, uint64 size)
 }
 
 /*
- * braid_spill_close
- *		Unmap and remove a file; it is gone from the device afterwards, and
- *		reported as a temporary file.
+ * braid_spill_name
+ *		A file's name in its tablespace's temporary directory, which
+ *		braid_spill_open_foreign takes in another process.
  */
-void
-braid_spill_close(BraidSpillFile *f)
+const char *
+braid_spill_name(const BraidSpillFile *f)
+{
+	const char *slash = strrchr(f->path, '/');
+
+	return slash != NULL ? slash + 1 : f->path;
+}
+
+/*
+ * braid_spill_open_foreign
+ *		Map, to read it, a spill file another process of the same query
+ *		wrote and finished (braid_spill_finish): the file "name" in
+ *		tablespace spc's temporary directory, "written" bytes of it.  Its
+ *		reads are counted in *stats, as this process's own files' are.  It
+ *		stays its writer's: braid_spill_close() unmaps it here, and its
+ *		writer removes it (a parallel sort's participants keep theirs until
+ *		the process that reads them says it is done, sort_shared.c).  A
+ *		name that is not a spill file's is refused: it comes from shared
+ *		memory.
+ */
+BraidSpillFile *
+braid_spill_open_foreign(Oid spc, const char *name, size_t written, BraidDeviceStats *stats)
+{
+	char		dir[MAXPGPATH];
+	BraidSpillFile *f;
+	size_t		mapped = 0;
+	int			is_pmem = 0;
+
+	if (strncmp(name, PG_TEMP_FILE_PREFIX, strlen(PG_TEMP_FILE_PREFIX)) != 0 ||
+		strchr(name, '/') != NULL || strstr(name, ".braid") == NULL)
+		elog(ERROR, "braidsort: \"%s\" is not a spill file", name);
+	register_callbacks();
+	TempTablespacePath(dir, spc);
+	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
+	snprintf(f->path, sizeof(f->path), "%s/%s", dir, name);
+	f->base = pmem_map_file(f->path, 0, 0, 0, &mapped, &is_pmem);
+	if (f->base == NULL)
+	{
+		int			save_errno = errno;
+		char		path[MAXPGPATH];
+
+		strlcpy(path, f->path, sizeof(path));
+		pfree(f);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open braidsort spill file \"%s\" of a parallel worker: %m", path),
+				 errdetail("%s", pmem_errormsg())));
+	}
+	if (mapped < written)
+	{
+		(void) pmem_unmap(f->base, mapped);
+		pfree(f);
+		elog(ERROR, "braidsort: spill file \"%s\" holds %zu bytes, not %zu", name, mapped, written);
+	}
+	f->spcoid = spc;
+	f->devslot = braid_sched_device(spc, dir);
+	f->written = written;
+	f->foreign = true;
+	link_file(f, mapped, is_pmem, stats);
+	return f;
+}
+
+/*
+ * forget_file
+ *		Unmap a file and take it off this backend's list; remove it from the
+ *		device too unless "keep", and report it as a temporary file.
+ *		Another process's file is only unmapped (braid_spill_open_foreign).
+ */
+static void
+forget_file(BraidSpillFile *f, bool keep)
 {
 	char		path[MAXPGPATH];
 	uint64		size;
 
-	if (f == NULL)
-		return;
 	if (f->base)
 		(void) pmem_unmap(f->base, f->size);
-	if (unlink(f->path) != 0 && errno != ENOENT)
+	unlink_file(f);
+	if (f->foreign)
+	{
+		pfree(f);
+		return;
+	}
+	if (!keep && unlink(f->path) != 0 && errno != ENOENT)
 		ereport(WARNING,
 				(errcode_for_file_access(),
 				 errmsg("could not remove braidsort spill file \"%s\": %m", f->path)));
-	if (f->prev)
-		f->prev->next = f->next;
-	else
-		live_files = f->next;
-	if (f->next)
-		f->next->prev = f->prev;
 	live_bytes -= f->size;
 	strlcpy(path, f->path, sizeof(path));
 	size = f->scratch ? f->size : f->written;
@@ -832,6 +935,37 @@ braid_spill_close(BraidSpillFile *f)
 		pfree(f->stage);
 	pfree(f);
 	report_temp_file(path, size);
+}
+
+/*
+ * braid_spill_disown
+ *		Let a finished file outlive this process, for another to read and
+ *		remove (a parallel sort's participant hands its runs to the one that
+ *		merges them, sort_shared.c): unmapped and forgotten here, reported
+ *		as this process's temporary file, but left on the device.
+ */
+void
+braid_spill_disown(BraidSpillFile *f)
+{
+	if (f == NULL)
+		return;
+	Assert(!f->foreign);
+	braid_spill_finish(f);
+	forget_file(f, true);
+}
+
+/*
+ * braid_spill_close
+ *		Unmap and remove a file; it is gone from the device afterwards, and
+ *		reported as a temporary file.  Another process's file is only
+ *		unmapped (braid_spill_open_foreign).
+ */
+void
+braid_spill_close(BraidSpillFile *f)
+{
+	if (f == NULL)
+		return;
+	forget_file(f, false);
 }
 
 /*

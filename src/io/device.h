@@ -38,6 +38,9 @@ typedef struct BraidSpillFile
 	bool		is_pmem;
 	bool		scratch;		/* written through the mapping, uncounted
 								 * (braid_spill_create_in) */
+	bool		foreign;		/* another process's file, mapped to be read
+								 * (braid_spill_open_foreign): closing it
+								 * unmaps it, its owner removes it */
 	Oid			spcoid;			/* tablespace it lives in */
 	int			devslot;		/* its device's slot in shared memory, or -1 */
 	bool		persisted;		/* drained/synced since the last write */
@@ -79,6 +82,10 @@ extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);
 extern void braid_spill_count_read_sum(BraidSpillFile *f, uint64 bytes, uint64 lines);
 extern void braid_device_emulation(const BraidSpillFile *f, BraidEmulation *em);
 extern void braid_spill_close(BraidSpillFile *f);
+extern BraidSpillFile *braid_spill_open_foreign(Oid spc, const char *name, size_t written,
+												BraidDeviceStats *stats);
+extern const char *braid_spill_name(const BraidSpillFile *f);
+extern void braid_spill_disown(BraidSpillFile *f);
 
 /* at backend exit, before any spill file goes (braid_spill_on_exit) */
 typedef void (*BraidSpillExitHook) (void);

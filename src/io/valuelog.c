@@ -311,6 +311,80 @@ braid_vlog_finish(BraidValueLog *log)
 }
 
 /*
+ * braid_vlog_to_device
+ *		No more appends, and every row on the device, even a log that fits
+ *		in memory: another process is to read it (a parallel sort's
+ *		participant, sort_shared.c).  An empty log stays empty.
+ */
+void
+braid_vlog_to_device(BraidValueLog *log)
+{
+	if (!log->on_device && log->mem_used > 0)
+		move_to_device(log);
+	braid_vlog_finish(log);
+}
+
+/*
+ * seg_whole
+ *		Whether a segment holds whole tuples (the memory's, written as they
+ *		were) or packed ones.
+ */
+static inline bool
+seg_whole(const BraidValueLog *log, int seg)
+{
+	return log->whole_segs != NULL ? log->whole_segs[seg] : seg == 0;
+}
+
+/*
+ * braid_vlog_add_foreign
+ *		Add to a log on the device the segments of another process's log
+ *		(braid_vlog_to_device there): nsegs files, each named in its
+ *		tablespace, in their order, the first holding whole tuples.  Returns
+ *		the number their first one takes here: a ref of that log reads this
+ *		one with that added to its segment.  For a parallel sort's leader,
+ *		which emits every participant's rows (sort_shared.c).
+ */
+int
+braid_vlog_add_foreign(BraidValueLog *log, int nsegs, const Oid *spcs,
+					   const char *const *names, const uint64 *written)
+{
+	int			first = log->nsegs;
+
+	Assert(log->on_device || log->nsegs == 0);
+	if (nsegs == 0)
+		return first;
+	if (first + nsegs > BRAID_VLOG_MAX_SEGMENTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("braidsort value log has too many segments")));
+	if (first + nsegs > log->segs_cap)
+	{
+		log->segs_cap = Max(first + nsegs, log->segs_cap * 2);
+		log->segs = log->segs ?
+			repalloc(log->segs, sizeof(BraidSpillFile *) * log->segs_cap) :
+			MemoryContextAlloc(log->cxt, sizeof(BraidSpillFile *) * log->segs_cap);
+	}
+	if (log->whole_segs == NULL)
+	{
+		log->whole_segs = MemoryContextAllocZero(log->cxt, sizeof(bool) * BRAID_VLOG_MAX_SEGMENTS);
+		for (int i = 0; i < first; i++)
+			log->whole_segs[i] = (i == 0);
+	}
+	for (int i = 0; i < nsegs; i++)
+	{
+		/*
+		 * (on an error, those opened so far are the log's: its reset closes
+		 * them)
+		 */
+		log->segs[log->nsegs] = braid_spill_open_foreign(spcs[i], names[i], written[i], log->stats);
+		log->whole_segs[log->nsegs] = (i == 0);
+		log->nsegs++;
+	}
+	log->on_device = true;
+	return first;
+}
+
+/*
  * braid_vlog_get
  *		The row a ref points at, in place: only for a log still in memory
  *		(rows on the device are packed, and are copied out through
@@ -356,8 +430,8 @@ braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidVlogRow *row)
 	row->file = braid_vlog_ref_file(log, ref);
 	row->pos = braid_vlog_ref_pos(ref);
 	row->src = row->file->base + row->pos;
-	/* segment 0 holds the memory's rows, whole; the others packed */
-	row->packed = seg > 0;
+	/* the memory's rows, written as they were, are whole; the others packed */
+	row->packed = !seg_whole(log, seg);
 	row->len = braid_vlog_ref_len(ref);
 	if (row->len == 0)
 		row->len = row->packed ? braid_vlog_packed_len((const uint8 *) row->src) :
@@ -382,6 +456,8 @@ braid_vlog_reset(BraidValueLog *log)
 		pfree(log->scanbuf);
 	if (log->formbuf)
 		pfree(log->formbuf);
+	if (log->whole_segs)
+		pfree(log->whole_segs);
 	braid_vlog_init(log, log->cxt, log->mem_limit, log->stats);
 }
 
@@ -460,7 +536,7 @@ braid_vlog_scan_next(BraidValueLog *log, BraidVlogScan *scan, uint64 *ref)
 
 			/* a row's length is in its first bytes */
 			scan_load(f, scan, scan->pos + MAXIMUM_ALIGNOF);
-			if (scan->seg == 0)
+			if (seg_whole(log, scan->seg))
 			{
 				tuple = (MinimalTuple) src;
 				scan_load(f, scan, scan->pos + tuple->t_len);

@@ -36,6 +36,10 @@ typedef struct BraidValueLog
 	size_t		scanbuf_cap;
 	char	   *formbuf;		/* a row formed for the device */
 	size_t		formbuf_cap;
+	bool	   *whole_segs;		/* which segments hold whole tuples, once
+								 * other processes' logs were added
+								 * (braid_vlog_add_foreign); NULL: segment 0
+								 * only */
 	BraidDeviceStats *stats;
 } BraidValueLog;
 
@@ -69,6 +73,9 @@ extern uint64 braid_vlog_append_heap(BraidValueLog *log, HeapTuple tuple);
 extern uint64 braid_vlog_append_values(BraidValueLog *log, TupleDesc desc,
 									   Datum *values, bool *isnull, uint32 *t_len);
 extern void braid_vlog_finish(BraidValueLog *log);
+extern void braid_vlog_to_device(BraidValueLog *log);
+extern int	braid_vlog_add_foreign(BraidValueLog *log, int nsegs, const Oid *spcs,
+								   const char *const *names, const uint64 *written);
 extern MinimalTuple braid_vlog_get(BraidValueLog *log, uint64 ref);
 extern BraidSpillFile *braid_vlog_ref_file(BraidValueLog *log, uint64 ref);
 extern void braid_vlog_locate(BraidValueLog *log, uint64 ref, BraidVlogRow *row);

@@ -72,6 +72,10 @@ typedef struct BraidSortInstr
 	size_t		peak_gather_bytes;
 	size_t		peak_rank_bytes;	/* collation ranks' dictionaries */
 	int			ranked_keys;	/* collated keys ranked (sort/sort_map.c) */
+	int			shared_parts;	/* a shared sort's participants whose runs
+								 * this process merged, itself included (0:
+								 * not shared, sort/sort_shared.c) */
+	int64		shared_rows;	/* ... and the rows they built */
 	bool		rank_tried;		/* a sort tried to rank its keys */
 	/* the last sort */
 	int			sort_threads;

@@ -25,9 +25,13 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 
+#include "compat.h"
+#include "core/costmodel.h"
 #include "guc.h"
 #include "plan/gather_plan.h"
 #include "plan/heapinput.h"
+#include "plan/permissions.h"
+#include "plan/plancost.h"
 #include "plan/sort_plan.h"
 
 /*
@@ -169,6 +173,41 @@ whole_sort(Sort *sort, Plan *serial, GatherMerge *gm, double total_rows)
 }
 
 /*
+ * shared_gather
+ *		A Gather in the Gather Merge's place over "braid", the shared sort
+ *		every process builds and one merges (sort/sort_shared.c): the same
+ *		workers, target list, parameters and node id.  Its rows come from
+ *		that one process alone, in order.
+ */
+static Plan *
+shared_gather(GatherMerge *gm, Plan *braid)
+{
+	Gather	   *g = makeNode(Gather);
+
+	g->plan.startup_cost = braid->startup_cost;
+	g->plan.total_cost = Max(gm->plan.total_cost, braid->total_cost);
+	g->plan.plan_rows = gm->plan.plan_rows;
+	g->plan.plan_width = gm->plan.plan_width;
+	BRAID_COPY_DISABLED_NODES(&g->plan, &gm->plan);
+	g->plan.parallel_aware = false;
+	g->plan.parallel_safe = false;
+	g->plan.async_capable = false;
+	g->plan.plan_node_id = gm->plan.plan_node_id;
+	g->plan.targetlist = gm->plan.targetlist;
+	g->plan.qual = NIL;
+	g->plan.initPlan = NIL;
+	g->plan.extParam = bms_copy(gm->plan.extParam);
+	g->plan.allParam = bms_copy(gm->plan.allParam);
+	g->plan.lefttree = braid;
+	g->num_workers = gm->num_workers;
+	g->rescan_param = gm->rescan_param;
+	g->single_copy = false;
+	g->invisible = false;
+	g->initParam = NULL;
+	return (Plan *) g;
+}
+
+/*
  * braid_try_gather_sort
  *		Return one BraidSort replacing a Gather Merge over each process's
  *		Sort of a Parallel Seq Scan, or NULL (with *why) to leave it: the
@@ -195,6 +234,12 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 	Plan	   *serial;
 	BraidOneSortInput one;
 	double		scan_cpu = 0;
+	bool		shared;
+	double		shared_ns = 0;
+	double		pg_ns = 0;
+	Plan	   *whole;
+	Plan	   *braid;
+	char	   *shared_why = NULL;
 
 	if (braid_parallel_sort == BRAID_PARALLEL_SORT_EACH)
 	{
@@ -233,11 +278,43 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 	serial->extParam = without_param(serial->extParam, gm->rescan_param);
 	serial->allParam = without_param(serial->allParam, gm->rescan_param);
 
+	/*
+	 * braidsort.parallel_sort = shared: each process builds its share of one
+	 * sort, which one of them merges, where braidsort would take each
+	 * process's Sort
+	 */
+	if (braid_parallel_sort == BRAID_PARALLEL_SORT_SHARED)
+	{
+		Plan	   *braid = braid_try_shared_sort(stmt, sort, processes, false, why);
+
+		return braid != NULL ? shared_gather(gm, braid) : NULL;
+	}
+
 	/* each process's sort of its share, as the walk would cost it */
 	if (!braid_sort_each_estimate(stmt, sort, processes, &one, why))
 		return NULL;
 	one.scan_ns = scan_cpu * BRAID_NS_PER_CPU_COST_UNIT;
 	one.workers = gm->num_workers;
 
-	return braid_try_one_sort(stmt, whole_sort(sort, serial, gm, one.total_rows), &one, why);
+	/* a shared sort, where braidsort would take it */
+	shared = braid_parallel_sort == BRAID_PARALLEL_SORT_AUTO &&
+		braid_cost_shared_sort(&one.each, &one.each_est, one.each_taken, one.total_rows,
+							   &shared_ns, &pg_ns);
+	one.shared_ns = shared ? shared_ns : HUGE_VAL;
+
+	/* one sort, if it beats the parallel plans */
+	whole = braid_try_one_sort(stmt, whole_sort(sort, serial, gm, one.total_rows), &one, why);
+	if (whole != NULL || !shared)
+		return whole;
+
+	/* else the shared sort */
+	braid = braid_try_shared_sort(stmt, sort, processes, true, &shared_why);
+	if (braid == NULL)
+	{
+		*why = shared_why;
+		return NULL;
+	}
+	BRAID_PLAN_DEBUG("braidsort: Gather Merge replaced by a Gather over a shared sort: braidsort %s ms, PostgreSQL's parallel plan %s ms estimated for %.0f rows",
+					 braid_ms_text(shared_ns / 1e6), braid_ms_text(pg_ns / 1e6), one.total_rows);
+	return shared_gather(gm, braid);
 }

@@ -58,7 +58,8 @@
 #define PARAM_EST_PG		18
 #define PARAM_KEY_TENTHS	19
 #define PARAM_REPLACED_WORKERS 20
-#define PARAM_COUNT			21
+#define PARAM_SHARED		21
+#define PARAM_COUNT			22
 
 typedef struct PackedSortPlan
 {
@@ -121,6 +122,7 @@ braid_plan_pack(const BraidSortPlanData *data)
 	p->params[PARAM_EST_PG] = data->est_pg_tenth_ms;
 	p->params[PARAM_KEY_TENTHS] = data->key_tenths;
 	p->params[PARAM_REPLACED_WORKERS] = data->replaced_workers;
+	p->params[PARAM_SHARED] = data->shared ? 1 : 0;
 
 	memcpy(at, data->sortops, n * sizeof(Oid));
 	at += n * sizeof(Oid);
@@ -190,6 +192,7 @@ braid_plan_unpack(List *private, BraidSortPlanData *data)
 	data->est_pg_tenth_ms = params[PARAM_EST_PG];
 	data->key_tenths = params[PARAM_KEY_TENTHS];
 	data->replaced_workers = params[PARAM_REPLACED_WORKERS];
+	data->shared = params[PARAM_SHARED] != 0;
 }
 
 /*

@@ -52,6 +52,8 @@ typedef struct BraidSortPlanData
 	int			replaced_workers;	/* the node replaces a Gather Merge of
 									 * this many planned workers' sorts (0:
 									 * none) */
+	bool		shared;			/* under a Gather, built by all its processes,
+								 * merged by one (sort/sort_shared.c) */
 	int			wl_mode;		/* BraidWlMode (wlimit.h) should the IndexMap
 								 * outgrow the budget */
 	double		write_intensity;	/* as braidsort.write_intensity said: -1

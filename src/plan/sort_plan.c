@@ -59,7 +59,13 @@
 /* Largest bounded variable-width key given room for its longest encoding. */
 #define BRAID_MAX_BOUNDED_KEY 32
 
+/* try_sort's "shared": not a shared sort, or one taken as each process's, or weighed */
+#define SHARED_NO			0
+#define SHARED_AS_EACH		1
+#define SHARED_WEIGHED		2
+
 static Plan *try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *one,
+					  int shared,
 					  char **why, BraidDecline *kind);
 static bool weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why);
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
@@ -503,19 +509,23 @@ Plan *
 braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 			   BraidDecline *kind)
 {
-	return try_sort(stmt, sort, processes, NULL, why, kind);
+	return try_sort(stmt, sort, processes, NULL, SHARED_NO, why, kind);
 }
 
 /*
  * try_sort
  *		braid_try_sort, or with "one" the single sort that would replace a
  *		Gather Merge (braid_try_gather_sort), weighed against the parallel
- *		plan instead of a Sort in one process.
+ *		plan instead of a Sort in one process; with "shared", each process's
+ *		Sort under a Gather Merge made the parallel-aware BraidSort all of
+ *		them build and one merges (sort/sort_shared.c), taken where
+ *		braidsort would take each process's Sort.
  */
 static Plan *
 try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *one,
-		 char **why, BraidDecline *kind)
+		 int shared, char **why, BraidDecline *kind)
 {
+	Plan	   *plan;
 	Plan	   *child = outerPlan(sort);
 	Oid			relid = InvalidOid;
 	double		table_pages = 0;
@@ -552,7 +562,7 @@ try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *
 	 * access method and size, from the relation cache; the planner plans many
 	 * such sorts, each of which this must not slow down).
 	 */
-	if (!braid_force && braid_adaptive != BRAID_ADAPTIVE_OFF && one == NULL &&
+	if (!braid_force && braid_adaptive != BRAID_ADAPTIVE_OFF && one == NULL && !shared &&
 		sort->plan.plan_rows < BRAID_MIN_ROWS)
 	{
 		if (!sort_keys(sort, child, InvalidOid, &keys, why, kind))
@@ -573,8 +583,12 @@ try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *
 		*kind = BRAID_DECLINE_COST;
 		return NULL;
 	}
-	if (!braid_force && !est.prefers && est.small && braid_adaptive != BRAID_ADAPTIVE_OFF)
+	if (!braid_force && !est.prefers && est.small && braid_adaptive != BRAID_ADAPTIVE_OFF &&
+		!shared)
 		return take_adaptively(stmt, sort, child, processes, &keys, est.why, why, kind);
+	/* (a shared sort weighed against the parallel plans is taken) */
+	if (shared == SHARED_WEIGHED)
+		est.prefers = true;
 	if (!braid_force && !est.prefers)
 	{
 		*kind = BRAID_DECLINE_COST;
@@ -634,14 +648,18 @@ try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *
 								   data.key_memory, !by_tid, can_reread,
 								   data.gather_kb * 1024.0, data.gather_pass_us / 1000.0,
 								   data.select_collated_ns, wl_est, &data.segment_share);
+	/* a shared sort's participants hand over runs on the device */
+	if (shared)
+		wl_mode = BRAID_WL_MERGEPASS;
 	data.est_braid_tenth_ms = (int) Min(rint(est.braid_ns / 1e5), (double) INT_MAX);
 	data.est_pg_tenth_ms = (int) Min(rint(est.pg_ns / 1e5), (double) INT_MAX);
 	if (braid_cost_spills(&cost, est.from))
 		est.braid_ns = Max(est.braid_ns + (wl_est[wl_mode].ms - wl_est[BRAID_WL_MERGEPASS].ms) * 1e6,
 						   0.0);
 
-	BRAID_PLAN_DEBUG("braidsort: %s replaced%s: braidsort %s ms (%s), PostgreSQL %s ms estimated for %.0f rows%s",
-					 one != NULL ? "Gather Merge" : "Sort",
+	BRAID_PLAN_DEBUG("braidsort: %s replaced%s%s: braidsort %s ms (%s), PostgreSQL %s ms estimated for %.0f rows%s",
+					 one != NULL ? "Gather Merge" : shared ? "Gather Merge's Sorts" : "Sort",
+					 shared ? " by one shared sort" : "",
 					 braid_force && !est.prefers ? " (forced)" : "",
 					 braid_ms_text(ns_to_ms(est.braid_ns)), by_tid ? "heap tid" : "value log",
 					 braid_ms_text(ns_to_ms(est.pg_ns)),
@@ -660,10 +678,14 @@ try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *
 	data.expect_spill = braid_cost_spills(&cost, est.from);
 	data.wl_mode = (int) wl_mode;
 	data.can_reread = can_reread;
-	return finish_braid_scan(cscan, child, child_tlist,
+	data.shared = shared;
+	plan = finish_braid_scan(cscan, child, child_tlist,
 							 by_tid ? physical_scan_tlist(child_tlist, ((Scan *) child)->scanrelid,
 														  relid) : NIL,
 							 &data);
+	/* (the executor sets up its shared memory: sort_shared.c) */
+	plan->parallel_aware = shared;
+	return plan;
 }
 
 /*
@@ -867,7 +889,7 @@ weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why)
 	const char *reason;
 
 	braid_cost_one_sort(&one->each, &one->each_est, one->each_taken, est, one->total_rows,
-						one->scan_ns, &w);
+						one->scan_ns, one->shared_ns, &w);
 	if (braid_parallel_sort == BRAID_PARALLEL_SORT_ONE)
 	{
 		model_takes = w.prefers ||
@@ -941,5 +963,30 @@ braid_try_one_sort(PlannedStmt *stmt, Sort *whole, const BraidOneSortInput *one,
 {
 	BraidDecline kind;
 
-	return try_sort(stmt, whole, 1, one, why, &kind);
+	return try_sort(stmt, whole, 1, one, SHARED_NO, why, &kind);
+}
+
+/*
+ * braid_try_shared_sort
+ *		The parallel-aware BraidSort that every process under a Gather Merge
+ *		builds and one merges (sort/sort_shared.c), in place of each
+ *		process's Sort ("processes" of them), or NULL with *why: in
+ *		MergePass form, taken where the caller has weighed it against the
+ *		parallel plans (weighed: braid_cost_shared_sort), else where
+ *		braidsort would take each process's Sort.  The caller puts a Gather
+ *		over it in the Gather Merge's place.
+ */
+Plan *
+braid_try_shared_sort(PlannedStmt *stmt, Sort *sort, int processes, bool weighed, char **why)
+{
+	BraidDecline kind;
+
+	if (!braid_force && braid_sort_mode != BRAID_SORT_MODE_AUTO &&
+		braid_sort_mode != BRAID_SORT_MODE_MERGEPASS)
+	{
+		*why = "braidsort.sort_mode names a write-limited mode, which a shared sort does not run";
+		return NULL;
+	}
+	return try_sort(stmt, sort, processes, NULL, weighed ? SHARED_WEIGHED : SHARED_AS_EACH,
+					why, &kind);
 }

@@ -28,6 +28,8 @@ typedef struct BraidOneSortInput
 	bool		each_taken;
 	double		total_rows;
 	double		scan_ns;
+	double		shared_ns;		/* a shared sort's estimate where braidsort
+								 * would take it, else HUGE_VAL */
 	int			workers;
 } BraidOneSortInput;
 
@@ -37,5 +39,7 @@ extern bool braid_sort_each_estimate(PlannedStmt *stmt, Sort *sort, int processe
 									 BraidOneSortInput *one, char **why);
 extern Plan *braid_try_one_sort(PlannedStmt *stmt, Sort *whole, const BraidOneSortInput *one,
 								char **why);
+extern Plan *braid_try_shared_sort(PlannedStmt *stmt, Sort *sort, int processes, bool weighed,
+								   char **why);
 
 #endif							/* BRAID_SORT_PLAN_H */

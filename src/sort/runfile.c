@@ -632,7 +632,7 @@ reader_advance(BraidRunReader *r)
 		}
 		mid >>= 1;
 		r->prev_low = lo;
-		r->ref = ((uint64) hi << 32) | ((uint64) mid << 16) | lo;
+		r->ref = (((uint64) hi << 32) | ((uint64) mid << 16) | lo) + r->run->ref_add;
 	}
 	r->remaining--;
 	return true;

@@ -39,6 +39,9 @@ typedef struct BraidRun
 	size_t		bytes;
 	BraidRunRefill refill;		/* virtual run: makes the next chunk */
 	void	   *refill_arg;
+	uint64		ref_add;		/* added to each ref read: another process's
+								 * run, whose value log refs name its segments
+								 * (sort_shared.c), else 0 */
 } BraidRun;
 
 /* Where a run writer finds the full key and the ref of an IndexMap entry. */

@@ -116,6 +116,12 @@ explain_figures(const BraidSortInstr *instr, int keylen, bool value_log,
 				ExplainState *es)
 {
 	ExplainPropertyInteger("Rows Sorted", NULL, instr->rows_sorted, es);
+	/* a shared sort's emitter: every participant's runs merged here */
+	if (instr->shared_parts > 0)
+	{
+		ExplainPropertyInteger("Processes Merged", NULL, instr->shared_parts, es);
+		ExplainPropertyInteger("Rows Merged", NULL, instr->shared_rows, es);
+	}
 	if (keylen >= 0)
 		ExplainPropertyInteger("Key Prefix", "bytes", keylen, es);
 	ExplainPropertyInteger("IndexMap Memory", "kB", (int64) (instr->peak_map_bytes / 1024), es);
@@ -262,6 +268,9 @@ explain_worker_text(const BraidSortInstr *w, const BraidSortPlanData *data, Expl
 		appendStringInfo(es->str, "  Gather Batches: " INT64_FORMAT, w->gather_batches);
 	if (w->sorts > 1)
 		appendStringInfo(es->str, "  Sorts: " INT64_FORMAT, w->sorts);
+	if (w->shared_parts > 0)
+		appendStringInfo(es->str, "  Processes Merged: %d  Rows Merged: " INT64_FORMAT,
+						 w->shared_parts, w->shared_rows);
 	appendStringInfoChar(es->str, '\n');
 
 	if (w->runs > 0 || w->device.bytes_written > 0 || w->device.bytes_read > 0)
@@ -320,6 +329,10 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 	if (data.replaced_workers > 0)
 		ExplainPropertyText("Replaces",
 							psprintf("Gather Merge (Workers Planned: %d)", data.replaced_workers),
+							es);
+	if (data.shared)
+		ExplainPropertyText("Shared Sort",
+							psprintf("built by %d processes, merged by one", data.processes),
 							es);
 
 	if (es->analyze)

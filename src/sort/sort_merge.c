@@ -40,6 +40,68 @@ merge_memo_bytes(const BraidSortState *st)
 }
 
 /*
+ * merge_passes
+ *		Intermediate passes, fanin runs into one at a time, while more than
+ *		"most" runs are pending; returns the runs left.
+ */
+static List *
+merge_passes(BraidSortState *st, List *pending, int fanin, int most)
+{
+	BraidRun  **runs;
+
+	fanin = Max(fanin, 2);
+	while (list_length(pending) > most)
+	{
+		List	   *next = NIL;
+		int			len = list_length(pending);
+
+		braid_progress_add_merge_pass(&st->mon.progress);
+		runs = palloc(sizeof(BraidRun *) * fanin);
+		for (int i = 0; i < len; i += fanin)
+		{
+			int			k = Min(fanin, len - i);
+
+			for (int j = 0; j < k; j++)
+				runs[j] = list_nth(pending, i + j);
+			if (k == 1)
+				next = lappend(next, runs[0]);
+			else
+				next = lappend(next, braid_merge_runs(runs, k, &st->instr.device,
+													  st->cfg.collated ? braid_map_collated_compare : NULL,
+													  st, merge_memo_bytes(st)));
+			CHECK_FOR_INTERRUPTS();
+		}
+		pfree(runs);
+		list_free(pending);
+		pending = next;
+		st->instr.merge_passes++;
+	}
+	return pending;
+}
+
+/*
+ * braid_merge_runs_down
+ *		Merge the runs written so far in passes until at most max_runs are
+ *		left (a shared sort's participant, whose runs another process's
+ *		final merge takes: sort_shared.c).
+ */
+void
+braid_merge_runs_down(BraidSortState *st, int max_runs)
+{
+	MemoryContext old;
+	int			half_runs;
+	List	   *pending;
+
+	if (list_length(st->path->runset.runs) <= max_runs)
+		return;
+	old = MemoryContextSwitchTo(st->sortcxt);
+	pending = braid_runs_take(st, &half_runs);
+	braid_sort_set_phase(st, BRAID_PROGRESS_MERGING);
+	st->path->runset.runs = merge_passes(st, pending, braid_runs_fanin(st), max_runs);
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * braid_merge_all_runs
  *		MergePass: merge the spilled runs, fan-in limited by the budget, with
  *		intermediate passes writing new runs while there are too many; then
@@ -77,32 +139,7 @@ braid_merge_all_runs(BraidSortState *st)
 	}
 
 	braid_sort_set_phase(st, BRAID_PROGRESS_MERGING);
-	while (list_length(pending) > fanin)
-	{
-		List	   *next = NIL;
-		int			len = list_length(pending);
-
-		braid_progress_add_merge_pass(&st->mon.progress);
-		runs = palloc(sizeof(BraidRun *) * fanin);
-		for (int i = 0; i < len; i += fanin)
-		{
-			int			k = Min(fanin, len - i);
-
-			for (int j = 0; j < k; j++)
-				runs[j] = list_nth(pending, i + j);
-			if (k == 1)
-				next = lappend(next, runs[0]);
-			else
-				next = lappend(next, braid_merge_runs(runs, k, &st->instr.device,
-													  st->cfg.collated ? braid_map_collated_compare : NULL,
-													  st, merge_memo_bytes(st)));
-			CHECK_FOR_INTERRUPTS();
-		}
-		pfree(runs);
-		list_free(pending);
-		pending = next;
-		st->instr.merge_passes++;
-	}
+	pending = merge_passes(st, pending, fanin, fanin);
 	st->instr.merge_passes++;	/* the final merge */
 	braid_progress_add_merge_pass(&st->mon.progress);
 

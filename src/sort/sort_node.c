@@ -75,6 +75,11 @@ static CustomExecMethods braid_exec_methods = {
 	.MarkPosCustomScan = braid_mark,
 	.RestrPosCustomScan = braid_restore,
 	.ExplainCustomScan = braid_explain_node,
+	/* (called only for a shared sort, the one parallel-aware BraidSort) */
+	.EstimateDSMCustomScan = braid_shared_estimate,
+	.InitializeDSMCustomScan = braid_shared_init_dsm,
+	.ReInitializeDSMCustomScan = braid_shared_reinit_dsm,
+	.InitializeWorkerCustomScan = braid_shared_init_worker,
 };
 
 /*
@@ -115,7 +120,9 @@ braid_sort_exec_init(void)
 static void
 count_sort(BraidSortState *st)
 {
-	double		rows = (double) st->path->build.rows_built;
+	/* (a shared sort's emitter counts the rows of every participant) */
+	double		rows = (double) (st->instr.shared_parts > 0 ? st->instr.shared_rows :
+								 st->path->build.rows_built);
 	double		mem = (double) Max(st->cfg.budget, (size_t) 65536);
 	double		carried = 0;
 	double		own = st->cfg.value_log && st->path->vlog.on_device ? (double) st->path->vlog.bytes : 0;
@@ -124,8 +131,8 @@ count_sort(BraidSortState *st)
 	BraidMethod method;
 
 	/* a sorted row's minimal tuple */
-	if (st->cfg.value_log && rows > 0)
-		tuple = (double) st->path->build.tuple_bytes / rows;
+	if (st->cfg.value_log && st->path->build.rows_built > 0)
+		tuple = (double) st->path->build.tuple_bytes / (double) st->path->build.rows_built;
 	else
 		tuple = (double) st->cfg.sort_width + SizeofMinimalTupleHeader;
 	in_memory = pg_nextpower2_32((uint32) Max(MAXALIGN(tuple), 8)) + PG_MEMORY_ROW_OVERHEAD;
@@ -145,7 +152,7 @@ count_sort(BraidSortState *st)
 		method = BRAID_METHOD_MERGEPASS;
 	else
 		method = BRAID_METHOD_ONEPASS;
-	braid_stats_count_sort(method, st->cfg.value_log, (uint64) st->path->build.rows_built,
+	braid_stats_count_sort(method, st->cfg.value_log, (uint64) rows,
 						   (uint64) Max(carried - own, 0.0));
 }
 
@@ -162,6 +169,7 @@ build_and_sort(BraidSortState *st)
 	ScanDirection dir = st->css.ss.ps.state->es_direction;
 	SeqScanState *fast = braid_input_fast_seqscan(st);
 	volatile int64 fast_rows = 0;
+	bool		built;
 	bool		spilled;
 
 	/* the input is read forward, whatever direction we are asked for */
@@ -180,25 +188,62 @@ build_and_sort(BraidSortState *st)
 	 */
 	braid_runs_start(st, fast != NULL && !st->cfg.collated && st->cfg.threads > 1);
 	braid_build_begin(st, st->adapt.carrying ? st->adapt.rows_read : 0);
-	PG_TRY();
+
+	/*
+	 * A shared sort's participant builds its share of the scan unless the
+	 * build is over (sort_shared.c)
+	 */
+	built = st->shared == NULL || braid_shared_attach(st);
+	if (built)
 	{
-		if (st->adapt.carrying)
-			braid_adaptive_carry(st);
-		fast_rows = braid_build_child(st, fast);
-		/* a run still being made on a helper is finished within the try */
-		braid_pipe_end(st);
+		PG_TRY();
+		{
+			if (st->adapt.carrying)
+				braid_adaptive_carry(st);
+			fast_rows = braid_build_child(st, fast);
+			/* a run still being made on a helper is finished within the try */
+			braid_pipe_end(st);
+		}
+		PG_CATCH();
+		{
+			braid_pipe_stop(st);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 	}
-	PG_CATCH();
-	{
-		braid_pipe_stop(st);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
 	braid_build_end(st);
 	if (fast_rows > 0 && st->child->instrument)
 		st->child->instrument->tuplecount += fast_rows;
 	braid_batches_clear(st);
-	spilled = st->strategy->finish_build(st, st->path->build.rows_built);
+	spilled = built && st->strategy->finish_build(st, st->path->build.rows_built);
+
+	/*
+	 * A shared sort: one participant merges every participant's runs and
+	 * emits every row, its threads now on every CPU (the others have ended);
+	 * the others emit nothing.
+	 */
+	if (st->shared != NULL)
+	{
+		spilled = braid_shared_finish(st, built, spilled);
+		if (spilled)
+		{
+			st->cfg.threads = braid_sort_thread_count(1);
+			braid_gather_set_threads(&st->path->out.gather, st->cfg.threads);
+		}
+		else
+		{
+			st->instr.build_ms += braid_elapsed_ms(start);
+			st->instr.sorts++;
+			st->instr.rows_sorted += st->path->build.rows_built;
+			st->css.ss.ps.state->es_direction = dir;
+			st->pos.built = true;
+			st->path->out.nrows = 0;
+			st->pos.current = 0;
+			st->pos.eof_reached = false;
+			braid_sort_set_phase(st, BRAID_PROGRESS_DONE);
+			return;
+		}
+	}
 	if (spilled)
 	{
 		/*

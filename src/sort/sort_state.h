@@ -27,6 +27,8 @@
  *	sort_merge.c	MERGE: fan-in, intermediate passes, the final merge
  *					(streamed batch by batch, or written as refs); owns
  *					"merge"
+ *	sort_shared.c	SHARED: a sort every process of a Gather builds and
+ *					one merges, between RUNS and MERGE; owns "shared"
  *	sort_gather.c	GATHER: the refs after a OnePass sort (compacted or
  *					offloaded), gather batches, merge-ahead; owns "out"
  *	sort_vlog.c		VALUE LOG: rows read back from the value log, a window
@@ -60,7 +62,9 @@
 
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "nodes/execnodes.h"
+#include "storage/shm_toc.h"
 #include "portability/instr_time.h"
 #include "utils/tuplesort.h"
 
@@ -88,6 +92,7 @@
 #define BRAID_LOG_WINDOW_ROWS 4096
 
 typedef struct BraidSortState BraidSortState;
+typedef struct BraidSortShared BraidSortShared; /* sort_shared.c */
 
 /*
  * BraidSortStrategy
@@ -475,6 +480,12 @@ struct BraidSortState
 	 */
 	BraidSortInstr instr;
 	BraidSortMonitor mon;
+
+	/*
+	 * SHARED: a participant of a sort built by every process of a Gather
+	 * (sort_shared.c), its dynamic shared memory; NULL for any other sort
+	 */
+	BraidSortShared *shared;
 };
 
 /* braid_elapsed_ms: milliseconds since "start". */
@@ -590,6 +601,7 @@ extern int64 braid_build_child(BraidSortState *st, SeqScanState *fast);
 extern void braid_build_end(BraidSortState *st);
 
 /* sort_merge.c */
+extern void braid_merge_runs_down(BraidSortState *st, int max_runs);
 extern void braid_merge_all_runs(BraidSortState *st);
 extern BraidRun *braid_merge_take_refs(BraidSortState *st);
 extern void braid_merge_release(BraidSortState *st);
@@ -609,6 +621,17 @@ extern void braid_batches_reset(BraidSortState *st);
 /* sort_vlog.c */
 extern TupleTableSlot *braid_vlog_emit(BraidSortState *st, int64 pos);
 extern void braid_vlog_window_reset(BraidSortState *st);
+
+/* sort_shared.c */
+extern Size braid_shared_estimate(CustomScanState *node, ParallelContext *pcxt);
+extern void braid_shared_init_dsm(CustomScanState *node, ParallelContext *pcxt,
+								  void *coordinate);
+extern void braid_shared_reinit_dsm(CustomScanState *node, ParallelContext *pcxt,
+									void *coordinate);
+extern void braid_shared_init_worker(CustomScanState *node, shm_toc *toc,
+									 void *coordinate);
+extern bool braid_shared_attach(BraidSortState *st);
+extern bool braid_shared_finish(BraidSortState *st, bool built, bool spilled);
 
 /* sort_adaptive.c */
 extern void braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data,

@@ -798,7 +798,7 @@ test_costmodel_one_sort(void)
 	braid_cost_estimate(&whole, &whole_est);
 	merge = braid_cost_gather_merge_ns(3e6);
 
-	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 0, &w);
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 0, HUGE_VAL, &w);
 	check_that(&c, fabs(w.pg_ns - (each_est.pg_ns * 1.5 + merge)) < 1,
 			   "PostgreSQL's parallel plan: each sort %g x 1.5 (3 processes, 2 CPUs) + merge %g, got %g",
 			   each_est.pg_ns, merge, w.pg_ns);
@@ -821,7 +821,7 @@ test_costmodel_one_sort(void)
 
 		planned.rows = 1.25e6;
 		braid_cost_estimate(&planned, &planned_est);
-		braid_cost_one_sort(&planned, &planned_est, true, &whole_est, 3e6, 0, &w);
+		braid_cost_one_sort(&planned, &planned_est, true, &whole_est, 3e6, 0, HUGE_VAL, &w);
 		check_that(&c, fabs(w.pg_ns - (planned_est.pg_ns * 0.8 * 1.5 + merge)) < 1,
 				   "PostgreSQL's plan at the even share: %g x 0.8 x 1.5 + %g, got %g",
 				   planned_est.pg_ns, merge, w.pg_ns);
@@ -831,13 +831,13 @@ test_costmodel_one_sort(void)
 	}
 
 	/* the scan in one process instead of two CPUs: half of it is extra */
-	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 400e6, &w);
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 400e6, HUGE_VAL, &w);
 	check_that(&c, fabs(w.one_ns - (whole_est.braid_ns + 200e6)) < 1,
 			   "a 400 ms scan read by one process, not two: +200 ms, got %g",
 			   w.one_ns - whole_est.braid_ns);
 
 	/* a scan so slow that each process's share is better */
-	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 1e11, &w);
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 1e11, HUGE_VAL, &w);
 	check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "each process") != NULL,
 			   "a 100 s scan should keep a sort in each process (why=%s)", w.why ? w.why : "NULL");
 
@@ -855,9 +855,9 @@ test_costmodel_one_sort(void)
 
 		declined.prefers = false;
 		declined.why = "declined";
-		braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e7, 0, &w);
+		braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e7, 0, HUGE_VAL, &w);
 		scan = (w.each_ns - whole_est.braid_ns) * 2 - 2e6;
-		braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e7, scan, &w);
+		braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e7, scan, HUGE_VAL, &w);
 		check_that(&c, each_est.prefers && w.one_ns < w.each_ns &&
 				   w.one_ns > w.pg_ns * BRAID_COST_MARGIN,
 				   "the case: each taken (%d), one %g under each %g, above 85%% of PostgreSQL's %g",
@@ -865,27 +865,130 @@ test_costmodel_one_sort(void)
 		check_that(&c, w.prefers, "one sort just faster than each process's should be taken (why=%s)",
 				   w.why ? w.why : "NULL");
 		/* with braidsort.force the BraidSorts in each process are taken */
-		braid_cost_one_sort(&each, &declined, true, &whole_est, 3e7, scan, &w);
+		braid_cost_one_sort(&each, &declined, true, &whole_est, 3e7, scan, HUGE_VAL, &w);
 		check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "PostgreSQL") != NULL,
 				   "each taken only by force: the margin over PostgreSQL decides (why=%s)",
 				   w.why ? w.why : "NULL");
-		braid_cost_one_sort(&each, &declined, false, &whole_est, 3e7, scan, &w);
+		braid_cost_one_sort(&each, &declined, false, &whole_est, 3e7, scan, HUGE_VAL, &w);
 		check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "PostgreSQL") != NULL,
 				   "not taken in each process: the margin over PostgreSQL decides (why=%s)",
 				   w.why ? w.why : "NULL");
 	}
 
 	/* not taken by braidsort in each process: only PostgreSQL's plan counts */
-	braid_cost_one_sort(&each, &each_est, false, &whole_est, 3e6, 0, &w);
+	braid_cost_one_sort(&each, &each_est, false, &whole_est, 3e6, 0, HUGE_VAL, &w);
 	check_that(&c, w.each_ns == HUGE_VAL && w.prefers, "each not taken: each %g, prefers %d",
 			   w.each_ns, w.prefers);
 
 	/* each process's sort fits in work_mem: PostgreSQL's quicksort stays */
 	each.sort_mem_bytes = 1024.0 * 1024 * 1024;
 	braid_cost_estimate(&each, &each_est);
-	braid_cost_one_sort(&each, &each_est, false, &whole_est, 3e6, 0, &w);
+	braid_cost_one_sort(&each, &each_est, false, &whole_est, 3e6, 0, HUGE_VAL, &w);
 	check_that(&c, !w.prefers && each_est.small, "each share fits work_mem: prefers %d", w.prefers);
 	check_report(&c, "costmodel: one sort in a Gather Merge's place");
+}
+
+/*
+ * test_costmodel_shared_sort
+ *		A shared sort (every process builds, one merges): each process's
+ *		sort as the processes take turns on the CPUs, and the one process's
+ *		merge and emitting of every row instead of the Gather Merge.  Only
+ *		from value logs (by TID the one process would gather every row
+ *		alone); where braidsort takes each process's sort, when it beats
+ *		those; else by the margin over PostgreSQL's plan; never when each
+ *		process's sort fits in work_mem.  A sort that would not spill pays
+ *		for writing its entries as a run.  One sort is taken over it only
+ *		when faster.
+ */
+static void
+test_costmodel_shared_sort(void)
+{
+	Check		c;
+	BraidCostInput each;
+	BraidCostInput whole;
+	BraidCostEstimate each_est;
+	BraidCostEstimate whole_est;
+	BraidCostEstimate declined;
+	BraidOneSortEstimate w;
+	double		shared_ns;
+	double		pg_ns;
+	double		merge;
+	double		spilled_ns;
+	bool		shared;
+
+	check_init(&c);
+	each = parallel_input(4.0 * 1024 * 1024);
+	each.cpus = 2;
+	each.sort_threads = 1;
+	each.processes = 3;
+	each.heap_refetch = false;	/* a value log */
+	braid_cost_estimate(&each, &each_est);
+	merge = braid_cost_gather_merge_ns(3e6);
+	check_that(&c, each_est.from == BRAID_FROM_VALUE_LOG && braid_cost_spills(&each, each_est.from),
+			   "the case: a value log that spills (from=%d)", each_est.from);
+
+	shared = braid_cost_shared_sort(&each, &each_est, true, 3e6, &shared_ns, &pg_ns);
+	check_that(&c, fabs(pg_ns - (each_est.pg_ns * 1.5 + merge)) < 1,
+			   "PostgreSQL's parallel plan: %g x 1.5 + merge %g, got %g", each_est.pg_ns, merge, pg_ns);
+	spilled_ns = each_est.braid_ns * 1.5 + 3e6 * 150.0;
+	check_that(&c, fabs(shared_ns - spilled_ns) < 1,
+			   "shared: each sort %g x 1.5 + 150 ns a row, got %g", each_est.braid_ns, shared_ns);
+	check_that(&c, shared, "a shared sort beats a BraidSort in each process and the merge");
+
+	/* not taken in each process: by the margin over PostgreSQL's plan */
+	declined = each_est;
+	declined.prefers = false;
+	shared = braid_cost_shared_sort(&each, &declined, false, 3e6, &shared_ns, &pg_ns);
+	check_that(&c, shared == (shared_ns <= pg_ns * BRAID_COST_MARGIN),
+			   "each not taken: the margin decides (%g against %g)", shared_ns, pg_ns);
+
+	/* one sort is taken over it only when faster */
+	whole = each;
+	whole.rows = 3e6;
+	whole.processes = 1;
+	braid_cost_estimate(&whole, &whole_est);
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 0, whole_est.braid_ns - 1, &w);
+	check_that(&c, !w.prefers && w.why != NULL && strstr(w.why, "shared") != NULL,
+			   "a shared sort 1 ns faster keeps one sort out (why=%s)", w.why ? w.why : "NULL");
+	braid_cost_one_sort(&each, &each_est, true, &whole_est, 3e6, 0, whole_est.braid_ns + 1, &w);
+	check_that(&c, w.prefers || (w.why != NULL && strstr(w.why, "shared") == NULL),
+			   "a shared sort 1 ns slower is not why one sort is left (why=%s)",
+			   w.why ? w.why : "NULL");
+
+	/* a sort that would not spill writes its entries as a run */
+	each.budget_bytes = each.sort_mem_bytes = 64.0 * 1024 * 1024;
+	each.sort_mem_bytes = 4.0 * 1024 * 1024;	/* PostgreSQL's would spill */
+	braid_cost_estimate(&each, &each_est);
+	if (!braid_cost_spills(&each, each_est.from))
+	{
+		(void) braid_cost_shared_sort(&each, &each_est, true, 3e6, &shared_ns, &pg_ns);
+		check_that(&c, shared_ns > each_est.braid_ns * 1.5 + 3e6 * 150.0 + 1,
+				   "in memory: the run written and merged is charged (%g)",
+				   shared_ns - (each_est.braid_ns * 1.5 + 3e6 * 150.0));
+	}
+	else
+		check_that(&c, false, "the case: a value log sort in memory at 64MB");
+
+	/* by heap TID: never */
+	each = parallel_input(256.0 * 1024 * 1024);
+	each.cpus = 2;
+	each.processes = 3;
+	braid_cost_estimate(&each, &each_est);
+	check_that(&c, each_est.from == BRAID_FROM_HEAP_TID &&
+			   !braid_cost_shared_sort(&each, &each_est, true, 3e6, &shared_ns, &pg_ns),
+			   "by heap TID a shared sort is not taken (from=%d)", each_est.from);
+
+	/* each process's sort fits in work_mem: PostgreSQL's quicksort stays */
+	each = parallel_input(4.0 * 1024 * 1024);
+	each.processes = 3;
+	each.cpus = 2;
+	each.heap_refetch = false;
+	each.sort_mem_bytes = 1024.0 * 1024 * 1024;
+	braid_cost_estimate(&each, &each_est);
+	check_that(&c, each_est.small &&
+			   !braid_cost_shared_sort(&each, &each_est, true, 3e6, &shared_ns, &pg_ns),
+			   "each share fits work_mem: not shared");
+	check_report(&c, "costmodel: a shared sort in a Gather Merge's place");
 }
 
 /*
@@ -1313,6 +1416,7 @@ unit_costmodel(void)
 	test_costmodel_tied();
 	test_costmodel_parallel();
 	test_costmodel_one_sort();
+	test_costmodel_shared_sort();
 	test_costmodel_sources();
 	test_costmodel_gather_pass();
 	test_costmodel_full_keys();

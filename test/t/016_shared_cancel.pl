@@ -1,0 +1,115 @@
+# 016_shared_cancel.pl
+#	A shared sort (braidsort.parallel_sort = shared: a Gather over one
+#	BraidSort every process builds and one merges) cancelled or terminated
+#	at points spread over its run, in the leader or in a worker: the
+#	leader's session goes on after a cancel, or after a worker's end, and
+#	sorts again, right; a terminated leader is gone; either way no spill
+#	file is left, the workers' published runs and value logs included, and
+#	the server neither restarts nor reports a leak.  By heap TID and from
+#	value logs.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use BraidsortTest;
+
+my $node = braid_node('shared', conf => "max_worker_processes = 8\n");
+my $dir = dax_tablespace($node, 'shared');
+sort_table($node, 't', 800000);
+
+my $query = 'SELECT count(*), sum(length(v)), md5(string_agg(k::text, \',\')) '
+  . 'FROM (SELECT * FROM t ORDER BY k OFFSET 0) s';
+my $expected = reference_result($node, $query);
+my $base = q{SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SET braidsort.force = on; SET braidsort.parallel_sort = shared;
+SET braidsort.spill_tablespace = dax; SET braidsort.work_mem = 512;};
+
+my $signalled = 0;
+my $run = 0;
+foreach my $source ('heap_tid', 'value_log')
+{
+	my $set = "$base SET braidsort.gather_source = $source;";
+
+	like($node->safe_psql('postgres', "$set EXPLAIN (COSTS OFF) $query"),
+		qr/Gather.*\n.*Workers Planned: 2.*\n.*Parallel Custom Scan \(BraidSort\).*\n.*\n\s*Shared Sort:/,
+		"$source: a Gather over a shared BraidSort");
+	my $explain = $node->safe_psql('postgres',
+		"$set EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query");
+	like($explain, qr/Processes Merged: [23]/, "$source: the workers' runs are merged");
+
+	# a run to time it
+	my $t0 = time();
+	is($node->safe_psql('postgres', "$set $query"), $expected, "$source: the sort is right");
+	my $took = time() - $t0;
+	note sprintf('%s: %.2f s', $source, $took);
+
+	foreach my $at (0.15, 0.45, 0.75)
+	{
+		foreach my $signal ('cancel', 'terminate', 'worker')
+		{
+			my $point = sprintf('%s-%02d-%s', $source, $at * 100, $signal);
+
+			# after the statement, the session sleeps (so that the spill
+			# files can be counted while it lives), then sorts again
+			my $s = start_psql($node, "SET application_name = '$point'", $set,
+				$query, 'SELECT pg_sleep(300)', $query);
+			my $pid = session_pid($node, $point);
+			usleep(int($took * $at * 1_000_000));
+
+			my $target = $pid;
+			if ($signal eq 'worker')
+			{
+				$target = $node->safe_psql('postgres',
+					"SELECT pid FROM pg_stat_activity WHERE leader_pid = $pid "
+					  . "AND backend_type = 'parallel worker' LIMIT 1");
+			}
+			my $func = $signal eq 'cancel' ? 'pg_cancel_backend' : 'pg_terminate_backend';
+			my $hit = $target ne '' && $node->safe_psql('postgres',
+				"SELECT $func($target) FROM pg_stat_activity WHERE pid = $target "
+				  . "AND query <> 'SELECT pg_sleep(300)'") eq 't';
+			$signalled++ if $hit;
+			$run++;
+
+			if ($signal ne 'terminate')
+			{
+				isnt(poll_query($node,
+						"SELECT 1 FROM pg_stat_activity WHERE pid = $pid "
+						  . "AND query = 'SELECT pg_sleep(300)' AND wait_event = 'PgSleep'"),
+					'', "$point: the session goes on");
+				is(wait_for(sub { count_spill_files($dir) == 0 ? 'none' : undef }) // '',
+					'none', "$point: no spill file left");
+				$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+				$s->{h}->finish;
+				my @results = grep { $_ ne '' } split /\n/, $s->{out};
+				is($results[-1], $expected, "$point: the same session sorts again, right");
+			}
+			else
+			{
+				# (a run quicker than the first may be asleep by now)
+				$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+				$s->{h}->finish;
+				is(poll_query($node,
+						"SELECT 1 FROM pg_stat_activity WHERE pid = $pid "
+						  . "OR leader_pid = $pid HAVING count(*) = 0"),
+					'1', "$point: the backend and its workers are gone");
+				is(wait_for(sub { count_spill_files($dir) == 0 ? 'none' : undef }) // '',
+					'none', "$point: no spill file left");
+			}
+		}
+	}
+}
+note "$signalled of $run signals reached a running sort";
+cmp_ok($signalled, '>=', $run / 2, 'most signals reached a running sort');
+
+my $log = slurp_file($node->logfile);
+unlike($log,
+	qr/buffer refcount leak|resource was not closed|temporary file leak|was not closed|PANIC|terminated by signal|reinitializing/,
+	'no leaks reported, no crash, no restart');
+
+$node->stop;
+done_testing();
