@@ -403,7 +403,12 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->est_rows = st->css.ss.ps.plan->plan_rows;
 	/* (an adaptive node's when it switches: begin_path) */
 	cfg->threads = data->adaptive ? 0 : braid_sort_thread_count(data->processes);
-	cfg->random_access = (eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
+	/*
+	 * (a shared sort builds again when its Gather is rescanned: the Gather
+	 * starts its workers again, and they build again)
+	 */
+	cfg->random_access = !data->shared &&
+		(eflags & (EXEC_FLAG_REWIND | EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) != 0;
 	cfg->budget = braid_budget_bytes();
 	cfg->value_log = data->mode == BRAID_MODE_VALUE_LOG;
 	cfg->segment_share = Min(Max(data->segment_share, 0.0), 1.0);
