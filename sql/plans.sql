@@ -77,85 +77,124 @@ SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r
 -- whose EXECUTE ... INTO runs no parallel worker: here each result is
 -- compared with PostgreSQL's at the top level too, where the Gather's
 -- workers run (by heap TID, from every process's value log, collated
--- keys, runs on the device, the leader taking part or not)
+-- keys, runs on the device, the leader taking part or not, no rows)
+CREATE FUNCTION shared_sort_planned(q text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+		IF line LIKE '%Shared Sort: built by % processes, merged by one%' THEN
+			RETURN true;
+		END IF;
+	END LOOP;
+	RETURN false;
+END $$;
 SET braidsort.parallel_sort = shared;
 \set q 'SELECT * FROM par_t ORDER BY k, id'
 EXPLAIN (COSTS OFF) :q;
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 SELECT check_sort('SELECT * FROM par_t ORDER BY k, id');
 \set q 'SELECT * FROM par_t ORDER BY t DESC'
+SELECT shared_sort_planned(:'q');
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 \set q 'SELECT id, k FROM par_t WHERE id % 3 = 0 ORDER BY k % 1000, id'
 EXPLAIN (COSTS OFF) :q;
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r');
+-- every process's share empty
+\set q 'SELECT * FROM par_t WHERE k < 0 ORDER BY k, id'
+SELECT shared_sort_planned(:'q');
+SET braidsort.enable = off;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 SET work_mem = '64kB';
 \set q 'SELECT id, t || ''x'' FROM par_t ORDER BY 2 DESC, id'
 EXPLAIN (COSTS OFF) :q;
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 \set q 'SELECT * FROM par_t ORDER BY t, id'
+SELECT shared_sort_planned(:'q');
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 SET braidsort.gather_source = value_log;
 \set q 'SELECT id, t COLLATE libc_c_utf8 FROM par_t ORDER BY 2, id'
 EXPLAIN (COSTS OFF) :q;
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 \set q 'SELECT id, t || ''x'', k FROM par_t ORDER BY 2 DESC, id'
+SELECT shared_sort_planned(:'q');
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
+\set q 'SELECT id, t || ''x'', k FROM par_t WHERE k < 0 ORDER BY 2 DESC, id'
+SELECT shared_sort_planned(:'q');
+SET braidsort.enable = off;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 -- the leader taking no part: the last worker to finish merges
 SET parallel_leader_participation = off;
 \set q 'SELECT id, t || ''x'', k FROM par_t ORDER BY 2 DESC, id'
+SELECT shared_sort_planned(:'q');
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 RESET braidsort.gather_source;
 \set q 'SELECT * FROM par_t ORDER BY k, id'
+SELECT shared_sort_planned(:'q');
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 RESET parallel_leader_participation;
 -- no worker to be had: the leader builds and merges alone
 SET max_parallel_workers = 0;
 \set q 'SELECT id, t || ''x'' FROM par_t ORDER BY 2 DESC, id'
+SELECT shared_sort_planned(:'q');
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
+SET parallel_leader_participation = off;
+\set q 'SELECT id, t || ''x'' FROM par_t ORDER BY 2 DESC, id'
+SELECT shared_sort_planned(:'q');
+SET braidsort.enable = off;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
+RESET parallel_leader_participation;
 RESET max_parallel_workers;
 -- rescans: the Gather under a nested loop, built again for every row
 SET enable_material = off;
 \set q 'SELECT * FROM (SELECT md5(string_agg(id::text || t, '','')) FROM (SELECT id, t || ''x'' AS t FROM par_t ORDER BY t, id) s) ss RIGHT JOIN (VALUES (1), (2), (3)) v(x) ON true'
 EXPLAIN (COSTS OFF) :q;
 SET braidsort.enable = off;
-SELECT md5(string_agg(r::text, E'\n')) AS pg FROM (:q) r \gset
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
-SELECT md5(string_agg(r::text, E'\n')) = :'pg' AS same FROM (:q) r;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 RESET enable_material;
 RESET work_mem;
 -- every process's files are gone with the query
 SELECT count(*) AS leftover_spill_files FROM pg_ls_tmpdir();
+DROP FUNCTION shared_sort_planned(text);
 RESET braidsort.parallel_sort;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

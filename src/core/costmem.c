@@ -206,6 +206,24 @@ braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
 }
 
 /*
+ * braid_cost_shared_device_bytes
+ *		What one process of a shared sort (sort/sort_shared.c) leaves on the
+ *		spill device until the query ends, sorting "from": its entries
+ *		written as runs whether they outgrow the budget or not (twice, for
+ *		the merging process's intermediate passes), and, from a value log,
+ *		all of its log, moved to the device however small.
+ */
+double
+braid_cost_shared_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
+{
+	double		bytes = in->rows * (in->entry_bytes + in->full_key_bytes) * 2 + in->rows * 8.0;
+
+	if (from == BRAID_FROM_VALUE_LOG)
+		bytes += braid_cost_vlog_device_bytes(in, true);
+	return bytes;
+}
+
+/*
  * braid_cost_merge_readers
  *		How many run readers a quarter of a budget of budget_bytes holds,
  *		each its cursor and a key buffer of up to twice key_bytes; at least

@@ -776,7 +776,8 @@ braid_cost_one_sort(const BraidCostInput *each, const BraidCostEstimate *each_es
  *		PostgreSQL's parallel plan.  Preferred where it is expected to beat
  *		the BraidSorts braidsort would take in each process (each_taken), or,
  *		where it would leave those to PostgreSQL, where its estimate is at
- *		most BRAID_COST_MARGIN of PostgreSQL's plan; never when each
+ *		most BRAID_COST_MARGIN of PostgreSQL's plan; only from value logs,
+ *		where each process's sort spills runs (below), and never when each
  *		process's sort is expected to fit in work_mem.
  */
 bool
@@ -797,33 +798,18 @@ braid_cost_shared_sort(const BraidCostInput *each, const BraidCostEstimate *each
 	*shared_ns = each_est->braid_ns * share * turns + rows * BRAID_SHARED_NS_PER_ROW;
 
 	/*
-	 * A process whose sort would not spill writes its sorted IndexMap as a
-	 * run for the one that merges, which compares the processes' keys (by the
-	 * collation where a key has one): measured on the realistic workload at
-	 * 64MB, `ORDER BY last_name` ran 1.2x longer shared than in each process,
-	 * where each sorted its share in memory.
-	 */
-	if (!braid_cost_spills(each, each_est->from))
-	{
-		double		spill_ns = each->spill_ns_per_byte > 0 ? each->spill_ns_per_byte :
-			BRAID_DEFAULT_SPILL_NS_PER_BYTE;
-
-		*shared_ns += rows * (BRAID_NS_PER_ROW_SPILLED + each->entry_bytes * spill_ns +
-							  each->full_key_bytes * (spill_ns + BRAID_NS_PER_MERGED_KEY_BYTE));
-		if (each->collated && processes > 1)
-			*shared_ns += rows * log2(processes) * BRAID_NS_PER_COLLATED_CMP *
-				braid_cost_merge_memo_share(each, each->rows);
-	}
-
-	/*
 	 * By heap TID the one process would gather every row, which the
 	 * processes' sorts do a share each, at once: measured at 64MB (each
 	 * process's sort in memory), the one process's gather of 3M rows took 980
 	 * ms against 225-290 ms in each of three, and `ORDER BY last_name` ran
 	 * 1.2x longer shared; at 4MB no faster than one sort.  Only a value log's
-	 * rows, copied out of the logs, are taken shared.
+	 * rows, copied out of the logs, are taken shared.  And only where each
+	 * process's sort spills: one that would not writes its IndexMap as a run
+	 * and its whole log to the device for the merging process, and has no
+	 * final merge of its own to save.
 	 */
-	if (each_est->small || each_est->from != BRAID_FROM_VALUE_LOG)
+	if (each_est->small || each_est->from != BRAID_FROM_VALUE_LOG ||
+		!braid_cost_spills(each, each_est->from))
 		return false;
 	return each_taken ? *shared_ns <= each_ns : *shared_ns <= *pg_ns * BRAID_COST_MARGIN;
 }

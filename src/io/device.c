@@ -62,7 +62,9 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
 #include <libpmem.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -352,18 +354,30 @@ spill_create(Oid spc, size_t size, BraidDeviceStats *stats, bool optional,
 	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
 	f->spcoid = spc;
 	f->devslot = devslot;
-	snprintf(f->path, sizeof(f->path), "%s/%s%d.braid%u",
-			 dir, PG_TEMP_FILE_PREFIX, MyProcPid, file_counter++);
 
-	f->base = pmem_map_file(f->path, size, PMEM_FILE_CREATE | PMEM_FILE_EXCL,
-							0600, &mapped, &is_pmem);
+	/*
+	 * A name of another process's file: a parallel sort's worker leaves its
+	 * runs to its leader (sort_shared.c), and a process that ended may have
+	 * had this one's pid.  Take the next name; that file is not this one's to
+	 * remove.
+	 */
+	for (int tries = 0;; tries++)
+	{
+		snprintf(f->path, sizeof(f->path), "%s/%s%d.braid%u",
+				 dir, PG_TEMP_FILE_PREFIX, MyProcPid, file_counter++);
+		f->base = pmem_map_file(f->path, size, PMEM_FILE_CREATE | PMEM_FILE_EXCL,
+								0600, &mapped, &is_pmem);
+		if (f->base != NULL || errno != EEXIST || tries >= 1000)
+			break;
+	}
 	if (f->base == NULL)
 	{
 		int			save_errno = errno;
 		char		path[MAXPGPATH];
 
 		strlcpy(path, f->path, sizeof(path));
-		(void) unlink(path);
+		if (save_errno != EEXIST)
+			(void) unlink(path);
 		pfree(f);
 		if (optional)
 			return NULL;
@@ -865,42 +879,53 @@ BraidSpillFile *
 braid_spill_open_foreign(Oid spc, const char *name, size_t written, BraidDeviceStats *stats)
 {
 	char		dir[MAXPGPATH];
+	char		path[MAXPGPATH];
 	BraidSpillFile *f;
-	size_t		mapped = 0;
-	int			is_pmem = 0;
+	struct stat stbuf;
+	int			devslot;
+	int			fd;
+	void	   *base;
 
 	if (strncmp(name, PG_TEMP_FILE_PREFIX, strlen(PG_TEMP_FILE_PREFIX)) != 0 ||
 		strchr(name, '/') != NULL || strstr(name, ".braid") == NULL)
 		elog(ERROR, "braidsort: \"%s\" is not a spill file", name);
 	register_callbacks();
 	TempTablespacePath(dir, spc);
-	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
-	snprintf(f->path, sizeof(f->path), "%s/%s", dir, name);
-	f->base = pmem_map_file(f->path, 0, 0, 0, &mapped, &is_pmem);
-	if (f->base == NULL)
+	devslot = braid_sched_device(spc, dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+
+	/* read-only: nothing here may change another process's file */
+	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open braidsort spill file \"%s\" of a parallel worker: %m", path)));
+	if (fstat(fd, &stbuf) != 0 || (size_t) stbuf.st_size < written)
 	{
 		int			save_errno = errno;
-		char		path[MAXPGPATH];
 
-		strlcpy(path, f->path, sizeof(path));
-		pfree(f);
+		CloseTransientFile(fd);
 		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not open braidsort spill file \"%s\" of a parallel worker: %m", path),
-				 errdetail("%s", pmem_errormsg())));
+				 errmsg("braidsort spill file \"%s\" of a parallel worker does not hold the %zu bytes written to it",
+						path, written)));
 	}
-	if (mapped < written)
-	{
-		(void) pmem_unmap(f->base, mapped);
-		pfree(f);
-		elog(ERROR, "braidsort: spill file \"%s\" holds %zu bytes, not %zu", name, mapped, written);
-	}
+	base = written > 0 ? mmap(NULL, (size_t) stbuf.st_size, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+	CloseTransientFile(fd);
+	if (base == MAP_FAILED)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not map braidsort spill file \"%s\" of a parallel worker: %m", path)));
+
+	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
+	strlcpy(f->path, path, sizeof(f->path));
+	f->base = base;
 	f->spcoid = spc;
-	f->devslot = braid_sched_device(spc, dir);
+	f->devslot = devslot;
 	f->written = written;
 	f->foreign = true;
-	link_file(f, mapped, is_pmem, stats);
+	link_file(f, base != NULL ? (size_t) stbuf.st_size : 0, 0, stats);
 	return f;
 }
 

@@ -176,17 +176,18 @@ whole_sort(Sort *sort, Plan *serial, GatherMerge *gm, double total_rows)
  * shared_gather
  *		A Gather in the Gather Merge's place over "braid", the shared sort
  *		every process builds and one merges (sort/sort_shared.c): the same
- *		workers, target list, parameters and node id.  Its rows come from
- *		that one process alone, in order.
+ *		workers, target list, parameters and node id, and every process's
+ *		rows (total_rows).  Its rows come from that one process alone, in
+ *		order.
  */
 static Plan *
-shared_gather(GatherMerge *gm, Plan *braid)
+shared_gather(GatherMerge *gm, Plan *braid, double total_rows)
 {
 	Gather	   *g = makeNode(Gather);
 
 	g->plan.startup_cost = braid->startup_cost;
 	g->plan.total_cost = Max(gm->plan.total_cost, braid->total_cost);
-	g->plan.plan_rows = gm->plan.plan_rows;
+	g->plan.plan_rows = total_rows;
 	g->plan.plan_width = gm->plan.plan_width;
 	BRAID_COPY_DISABLED_NODES(&g->plan, &gm->plan);
 	g->plan.parallel_aware = false;
@@ -237,6 +238,7 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 	bool		shared;
 	double		shared_ns = 0;
 	double		pg_ns = 0;
+	Sort	   *whole_plan;
 	Plan	   *whole;
 	Plan	   *braid;
 	char	   *shared_why = NULL;
@@ -285,9 +287,8 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 	 */
 	if (braid_parallel_sort == BRAID_PARALLEL_SORT_SHARED)
 	{
-		Plan	   *braid = braid_try_shared_sort(stmt, sort, processes, false, why);
-
-		return braid != NULL ? shared_gather(gm, braid) : NULL;
+		braid = braid_try_shared_sort(stmt, sort, processes, false, why);
+		return braid != NULL ? shared_gather(gm, braid, one.total_rows) : NULL;
 	}
 
 	/* each process's sort of its share, as the walk would cost it */
@@ -296,25 +297,34 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 	one.scan_ns = scan_cpu * BRAID_NS_PER_CPU_COST_UNIT;
 	one.workers = gm->num_workers;
 
-	/* a shared sort, where braidsort would take it */
+	/*
+	 * A shared sort, where braidsort would take it (a MergePass: not under a
+	 * sort_mode naming a write-limited mode)
+	 */
 	shared = braid_parallel_sort == BRAID_PARALLEL_SORT_AUTO &&
+		(braid_sort_mode == BRAID_SORT_MODE_AUTO || braid_sort_mode == BRAID_SORT_MODE_MERGEPASS) &&
 		braid_cost_shared_sort(&one.each, &one.each_est, one.each_taken, one.total_rows,
 							   &shared_ns, &pg_ns);
 	one.shared_ns = shared ? shared_ns : HUGE_VAL;
 
 	/* one sort, if it beats the parallel plans */
-	whole = braid_try_one_sort(stmt, whole_sort(sort, serial, gm, one.total_rows), &one, why);
+	whole_plan = whole_sort(sort, serial, gm, one.total_rows);
+	whole = braid_try_one_sort(stmt, whole_plan, &one, why);
 	if (whole != NULL || !shared)
 		return whole;
 
 	/* else the shared sort */
 	braid = braid_try_shared_sort(stmt, sort, processes, true, &shared_why);
-	if (braid == NULL)
+	if (braid != NULL)
 	{
-		*why = shared_why;
-		return NULL;
+		BRAID_PLAN_DEBUG("braidsort: Gather Merge replaced by a Gather over a shared sort: braidsort %s ms, PostgreSQL's parallel plan %s ms estimated for %.0f rows",
+						 braid_ms_text(shared_ns / 1e6), braid_ms_text(pg_ns / 1e6),
+						 one.total_rows);
+		return shared_gather(gm, braid, one.total_rows);
 	}
-	BRAID_PLAN_DEBUG("braidsort: Gather Merge replaced by a Gather over a shared sort: braidsort %s ms, PostgreSQL's parallel plan %s ms estimated for %.0f rows",
-					 braid_ms_text(shared_ns / 1e6), braid_ms_text(pg_ns / 1e6), one.total_rows);
-	return shared_gather(gm, braid);
+
+	/* which it could not be (the device's room): one sort, weighed without it */
+	BRAID_PLAN_DEBUG("braidsort: no shared sort: %s", shared_why);
+	one.shared_ns = HUGE_VAL;
+	return braid_try_one_sort(stmt, whole_plan, &one, why);
 }

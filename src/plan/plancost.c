@@ -801,11 +801,14 @@ braid_plan_sort_mode(double rows, int keylen, double key_bytes, double key_memor
 /*
  * braid_sort_has_room
  *		braid_spill_has_room for a sort gathering from "from": what each of
- *		its processes may hold on the device (braid_cost_device_bytes).
+ *		its processes may hold on the device (braid_cost_device_bytes; a
+ *		shared sort's, braid_cost_shared_device_bytes).
  */
 bool
-braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, char **why)
+braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, bool shared, char **why)
 {
-	return braid_spill_has_room(braid_cost_device_bytes(in, from) * Max(in->processes, 1),
-								"sort", why);
+	double		bytes = shared ? braid_cost_shared_device_bytes(in, from) :
+		braid_cost_device_bytes(in, from);
+
+	return braid_spill_has_room(bytes * Max(in->processes, 1), "sort", why);
 }

@@ -605,7 +605,7 @@ try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *
 	 * sort, whose files may go elsewhere, would not (under a Gather, every
 	 * process writes its own files).
 	 */
-	if (!braid_force && !braid_sort_has_room(&cost, est.from, why))
+	if (!braid_force && !braid_sort_has_room(&cost, est.from, shared != SHARED_NO, why))
 	{
 		*kind = BRAID_DECLINE_COST;
 		return NULL;
@@ -877,8 +877,9 @@ physical_scan_tlist(List *keys, Index scanrelid, Oid relid)
  *		in one process, against PostgreSQL's parallel plan), for the node's
  *		cost and braidsort.sort_modes(); on false, *why says why not.
  *		braidsort.force takes the single sort where it is expected to be
- *		faster than a forced BraidSort in each process, and
- *		braidsort.parallel_sort = one wherever braidsort would take it.
+ *		faster than a forced BraidSort in each process and a shared sort
+ *		the cost model would take, and braidsort.parallel_sort = one
+ *		wherever braidsort would take it.
  */
 static bool
 weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why)
@@ -901,7 +902,7 @@ weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why)
 	else
 	{
 		model_takes = w.prefers;
-		take = model_takes || (braid_force && w.one_ns <= w.each_ns);
+		take = model_takes || (braid_force && w.one_ns <= Min(w.each_ns, w.shared_ns));
 		reason = w.why;
 	}
 	if (!take)

@@ -73,7 +73,7 @@ method_name(bool spilled, int wl_mode)
 static bool
 instr_spilled(const BraidSortInstr *instr)
 {
-	return instr->runs > 0 || instr->wl_mode != BRAID_WL_MERGEPASS;
+	return instr->runs > 0 || instr->wl_mode != BRAID_WL_MERGEPASS || instr->shared_parts > 0;
 }
 
 /*
@@ -324,7 +324,8 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 
 	braid_plan_unpack(cscan->custom_private, &data);
 	value_log = data.mode == BRAID_MODE_VALUE_LOG;
-	expect_spill = data.expect_spill;
+	/* (a shared sort's merging process merges every process's runs) */
+	expect_spill = data.expect_spill || data.shared;
 	explain_sort_keys(node, &data, ancestors, es);
 	if (data.replaced_workers > 0)
 		ExplainPropertyText("Replaces",

@@ -233,8 +233,12 @@ build_and_sort(BraidSortState *st)
 		else
 		{
 			st->instr.build_ms += braid_elapsed_ms(start);
-			st->instr.sorts++;
-			st->instr.rows_sorted += st->path->build.rows_built;
+			/* (one that found the build over did nothing to show) */
+			if (built)
+			{
+				st->instr.sorts++;
+				st->instr.rows_sorted += st->path->build.rows_built;
+			}
 			st->css.ss.ps.state->es_direction = dir;
 			st->pos.built = true;
 			st->path->out.nrows = 0;
@@ -403,6 +407,7 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->est_rows = st->css.ss.ps.plan->plan_rows;
 	/* (an adaptive node's when it switches: begin_path) */
 	cfg->threads = data->adaptive ? 0 : braid_sort_thread_count(data->processes);
+
 	/*
 	 * (a shared sort builds again when its Gather is rescanned: the Gather
 	 * starts its workers again, and they build again)

@@ -19,7 +19,8 @@
  * The emitter is the leader when it runs the plan (parallel_leader_
  * participation, as the Gather reads it when it starts), so that its rows
  * reach the plan above through no tuple queue; else whichever worker
- * arrives last.  The build barrier (Barrier "build") has every participant
+ * arrives last (the leader then runs the plan only if no worker started,
+ * and is alone).  The build barrier (Barrier "build") has every participant
  * attach before it reads the scan, so a participant still holding blocks
  * of the scan is always waited for; one that attaches once the barrier
  * has moved on finds the scan exhausted and builds nothing.
@@ -470,6 +471,19 @@ braid_shared_finish(BraidSortState *st, bool built, bool spilled)
 			}
 			return false;
 		}
+		if (built)
+		{
+			(void) BarrierArriveAndWait(&sh->build, PG_WAIT_EXTENSION);
+			BarrierDetach(&sh->build);
+		}
+		emits = true;
+	}
+	else if (leader)
+	{
+		/*
+		 * the leader runs the plan only when no worker was started: it is
+		 * alone, and emits what it built
+		 */
 		if (built)
 		{
 			(void) BarrierArriveAndWait(&sh->build, PG_WAIT_EXTENSION);

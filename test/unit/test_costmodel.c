@@ -895,10 +895,9 @@ test_costmodel_one_sort(void)
  *		merge and emitting of every row instead of the Gather Merge.  Only
  *		from value logs (by TID the one process would gather every row
  *		alone); where braidsort takes each process's sort, when it beats
- *		those; else by the margin over PostgreSQL's plan; never when each
- *		process's sort fits in work_mem.  A sort that would not spill pays
- *		for writing its entries as a run.  One sort is taken over it only
- *		when faster.
+ *		those; else by the margin over PostgreSQL's plan; not when each
+ *		process's sort would not spill, nor when it fits in work_mem.  One
+ *		sort is taken over it only when faster.
  */
 static void
 test_costmodel_shared_sort(void)
@@ -955,19 +954,13 @@ test_costmodel_shared_sort(void)
 			   "a shared sort 1 ns slower is not why one sort is left (why=%s)",
 			   w.why ? w.why : "NULL");
 
-	/* a sort that would not spill writes its entries as a run */
-	each.budget_bytes = each.sort_mem_bytes = 64.0 * 1024 * 1024;
+	/* a sort that would not spill: it has no final merge to save */
+	each.budget_bytes = 64.0 * 1024 * 1024;
 	each.sort_mem_bytes = 4.0 * 1024 * 1024;	/* PostgreSQL's would spill */
 	braid_cost_estimate(&each, &each_est);
-	if (!braid_cost_spills(&each, each_est.from))
-	{
-		(void) braid_cost_shared_sort(&each, &each_est, true, 3e6, &shared_ns, &pg_ns);
-		check_that(&c, shared_ns > each_est.braid_ns * 1.5 + 3e6 * 150.0 + 1,
-				   "in memory: the run written and merged is charged (%g)",
-				   shared_ns - (each_est.braid_ns * 1.5 + 3e6 * 150.0));
-	}
-	else
-		check_that(&c, false, "the case: a value log sort in memory at 64MB");
+	check_that(&c, !braid_cost_spills(&each, each_est.from) &&
+			   !braid_cost_shared_sort(&each, &each_est, true, 3e6, &shared_ns, &pg_ns),
+			   "in memory: not shared (spills=%d)", braid_cost_spills(&each, each_est.from));
 
 	/* by heap TID: never */
 	each = parallel_input(256.0 * 1024 * 1024);
