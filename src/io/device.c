@@ -864,6 +864,34 @@ braid_spill_name(const BraidSpillFile *f)
 }
 
 /*
+ * braid_spill_hand_over
+ *		Rename a finished file for another process of the same query to read
+ *		and its leader to remove (a parallel sort's participant publishing
+ *		its runs, sort_shared.c): named for the leader's pid (leader_pid) as
+ *		pgsql_tmp<leader_pid>.braid.p<part>.<n>, so that the background
+ *		worker's clean-up, which removes the files of processes that are
+ *		gone, keeps it while the leader lives, and no process started after
+ *		this one ends can take its name.  The file stays this process's
+ *		until braid_spill_disown.
+ */
+void
+braid_spill_hand_over(BraidSpillFile *f, int leader_pid, int part, uint32 n)
+{
+	char		path[MAXPGPATH];
+	const char *slash = strrchr(f->path, '/');
+	int			dirlen = slash != NULL ? (int) (slash - f->path) : 0;
+
+	snprintf(path, sizeof(path), "%.*s/%s%d.braid.p%d.%u",
+			 dirlen, f->path, PG_TEMP_FILE_PREFIX, leader_pid, part, n);
+	if (rename(f->path, path) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not rename braidsort spill file \"%s\" to \"%s\": %m",
+						f->path, path)));
+	strlcpy(f->path, path, sizeof(f->path));
+}
+
+/*
  * braid_spill_open_foreign
  *		Map, to read it, a spill file another process of the same query
  *		wrote and finished (braid_spill_finish): the file "name" in
@@ -894,31 +922,50 @@ braid_spill_open_foreign(Oid spc, const char *name, size_t written, BraidDeviceS
 	devslot = braid_sched_device(spc, dir);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 
+	/* (allocated first: nothing may fail between the mapping and its record) */
+	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
+
 	/* read-only: nothing here may change another process's file */
 	fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
 	if (fd < 0)
+	{
+		pfree(f);
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not open braidsort spill file \"%s\" of a parallel worker: %m", path)));
-	if (fstat(fd, &stbuf) != 0 || (size_t) stbuf.st_size < written)
+	}
+	if (fstat(fd, &stbuf) != 0)
 	{
 		int			save_errno = errno;
 
 		CloseTransientFile(fd);
+		pfree(f);
 		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("braidsort spill file \"%s\" of a parallel worker does not hold the %zu bytes written to it",
-						path, written)));
+				 errmsg("could not stat braidsort spill file \"%s\" of a parallel worker: %m", path)));
+	}
+	if ((size_t) stbuf.st_size < written)
+	{
+		CloseTransientFile(fd);
+		pfree(f);
+		elog(ERROR, "braidsort: spill file \"%s\" of a parallel worker holds %zu bytes, not %zu",
+			 path, (size_t) stbuf.st_size, written);
 	}
 	base = written > 0 ? mmap(NULL, (size_t) stbuf.st_size, PROT_READ, MAP_SHARED, fd, 0) : NULL;
-	CloseTransientFile(fd);
 	if (base == MAP_FAILED)
+	{
+		int			save_errno = errno;
+
+		CloseTransientFile(fd);
+		pfree(f);
+		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not map braidsort spill file \"%s\" of a parallel worker: %m", path)));
+	}
+	CloseTransientFile(fd);
 
-	f = MemoryContextAllocZero(TopMemoryContext, sizeof(BraidSpillFile));
 	strlcpy(f->path, path, sizeof(f->path));
 	f->base = base;
 	f->spcoid = spc;

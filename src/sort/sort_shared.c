@@ -31,8 +31,10 @@
  * segments start at to the segment of every ref read (BraidRun.ref_add).
  * Heap TIDs need nothing: the processes scan one table with one snapshot.
  *
- * The files a participant publishes are left to the leader: the
- * participant disowns them (they outlive its exit), and the leader removes
+ * The files a participant publishes are left to the leader: named for the
+ * leader's pid (which the background worker's clean-up of files whose
+ * process is gone then keeps), the participant disowns them (they outlive
+ * its exit), and the leader removes
  * every published file when the Gather's shared memory goes (its
  * on_dsm_detach callback, after the workers have ended: at the query's
  * end, on an error, a cancel or backend exit) or is set up again for a
@@ -105,6 +107,7 @@ struct BraidSortShared
 	bool		closed;			/* the leader has removed what was published:
 								 * nothing more may be */
 	bool		leader_emits;	/* the leader runs the plan: it emits */
+	int			leader_pid;		/* whose pid published files are named for */
 	int			nparts;			/* planned workers + the leader */
 	BraidSharedPart parts[FLEXIBLE_ARRAY_MEMBER];
 };
@@ -229,6 +232,7 @@ braid_shared_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordi
 
 	memset(sh, 0, offsetof(BraidSortShared, parts));
 	SpinLockInit(&sh->mutex);
+	sh->leader_pid = MyProcPid;
 	sh->nparts = pcxt->nworkers + 1;
 	shared_reset(sh);
 	if (pcxt->seg != NULL)
@@ -299,14 +303,17 @@ set_shared_file(BraidSharedFile *out, const BraidSpillFile *f)
 /*
  * publish
  *		Put this participant's runs and value log segments in shared memory
- *		(its runs merged down to BRAID_SHARED_MAX_RUNS first); false if the
+ *		(its runs merged down to BRAID_SHARED_MAX_RUNS first), renamed for
+ *		the leader's pid (braid_spill_hand_over); false if the
  *		leader has closed the shared state (an error ended the query), when
  *		the files stay this process's, for its exit to remove.
  */
 static bool
 publish(BraidSortState *st)
 {
-	BraidSharedPart *part = &st->shared->parts[my_part()];
+	int			me = my_part();
+	int			leader = st->shared->leader_pid;
+	BraidSharedPart *part = &st->shared->parts[me];
 	BraidValueLog *log = &st->path->vlog;
 	ListCell   *lc;
 	int			i = 0;
@@ -325,6 +332,7 @@ publish(BraidSortState *st)
 	{
 		BraidRun   *run = (BraidRun *) lfirst(lc);
 
+		braid_spill_hand_over(run->file, leader, me, (uint32) i);
 		set_shared_file(&part->runs[i], run->file);
 		part->runs[i].nrecords = run->nrecords;
 		part->runs[i].bytes = run->bytes;
@@ -335,7 +343,10 @@ publish(BraidSortState *st)
 	if (st->cfg.value_log)
 	{
 		for (int s = 0; s < log->nsegs; s++)
+		{
+			braid_spill_hand_over(log->segs[s], leader, me, (uint32) (BRAID_SHARED_MAX_RUNS + s));
 			set_shared_file(&part->segs[s], log->segs[s]);
+		}
 		part->nsegs = log->nsegs;
 	}
 	part->rows = st->path->build.rows_built;

@@ -5,8 +5,8 @@
 #	leader's session goes on after a cancel, or after a worker's end, and
 #	sorts again, right; a terminated leader is gone; either way no spill
 #	file is left, the workers' published runs and value logs included, and
-#	the server neither restarts nor reports a leak.  By heap TID and from
-#	value logs.
+#	the server neither restarts nor reports a leak; the workers' files are
+#	named for the leader's pid.  By heap TID and from value logs.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -42,10 +42,19 @@ foreach my $source ('heap_tid', 'value_log')
 		"$set EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query");
 	like($explain, qr/Processes Merged: [23]/, "$source: the workers' runs are merged");
 
-	# a run to time it
+	# a run to time it, logging the temporary files: the workers' published
+	# runs and logs are named for the leader's pid (the background worker's
+	# clean-up keeps a file whose process lives), the leader's own are its
+	my $from = -s $node->logfile;
 	my $t0 = time();
-	is($node->safe_psql('postgres', "$set $query"), $expected, "$source: the sort is right");
+	my ($pid, $result) = split /\n/,
+	  $node->safe_psql('postgres', "$set SET log_temp_files = 0; SELECT pg_backend_pid(); $query"), 2;
 	my $took = time() - $t0;
+	is($result, $expected, "$source: the sort is right");
+	my $log = substr(slurp_file($node->logfile), $from);
+	my @handed = $log =~ /temporary file: path "[^"]*pgsql_tmp(\d+)\.braid\.p\d+\.\d+"/g;
+	cmp_ok(scalar(@handed), '>', 0, "$source: the workers handed files over");
+	is(scalar(grep { $_ != $pid } @handed), 0, "$source: named for the leader's pid ($pid)");
 	note sprintf('%s: %.2f s', $source, $took);
 
 	foreach my $at (0.15, 0.45, 0.75)
