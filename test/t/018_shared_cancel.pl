@@ -1,4 +1,4 @@
-# 016_shared_cancel.pl
+# 018_shared_cancel.pl
 #	A shared sort (braidsort.parallel_sort = shared: a Gather over one
 #	BraidSort every process builds and one merges) cancelled or terminated
 #	at points spread over its run, in the leader or in a worker: the
