@@ -728,6 +728,29 @@ braid_cost_gather_merge_ns(double rows)
  *		fit in work_mem (PostgreSQL's quicksort, which the estimate of its
  *		external sort overstates).
  */
+/*
+ * each_scale
+ *		What one process's estimate ("each", for the planner's rows of a
+ *		worker) is multiplied by for the processes' sorts of "rows" in all:
+ *		when the processes outnumber the CPUs they take turns, and the sorts
+ *		end later by that ratio; and the planner gives each process the rows
+ *		of a worker (PostgreSQL's parallel divisor counts the leader as part
+ *		of one), more than the processes' even share, which is what they
+ *		sort when the leader keeps up.
+ */
+static double
+each_scale(const BraidCostInput *each, double rows)
+{
+	double		processes = each->processes > 1 ? each->processes : 1;
+	double		cpus = each->cpus > 0 ? each->cpus : processes;
+	double		turns = processes > cpus ? processes / cpus : 1.0;
+	double		share = 1.0;
+
+	if (each->rows > 0 && rows > 0 && rows < processes * each->rows)
+		share = rows / (processes * each->rows);
+	return share * turns;
+}
+
 void
 braid_cost_one_sort(const BraidCostInput *each, const BraidCostEstimate *each_est,
 					bool each_taken, const BraidCostEstimate *one_est, double rows,
@@ -735,22 +758,12 @@ braid_cost_one_sort(const BraidCostInput *each, const BraidCostEstimate *each_es
 {
 	double		processes = each->processes > 1 ? each->processes : 1;
 	double		cpus = each->cpus > 0 ? each->cpus : processes;
-	double		turns = processes > cpus ? processes / cpus : 1.0;
 	double		readers = processes < cpus ? processes : cpus;
 	double		merge = braid_cost_gather_merge_ns(rows);
-	double		share = 1.0;
+	double		scale = each_scale(each, rows);
 
-	/*
-	 * The planner gives each process the rows of a worker (PostgreSQL's
-	 * parallel divisor counts the leader as part of one), more than the
-	 * processes' even share, which is what they sort when the leader keeps
-	 * up: the estimates scale to it.
-	 */
-	if (each->rows > 0 && rows > 0 && rows < processes * each->rows)
-		share = rows / (processes * each->rows);
-
-	out->pg_ns = each_est->pg_ns * share * turns + merge;
-	out->each_ns = each_taken ? each_est->braid_ns * share * turns + merge : HUGE_VAL;
+	out->pg_ns = each_est->pg_ns * scale + merge;
+	out->each_ns = each_taken ? each_est->braid_ns * scale + merge : HUGE_VAL;
 	out->one_ns = one_est->braid_ns + scan_ns * (1.0 - 1.0 / readers);
 	out->shared_ns = shared_ns;
 	out->why = NULL;
@@ -784,18 +797,12 @@ bool
 braid_cost_shared_sort(const BraidCostInput *each, const BraidCostEstimate *each_est,
 					   bool each_taken, double rows, double *shared_ns, double *pg_ns)
 {
-	double		processes = each->processes > 1 ? each->processes : 1;
-	double		cpus = each->cpus > 0 ? each->cpus : processes;
-	double		turns = processes > cpus ? processes / cpus : 1.0;
 	double		merge = braid_cost_gather_merge_ns(rows);
-	double		share = 1.0;
-	double		each_ns;
+	double		scale = each_scale(each, rows);
+	double		each_ns = each_est->braid_ns * scale + merge;
 
-	if (each->rows > 0 && rows > 0 && rows < processes * each->rows)
-		share = rows / (processes * each->rows);
-	*pg_ns = each_est->pg_ns * share * turns + merge;
-	each_ns = each_est->braid_ns * share * turns + merge;
-	*shared_ns = each_est->braid_ns * share * turns + rows * BRAID_SHARED_NS_PER_ROW;
+	*pg_ns = each_est->pg_ns * scale + merge;
+	*shared_ns = each_est->braid_ns * scale + rows * BRAID_SHARED_NS_PER_ROW;
 
 	/*
 	 * By heap TID the one process would gather every row, which the
