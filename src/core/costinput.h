@@ -64,6 +64,10 @@ typedef struct BraidCostInput
 										 * braid_cost_estimate) */
 	bool		numeric_key;	/* the first key is a numeric (PostgreSQL
 								 * compares digits, braidsort encodes them) */
+	bool		abbreviated_key;	/* the first key is a bytea, or a string
+									 * under the C collation: PostgreSQL makes
+									 * every row an abbreviated key of its
+									 * bytes */
 	double		tie_distinct;	/* distinct values of the first key of a sort
 								 * by several (ANALYZE's); 0: one key, or
 								 * unknown */

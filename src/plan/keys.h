@@ -46,6 +46,15 @@ typedef enum BraidKeyKind
 #define BRAID_KEY_IS_COLLATED(kind) \
 	((kind) == BRAID_KEY_TEXT_LIBC || (kind) == BRAID_KEY_BPCHAR_LIBC)
 
+/*
+ * Keys PostgreSQL's sort orders by an abbreviated key of their bytes
+ * (varstr_sortsupport: a bytea, or a string under the C collation), made
+ * for every row it sorts (the cost model charges it: costmodel.c).
+ */
+#define BRAID_KEY_IS_ABBREVIATED(kind) \
+	((kind) == BRAID_KEY_BYTEA || (kind) == BRAID_KEY_TEXT || \
+	 (kind) == BRAID_KEY_BPCHAR)
+
 typedef struct BraidKeyColumn
 {
 	BraidKeyKind kind;

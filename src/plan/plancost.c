@@ -571,6 +571,7 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 		cost->collated_group_rows = prefix > 0 ? Max(cost->rows / prefix, 1.0) : -1.0;
 	}
 	cost->numeric_key = keys->numeric_first;
+	cost->abbreviated_key = keys->abbreviated_first;
 	if (sort->numCols > 1 && OidIsValid(relid))
 		braid_tlist_ties(sort->sortColIdx, child->targetlist, NIL, relid, cost);
 	else if (sort->numCols > 1 && IsA(child, IndexOnlyScan))

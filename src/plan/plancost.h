@@ -27,6 +27,8 @@ typedef struct BraidKeys
 	bool		has_var;		/* a key may exceed the prefix */
 	bool		collated;		/* a key is ordered by a libc collation */
 	bool		numeric_first;	/* the first key is a numeric */
+	bool		abbreviated_first;	/* ... is a bytea or a C-collated string
+									 * (BRAID_KEY_IS_ABBREVIATED) */
 	int			collated_key;	/* the first collated key, if there is one */
 	double		encoded_bytes;	/* estimated bytes of a row's whole encoded
 								 * key (what a run record front-codes) */

@@ -109,7 +109,10 @@ sort_keys(Sort *sort, Plan *child, Oid relid, BraidKeys *k, char **why,
 			return false;
 		}
 		if (i == 0)
+		{
 			k->numeric_first = (col.kind == BRAID_KEY_NUMERIC);
+			k->abbreviated_first = BRAID_KEY_IS_ABBREVIATED(col.kind);
+		}
 		value_bytes = braid_key_fixed_width(col.kind) >= 0 ?
 			braid_key_fixed_width(col.kind) : braid_plan_value_bytes(tle->expr, relid);
 		whole_bytes += 1 + value_bytes;

@@ -388,7 +388,10 @@ switch_pays(BraidSortState *st)
 			in.collated_group_rows = -1;
 		in.collated |= BRAID_KEY_IS_COLLATED(col.kind);
 		if (i == 0)
+		{
 			in.numeric_key = col.kind == BRAID_KEY_NUMERIC;
+			in.abbreviated_key = BRAID_KEY_IS_ABBREVIATED(col.kind);
+		}
 	}
 
 	/*

@@ -1342,6 +1342,38 @@ test_costmodel_ties(void)
 }
 
 /*
+ * test_costmodel_abbreviated: a first key PostgreSQL abbreviates from its
+ * bytes costs its sort a conversion a row, whatever the rows' order or
+ * width; braidsort's estimate does not move with it.
+ */
+static void
+test_costmodel_abbreviated(void)
+{
+	Check		c;
+	BraidCostInput in = accepting_input();
+	double		plain,
+				braid,
+				more;
+
+	check_init(&c);
+	in.rows = 5e6;
+	plain = braid_cost_pg_ns(&in);
+	braid = braid_cost_tid_ns(&in);
+	in.abbreviated_key = true;
+	more = braid_cost_pg_ns(&in) - plain;
+	check_that(&c, fabs(more - 5e6 * 175.0) < 1, "5M rows: %g ns more", more);
+	check_that(&c, braid_cost_tid_ns(&in) == braid,
+			   "braidsort's estimate moved: %g, was %g", braid_cost_tid_ns(&in), braid);
+	in.rows = 1e6;
+	in.abbreviated_key = false;
+	plain = braid_cost_pg_ns(&in);
+	in.abbreviated_key = true;
+	more = braid_cost_pg_ns(&in) - plain;
+	check_that(&c, fabs(more - 1e6 * 175.0) < 1, "1M rows: %g ns more", more);
+	check_report(&c, "costmodel: PostgreSQL's abbreviated keys cost a conversion a row");
+}
+
+/*
  * test_costmodel_split: once full keys share the budget with the entries,
  * the entries keep to what it holds with their keys: between a quarter and
  * half of it until the average is trusted, then up to seven eighths; runs
@@ -1415,5 +1447,6 @@ unit_costmodel(void)
 	test_costmodel_full_keys();
 	test_costmodel_device_bytes();
 	test_costmodel_ties();
+	test_costmodel_abbreviated();
 	test_costmodel_split();
 }
