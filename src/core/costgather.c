@@ -12,7 +12,8 @@
  * physical order, and r / (rows per page) when it follows it; in between,
  * weighted by the squared correlation as PostgreSQL's index costing does.
  * A page in shared buffers costs ~0.2 us a visit, one read through the
- * gather's buffer ring (a table over half of shared_buffers) ~2 us.  The
+ * gather's buffer ring (a table over half of shared_buffers) ~2 us in the
+ * table's order and ~4 us at random (in the model's units).  The
  * sort's estimate (costmodel.c) adds these to braidsort's time.
  *
  * Pure C (no PostgreSQL calls).
@@ -227,6 +228,22 @@ braid_cost_gather_pass_ns(const BraidCostInput *in)
 
 	if (passes <= 0)
 		return 0;
-	return braid_cost_page_visits(in) / passes *
-		(in->table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
+	return braid_cost_page_visits(in) / passes * braid_cost_page_visit_ns(in);
+}
+
+/*
+ * braid_cost_page_visit_ns
+ *		What one of the gather's page visits costs: a page in shared buffers
+ *		when the table is cached, else a read through the buffer ring, in
+ *		the table's order (the kernel reads ahead) or at random, weighted by
+ *		the squared correlation as braid_cost_page_visits weighs the visits.
+ */
+double
+braid_cost_page_visit_ns(const BraidCostInput *in)
+{
+	double		c2 = in->correlation * in->correlation;
+
+	if (in->table_cached)
+		return BRAID_NS_PER_PAGE_REVISIT;
+	return c2 * BRAID_NS_PER_PAGE_REREAD + (1.0 - c2) * BRAID_NS_PER_PAGE_REREAD_RANDOM;
 }

@@ -25,5 +25,6 @@ extern bool braid_cost_merges_ahead(const BraidCostInput *in);
 extern double braid_cost_gather_passes(const BraidCostInput *in);
 extern double braid_cost_page_visits(const BraidCostInput *in);
 extern double braid_cost_gather_pass_ns(const BraidCostInput *in);
+extern double braid_cost_page_visit_ns(const BraidCostInput *in);
 
 #endif							/* BRAID_COSTGATHER_H */

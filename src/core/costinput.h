@@ -132,12 +132,19 @@ typedef struct BraidCostEstimate
  * Measured constants both the sort's estimate (costmodel.c) and the
  * gather's (costgather.c) use: a page visited again by the gather, in
  * shared buffers or read back through its buffer ring (a table over half
- * of shared_buffers), and a byte written to the spill device and read
- * back when the device has no profile (a DAX mount's memory speed, ~4 GB/s
- * for both).
+ * of shared_buffers) in the table's order, or at random (the sort order
+ * unrelated to the table's), and a byte written to the spill device and
+ * read back when the device has no profile (a DAX mount's memory speed, ~4
+ * GB/s for both).  A page read at random from the kernel's page cache into
+ * the ring measured ~2.1 us (the sortbenchmark's 20M rows, a 2.6 GB table,
+ * shared_buffers 2GB, one process: 3.07M reads and 3.74M hits in 7.2 s of
+ * gather) and ~2.3 us in each of three processes on two CPUs, 1 December:
+ * about twice the 2 us a visit in the table's order costs, in the model's
+ * units (about 1.8x the measured, costmodel.c).
  */
 #define BRAID_NS_PER_PAGE_REVISIT	200.0
 #define BRAID_NS_PER_PAGE_REREAD	2000.0
+#define BRAID_NS_PER_PAGE_REREAD_RANDOM	4000.0
 #define BRAID_DEFAULT_SPILL_NS_PER_BYTE		0.5
 
 /* Where a gather batch's refs are, which sets its bookkeeping per row. */

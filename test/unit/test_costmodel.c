@@ -238,6 +238,22 @@ test_costmodel_reread(void)
 	check_that(&c, braid_cost_page_visits(&in) < braid_cost_gather_passes(&in) * in.table_pages,
 			   "sparse batches should visit fewer than all pages");
 
+	/*
+	 * a page read back at random costs twice one read in the table's order
+	 * (the kernel reads ahead); in between by the squared correlation
+	 */
+	{
+		double		random = braid_cost_page_visit_ns(&in);
+
+		in.correlation = 1.0;
+		check_that(&c, random == 2 * braid_cost_page_visit_ns(&in),
+				   "random reread %g ns, in order %g", random, braid_cost_page_visit_ns(&in));
+		in.correlation = -0.5;
+		check_that(&c, fabs(braid_cost_page_visit_ns(&in) - random * (1 - 0.25 / 2)) < 1e-6,
+				   "correlation -0.5: %g ns", braid_cost_page_visit_ns(&in));
+		in.correlation = 0;
+	}
+
 	/* the same sort over a cached table only pays cheap page revisits */
 	in.table_cached = true;
 	why = NULL;
