@@ -207,20 +207,26 @@ braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
 
 /*
  * braid_cost_shared_device_bytes
- *		What one process of a shared sort (sort/sort_shared.c) leaves on the
- *		spill device until the query ends, sorting "from": its entries
- *		written as runs whether they outgrow the budget or not (twice, for
- *		the merging process's intermediate passes), and, from a value log,
- *		all of its log, moved to the device however small.
+ *		What the processes of a shared sort (sort/sort_shared.c), each
+ *		sorting "in", leave on the spill device until the query ends,
+ *		sorting "from": each one's entries written as runs whether they
+ *		outgrow the budget or not (twice where the merging process's merge
+ *		of all of their runs takes an intermediate pass, which writes new
+ *		runs before the old ones go), and, from a value log, all of its log,
+ *		moved to the device however small.
  */
 double
-braid_cost_shared_device_bytes(const BraidCostInput *in, BraidGatherFrom from)
+braid_cost_shared_device_bytes(const BraidCostInput *in, BraidGatherFrom from, int processes)
 {
-	double		bytes = in->rows * (in->entry_bytes + in->full_key_bytes) * 2 + in->rows * 8.0;
+	BraidCostInput all = *in;
+	double		bytes;
 
+	all.rows = in->rows * processes;
+	bytes = in->rows * (in->entry_bytes + in->full_key_bytes) *
+		(braid_cost_merge_passes(&all, from) > 1 ? 2 : 1) + in->rows * 8.0;
 	if (from == BRAID_FROM_VALUE_LOG)
 		bytes += braid_cost_vlog_device_bytes(in, true);
-	return bytes;
+	return bytes * processes;
 }
 
 /*

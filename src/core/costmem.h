@@ -26,7 +26,8 @@ extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);
 extern bool braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from);
 extern double braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from);
-extern double braid_cost_shared_device_bytes(const BraidCostInput *in, BraidGatherFrom from);
+extern double braid_cost_shared_device_bytes(const BraidCostInput *in, BraidGatherFrom from,
+											 int processes);
 extern int	braid_cost_merge_fanin(double budget_bytes, double key_bytes);
 extern int	braid_cost_merge_readers(double budget_bytes, double key_bytes);
 extern double braid_cost_merge_passes(const BraidCostInput *in, BraidGatherFrom from);

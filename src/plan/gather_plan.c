@@ -287,7 +287,7 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 	 */
 	if (braid_parallel_sort == BRAID_PARALLEL_SORT_SHARED)
 	{
-		braid = braid_try_shared_sort(stmt, sort, processes, false, why);
+		braid = braid_try_shared_sort(stmt, sort, processes, false, one.total_rows, why);
 		return braid != NULL ? shared_gather(gm, braid, one.total_rows) : NULL;
 	}
 
@@ -314,7 +314,7 @@ braid_try_gather_sort(PlannedStmt *stmt, GatherMerge *gm, int processes, char **
 		return whole;
 
 	/* else the shared sort */
-	braid = braid_try_shared_sort(stmt, sort, processes, true, &shared_why);
+	braid = braid_try_shared_sort(stmt, sort, processes, true, one.total_rows, &shared_why);
 	if (braid != NULL)
 	{
 		BRAID_PLAN_DEBUG("braidsort: Gather Merge replaced by a Gather over a shared sort: braidsort %s ms, PostgreSQL's parallel plan %s ms estimated for %.0f rows",

@@ -802,14 +802,28 @@ braid_plan_sort_mode(double rows, int keylen, double key_bytes, double key_memor
 /*
  * braid_sort_has_room
  *		braid_spill_has_room for a sort gathering from "from": what each of
- *		its processes may hold on the device (braid_cost_device_bytes; a
- *		shared sort's, braid_cost_shared_device_bytes).
+ *		its processes may hold on the device (braid_cost_device_bytes), or,
+ *		for a shared sort of shared_rows rows (0: not one), what all of them
+ *		leave there (braid_cost_shared_device_bytes).  The planner gives each
+ *		process of a parallel plan its rows over the parallel divisor, which
+ *		counts the leader as a part of a process: a shared sort's processes
+ *		hold the Gather's rows, not that times the processes.
  */
 bool
-braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, bool shared, char **why)
+braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, double shared_rows,
+					char **why)
 {
-	double		bytes = shared ? braid_cost_shared_device_bytes(in, from) :
-		braid_cost_device_bytes(in, from);
+	int			processes = Max(in->processes, 1);
+	double		bytes;
 
-	return braid_spill_has_room(bytes * Max(in->processes, 1), "sort", why);
+	if (shared_rows > 0)
+	{
+		BraidCostInput share = *in;
+
+		share.rows = shared_rows / processes;
+		bytes = braid_cost_shared_device_bytes(&share, from, processes);
+	}
+	else
+		bytes = braid_cost_device_bytes(in, from) * processes;
+	return braid_spill_has_room(bytes, "sort", why);
 }

@@ -64,7 +64,7 @@ extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, double key_byte
 										BraidWlEstimate est[BRAID_WL_NMODES],
 										double *share);
 
-extern bool braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, bool shared,
-								char **why);
+extern bool braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from,
+								double shared_rows, char **why);
 
 #endif							/* BRAID_PLANCOST_H */

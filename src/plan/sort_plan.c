@@ -65,7 +65,7 @@
 #define SHARED_WEIGHED		2
 
 static Plan *try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *one,
-					  int shared,
+					  int shared, double shared_rows,
 					  char **why, BraidDecline *kind);
 static bool weigh_one_sort(const BraidOneSortInput *one, BraidCostEstimate *est, char **why);
 static List *physical_scan_tlist(List *keys, Index scanrelid, Oid relid);
@@ -512,7 +512,7 @@ Plan *
 braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
 			   BraidDecline *kind)
 {
-	return try_sort(stmt, sort, processes, NULL, SHARED_NO, why, kind);
+	return try_sort(stmt, sort, processes, NULL, SHARED_NO, 0, why, kind);
 }
 
 /*
@@ -522,11 +522,12 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
  *		plan instead of a Sort in one process; with "shared", each process's
  *		Sort under a Gather Merge made the parallel-aware BraidSort all of
  *		them build and one merges (sort/sort_shared.c), taken where
- *		braidsort would take each process's Sort.
+ *		braidsort would take each process's Sort; shared_rows are then the
+ *		rows of all of them (the Gather Merge's).
  */
 static Plan *
 try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *one,
-		 int shared, char **why, BraidDecline *kind)
+		 int shared, double shared_rows, char **why, BraidDecline *kind)
 {
 	Plan	   *plan;
 	Plan	   *child = outerPlan(sort);
@@ -608,7 +609,8 @@ try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *
 	 * sort, whose files may go elsewhere, would not (under a Gather, every
 	 * process writes its own files).
 	 */
-	if (!braid_force && !braid_sort_has_room(&cost, est.from, shared != SHARED_NO, why))
+	if (!braid_force &&
+		!braid_sort_has_room(&cost, est.from, shared != SHARED_NO ? shared_rows : 0, why))
 	{
 		*kind = BRAID_DECLINE_COST;
 		return NULL;
@@ -967,7 +969,7 @@ braid_try_one_sort(PlannedStmt *stmt, Sort *whole, const BraidOneSortInput *one,
 {
 	BraidDecline kind;
 
-	return try_sort(stmt, whole, 1, one, SHARED_NO, why, &kind);
+	return try_sort(stmt, whole, 1, one, SHARED_NO, 0, why, &kind);
 }
 
 /*
@@ -981,7 +983,8 @@ braid_try_one_sort(PlannedStmt *stmt, Sort *whole, const BraidOneSortInput *one,
  *		over it in the Gather Merge's place.
  */
 Plan *
-braid_try_shared_sort(PlannedStmt *stmt, Sort *sort, int processes, bool weighed, char **why)
+braid_try_shared_sort(PlannedStmt *stmt, Sort *sort, int processes, bool weighed,
+					  double total_rows, char **why)
 {
 	BraidDecline kind;
 
@@ -992,5 +995,5 @@ braid_try_shared_sort(PlannedStmt *stmt, Sort *sort, int processes, bool weighed
 		return NULL;
 	}
 	return try_sort(stmt, sort, processes, NULL, weighed ? SHARED_WEIGHED : SHARED_AS_EACH,
-					why, &kind);
+					total_rows, why, &kind);
 }

@@ -40,6 +40,6 @@ extern bool braid_sort_each_estimate(PlannedStmt *stmt, Sort *sort, int processe
 extern Plan *braid_try_one_sort(PlannedStmt *stmt, Sort *whole, const BraidOneSortInput *one,
 								char **why);
 extern Plan *braid_try_shared_sort(PlannedStmt *stmt, Sort *sort, int processes, bool weighed,
-								   char **why);
+								   double total_rows, char **why);
 
 #endif							/* BRAID_SORT_PLAN_H */

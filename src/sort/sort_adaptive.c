@@ -443,7 +443,7 @@ switch_pays(BraidSortState *st)
 		char	   *why;
 
 		/* as the planner asks: room on the spill device, for every process */
-		if (braid_sort_has_room(&in, est.from, false, &why))
+		if (braid_sort_has_room(&in, est.from, 0, &why))
 			return true;
 		st->instr.switch_declined_rows = st->adapt.rows_read;
 		elog(adaptive_decline_level(st), "braidsort: adaptive sort left to PostgreSQL's external sort after " INT64_FORMAT " rows: %s",

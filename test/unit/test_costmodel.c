@@ -1294,6 +1294,22 @@ test_costmodel_device_bytes(void)
 			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID) == in.rows * (2 * in.entry_bytes + 8),
 			   "40 kB: intermediate passes, old and new runs at once (%g)",
 			   braid_cost_device_bytes(&in, BRAID_FROM_HEAP_TID));
+
+	/*
+	 * a shared sort: three processes' runs, written whole even where they
+	 * fit, and their merged refs; twice the entries only where the one merge
+	 * of all of their runs takes an intermediate pass
+	 */
+	in.budget_bytes = 64.0 * 1024 * 1024;
+	check_that(&c, braid_cost_shared_device_bytes(&in, BRAID_FROM_HEAP_TID, 3) ==
+			   3 * in.rows * (in.entry_bytes + 8),
+			   "shared, 64 MB: each process's entries once (%g)",
+			   braid_cost_shared_device_bytes(&in, BRAID_FROM_HEAP_TID, 3));
+	in.budget_bytes = 40.0 * 1024;
+	check_that(&c, braid_cost_shared_device_bytes(&in, BRAID_FROM_HEAP_TID, 3) ==
+			   3 * in.rows * (2 * in.entry_bytes + 8),
+			   "shared, 40 kB: intermediate passes (%g)",
+			   braid_cost_shared_device_bytes(&in, BRAID_FROM_HEAP_TID, 3));
 	check_report(&c, "costmodel: a sort's bytes on the spill device at once");
 }
 
