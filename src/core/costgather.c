@@ -105,13 +105,14 @@ passes_for(double total, double arena)
  *		After a OnePass sort of "rows" rows whose tuples take total_bytes in
  *		a gather arena, should the sorted refs (8 bytes a row) go to the
  *		spill device, so that the whole budget holds tuples?  Yes when that
- *		saves gather passes, each a visit of the table's pages, worth more
- *		than writing and reading back the refs (at the profiled cost, if
- *		any).  *passes gets the passes the gather will make.
+ *		saves gather passes, each a visit of the table's pages at page_ns a
+ *		page (braid_cost_page_visit_ns), worth more than writing and reading
+ *		back the refs (at the profiled cost, if any).  *passes gets the
+ *		passes the gather will make.
  */
 bool
 braid_cost_offload_refs(double rows, double total_bytes, double budget,
-						double arena_cap, double table_pages, bool table_cached,
+						double arena_cap, double table_pages, double page_ns,
 						double spill_ns_per_byte, double *passes)
 {
 	double		row_bytes = rows > 0 ? total_bytes / rows : 1.0;
@@ -135,8 +136,7 @@ braid_cost_offload_refs(double rows, double total_bytes, double budget,
 	*passes = passes_mem;
 	if (passes_dev >= passes_mem)
 		return false;
-	saved_ns = (passes_mem - passes_dev) * table_pages *
-		(table_cached ? BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD);
+	saved_ns = (passes_mem - passes_dev) * table_pages * page_ns;
 	cost_ns = rows * BRAID_REF_BYTES_AFTER_SORT *
 		(spill_ns_per_byte > 0 ? spill_ns_per_byte : BRAID_DEFAULT_SPILL_NS_PER_BYTE);
 	if (cost_ns >= saved_ns)
@@ -173,7 +173,7 @@ braid_cost_gather_passes(const BraidCostInput *in)
 
 	if (braid_cost_is_onepass(in))
 		(void) braid_cost_offload_refs(in->rows, total, in->budget_bytes, 0,
-									   in->table_pages, in->table_cached,
+									   in->table_pages, braid_cost_page_visit_ns(in),
 									   in->spill_ns_per_byte, &passes);
 	else
 		passes = passes_for(total, braid_cost_gather_arena(in->budget_bytes,

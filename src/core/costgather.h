@@ -19,7 +19,7 @@ extern double braid_cost_gather_arena(double mem, double table_pages,
 									  double row_bytes, BraidRefsAt refs_at);
 extern bool braid_cost_offload_refs(double rows, double total_bytes, double budget,
 									double arena_cap, double table_pages,
-									bool table_cached, double spill_ns_per_byte,
+									double page_ns, double spill_ns_per_byte,
 									double *passes);
 extern bool braid_cost_merges_ahead(const BraidCostInput *in);
 extern double braid_cost_gather_passes(const BraidCostInput *in);

@@ -49,7 +49,8 @@ typedef enum BraidKeyKind
 /*
  * Keys PostgreSQL's sort orders by an abbreviated key of their bytes
  * (varstr_sortsupport: a bytea, or a string under the C collation), made
- * for every row it sorts (the cost model charges it: costmodel.c).
+ * for every row it sorts unless it gives abbreviation up (the cost model
+ * charges it: costmodel.c, PG_NS_PER_ABBREVIATED_ROW).
  */
 #define BRAID_KEY_IS_ABBREVIATED(kind) \
 	((kind) == BRAID_KEY_BYTEA || (kind) == BRAID_KEY_TEXT || \

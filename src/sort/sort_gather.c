@@ -97,7 +97,10 @@ gather_arena(const BraidSortState *st, double mem, double row_bytes,
  * offload_refs
  *		After a OnePass sort, write the sorted refs to the spill device when
  *		that lets the whole budget hold gathered tuples and so saves gather
- *		passes over the table (braid_cost_offload_refs); the IndexMap's
+ *		passes over the table (braid_cost_offload_refs, a pass priced as
+ *		the planner prices one of a table in shared buffers or not, in the
+ *		table's order: the correlation is not known here, and a random
+ *		order would only make offloading pay more); the IndexMap's
  *		memory then becomes the gather's arena.  False, changing nothing, if
  *		it does not pay or the device cannot take the refs (no room,
  *		temp_file_limit): the refs then simply stay in memory.
@@ -115,7 +118,8 @@ offload_refs(BraidSortState *st, size_t arena_bytes, size_t block)
 		!braid_cost_offload_refs((double) n, (double) arena_bytes, (double) st->cfg.budget,
 								 (double) braid_gather_batch * 1024.0,
 								 (double) st->path->out.gather.nblocks,
-								 st->path->out.gather.strategy == NULL,
+								 st->path->out.gather.strategy == NULL ?
+								 BRAID_NS_PER_PAGE_REVISIT : BRAID_NS_PER_PAGE_REREAD,
 								 braid_sched_spill_ns_per_byte(braid_spill_tablespace_guess()),
 								 &passes))
 		return false;

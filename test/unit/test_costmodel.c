@@ -303,22 +303,22 @@ test_costmodel_offload_refs(void)
 			   "tiny memory still gives the minimum arena");
 
 	/* the benchmark's shape: 8 passes become 6 */
-	check_that(&c, braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 0, 82000, true, 0,
+	check_that(&c, braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 0, 82000, 200.0, 0,
 										   &passes) && passes == 6.0,
 			   "benchmark shape: offload expected with 6 passes (%g)", passes);
 
 	/* everything fits one batch either way: nothing to save */
-	check_that(&c, !braid_cost_offload_refs(1e5, 1e5 * 128, 128.0 * mb, 0, 1700, true, 0,
+	check_that(&c, !braid_cost_offload_refs(1e5, 1e5 * 128, 128.0 * mb, 0, 1700, 200.0, 0,
 											&passes) && passes == 1.0,
 			   "one batch: no offload expected (%g passes)", passes);
 
 	/* the gather_batch cap holds both arenas to the same size */
 	check_that(&c, !braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 16.0 * mb, 82000,
-											true, 0, &passes) && passes == 39.0,
+											200.0, 0, &passes) && passes == 39.0,
 			   "capped arena: no offload expected (%g passes)", passes);
 
 	/* a write-expensive device: two passes of a small table do not pay */
-	check_that(&c, !braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 0, 2000, true, 50.0,
+	check_that(&c, !braid_cost_offload_refs(5e6, 5e6 * 128, 128.0 * mb, 0, 2000, 200.0, 50.0,
 											&passes) && passes == 8.0,
 			   "expensive device: no offload expected (%g passes)", passes);
 
@@ -1310,6 +1310,18 @@ test_costmodel_device_bytes(void)
 			   3 * in.rows * (2 * in.entry_bytes + 8),
 			   "shared, 40 kB: intermediate passes (%g)",
 			   braid_cost_shared_device_bytes(&in, BRAID_FROM_HEAP_TID, 3));
+	/* 256 kB: one process's runs merge in one pass, all three's in two */
+	in.budget_bytes = 256.0 * 1024;
+	check_that(&c, braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID) == 1 &&
+			   braid_cost_shared_device_bytes(&in, BRAID_FROM_HEAP_TID, 3) ==
+			   3 * in.rows * (2 * in.entry_bytes + 8),
+			   "shared, 256 kB: the three processes' runs need an intermediate pass (%g, %g passes alone)",
+			   braid_cost_shared_device_bytes(&in, BRAID_FROM_HEAP_TID, 3),
+			   braid_cost_merge_passes(&in, BRAID_FROM_HEAP_TID));
+	check_that(&c, braid_cost_shared_device_bytes(&in, BRAID_FROM_HEAP_TID, 1) ==
+			   in.rows * (in.entry_bytes + 8),
+			   "256 kB, one process: its runs once (%g)",
+			   braid_cost_shared_device_bytes(&in, BRAID_FROM_HEAP_TID, 1));
 	check_report(&c, "costmodel: a sort's bytes on the spill device at once");
 }
 
