@@ -523,7 +523,7 @@ braid_try_sort(PlannedStmt *stmt, Sort *sort, int processes, char **why,
  *		Sort under a Gather Merge made the parallel-aware BraidSort all of
  *		them build and one merges (sort/sort_shared.c), taken where
  *		braidsort would take each process's Sort; shared_rows are then the
- *		rows of all of them (the Gather Merge's).
+ *		rows of all of them (the Gather Merge's), else 0.
  */
 static Plan *
 try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *one,
@@ -609,8 +609,7 @@ try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *
 	 * sort, whose files may go elsewhere, would not (under a Gather, every
 	 * process writes its own files).
 	 */
-	if (!braid_force &&
-		!braid_sort_has_room(&cost, est.from, shared != SHARED_NO ? shared_rows : 0, why))
+	if (!braid_force && !braid_sort_has_room(&cost, est.from, shared_rows, why))
 	{
 		*kind = BRAID_DECLINE_COST;
 		return NULL;
