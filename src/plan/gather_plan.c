@@ -114,11 +114,8 @@ without_param(Bitmapset *params, int param)
 static double
 gather_total_rows(GatherMerge *gm, Sort *sort)
 {
-	double		divisor = gm->num_workers;
-
-	if (parallel_leader_participation && 1.0 - 0.3 * gm->num_workers > 0)
-		divisor += 1.0 - 0.3 * gm->num_workers;
-	return clamp_row_est(Max(sort->plan.plan_rows * Max(divisor, 1.0), gm->plan.plan_rows));
+	return clamp_row_est(Max(sort->plan.plan_rows * braid_parallel_divisor(gm->num_workers),
+							 gm->plan.plan_rows));
 }
 
 /*

@@ -28,6 +28,7 @@
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/plancat.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
@@ -195,17 +196,13 @@ column_stats(Oid relid, Expr *expr)
 }
 
 /*
- * key_correlation
- *		ANALYZE's correlation between table relid's physical order and the
- *		order of a key expression, if it is a plain column with statistics;
- *		else 0.  (The gather visits few pages per batch when the sort order
- *		follows the physical order, e.g. timestamps of rows inserted in time
- *		order; only its square matters, so DESC is no matter.)
+ * stats_correlation
+ *		ANALYZE's correlation in pg_statistic row tuple (NULL: none), which
+ *		it releases; 0 without one.
  */
 static double
-key_correlation(Oid relid, Expr *expr)
+stats_correlation(HeapTuple tuple)
 {
-	HeapTuple	tuple = column_stats(relid, expr);
 	AttStatsSlot sslot;
 	double		correlation = 0;
 
@@ -220,6 +217,32 @@ key_correlation(Oid relid, Expr *expr)
 	}
 	ReleaseSysCache(tuple);
 	return correlation;
+}
+
+/*
+ * key_correlation
+ *		ANALYZE's correlation between table relid's physical order and the
+ *		order of a key expression, if it is a plain column with statistics;
+ *		else 0.  (The gather visits few pages per batch when the sort order
+ *		follows the physical order, e.g. timestamps of rows inserted in time
+ *		order; only its square matters, so DESC is no matter.)
+ */
+static double
+key_correlation(Oid relid, Expr *expr)
+{
+	return stats_correlation(column_stats(relid, expr));
+}
+
+/*
+ * braid_table_correlation
+ *		key_correlation for column attno of table rel: the first key of an
+ *		adaptive sort in heap TID form, whose switch prices the gather's
+ *		rereads (sort_adaptive.c).  Looked up then, as braid_table_ties is.
+ */
+double
+braid_table_correlation(Relation rel, AttrNumber attno)
+{
+	return stats_correlation(attr_stats(RelationGetRelid(rel), attno));
 }
 
 /*
@@ -800,14 +823,33 @@ braid_plan_sort_mode(double rows, int keylen, double key_bytes, double key_memor
 }
 
 /*
+ * braid_parallel_divisor
+ *		The processes' shares of a parallel plan's rows together, in
+ *		shares of one worker, as the planner divides them
+ *		(get_parallel_divisor): each of num_workers, and the leader less 0.3
+ *		for each worker it collects from, unless it only collects.
+ */
+double
+braid_parallel_divisor(int num_workers)
+{
+	double		divisor = num_workers;
+
+	if (parallel_leader_participation && 1.0 - 0.3 * num_workers > 0)
+		divisor += 1.0 - 0.3 * num_workers;
+	return Max(divisor, 1.0);
+}
+
+/*
  * braid_sort_has_room
- *		braid_spill_has_room for a sort gathering from "from": what each of
- *		its processes may hold on the device (braid_cost_device_bytes), or,
- *		for a shared sort of shared_rows rows (0: not one), what all of them
- *		leave there (braid_cost_shared_device_bytes).  The planner gives each
- *		process of a parallel plan its rows over the parallel divisor, which
- *		counts the leader as a part of a process: a shared sort's processes
- *		hold the Gather's rows, not that times the processes.
+ *		braid_spill_has_room for a sort gathering from "from": what its
+ *		processes may hold on the device, each its own share
+ *		(braid_cost_device_bytes of a worker's, in->rows, times the shares
+ *		of all of them: the leader's is smaller), or, for a shared sort of
+ *		shared_rows rows (0: not one), what all of them leave there
+ *		(braid_cost_shared_device_bytes).  The planner gives each process
+ *		of a parallel plan its rows over the parallel divisor, which counts
+ *		the leader as a part of a process: a shared sort's processes hold
+ *		the Gather's rows, not that times the processes.
  */
 bool
 braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, double shared_rows,
@@ -824,6 +866,11 @@ braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, double share
 		bytes = braid_cost_shared_device_bytes(&share, from, processes);
 	}
 	else
-		bytes = braid_cost_device_bytes(in, from) * processes;
+	{
+		int			workers = parallel_leader_participation ? processes - 1 : processes;
+
+		bytes = braid_cost_device_bytes(in, from) *
+			(processes > 1 ? braid_parallel_divisor(workers) : 1.0);
+	}
 	return braid_spill_has_room(bytes, "sort", why);
 }

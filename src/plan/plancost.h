@@ -49,6 +49,7 @@ extern bool braid_plan_key_histogram(Oid relid, Expr *expr, double *correlation,
 extern void braid_tlist_ties(const AttrNumber *keycols, List *tlist, List *indextlist,
 							 Oid relid, BraidCostInput *cost);
 extern void braid_table_ties(Relation rel, const AttrNumber *keyattnos, BraidCostInput *cost);
+extern double braid_table_correlation(Relation rel, AttrNumber attno);
 extern double braid_plan_spill_ns_per_byte(void);
 extern void braid_plan_spill_line_ns(double *write_ns, double *read_ns);
 extern char *braid_ms_text(double ms);
@@ -64,6 +65,7 @@ extern BraidWlMode braid_plan_sort_mode(double rows, int keylen, double key_byte
 										BraidWlEstimate est[BRAID_WL_NMODES],
 										double *share);
 
+extern double braid_parallel_divisor(int num_workers);
 extern bool braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from,
 								double shared_rows, char **why);
 

@@ -366,6 +366,9 @@ switch_pays(BraidSortState *st)
 	{
 		in.table_pages = (double) RelationGetNumberOfBlocks(st->rel);
 		in.table_cached = braid_table_cached(st->rel, in.table_pages);
+		/* a table in the sort's order is reread in order, as planned */
+		if (cfg->keycols != NULL)
+			in.correlation = braid_table_correlation(st->rel, cfg->keycols[0]);
 		if (st->child->plan->parallel_aware)
 			in.table_pages /= Max(st->adapt.processes, 1);
 	}
