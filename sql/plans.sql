@@ -73,7 +73,7 @@ EXPLAIN (COSTS OFF) SELECT * FROM par_t ORDER BY k, id;
 SELECT check_sort('SELECT * FROM par_t ORDER BY k, id');
 SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r');
 -- shared: a Gather over one BraidSort that every process builds and one
--- merges.  check_sort and check_rows run their queries from PL/pgSQL,
+-- sorts.  check_sort and check_rows run their queries from PL/pgSQL,
 -- whose EXECUTE ... INTO runs no parallel worker: here each result is
 -- compared with PostgreSQL's at the top level too, where the Gather's
 -- workers run (by heap TID, from every process's value log, collated
@@ -83,7 +83,7 @@ DECLARE
 	line text;
 BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-		IF line LIKE '%Shared Sort: built by % processes, merged by one%' THEN
+		IF line LIKE '%Shared Sort: built by % processes, sorted by one%' THEN
 			RETURN true;
 		END IF;
 	END LOOP;
@@ -110,6 +110,20 @@ SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
 SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
 SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r');
+-- each process's share fits its IndexMap, all of them not the leader's:
+-- the entries the workers hand over unsorted make runs as the leader
+-- takes them (by heap TID and from value logs, whose refs name the
+-- workers' segments)
+SET work_mem = '1MB';
+\set q 'SELECT * FROM par_t ORDER BY k, id'
+SET braidsort.enable = off;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
+RESET braidsort.enable;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
+SET braidsort.gather_source = value_log;
+SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) = :'pg' AS same FROM (:q) r;
+RESET braidsort.gather_source;
+RESET work_mem;
 -- every process's share empty
 \set q 'SELECT * FROM par_t WHERE k < 0 ORDER BY k, id'
 SELECT shared_sort_planned(:'q');

@@ -72,10 +72,11 @@ typedef struct BraidSortInstr
 	size_t		peak_gather_bytes;
 	size_t		peak_rank_bytes;	/* collation ranks' dictionaries */
 	int			ranked_keys;	/* collated keys ranked (sort/sort_map.c) */
-	int			shared_parts;	/* a shared sort's participants whose runs
-								 * this process merged, itself included (0:
-								 * not shared, sort/sort_shared.c) */
+	int			shared_parts;	/* a shared sort's participants whose runs or
+								 * entries this process took, itself included
+								 * (0: not shared, sort/sort_shared.c) */
 	int64		shared_rows;	/* ... and the rows they built */
+	int			shared_runs;	/* ... and the runs of the others among them */
 	bool		rank_tried;		/* a sort tried to rank its keys */
 	/* the last sort */
 	int			sort_threads;

@@ -53,7 +53,7 @@ typedef struct BraidSortPlanData
 									 * this many planned workers' sorts (0:
 									 * none) */
 	bool		shared;			/* under a Gather, built by all its processes,
-								 * merged by one (sort/sort_shared.c) */
+								 * sorted by one (sort/sort_shared.c) */
 	int			wl_mode;		/* BraidWlMode (wlimit.h) should the IndexMap
 								 * outgrow the budget */
 	double		write_intensity;	/* as braidsort.write_intensity said: -1

@@ -73,7 +73,7 @@ method_name(bool spilled, int wl_mode)
 static bool
 instr_spilled(const BraidSortInstr *instr)
 {
-	return instr->runs > 0 || instr->wl_mode != BRAID_WL_MERGEPASS || instr->shared_parts > 0;
+	return instr->runs > 0 || instr->shared_runs > 0 || instr->wl_mode != BRAID_WL_MERGEPASS;
 }
 
 /*
@@ -116,7 +116,7 @@ explain_figures(const BraidSortInstr *instr, int keylen, bool value_log,
 				ExplainState *es)
 {
 	ExplainPropertyInteger("Rows Sorted", NULL, instr->rows_sorted, es);
-	/* a shared sort's emitter: every participant's runs merged here */
+	/* a shared sort's emitter: every participant's runs or entries taken */
 	if (instr->shared_parts > 0)
 	{
 		ExplainPropertyInteger("Processes Merged", NULL, instr->shared_parts, es);
@@ -324,8 +324,13 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 
 	braid_plan_unpack(cscan->custom_private, &data);
 	value_log = data.mode == BRAID_MODE_VALUE_LOG;
-	/* (a shared sort's merging process merges every process's runs) */
-	expect_spill = data.expect_spill || data.shared;
+
+	/*
+	 * (a shared sort's emitter merges every process's runs where they spill,
+	 * or where keys may not fit their prefixes: their full keys are in the
+	 * processes' memory, sort/sort_shared.c)
+	 */
+	expect_spill = data.expect_spill || (data.shared && data.truncates);
 	explain_sort_keys(node, &data, ancestors, es);
 	if (data.replaced_workers > 0)
 		ExplainPropertyText("Replaces",
@@ -333,7 +338,7 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 							es);
 	if (data.shared)
 		ExplainPropertyText("Shared Sort",
-							psprintf("built by %d processes, merged by one", data.processes),
+							psprintf("built by %d processes, sorted by one", data.processes),
 							es);
 
 	if (es->analyze)

@@ -45,10 +45,13 @@ braid_input_begin(BraidSortState *st)
  * braid_input_fast_seqscan
  *		The child, if it is a plain sequential scan whose rows the build may
  *		take straight from the table access method once the scan has begun:
- *		no quals, no projection, not parallel, no EvalPlanQual, and not
- *		instrumented beyond a row count (which the build then adds up).
- *		That is exactly what ExecSeqScan would return, without its few calls
- *		a row; NULL otherwise.
+ *		no quals, no projection, no EvalPlanQual, and not instrumented
+ *		beyond a row count (which the build then adds up).  That is exactly
+ *		what ExecSeqScan would return, without its few calls a row; NULL
+ *		otherwise.  A Parallel Seq Scan's (a shared sort's participant)
+ *		too: its scan descriptor, set up before the first row, hands out
+ *		the blocks of the shared scan (heap_getnextslot), as ExecSeqScan's
+ *		does.
  */
 SeqScanState *
 braid_input_fast_seqscan(BraidSortState *st)
@@ -58,7 +61,7 @@ braid_input_fast_seqscan(BraidSortState *st)
 
 	if (st->cfg.value_log || st->cfg.keycols == NULL || !IsA(child, SeqScanState) ||
 		child->qual != NULL || child->ps_ProjInfo != NULL ||
-		child->plan->parallel_aware || child->state->es_epq_active != NULL)
+		child->state->es_epq_active != NULL)
 		return NULL;
 	if (instr && (instr->need_timer || instr->need_bufusage || instr->need_walusage))
 		return NULL;

@@ -193,6 +193,25 @@ braid_map_set_key_limit(BraidSortState *st, size_t limit)
 bool
 braid_map_grow(BraidSortState *st)
 {
+	size_t		newcap;
+
+	if (st->path->map.capacity == 0)
+		newcap = (size_t) Max(Min(st->cfg.est_rows * 1.05, 1e12), 1024.0);
+	else
+		newcap = st->path->map.capacity * 2;
+	return braid_map_reserve(st, newcap);
+}
+
+/*
+ * braid_map_reserve
+ *		Room for "want" entries in all, or as many as the budget leaves;
+ *		false if that is no more than the IndexMap has.  (braid_map_grow
+ *		doubles it; a shared sort's emitter makes room at once for the
+ *		entries the other processes hand it, sort_shared.c.)
+ */
+bool
+braid_map_reserve(BraidSortState *st, size_t want)
+{
 	size_t		used = braid_ovf_bytes(&st->path->map.ovf);
 	size_t		map = braid_map_budget(st);
 	size_t		room = map > used ? map - used : 0;
@@ -209,11 +228,7 @@ braid_map_grow(BraidSortState *st)
 	if (st->path->map.keys_split)
 		limit = Min(limit, st->path->map.split_cap);
 
-	if (st->path->map.capacity == 0)
-		newcap = (size_t) Max(Min(st->cfg.est_rows * 1.05, 1e12), 1024.0);
-	else
-		newcap = st->path->map.capacity * 2;
-	newcap = Min(newcap, limit);
+	newcap = Min(want, limit);
 	if (newcap <= st->path->map.capacity)
 		return false;
 

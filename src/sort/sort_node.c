@@ -218,14 +218,13 @@ build_and_sort(BraidSortState *st)
 	spilled = built && st->strategy->finish_build(st, st->path->build.rows_built);
 
 	/*
-	 * A shared sort: one participant merges every participant's runs and
-	 * emits every row, its threads now on every CPU (the others have ended);
-	 * the others emit nothing.
+	 * A shared sort: one participant sorts or merges every participant's
+	 * entries and emits every row, its threads now on every CPU (the others
+	 * have ended); the others emit nothing.
 	 */
 	if (st->shared != NULL)
 	{
-		spilled = braid_shared_finish(st, built, spilled);
-		if (spilled)
+		if (braid_shared_finish(st, built, &spilled))
 		{
 			st->cfg.threads = braid_sort_thread_count(1);
 			braid_gather_set_threads(&st->path->out.gather, st->cfg.threads);
@@ -295,6 +294,7 @@ release_spill(BraidSortState *st)
 	braid_merge_release(st);
 	st->strategy->release(st);
 	braid_runs_release(st);
+	braid_shared_release(st);
 	braid_batches_release(st);
 }
 

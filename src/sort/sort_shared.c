@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * sort_shared.c
- *	  SHARED: one sort built by every process of a Gather, merged by one.
+ *	  SHARED: one sort built by every process of a Gather, sorted by one.
  *
  * A BraidSort planned as shared (gather_plan.c) runs under a Gather over a
  * Parallel Seq Scan, in place of a Gather Merge over each process's Sort.
@@ -10,11 +10,25 @@
  * IndexMap, runs on the spill device, a value log moved to the device
  * whole), then publishes its runs and its log's segments, by name, in the
  * node's dynamic shared memory.  One participant, the emitter, waits for
- * every other to publish, maps their files, and merges every run in one
- * final merge (MERGE) and emits every row, in order (GATHER or VALUE LOG):
- * the Gather above passes on its rows, and no Gather Merge compares rows
- * the processes send through their tuple queues.  The others emit nothing
- * and end as soon as they have published.
+ * every other to publish, maps their files, and sorts every row: it merges
+ * every run in one final merge (MERGE) and emits every row, in order
+ * (GATHER or VALUE LOG): the Gather above passes on its rows, and no
+ * Gather Merge compares rows the processes send through their tuple
+ * queues.  The others emit nothing and end as soon as they have published.
+ *
+ * A participant whose IndexMap did not fill (no run written) does not sort
+ * it: it hands its entries over as they are, in one file, and the emitter
+ * -- the leader, which keeps its own IndexMap -- takes them into its own
+ * as if it had built them (its strategy's put: runs written if they
+ * outgrow its budget).  Where they all fit, the emitter sorts every
+ * process's entries once with every CPU's threads and gathers them
+ * (OnePass), as one BraidSort of the whole scan would, but with the scan
+ * and the keys' encoding shared by every process.  Only entries whose
+ * keys are whole in their prefixes are handed over (a full key kept aside,
+ * or a collated key's, is in the participant's memory): else the
+ * participant writes its IndexMap as a run, as a participant that spilled
+ * does.  When the leader does not run the plan, every participant writes
+ * runs.
  *
  * The emitter is the leader when it runs the plan (parallel_leader_
  * participation, as the Gather reads it when it starts), so that its rows
@@ -77,6 +91,12 @@
 /* A spill file's name in its tablespace's temporary directory. */
 #define BRAID_SHARED_NAME_LEN	48
 
+/* The number in the name of a participant's file of entries handed over. */
+#define BRAID_SHARED_ENTRIES_FILE	(BRAID_SHARED_MAX_RUNS + BRAID_SHARED_MAX_SEGS)
+
+/* Entries taken from another participant's file between interrupt checks. */
+#define BRAID_SHARED_TAKE_BYTES	(256 * 1024)
+
 /* One published file: a run, or a value log segment. */
 typedef struct BraidSharedFile
 {
@@ -95,6 +115,8 @@ typedef struct BraidSharedPart
 	int			nsegs;
 	uint32		longest_key;
 	int64		rows;
+	bool		has_entries;	/* it handed its entries over unsorted */
+	BraidSharedFile entries;	/* ... in this file (nrecords: how many) */
 	BraidSharedFile runs[BRAID_SHARED_MAX_RUNS];
 	BraidSharedFile segs[BRAID_SHARED_MAX_SEGS];
 } BraidSharedPart;
@@ -148,9 +170,10 @@ remove_published(BraidSortShared *sh)
 
 		if (!part->published)
 			continue;
-		for (int i = 0; i < part->nruns + part->nsegs; i++)
+		for (int i = 0; i < part->nruns + part->nsegs + (part->has_entries ? 1 : 0); i++)
 		{
-			BraidSharedFile *f = i < part->nruns ? &part->runs[i] : &part->segs[i - part->nruns];
+			BraidSharedFile *f = i < part->nruns ? &part->runs[i] :
+				i < part->nruns + part->nsegs ? &part->segs[i - part->nruns] : &part->entries;
 			char		dir[MAXPGPATH];
 			char		path[MAXPGPATH];
 
@@ -163,6 +186,7 @@ remove_published(BraidSortShared *sh)
 		}
 		part->published = false;
 		part->nruns = part->nsegs = 0;
+		part->has_entries = false;
 	}
 }
 
@@ -205,6 +229,7 @@ shared_reset(BraidSortShared *sh)
 		sh->parts[p].nsegs = 0;
 		sh->parts[p].rows = 0;
 		sh->parts[p].longest_key = 0;
+		sh->parts[p].has_entries = false;
 	}
 }
 
@@ -301,6 +326,34 @@ set_shared_file(BraidSharedFile *out, const BraidSpillFile *f)
 }
 
 /*
+ * hand_entries
+ *		A participant whose IndexMap did not fill hands its entries over as
+ *		they are, unsorted, in one file (see the file header), if their keys
+ *		are whole in their prefixes; true if it did.  A block at a time, so
+ *		that a cancel gets through.
+ */
+static bool
+hand_entries(BraidSortState *st)
+{
+	BraidIndexMap *m = &st->path->map;
+	size_t		bytes = m->nentries * st->cfg.stride;
+	size_t		block = Max(BRAID_SHARED_TAKE_BYTES / st->cfg.stride, 1) * st->cfg.stride;
+
+	if (st->cfg.collated || m->any_truncated)
+		return false;
+	braid_map_note_peak(st);
+	st->shared_entries = braid_spill_create(bytes, &st->instr.device);
+	for (size_t from = 0; from < bytes; from += block)
+	{
+		braid_spill_write_direct(st->shared_entries, m->entries + from, Min(block, bytes - from));
+		CHECK_FOR_INTERRUPTS();
+	}
+	braid_spill_finish(st->shared_entries);
+	m->nentries = 0;
+	return true;
+}
+
+/*
  * publish
  *		Put this participant's runs and value log segments in shared memory
  *		(its runs merged down to BRAID_SHARED_MAX_RUNS first), renamed for
@@ -339,6 +392,13 @@ publish(BraidSortState *st)
 		i++;
 	}
 	part->nruns = i;
+	part->has_entries = st->shared_entries != NULL;
+	if (part->has_entries)
+	{
+		braid_spill_hand_over(st->shared_entries, leader, me, BRAID_SHARED_ENTRIES_FILE);
+		set_shared_file(&part->entries, st->shared_entries);
+		part->entries.nrecords = st->shared_entries->written / st->cfg.stride;
+	}
 	part->nsegs = 0;
 	if (st->cfg.value_log)
 	{
@@ -377,6 +437,8 @@ disown(BraidSortState *st)
 		braid_spill_disown(run->file);
 		run->file = NULL;
 	}
+	braid_spill_disown(st->shared_entries);
+	st->shared_entries = NULL;
 	if (st->cfg.value_log)
 	{
 		BraidValueLog *log = &st->path->vlog;
@@ -390,9 +452,69 @@ disown(BraidSortState *st)
 }
 
 /*
+ * take_entries
+ *		The emitter: another participant's entries, handed over unsorted,
+ *		into this one's IndexMap as if built here (the strategy's put; its
+ *		refs' segments moved by ref_add), read a block at a time under read
+ *		grants of the device.
+ */
+static void
+take_entries(BraidSortState *st, const BraidSharedFile *entries, uint64 ref_add)
+{
+	BraidSpillFile *f = braid_spill_open_foreign(entries->spc, entries->name, entries->written,
+												 &st->instr.device);
+	size_t		stride = st->cfg.stride;
+	size_t		keylen = st->cfg.keylen;
+	size_t		bytes = entries->nrecords * stride;
+	size_t		block = Max(BRAID_SHARED_TAKE_BYTES / stride, 1) * stride;
+	BraidIndexMap *m = &st->path->map;
+
+	for (size_t from = 0; from < bytes; from += block)
+	{
+		size_t		to = Min(from + block, bytes);
+		size_t		n = (to - from) / stride;
+
+		braid_spill_note_read(f, from, to);
+		if (m->capacity - m->nentries >= n && !m->keys_split)
+		{
+			/* room for the block: copied whole, the refs moved in place */
+			uint8	   *dst = m->entries + m->nentries * stride;
+
+			memcpy(dst, f->base + from, to - from);
+			if (ref_add != 0)
+			{
+				for (size_t i = 0; i < n; i++)
+				{
+					uint8	   *entry = dst + i * stride;
+
+					braid_entry_set_ref(entry, keylen, braid_entry_ref(entry, keylen) + ref_add);
+				}
+			}
+			m->nentries += n;
+			m->longest_key = Max(m->longest_key, (uint32) keylen);
+			st->path->runset.entries_put += n;
+		}
+		else
+		{
+			/* else entry by entry, as the build puts them (runs written) */
+			for (size_t at = from; at < to; at += stride)
+			{
+				const uint8 *entry = (const uint8 *) f->base + at;
+
+				st->strategy->put(st, entry, keylen, keylen,
+								  braid_entry_ref(entry, keylen) + ref_add);
+			}
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	braid_spill_close(f);
+}
+
+/*
  * collect
  *		The emitter: every other participant's runs join this one's, their
- *		value log segments this one's log.
+ *		value log segments this one's log, and the entries they handed over
+ *		unsorted this one's IndexMap.
  */
 static void
 collect(BraidSortState *st)
@@ -400,6 +522,20 @@ collect(BraidSortState *st)
 	BraidSortShared *sh = st->shared;
 	int			me = my_part();
 	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
+	size_t		handed = st->path->map.nentries;
+
+	/* room at once for every entry handed over (as the budget allows) */
+	for (int p = 0; p < sh->nparts; p++)
+	{
+		if (p != me && sh->parts[p].published && sh->parts[p].has_entries)
+			handed += sh->parts[p].entries.nrecords;
+	}
+	if (handed > st->path->map.nentries)
+		(void) braid_map_reserve(st, handed);
+
+	/* (runs are made here by the backend alone: no helper takes part) */
+	braid_pipe_end(st);
+	st->path->runset.pipe_allowed = false;
 
 	for (int p = 0; p < sh->nparts; p++)
 	{
@@ -439,6 +575,9 @@ collect(BraidSortState *st)
 			run->ref_add = ref_add;
 			st->path->runset.runs = lappend(st->path->runset.runs, run);
 		}
+		st->instr.shared_runs += part->nruns;
+		if (part->has_entries)
+			take_entries(st, &part->entries, ref_add);
 		st->path->map.longest_key = Max(st->path->map.longest_key, part->longest_key);
 		st->instr.shared_parts++;
 		st->instr.shared_rows += part->rows;
@@ -448,14 +587,14 @@ collect(BraidSortState *st)
 
 /*
  * braid_shared_finish
- *		After this participant's build (built: it built its share; spilled:
+ *		After this participant's build (built: it built its share; *spilled:
  *		its strategy wrote runs), or after it found the build over: publish
- *		or wait for the others.  True for the emitter, whose runs then hold
- *		every participant's (its final merge follows); false for the others,
- *		which emit nothing.
+ *		or wait for the others.  True for the emitter, which then holds every
+ *		participant's runs and entries (*spilled: runs to merge, else its
+ *		IndexMap to sort); false for the others, which emit nothing.
  */
 bool
-braid_shared_finish(BraidSortState *st, bool built, bool spilled)
+braid_shared_finish(BraidSortState *st, bool built, bool *spilled)
 {
 	BraidSortShared *sh = st->shared;
 	bool		leader = !IsParallelWorker();
@@ -463,10 +602,18 @@ braid_shared_finish(BraidSortState *st, bool built, bool spilled)
 
 	if (built)
 	{
-		/* everything the others may read, on the device */
-		if (!spilled && st->path->map.nentries > 0)
-			braid_spill_run(st);
-		braid_map_free(st);
+		/*
+		 * Everything the others may read, on the device.  The leader that
+		 * emits keeps its IndexMap, to take the others' entries into; the
+		 * others hand theirs over unsorted where they can.
+		 */
+		if (!*spilled && st->path->map.nentries > 0 && !(sh->leader_emits && leader))
+		{
+			if (!sh->leader_emits || !hand_entries(st))
+				braid_spill_run(st);
+		}
+		if (!(sh->leader_emits && leader))
+			braid_map_free(st);
 		if (st->cfg.value_log)
 			braid_vlog_to_device(&st->path->vlog);
 	}
@@ -526,6 +673,25 @@ braid_shared_finish(BraidSortState *st, bool built, bool spilled)
 	}
 	st->instr.shared_parts = 1;
 	st->instr.shared_rows = st->path->build.rows_built;
+	st->instr.shared_runs = 0;
 	collect(st);
+
+	/*
+	 * Runs to merge (its own or others'): what its IndexMap holds becomes the
+	 * last; else every entry is in it, to be sorted in memory.
+	 */
+	*spilled = st->strategy->finish_build(st, st->path->build.rows_built);
 	return emits;
+}
+
+/*
+ * braid_shared_release
+ *		The entries this participant wrote to hand over and did not (an
+ *		error, a rescan): removed.
+ */
+void
+braid_shared_release(BraidSortState *st)
+{
+	braid_spill_close(st->shared_entries);
+	st->shared_entries = NULL;
 }

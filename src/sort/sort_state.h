@@ -28,7 +28,8 @@
  *					(streamed batch by batch, or written as refs); owns
  *					"merge"
  *	sort_shared.c	SHARED: a sort every process of a Gather builds and
- *					one merges, between RUNS and MERGE; owns "shared"
+ *					one sorts or merges, between RUNS and MERGE; owns
+ *					"shared" and "shared_entries"
  *	sort_gather.c	GATHER: the refs after a OnePass sort (compacted or
  *					offloaded), gather batches, merge-ahead; owns "out"
  *	sort_vlog.c		VALUE LOG: rows read back from the value log, a window
@@ -486,6 +487,9 @@ struct BraidSortState
 	 * (sort_shared.c), its dynamic shared memory; NULL for any other sort
 	 */
 	BraidSortShared *shared;
+	BraidSpillFile *shared_entries; /* its IndexMap's entries, unsorted, for
+									 * the emitter to sort with its own, until
+									 * handed over (sort_shared.c) */
 };
 
 /* braid_elapsed_ms: milliseconds since "start". */
@@ -537,6 +541,7 @@ extern size_t braid_map_split_entries(const BraidSortState *st, size_t room);
 extern void braid_map_split_budget(BraidSortState *st, double left, bool whole);
 extern void braid_map_set_key_limit(BraidSortState *st, size_t limit);
 extern bool braid_map_grow(BraidSortState *st);
+extern bool braid_map_reserve(BraidSortState *st, size_t want);
 extern void braid_map_resize(BraidSortState *st, size_t cap);
 extern void braid_map_alloc(BraidSortState *st, size_t cap);
 extern size_t braid_map_key_bytes_after(const BraidSortState *st, size_t len);
@@ -631,7 +636,8 @@ extern void braid_shared_reinit_dsm(CustomScanState *node, ParallelContext *pcxt
 extern void braid_shared_init_worker(CustomScanState *node, shm_toc *toc,
 									 void *coordinate);
 extern bool braid_shared_attach(BraidSortState *st);
-extern bool braid_shared_finish(BraidSortState *st, bool built, bool spilled);
+extern bool braid_shared_finish(BraidSortState *st, bool built, bool *spilled);
+extern void braid_shared_release(BraidSortState *st);
 
 /* sort_adaptive.c */
 extern void braid_adaptive_begin(BraidSortState *st, const BraidSortPlanData *data,

@@ -6,7 +6,10 @@
 #	sorts again, right; a terminated leader is gone; either way no spill
 #	file is left, the workers' published runs and value logs included, and
 #	the server neither restarts nor reports a leak; the workers' files are
-#	named for the leader's pid.  By heap TID and from value logs.
+#	named for the leader's pid.  By heap TID and from value logs, through
+#	runs (a small braidsort.work_mem), and from value logs with every
+#	process's share in its IndexMap ("entries": the workers hand their
+#	entries over unsorted, the leader sorts them all).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -31,16 +34,27 @@ SET braidsort.spill_tablespace = dax; SET braidsort.work_mem = 512;};
 
 my $signalled = 0;
 my $run = 0;
-foreach my $source ('heap_tid', 'value_log')
+my %variant = (
+	heap_tid => 'SET braidsort.gather_source = heap_tid;',
+	value_log => 'SET braidsort.gather_source = value_log;',
+	entries =>
+	  'SET braidsort.gather_source = value_log; SET braidsort.work_mem = 65536;');
+foreach my $source ('heap_tid', 'value_log', 'entries')
 {
-	my $set = "$base SET braidsort.gather_source = $source;";
+	my $set = "$base $variant{$source}";
 
 	like($node->safe_psql('postgres', "$set EXPLAIN (COSTS OFF) $query"),
 		qr/Gather.*\n.*Workers Planned: 2.*\n.*Parallel Custom Scan \(BraidSort\).*\n.*\n\s*Shared Sort:/,
 		"$source: a Gather over a shared BraidSort");
 	my $explain = $node->safe_psql('postgres',
 		"$set EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $query");
-	like($explain, qr/Processes Merged: [23]/, "$source: the workers' runs are merged");
+	like($explain, qr/Processes Merged: [23]/, "$source: the workers' runs or entries are taken");
+	if ($source eq 'entries')
+	{
+		like($explain, qr/^\s*Sort Method: braid onepass$/m,
+			'entries: the leader sorts every entry in memory');
+		unlike($explain, qr/Runs: [1-9]/, 'entries: no process writes a run');
+	}
 
 	# a run to time it, logging the temporary files: the workers' published
 	# runs and logs are named for the leader's pid (the background worker's
