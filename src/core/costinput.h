@@ -78,6 +78,9 @@ typedef struct BraidCostInput
 	int			sort_threads;	/* threads braidsort sorts with (per process) */
 	int			processes;		/* processes running the sort at once (a
 								 * parallel plan's workers and leader); 0 = 1 */
+	bool		partial;		/* each process sorts its share of the rows
+								 * (its input is a parallel-aware scan), not
+								 * all of them */
 	int			cpus;			/* CPUs of the machine; 0 = sort_threads */
 } BraidCostInput;
 

@@ -537,6 +537,7 @@ braid_plan_cost_input(Sort *sort, Plan *child, Oid relid, double table_pages,
 	 */
 	cost->table_pages = OidIsValid(relid) && child->parallel_aware ?
 		table_pages / Max(processes, 1) : table_pages;
+	cost->partial = child->parallel_aware;
 	cost->table_cached = table_cached;
 	if (OidIsValid(relid))
 		cost->correlation = key_correlation(relid,
@@ -842,9 +843,11 @@ braid_parallel_divisor(int num_workers)
 /*
  * braid_sort_has_room
  *		braid_spill_has_room for a sort gathering from "from": what its
- *		processes may hold on the device, each its own share
- *		(braid_cost_device_bytes of a worker's, in->rows, times the shares
- *		of all of them: the leader's is smaller), or, for a shared sort of
+ *		processes may hold on the device, each its own sort
+ *		(braid_cost_device_bytes of in->rows: the whole input in each, or,
+ *		where each sorts its share of a parallel scan, a worker's share,
+ *		times the shares of all of them: the leader's is smaller), or, for
+ *		a shared sort of
  *		shared_rows rows (0: not one), what all of them leave there
  *		(braid_cost_shared_device_bytes).  The planner gives each process
  *		of a parallel plan its rows over the parallel divisor, which counts
@@ -870,7 +873,7 @@ braid_sort_has_room(const BraidCostInput *in, BraidGatherFrom from, double share
 		int			workers = parallel_leader_participation ? processes - 1 : processes;
 
 		bytes = braid_cost_device_bytes(in, from) *
-			(processes > 1 ? braid_parallel_divisor(workers) : 1.0);
+			(processes > 1 && in->partial ? braid_parallel_divisor(workers) : (double) processes);
 	}
 	return braid_spill_has_room(bytes, "sort", why);
 }

@@ -40,7 +40,9 @@ typedef struct BraidSortPlanData
 								 * each key, read from the unprojected scan
 								 * tuple */
 	int			keylen;			/* bytes of key prefix per entry */
-	bool		truncates;		/* some key may exceed keylen */
+	bool		truncates;		/* some full key may be kept aside: a
+								 * variable-width key may exceed keylen, a
+								 * collated key always is */
 	int			tuple_width;	/* planner's estimate of heap tuple bytes */
 	int			sort_width;		/* ... of a sorted row's data, as PostgreSQL's
 								 * Sort would hold it (NULL constants of

@@ -713,7 +713,7 @@ start_plan_data(BraidSortPlanData *data, Sort *sort, const BraidKeys *keys, List
 	/* collated keys are coded as their ranks or in full: not estimated */
 	data->key_tenths = keys->collated ? 0 :
 		(int) Min(rint(keys->encoded_bytes * 10), (double) INT_MAX);
-	data->truncates = keys->has_var;
+	data->truncates = keys->has_var || keys->collated;
 	data->mode = by_tid ? BRAID_MODE_HEAP_TID : BRAID_MODE_VALUE_LOG;
 	data->processes = processes;
 	data->write_intensity = braid_write_intensity;

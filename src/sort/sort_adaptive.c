@@ -433,6 +433,7 @@ switch_pays(BraidSortState *st)
 							 RelationGetRelid(scanned), &in);
 	}
 	in.processes = st->adapt.processes;
+	in.partial = st->child->plan->parallel_aware;
 	in.cpus = braid_pool_cpus();
 	in.sort_threads = cfg->threads > 0 ? cfg->threads :
 		braid_sort_thread_count(st->adapt.processes);

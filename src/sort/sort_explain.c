@@ -19,6 +19,7 @@
 
 #include "access/stratnum.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
@@ -327,10 +328,11 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 
 	/*
 	 * (a shared sort's emitter merges every process's runs where they spill,
-	 * or where keys may not fit their prefixes: their full keys are in the
-	 * processes' memory, sort/sort_shared.c)
+	 * where full keys may be kept aside, in the processes' memory, or where
+	 * the leader takes no part: sort/sort_shared.c)
 	 */
-	expect_spill = data.expect_spill || (data.shared && data.truncates);
+	expect_spill = data.expect_spill ||
+		(data.shared && (data.truncates || !parallel_leader_participation));
 	explain_sort_keys(node, &data, ancestors, es);
 	if (data.replaced_workers > 0)
 		ExplainPropertyText("Replaces",

@@ -94,8 +94,12 @@
 /* The number in the name of a participant's file of entries handed over. */
 #define BRAID_SHARED_ENTRIES_FILE	(BRAID_SHARED_MAX_RUNS + BRAID_SHARED_MAX_SEGS)
 
-/* Entries taken from another participant's file between interrupt checks. */
+/*
+ * Entries taken from another participant's file, and written to one's own
+ * (in spans the device's writer threads share), between interrupt checks.
+ */
 #define BRAID_SHARED_TAKE_BYTES	(256 * 1024)
+#define BRAID_SHARED_HAND_BYTES	(4 * 1024 * 1024)
 
 /* One published file: a run, or a value log segment. */
 typedef struct BraidSharedFile
@@ -156,10 +160,28 @@ my_part(void)
 }
 
 /*
+ * remove_shared_file
+ *		Remove a file a participant published.  A file already gone is no
+ *		error.
+ */
+static void
+remove_shared_file(const BraidSharedFile *f)
+{
+	char		dir[MAXPGPATH];
+	char		path[MAXPGPATH];
+
+	TempTablespacePath(dir, f->spc);
+	snprintf(path, sizeof(path), "%s/%s", dir, f->name);
+	if (unlink(path) != 0 && errno != ENOENT)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not remove braidsort spill file \"%s\": %m", path)));
+}
+
+/*
  * remove_published
  *		Remove every file the participants published (the leader, when the
- *		files are no longer read: see the file header).  A file already
- *		gone is no error.
+ *		files are no longer read: see the file header).
  */
 static void
 remove_published(BraidSortShared *sh)
@@ -170,20 +192,10 @@ remove_published(BraidSortShared *sh)
 
 		if (!part->published)
 			continue;
-		for (int i = 0; i < part->nruns + part->nsegs + (part->has_entries ? 1 : 0); i++)
-		{
-			BraidSharedFile *f = i < part->nruns ? &part->runs[i] :
-				i < part->nruns + part->nsegs ? &part->segs[i - part->nruns] : &part->entries;
-			char		dir[MAXPGPATH];
-			char		path[MAXPGPATH];
-
-			TempTablespacePath(dir, f->spc);
-			snprintf(path, sizeof(path), "%s/%s", dir, f->name);
-			if (unlink(path) != 0 && errno != ENOENT)
-				ereport(WARNING,
-						(errcode_for_file_access(),
-						 errmsg("could not remove braidsort spill file \"%s\": %m", path)));
-		}
+		for (int i = 0; i < part->nruns + part->nsegs; i++)
+			remove_shared_file(i < part->nruns ? &part->runs[i] : &part->segs[i - part->nruns]);
+		if (part->has_entries)
+			remove_shared_file(&part->entries);
 		part->published = false;
 		part->nruns = part->nsegs = 0;
 		part->has_entries = false;
@@ -337,7 +349,7 @@ hand_entries(BraidSortState *st)
 {
 	BraidIndexMap *m = &st->path->map;
 	size_t		bytes = m->nentries * st->cfg.stride;
-	size_t		block = Max(BRAID_SHARED_TAKE_BYTES / st->cfg.stride, 1) * st->cfg.stride;
+	size_t		block = Max(BRAID_SHARED_HAND_BYTES / st->cfg.stride, 1) * st->cfg.stride;
 
 	if (st->cfg.collated || m->any_truncated)
 		return false;
@@ -491,12 +503,15 @@ take_entries(BraidSortState *st, const BraidSharedFile *entries, uint64 ref_add)
 				}
 			}
 			m->nentries += n;
-			m->longest_key = Max(m->longest_key, (uint32) keylen);
 			st->path->runset.entries_put += n;
 		}
 		else
 		{
-			/* else entry by entry, as the build puts them (runs written) */
+			/*
+			 * else entry by entry, as the build puts them (runs written; the
+			 * whole prefix is the key, its true length the participant's
+			 * longest_key, which the caller takes)
+			 */
 			for (size_t at = from; at < to; at += stride)
 			{
 				const uint8 *entry = (const uint8 *) f->base + at;
@@ -508,6 +523,12 @@ take_entries(BraidSortState *st, const BraidSharedFile *entries, uint64 ref_add)
 		CHECK_FOR_INTERRUPTS();
 	}
 	braid_spill_close(f);
+
+	/*
+	 * taken: gone from the device at once (the entries that did not fit are
+	 * in runs now, and the device's room was counted for one copy)
+	 */
+	remove_shared_file(entries);
 }
 
 /*
@@ -524,6 +545,14 @@ collect(BraidSortState *st)
 	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
 	size_t		handed = st->path->map.nentries;
 
+	/*
+	 * Runs are made here by the backend alone, no helper taking part, with
+	 * every CPU's threads: the others have ended.
+	 */
+	braid_pipe_end(st);
+	st->path->runset.pipe_allowed = false;
+	st->cfg.threads = braid_sort_thread_count(1);
+
 	/* room at once for every entry handed over (as the budget allows) */
 	for (int p = 0; p < sh->nparts; p++)
 	{
@@ -532,10 +561,6 @@ collect(BraidSortState *st)
 	}
 	if (handed > st->path->map.nentries)
 		(void) braid_map_reserve(st, handed);
-
-	/* (runs are made here by the backend alone: no helper takes part) */
-	braid_pipe_end(st);
-	st->path->runset.pipe_allowed = false;
 
 	for (int p = 0; p < sh->nparts; p++)
 	{
@@ -678,8 +703,10 @@ braid_shared_finish(BraidSortState *st, bool built, bool *spilled)
 
 	/*
 	 * Runs to merge (its own or others'): what its IndexMap holds becomes the
-	 * last; else every entry is in it, to be sorted in memory.
+	 * last; else every entry is in it, to be sorted in memory.  (MergePass's
+	 * finish, run again: a shared sort is always a MergePass, sort_plan.c.)
 	 */
+	Assert(st->strategy == &braid_mergepass_strategy);
 	*spilled = st->strategy->finish_build(st, st->path->build.rows_built);
 	return emits;
 }

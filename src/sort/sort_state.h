@@ -180,7 +180,8 @@ typedef struct BraidSortConfig
 	bool	   *nullsfirst;
 	uint32		keylen;
 	uint32		stride;
-	bool		may_truncate;	/* variable-width keys: full keys kept aside */
+	bool		may_truncate;	/* full keys may be kept aside (variable-width
+								 * or collated keys) */
 	bool		collated;		/* a key is compared by its collation */
 	uint32		radix_keylen;	/* prefix bytes the radix sort orders by:
 								 * keylen, or with a collated key keylen - 8,
