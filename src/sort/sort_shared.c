@@ -116,6 +116,8 @@ typedef struct BraidSharedPart
 {
 	bool		published;
 	int			nruns;
+	int			half_runs;		/* of them, made of half an IndexMap during
+								 * the scan (sort_runs.c's pipe) */
 	int			nsegs;
 	uint32		longest_key;
 	int64		rows;
@@ -238,6 +240,7 @@ shared_reset(BraidSortShared *sh)
 	{
 		sh->parts[p].published = false;
 		sh->parts[p].nruns = 0;
+		sh->parts[p].half_runs = 0;
 		sh->parts[p].nsegs = 0;
 		sh->parts[p].rows = 0;
 		sh->parts[p].longest_key = 0;
@@ -382,8 +385,12 @@ publish(BraidSortState *st)
 	BraidValueLog *log = &st->path->vlog;
 	ListCell   *lc;
 	int			i = 0;
+	int			made = list_length(st->path->runset.runs);
 
+	/* (runs merged down are whole ones) */
 	braid_merge_runs_down(st, BRAID_SHARED_MAX_RUNS);
+	part->half_runs = list_length(st->path->runset.runs) == made ?
+		st->path->runset.half_runs : 0;
 	if (st->cfg.value_log && log->nsegs > BRAID_SHARED_MAX_SEGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -601,6 +608,8 @@ collect(BraidSortState *st)
 			st->path->runset.runs = lappend(st->path->runset.runs, run);
 		}
 		st->instr.shared_runs += part->nruns;
+		/* its half runs count as such in the final merge's fan-in */
+		st->path->runset.half_runs += part->half_runs;
 		if (part->has_entries)
 			take_entries(st, &part->entries, ref_add);
 		st->path->map.longest_key = Max(st->path->map.longest_key, part->longest_key);
