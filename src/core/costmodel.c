@@ -836,9 +836,10 @@ braid_cost_shared_sort(const BraidCostInput *each, const BraidCostEstimate *each
 	 * ms against 225-290 ms in each of three, and `ORDER BY last_name` ran
 	 * 1.2x longer shared; at 4MB no faster than one sort.  Only a value log's
 	 * rows, copied out of the logs, are taken shared.  And only where each
-	 * process's sort spills: one that would not writes its IndexMap as a run
-	 * and its whole log to the device for the merging process, and has no
-	 * final merge of its own to save.
+	 * process's sort spills: one that would not hands its entries and its
+	 * whole log over to the leader, which then sorts every entry as one sort
+	 * of the whole scan would, and measured about as fast as one
+	 * (docs/benchmarks.md, onepass).
 	 */
 	if (each_est->small || each_est->from != BRAID_FROM_VALUE_LOG ||
 		!braid_cost_spills(each, each_est->from))

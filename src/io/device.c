@@ -868,21 +868,23 @@ braid_spill_name(const BraidSpillFile *f)
  *		Rename a finished file for another process of the same query to read
  *		and its leader to remove (a parallel sort's participant publishing
  *		its runs, sort_shared.c): named for the leader's pid (leader_pid) as
- *		pgsql_tmp<leader_pid>.braid.p<part>.<n>, so that the background
- *		worker's clean-up, which removes the files of processes that are
- *		gone, keeps it while the leader lives, and no process started after
- *		this one ends can take its name.  The file stays this process's
- *		until braid_spill_disown.
+ *		pgsql_tmp<leader_pid>.braid.p<part>.<node>.<n>, so that the
+ *		background worker's clean-up, which removes the files of processes
+ *		that are gone, keeps it while the leader lives, and no process
+ *		started after this one ends can take its name; node, the plan
+ *		node's id, keeps apart the files of two such sorts of one query
+ *		(under two Gathers, whose participants are numbered alike).  The
+ *		file stays this process's until braid_spill_disown.
  */
 void
-braid_spill_hand_over(BraidSpillFile *f, int leader_pid, int part, uint32 n)
+braid_spill_hand_over(BraidSpillFile *f, int leader_pid, int part, int node, uint32 n)
 {
 	char		path[MAXPGPATH];
 	const char *slash = strrchr(f->path, '/');
 	int			dirlen = slash != NULL ? (int) (slash - f->path) : 0;
 
-	snprintf(path, sizeof(path), "%.*s/%s%d.braid.p%d.%u",
-			 dirlen, f->path, PG_TEMP_FILE_PREFIX, leader_pid, part, n);
+	snprintf(path, sizeof(path), "%.*s/%s%d.braid.p%d.%d.%u",
+			 dirlen, f->path, PG_TEMP_FILE_PREFIX, leader_pid, part, node, n);
 	if (rename(f->path, path) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),

@@ -98,6 +98,8 @@ braid_merge_runs_down(BraidSortState *st, int max_runs)
 	pending = braid_runs_take(st, &half_runs);
 	braid_sort_set_phase(st, BRAID_PROGRESS_MERGING);
 	st->path->runset.runs = merge_passes(st, pending, braid_runs_fanin(st), max_runs);
+	/* (the runs merged down are whole ones) */
+	st->path->runset.half_runs = 0;
 	MemoryContextSwitchTo(old);
 }
 

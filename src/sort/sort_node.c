@@ -315,6 +315,12 @@ reset_sort(BraidSortState *st)
 	braid_merge_reset(st);
 	braid_batches_reset(st);
 	st->pos.built = false;
+	/* a shared sort's participants build again, each on its share of CPUs */
+	if (st->shared != NULL && st->cfg.threads != st->cfg.base_threads)
+	{
+		st->cfg.threads = st->cfg.base_threads;
+		braid_gather_set_threads(&st->path->out.gather, st->cfg.threads);
+	}
 }
 
 /*
@@ -407,6 +413,7 @@ begin_config(BraidSortState *st, const BraidSortPlanData *data, int eflags)
 	cfg->est_rows = st->css.ss.ps.plan->plan_rows;
 	/* (an adaptive node's when it switches: begin_path) */
 	cfg->threads = data->adaptive ? 0 : braid_sort_thread_count(data->processes);
+	cfg->base_threads = cfg->threads;
 
 	/*
 	 * (a shared sort builds again when its Gather is rescanned: the Gather

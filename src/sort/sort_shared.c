@@ -52,8 +52,10 @@
  * every published file when the Gather's shared memory goes (its
  * on_dsm_detach callback, after the workers have ended: at the query's
  * end, on an error, a cancel or backend exit) or is set up again for a
- * rescan.  A crash of any process restarts the server, whose start-up
- * removes temporary files.
+ * rescan; handed entries it removes as soon as it has taken them.  The
+ * names carry the plan node's id too, so that two shared sorts of one
+ * query (under two Gathers) keep apart.  A crash of any process restarts
+ * the server, whose start-up removes temporary files.
  *
  * src/sort/sort_shared.c
  *
@@ -383,14 +385,12 @@ publish(BraidSortState *st)
 	int			leader = st->shared->leader_pid;
 	BraidSharedPart *part = &st->shared->parts[me];
 	BraidValueLog *log = &st->path->vlog;
+	int			node = st->css.ss.ps.plan->plan_node_id;
 	ListCell   *lc;
 	int			i = 0;
-	int			made = list_length(st->path->runset.runs);
 
-	/* (runs merged down are whole ones) */
 	braid_merge_runs_down(st, BRAID_SHARED_MAX_RUNS);
-	part->half_runs = list_length(st->path->runset.runs) == made ?
-		st->path->runset.half_runs : 0;
+	part->half_runs = st->path->runset.half_runs;
 	if (st->cfg.value_log && log->nsegs > BRAID_SHARED_MAX_SEGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -404,7 +404,7 @@ publish(BraidSortState *st)
 	{
 		BraidRun   *run = (BraidRun *) lfirst(lc);
 
-		braid_spill_hand_over(run->file, leader, me, (uint32) i);
+		braid_spill_hand_over(run->file, leader, me, node, (uint32) i);
 		set_shared_file(&part->runs[i], run->file);
 		part->runs[i].nrecords = run->nrecords;
 		part->runs[i].bytes = run->bytes;
@@ -414,7 +414,7 @@ publish(BraidSortState *st)
 	part->has_entries = st->shared_entries != NULL;
 	if (part->has_entries)
 	{
-		braid_spill_hand_over(st->shared_entries, leader, me, BRAID_SHARED_ENTRIES_FILE);
+		braid_spill_hand_over(st->shared_entries, leader, me, node, BRAID_SHARED_ENTRIES_FILE);
 		set_shared_file(&part->entries, st->shared_entries);
 		part->entries.nrecords = st->shared_entries->written / st->cfg.stride;
 	}
@@ -423,7 +423,8 @@ publish(BraidSortState *st)
 	{
 		for (int s = 0; s < log->nsegs; s++)
 		{
-			braid_spill_hand_over(log->segs[s], leader, me, (uint32) (BRAID_SHARED_MAX_RUNS + s));
+			braid_spill_hand_over(log->segs[s], leader, me, node,
+								  (uint32) (BRAID_SHARED_MAX_RUNS + s));
 			set_shared_file(&part->segs[s], log->segs[s]);
 		}
 		part->nsegs = log->nsegs;
@@ -533,7 +534,8 @@ take_entries(BraidSortState *st, const BraidSharedFile *entries, uint64 ref_add)
 
 	/*
 	 * taken: gone from the device at once (the entries that did not fit are
-	 * in runs now, and the device's room was counted for one copy)
+	 * in runs now; the device's room was counted for one copy of every share,
+	 * which this keeps the excess to one share at a time)
 	 */
 	remove_shared_file(entries);
 }

@@ -191,6 +191,10 @@ typedef struct BraidSortConfig
 								 * switch twice the rows it read */
 	int			threads;		/* this process's sort threads: its share of
 								 * the CPUs (braid_sort_thread_count) */
+	int			base_threads;	/* ... as set up: a shared sort's emitter
+								 * takes every CPU's once the others have
+								 * ended, and a rebuild starts again from
+								 * these */
 	bool		random_access;
 	size_t		budget;
 	double		segment_share;	/* segment: share of the input through runs */

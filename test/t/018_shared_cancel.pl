@@ -66,7 +66,7 @@ foreach my $source ('heap_tid', 'value_log', 'entries')
 	my $took = time() - $t0;
 	is($result, $expected, "$source: the sort is right");
 	my $log = substr(slurp_file($node->logfile), $from);
-	my @handed = $log =~ /temporary file: path "[^"]*pgsql_tmp(\d+)\.braid\.p\d+\.\d+"/g;
+	my @handed = $log =~ /temporary file: path "[^"]*pgsql_tmp(\d+)\.braid\.p\d+\.\d+\.\d+"/g;
 	cmp_ok(scalar(@handed), '>', 0, "$source: the workers handed files over");
 	is(scalar(grep { $_ != $pid } @handed), 0, "$source: named for the leader's pid ($pid)");
 	note sprintf('%s: %.2f s', $source, $took);
