@@ -866,15 +866,13 @@ braid_spill_name(const BraidSpillFile *f)
 /*
  * braid_spill_hand_over
  *		Rename a finished file for another process of the same query to read
- *		and its leader to remove (a parallel sort's participant publishing
- *		its runs, sort_shared.c): named for the leader's pid (leader_pid) as
- *		pgsql_tmp<leader_pid>.braid.p<part>.<node>.<n>, so that the
- *		background worker's clean-up, which removes the files of processes
- *		that are gone, keeps it while the leader lives, and no process
- *		started after this one ends can take its name; node, the plan
- *		node's id, keeps apart the files of two such sorts of one query
- *		(under two Gathers, whose participants are numbered alike).  The
- *		file stays this process's until braid_spill_disown.
+ *		and its leader to remove (a parallel sort's participant, sort_shared.c)
+ *		as pgsql_tmp<leader_pid>.braid.p<part>.<node>.<n> (node: the plan
+ *		node's, for two such sorts of one query), so that the background
+ *		worker's clean-up, which removes the files of processes that are
+ *		gone, keeps it while the leader lives, and no process started after
+ *		this one ends can take its name.  It stays this process's until
+ *		braid_spill_disown.
  */
 void
 braid_spill_hand_over(BraidSpillFile *f, int leader_pid, int part, int node, uint32 n)

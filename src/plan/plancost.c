@@ -847,9 +847,8 @@ braid_parallel_divisor(int num_workers)
  *		(braid_cost_device_bytes of in->rows: the whole input in each, or,
  *		where each sorts its share of a parallel scan, a worker's share,
  *		times the shares of all of them: the leader's is smaller), or, for
- *		a shared sort of
- *		shared_rows rows (0: not one), what all of them leave there
- *		(braid_cost_shared_device_bytes).  The planner gives each process
+ *		a shared sort of shared_rows rows (0: not one), what all of them
+ *		leave there (braid_cost_shared_device_bytes).  The planner gives each process
  *		of a parallel plan its rows over the parallel divisor, which counts
  *		the leader as a part of a process: a shared sort's processes hold
  *		the Gather's rows, not that times the processes.

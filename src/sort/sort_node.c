@@ -226,7 +226,7 @@ build_and_sort(BraidSortState *st)
 	{
 		if (braid_shared_finish(st, built, &spilled))
 		{
-			st->cfg.threads = braid_sort_thread_count(1);
+			/* (its sort threads raised to every CPU's when it collected) */
 			braid_gather_set_threads(&st->path->out.gather, st->cfg.threads);
 		}
 		else

@@ -634,6 +634,7 @@ braid_shared_finish(BraidSortState *st, bool built, bool *spilled)
 {
 	BraidSortShared *sh = st->shared;
 	bool		leader = !IsParallelWorker();
+	bool		keeps_map = sh->leader_emits && leader;
 	bool		emits;
 
 	if (built)
@@ -643,13 +644,13 @@ braid_shared_finish(BraidSortState *st, bool built, bool *spilled)
 		 * emits keeps its IndexMap, to take the others' entries into; the
 		 * others hand theirs over unsorted where they can.
 		 */
-		if (!*spilled && st->path->map.nentries > 0 && !(sh->leader_emits && leader))
+		if (!keeps_map)
 		{
-			if (!sh->leader_emits || !hand_entries(st))
+			if (!*spilled && st->path->map.nentries > 0 &&
+				(!sh->leader_emits || !hand_entries(st)))
 				braid_spill_run(st);
-		}
-		if (!(sh->leader_emits && leader))
 			braid_map_free(st);
+		}
 		if (st->cfg.value_log)
 			braid_vlog_to_device(&st->path->vlog);
 	}
