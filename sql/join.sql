@@ -21,6 +21,7 @@ SET enable_nestloop = off;
 
 -- bad values are refused
 SET braidsort.join_mode = quick;
+SET braidsort.parallel_join = several;
 
 CREATE TABLE jo AS
 SELECT g AS id,
@@ -521,9 +522,49 @@ EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
 SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
 SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.a < jo.a');
 -- a Parallel Hash (its table shared, each process building a share of
--- it): BraidJoin's tables are each process's own, so the inner input, a
--- Parallel Seq Scan, becomes a Seq Scan that each process reads whole
+-- it): the processes partition their shares of its Parallel Seq Scan
+-- together, and each joins its outer rows with every process's partitions
+-- (braidsort.parallel_join = shared, the default)
 SET LOCAL enable_parallel_hash = on;
+EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
+SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+-- ... with no inner row at run time (its rows deleted since it was
+-- analyzed: every outer row unmatched, one partition)
+CREATE TABLE ji_stale AS SELECT * FROM ji;
+ANALYZE ji_stale;
+DELETE FROM ji_stale;
+SELECT join_check('SELECT jo.id, ji_stale.pad FROM jo LEFT JOIN ji_stale ON jo.k = ji_stale.k');
+SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji_stale WHERE ji_stale.k = jo.k)');
+DROP TABLE ji_stale;
+-- ... exact keys (a semi join's inner entries carry the key)
+SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k)');
+-- ... partition 0 outgrowing the memory at run time (planned with more):
+-- every process's share of it written out, and its outer rows too
+CREATE TABLE ji4 AS SELECT ji.id + 6000 * r AS id, ji.k, ji.pad FROM ji, generate_series(0, 3) r;
+CREATE TABLE jo8 AS SELECT jo.id + 9000 * r AS id, jo.k FROM jo, generate_series(0, 7) r;
+ANALYZE ji4;
+ANALYZE jo8;
+SET LOCAL braidsort.force = on;
+SET LOCAL hash_mem_multiplier = 4;
+PREPARE shared_evict AS
+	SELECT count(*), sum(jo8.id * 7 + ji4.id), sum(length(ji4.pad)) FROM jo8 JOIN ji4 ON jo8.k = ji4.k;
+-- (planned, and the plan kept, at the first execution)
+EXECUTE shared_evict;
+SET LOCAL hash_mem_multiplier = 1;
+SELECT regexp_replace(l, '\d processes', 'N processes') AS ran
+FROM join_plan_lines('EXECUTE shared_evict', '^\s*(Partitions|Partition 0|Shared Inner):') l;
+EXECUTE shared_evict;
+-- (PostgreSQL's, planned again)
+SET LOCAL braidsort.join_mode = off;
+SELECT count(*), sum(jo8.id * 7 + ji4.id), sum(length(ji4.pad)) FROM jo8 JOIN ji4 ON jo8.k = ji4.k;
+RESET braidsort.join_mode;
+RESET braidsort.force;
+RESET hash_mem_multiplier;
+DEALLOCATE shared_evict;
+DROP TABLE ji4, jo8;
+-- braidsort.parallel_join = each: the inner input, a Parallel Seq Scan,
+-- becomes a Seq Scan that each process reads whole into tables of its own
+SET LOCAL braidsort.parallel_join = each;
 EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
 -- ... costed as the whole scan it is (as without parallel query), not as
 -- the share the Parallel Seq Scan was
@@ -544,6 +585,7 @@ SET LOCAL max_parallel_workers_per_gather = 2;
 SELECT scan_cost('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k', true) = :serial_scan_cost
 	AS whole_scan_cost;
 SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+RESET braidsort.parallel_join;
 SELECT join_check('SELECT jo.id, ji.pad FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.a < jo.a');
 SELECT join_check('SELECT jo.id FROM jo WHERE EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.a <> jo.a)');
 SELECT join_check('SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT 1 FROM ji WHERE ji.k = jo.k AND ji.b < jo.b)');
@@ -556,11 +598,14 @@ ALTER TABLE ji RESET (parallel_workers);
 -- EXPLAIN ANALYZE shows each worker's figures (instr.c), in JSON one
 -- "Workers" entry for each worker launched (workers are launched: the
 -- suite runs alone), and the leader's as the node's exactly when it
--- joined; every process partitions the whole inner input, so each writes
--- the same inner bytes; in text a "Worker N:" line each
+-- joined; every process reads every inner entry back (its own partitions,
+-- or every process's), so each reads the same inner bytes; in text a
+-- "Worker N:" line each; shared, the node says by how many processes
+-- (those that took part in the inner scan: a worker that starts once the
+-- others have read it all takes none)
 CREATE FUNCTION join_workers(q text, OUT workers_launched boolean, OUT one_per_worker boolean,
 							 OUT leader_shown boolean, OUT inner_alike boolean,
-							 OUT text_lines boolean)
+							 OUT text_lines boolean, OUT shared_line text)
 LANGUAGE plpgsql AS $$
 DECLARE
 	plan jsonb;
@@ -579,11 +624,13 @@ BEGIN
 	leader_shown := (node ? 'Rounds') =
 		(launched = 0 OR current_setting('parallel_leader_participation')::boolean);
 	inner_alike := (SELECT count(DISTINCT b) = 1 AND min(b) > 0
-					FROM (SELECT (node->>'Inner Device Bytes Written')::bigint
+					FROM (SELECT (node->>'Inner Device Bytes Read')::bigint
 						  WHERE node ? 'Rounds'
 						  UNION ALL
-						  SELECT (w->>'Inner Device Bytes Written')::bigint
+						  SELECT (w->>'Inner Device Bytes Read')::bigint
 						  FROM jsonb_array_elements(node->'Workers') w) AS s(b));
+	shared_line := regexp_replace(node->>'Shared Inner', '[1-' || (launched + 1) || '] processes',
+								  'N processes');
 	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS OFF, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
 		IF line ~ '^\s+Workers Launched: \d+$' THEN
 			text_launched := substring(line FROM '\d+')::int;
@@ -594,6 +641,9 @@ BEGIN
 	text_lines := text_launched > 0 AND lines = text_launched;
 END $$;
 SELECT * FROM join_workers('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+SET LOCAL braidsort.parallel_join = each;
+SELECT * FROM join_workers('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');
+RESET braidsort.parallel_join;
 -- with the leader only collecting
 SET LOCAL parallel_leader_participation = off;
 SELECT join_check('SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k');

@@ -37,6 +37,7 @@ int			braid_gather_batch = 1024 * 1024;
 int			braid_sort_threads = 0;
 int			braid_gather_source = BRAID_GATHER_AUTO;
 int			braid_parallel_sort = BRAID_PARALLEL_SORT_AUTO;
+int			braid_parallel_join = BRAID_PARALLEL_JOIN_SHARED;
 int			braid_sort_mode = BRAID_SORT_MODE_AUTO;
 double		braid_write_intensity = -1.0;
 int			braid_join_mode = BRAID_JOIN_MODE_AUTO;
@@ -70,6 +71,12 @@ static const struct config_enum_entry parallel_sort_options[] = {
 	{"each", BRAID_PARALLEL_SORT_EACH, false},
 	{"one", BRAID_PARALLEL_SORT_ONE, false},
 	{"shared", BRAID_PARALLEL_SORT_SHARED, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry parallel_join_options[] = {
+	{"shared", BRAID_PARALLEL_JOIN_SHARED, false},
+	{"each", BRAID_PARALLEL_JOIN_EACH, false},
 	{NULL, 0, false}
 };
 
@@ -367,6 +374,19 @@ braid_define_gucs(void)
 							 &braid_parallel_sort,
 							 BRAID_PARALLEL_SORT_AUTO,
 							 parallel_sort_options,
+							 PGC_USERSET,
+							 GUC_EXPLAIN,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("braidsort.parallel_join",
+							 "How the processes of a parallel BraidJoin partition its inner input.",
+							 "shared has every process partition its share of the inner "
+							 "table's parallel scan, and each join every process's "
+							 "partitions; each has every process read and partition the "
+							 "whole inner table.",
+							 &braid_parallel_join,
+							 BRAID_PARALLEL_JOIN_SHARED,
+							 parallel_join_options,
 							 PGC_USERSET,
 							 GUC_EXPLAIN,
 							 NULL, NULL, NULL);

@@ -27,6 +27,7 @@ extern int	braid_gather_batch;
 extern int	braid_sort_threads;
 extern int	braid_gather_source;
 extern int	braid_parallel_sort;
+extern int	braid_parallel_join;
 extern int	braid_sort_mode;
 extern double braid_write_intensity;
 extern int	braid_join_mode;
@@ -51,6 +52,11 @@ extern int	braid_decline_level(void);
 #define BRAID_PARALLEL_SORT_ONE		2	/* one sort replaces the Gather Merge */
 #define BRAID_PARALLEL_SORT_SHARED	3	/* a Gather over one sort every
 										 * process builds replaces it */
+
+/* braidsort.parallel_join */
+#define BRAID_PARALLEL_JOIN_SHARED	0	/* the processes partition the inner
+										 * input together */
+#define BRAID_PARALLEL_JOIN_EACH	1	/* each process partitions it whole */
 
 /* braidsort.log_declines */
 #define BRAID_LOG_DECLINES_OFF		0

@@ -191,6 +191,7 @@ braid_jm_input_defaults(BraidJmInput *in)
 	in->outer_log_width = 0;
 	in->inner_rescan = false;
 	in->outer_rescan = false;
+	in->inner_share = 1.0;
 }
 
 /*
@@ -212,6 +213,16 @@ braid_jm_partitions(const BraidJmInput *in)
 	return (int) k;
 }
 
+/*
+ * inner_share: the share of the inner input's first pass one process does
+ * (1, or 1/processes when they partition it together), within (0, 1].
+ */
+static double
+inner_share(const BraidJmInput *in)
+{
+	return in->inner_share > 0 && in->inner_share < 1 ? in->inner_share : 1.0;
+}
+
 /* The cost of one (input, partition) either way, and its lines. */
 typedef struct JmSide
 {
@@ -229,13 +240,19 @@ side_costs(const BraidJmInput *in, int k, JmSide *inner, JmSide *outer)
 	double		w = nonneg(in->write_ns),
 				r = nonneg(in->read_ns),
 				e = nonneg(in->entry_bytes),
-				cpu = nonneg(in->entry_cpu_ns);
+				cpu = nonneg(in->entry_cpu_ns),
+				share = inner_share(in);
 
 	inner->rows = clamp_rows(in->inner_rows);
 	outer->rows = clamp_rows(in->outer_rows);
 	inner->lines = inner->rows / k * e / JM_LINE_BYTES;
 	outer->lines = outer->rows / k * e / JM_LINE_BYTES;
-	inner->write_cost = inner->lines * (w + r) + 2 * cpu * inner->rows / k;
+
+	/*
+	 * shared (inner_share < 1): a process writes its share of each inner
+	 * partition, and reads every process's back
+	 */
+	inner->write_cost = inner->lines * (w * share + r) + cpu * (share + 1) * inner->rows / k;
 	outer->write_cost = outer->lines * (w + r) + 2 * cpu * outer->rows / k +
 		nonneg(in->fetch_ns) * outer->rows / k;
 	inner->rescan_cost = inner->rows * nonneg(in->inner_row_ns);
@@ -467,11 +484,18 @@ braid_jm_estimate(const BraidJmInput *in, BraidJoinMode mode, double wi,
 	plan_sides(in, mode, wi, k, &mi, &mo, &lazy_round);
 	grace_lines = n * (inner.lines + outer.lines);
 
-	/* the first pass over both inputs, and every outer row's probe */
-	ns = inner.rows * nonneg(in->inner_row_ns) + outer.rows * nonneg(in->outer_row_ns) +
+	/*
+	 * the first pass over both inputs (a process's share of the inner one),
+	 * and every outer row's probe
+	 */
+	ns = inner.rows * inner_share(in) * nonneg(in->inner_row_ns) +
+		outer.rows * nonneg(in->outer_row_ns) +
 		outer.rows * nonneg(in->probe_ns) +
 		clamp_rows(in->match_rows) * nonneg(in->match_fetch_ns);
 	ns += mi * inner.write_cost + (n - mi) * inner.rescan_cost;
+	/* shared: partition 0's inner entries are written too, for the others */
+	if (inner_share(in) < 1.0)
+		ns += inner.write_cost;
 	ns += mo * outer.write_cost + (n - mo) * outer.rescan_cost;
 
 	/*
@@ -486,8 +510,9 @@ braid_jm_estimate(const BraidJmInput *in, BraidJoinMode mode, double wi,
 
 	est->mat_inner = mi;
 	est->mat_outer = mo;
-	est->lines_written = mi * inner.lines + mo * outer.lines;
-	est->lines_read = est->lines_written;
+	est->lines_written = (mi + (inner_share(in) < 1.0 ? 1 : 0)) * inner.lines * inner_share(in) +
+		mo * outer.lines;
+	est->lines_read = (mi + (inner_share(in) < 1.0 ? 1 : 0)) * inner.lines + mo * outer.lines;
 	est->rescans = (double) ((n - mi) + (n - mo));
 	est->write_intensity = grace_lines > 0 ? est->lines_written / grace_lines : 0;
 	est->ms = nonneg(ns) / 1e6;

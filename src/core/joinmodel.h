@@ -89,6 +89,11 @@ typedef struct BraidJmInput
 									 * value log (the input is not read by
 									 * heap TID), else 0 */
 	double		outer_log_width;	/* the same for the outer input */
+	double		inner_share;	/* share of the inner input one process reads
+								 * and partitions (1, or 1/processes when they
+								 * partition it together and each reads every
+								 * process's partitions back: partition 0's
+								 * entries written too) */
 	bool		inner_rescan;	/* the inner input can be read again */
 	bool		outer_rescan;	/* the outer input can be read again */
 } BraidJmInput;

@@ -214,3 +214,61 @@ braid_partlog_reset(BraidPartLog *log)
 	log->count = 0;
 	log->finished = false;
 }
+
+/*
+ * braid_partlog_finish_on_device
+ *		Finish a log with every entry on the device, even one that never left
+ *		its stage: for a log another process reads (the processes of a
+ *		parallel BraidJoin, join_shared.c).
+ */
+void
+braid_partlog_finish_on_device(BraidPartLog *log)
+{
+	Assert(!log->finished);
+	if (log->nsegs == 0 && log->staged > 0)
+		flush(log);
+	braid_partlog_finish(log);
+}
+
+/*
+ * braid_partlog_disown
+ *		Its segments are another process's to remove now
+ *		(braid_spill_disown): forget them; the log is empty.
+ */
+void
+braid_partlog_disown(BraidPartLog *log)
+{
+	for (int i = 0; i < log->nsegs; i++)
+	{
+		braid_spill_disown(log->segs[i]);
+		log->segs[i] = NULL;
+	}
+	log->nsegs = 0;
+	log->count = 0;
+	log->staged = 0;
+}
+
+/*
+ * braid_partlog_adopt
+ *		A finished log of segments another process wrote, to read
+ *		(braid_spill_open_foreign): nsegs of them, taken over by the log,
+ *		whose reset unmaps them.
+ */
+void
+braid_partlog_adopt(BraidPartLog *log, MemoryContext cxt, size_t entry_bytes,
+					BraidSpillFile **segs, int nsegs, BraidDeviceStats *stats)
+{
+	memset(log, 0, sizeof(*log));
+	log->cxt = cxt;
+	log->stats = stats;
+	log->entry_bytes = entry_bytes;
+	log->segs = MemoryContextAlloc(cxt, sizeof(BraidSpillFile *) * Max(nsegs, 1));
+	log->segs_cap = Max(nsegs, 1);
+	for (int i = 0; i < nsegs; i++)
+	{
+		log->segs[i] = segs[i];
+		log->count += segs[i]->written / entry_bytes;
+	}
+	log->nsegs = nsegs;
+	log->finished = true;
+}

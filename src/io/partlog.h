@@ -45,5 +45,9 @@ extern void braid_partlog_finish(BraidPartLog *log);
 extern void braid_partlog_scan_begin(BraidPartLog *log, BraidPartScan *scan);
 extern int	braid_partlog_read(BraidPartLog *log, BraidPartScan *scan, char *buf, int max);
 extern void braid_partlog_reset(BraidPartLog *log);
+extern void braid_partlog_finish_on_device(BraidPartLog *log);
+extern void braid_partlog_disown(BraidPartLog *log);
+extern void braid_partlog_adopt(BraidPartLog *log, MemoryContext cxt, size_t entry_bytes,
+								BraidSpillFile **segs, int nsegs, BraidDeviceStats *stats);
 
 #endif							/* BRAID_PARTLOG_H */

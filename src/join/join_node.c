@@ -24,7 +24,10 @@
  * read: a row of partition 0 probes the table with the row in hand (over a
  * heap scan, 16 rows behind the scan, its pinned page kept, so that the
  * probes' cache misses overlap: join_pass.c's ring); the others' entries
- * are written or dropped the same way.
+ * are written or dropped the same way.  Under a Gather, in a Parallel
+ * Hash's place, the processes may partition the inner input together
+ * (join_shared.c): each writes its share's entries, partition 0's too,
+ * and loads partition 0 and every round from every process's logs.
  *
  * ROUNDS.  Each later partition (in pieces by hash when its inner entries
  * would not fit) loads its inner entries into the table, from its log or
@@ -93,6 +96,11 @@ static CustomExecMethods join_exec_methods = {
 	.EndCustomScan = join_end,
 	.ReScanCustomScan = join_rescan,
 	.ExplainCustomScan = join_explain,
+	/* called only for a plan with shared_inner (parallel_aware) */
+	.EstimateDSMCustomScan = braid_join_shared_estimate,
+	.InitializeDSMCustomScan = braid_join_shared_init_dsm,
+	.ReInitializeDSMCustomScan = braid_join_shared_reinit_dsm,
+	.InitializeWorkerCustomScan = braid_join_shared_init_worker,
 };
 
 /*
@@ -343,6 +351,8 @@ join_begin(CustomScanState *node, EState *estate, int eflags)
 	st->cfg.mode = (BraidJoinMode) st->cfg.plan.mode;
 	st->cfg.write_intensity = st->cfg.plan.write_intensity;
 	st->cfg.budget = Max(get_hash_memory_limit(), (size_t) 64 * 1024);
+	if (st->cfg.plan.shared_inner && !st->cfg.plan.inner_by_tid && !st->cfg.plan.exact_key)
+		elog(ERROR, "braidsort: BraidJoin plan shares an inner input that keeps a value log");
 	braid_join_model_input(&st->cfg.plan, st->cfg.budget, &st->cfg.model);
 	unpack_bounds(st);
 
@@ -673,6 +683,12 @@ join_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	/* (not when the join found no inner rows and needed one partition) */
 	if (st->cfg.nbounds > 0 && !(es->analyze && shown->joined && shown->partitions <= 1))
 		ExplainPropertyText("Partitioned By", "key range", es);
+	/* join_shared.c: the processes found in shared memory, once joined */
+	if (st->cfg.plan.shared_inner)
+		ExplainPropertyText("Shared Inner",
+							es->analyze && st->shared_procs > 0 ?
+							psprintf("partitioned by %d processes", st->shared_procs) :
+							"partitioned by every process", es);
 	if (es->analyze && shown->joined)
 		explain_figures(st, shown, es);
 

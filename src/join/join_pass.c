@@ -36,22 +36,77 @@ budget_entries(const BraidJoinState *st)
 	return (uint32) Min(st->cfg.budget / JOIN_TABLE_ENTRY_BYTES + 1, (size_t) PG_UINT32_MAX / 4);
 }
 
+static void load_round(BraidJoinState *st);
+
+/*
+ * shared_resident
+ *		After the processes partitioned the inner input together
+ *		(join_shared.c): partition 0 into the table from every process's
+ *		log when it fits, else written out as when it outgrows the table
+ *		(join_parts_evict_resident), its outer rows too where they cannot be
+ *		read again; one partition where there are no inner rows.
+ */
+static void
+shared_resident(BraidJoinState *st)
+{
+	uint64		total = 0;
+
+	for (int p = 0; p < st->parts.k; p++)
+		total += st->inner.parts.counts[p];
+	if (total == 0)
+	{
+		/* every outer row is unmatched: no partition needed */
+		st->parts.k = 1;
+		st->parts.resident = true;
+		join_table_reset(&st->table);
+		join_table_build(&st->table);
+		return;
+	}
+	if (join_table_bytes((uint32) Min(st->inner.parts.counts[0], (uint64) PG_UINT32_MAX / 4)) <=
+		st->cfg.budget)
+	{
+		st->parts.resident = true;
+		st->pass.round = 0;
+		st->pass.piece = 0;
+		st->pass.npieces = 1;
+		load_round(st);
+		return;
+	}
+	st->parts.resident = false;
+	st->instr.evicted = true;
+	st->outer.parts.writing[0] = !st->outer.can_rescan || st->cfg.mode == BRAID_JM_GRACE ||
+		(st->parts.k > 1 && st->outer.parts.writing[1]);
+	elog(DEBUG1, "braidsort: BraidJoin partition 0 outgrew %zu kB: written out",
+		 st->cfg.budget / 1024);
+}
+
 /*
  * first_inner_pass
  *		Read the inner input once: partition 0 into the table, the others'
- *		entries into the logs the mode writes.
+ *		entries into the logs the mode writes.  Processes partitioning
+ *		together (join_shared.c) each write every entry of their share,
+ *		partition 0's too, and load partition 0 from every process's log.
  */
 static void
 first_inner_pass(BraidJoinState *st)
 {
 	JoinSide   *s = &st->inner;
+	bool		build = true;
+
+	if (st->shared != NULL)
+	{
+		st->parts.resident = false;
+		for (int p = 0; p < st->parts.k; p++)
+			s->parts.writing[p] = true;
+		build = braid_join_shared_attach(st);
+	}
 
 	/*
 	 * partition 0's entries go no further than the budget
 	 * (join_parts_evict_resident)
 	 */
 	st->table.grow_limit = budget_entries(st);
-	for (;;)
+	while (build)
 	{
 		TupleTableSlot *slot = ExecProcNode(s->ps);
 		uint32		hash;
@@ -90,6 +145,14 @@ first_inner_pass(BraidJoinState *st)
 		}
 		else if (s->parts.writing[p])
 			join_parts_log(s, p, hash, pos, ref);
+	}
+	if (st->shared != NULL)
+	{
+		if (build)
+			braid_join_shared_publish(st);
+		braid_join_shared_collect(st);
+		shared_resident(st);
+		return;
 	}
 	if (side_has_vlog(s))
 		braid_vlog_finish(&s->fetch.vlog);
@@ -135,7 +198,41 @@ load_round(BraidJoinState *st)
 	st->table.grow_limit = budget_entries(st);
 	if (st->pass.npieces == 1)
 		join_table_reserve(&st->table, (uint32) Min(s->parts.counts[p], (uint64) PG_UINT32_MAX / 4));
-	if (s->parts.mat[p])
+	if (st->shared != NULL)
+	{
+		/*
+		 * every process's entries (another's pos is good only while its
+		 * writer pins the page: its rows are found by line pointer)
+		 */
+		for (int proc = 0; proc < braid_join_shared_nprocs(st); proc++)
+		{
+			BraidPartLog log;
+			BraidPartScan scan;
+			bool		own;
+			int			n;
+
+			if (!braid_join_shared_open(st, proc, p, &log, &own))
+				continue;
+			braid_partlog_scan_begin(&log, &scan);
+			while ((n = braid_partlog_read(&log, &scan, (char *) st->pass.chunk,
+										   JOIN_READ_CHUNK)) > 0)
+			{
+				CHECK_FOR_INTERRUPTS();
+				for (int i = 0; i < n; i++)
+				{
+					BraidJoinEntry *e = &st->pass.chunk[i];
+
+					if (piece_of(st, e->hash) != st->pass.piece)
+						continue;
+					if (!own)
+						e->pos = 0;
+					join_table_add(&st->table, e);
+				}
+			}
+			braid_partlog_reset(&log);
+		}
+	}
+	else if (s->parts.mat[p])
 	{
 		BraidPartScan scan;
 		int			n;

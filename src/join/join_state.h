@@ -16,10 +16,12 @@
 
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "executor/tuptable.h"
 #include "nodes/execnodes.h"
 #include "portability/instr_time.h"
 #include "storage/buf.h"
+#include "storage/shm_toc.h"
 #include "utils/rel.h"
 
 #include "plan/joindata.h"
@@ -269,10 +271,16 @@ typedef struct JoinInstr
 	instr_time	started;
 } JoinInstr;
 
+/* The shared memory of processes partitioning together (join_shared.c). */
+typedef struct BraidJoinShared BraidJoinShared;
+
 typedef struct BraidJoinState
 {
 	CustomScanState css;
 	JoinConfig	cfg;
+	BraidJoinShared *shared;	/* the processes partition the inner input
+								 * together (join_shared.c), else NULL */
+	int			shared_procs;	/* ... processes whose entries it joins */
 	JoinPhase	phase;			/* join_node.c */
 	MemoryContext passcxt;		/* partition logs, value logs (join_node.c) */
 	JoinSide	outer;
@@ -477,6 +485,21 @@ extern void join_parts_lazy_decide(BraidJoinState *st, int p);
 /* join_ring.c */
 extern bool join_ring_next(BraidJoinState *st, JoinProbe *probe);
 extern void join_ring_reset(BraidJoinState *st);
+
+/* join_shared.c */
+extern Size braid_join_shared_estimate(CustomScanState *node, ParallelContext *pcxt);
+extern void braid_join_shared_init_dsm(CustomScanState *node, ParallelContext *pcxt,
+									   void *coordinate);
+extern void braid_join_shared_reinit_dsm(CustomScanState *node, ParallelContext *pcxt,
+										 void *coordinate);
+extern void braid_join_shared_init_worker(CustomScanState *node, shm_toc *toc,
+										  void *coordinate);
+extern bool braid_join_shared_attach(BraidJoinState *st);
+extern void braid_join_shared_publish(BraidJoinState *st);
+extern void braid_join_shared_collect(BraidJoinState *st);
+extern bool braid_join_shared_open(BraidJoinState *st, int proc, int p, BraidPartLog *log,
+								   bool *own);
+extern int	braid_join_shared_nprocs(const BraidJoinState *st);
 
 /* join_pass.c */
 extern void join_pass_setup(BraidJoinState *st);

@@ -22,7 +22,9 @@
  * strict, of a plain SELECT (planner.c declines the others whole), and
  * PostgreSQL's own sizing (ExecChooseHashTableSize) expecting more than
  * one batch.  A Parallel Hash is taken only over a plain Parallel Seq
- * Scan, which each process then reads whole (unshared_inner); under a
+ * Scan, whose shares the processes partition together (plan data
+ * shared_inner, join/join_shared.c; braidsort.parallel_join = shared) or
+ * which each process reads whole (unshared_inner); under a
  * Gather, a join whose processes could not all hold the inner table's
  * blocks is declined unless forced.  Then, unless
  * braidsort.force is on, the cost model must expect a win, and the join
@@ -558,7 +560,8 @@ make_join_scan(HashJoin *hj, Plan *inner, const BraidJoinPlanData *data, double 
 	cscan->scan.plan.plan_rows = hj->join.plan.plan_rows;
 	cscan->scan.plan.plan_width = hj->join.plan.plan_width;
 	BRAID_COPY_DISABLED_NODES(&cscan->scan.plan, &hj->join.plan);
-	cscan->scan.plan.parallel_aware = false;
+	/* shared: the processes' shared memory (join_shared.c) */
+	cscan->scan.plan.parallel_aware = data->shared_inner;
 	cscan->scan.plan.parallel_safe = hj->join.plan.parallel_safe;
 	cscan->scan.plan.async_capable = false;
 	cscan->scan.plan.plan_node_id = hj->join.plan.plan_node_id;
@@ -650,7 +653,23 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why,
 	}
 
 	start_join_data(stmt, hj, inner, processes, nbatch, pg_sharers, &data, &tables);
+
+	/*
+	 * A Parallel Hash replaced: the processes partition their shares of its
+	 * parallel scan together (join_shared.c), where every inner entry is a
+	 * TID or the key (not a row in one process's value log) and the
+	 * partitions are at least two (one would write what stays in memory) and
+	 * few enough for the shared memory.
+	 */
+	data.shared_inner = pg_sharers > 1 && braid_parallel_join == BRAID_PARALLEL_JOIN_SHARED &&
+		(data.inner_by_tid || data.exact_key);
 	mode = choose_join_mode(stmt, hj, inner, &data, &in, est);
+	if (data.shared_inner &&
+		(data.partitions < 2 || data.partitions > BRAID_JOIN_SHARED_MAX_PARTITIONS))
+	{
+		data.shared_inner = false;
+		mode = choose_join_mode(stmt, hj, inner, &data, &in, est);
+	}
 	pg_ms = braid_join_pg_ms(&data, &in);
 	own_ms = braid_jm_against_pg_ms(&in, &est[mode]);
 	if (!braid_force && own_ms >= pg_ms * BRAID_JM_TAKE_MARGIN)
@@ -689,6 +708,11 @@ braid_try_join(PlannedStmt *stmt, HashJoin *hj, int processes, char **why,
 					 " (forced)" : "",
 					 braid_jm_mode_name(mode), data.partitions, braid_ms_text(own_ms),
 					 braid_ms_text(pg_ms), nbatch,
-					 pg_sharers > 1 ? psprintf(", per process (each of %d reads the inner input whole)", pg_sharers) : "");
-	return make_join_scan(hj, inner, &data, own_ms, pg_ms);
+					 !(pg_sharers > 1) ? "" :
+					 data.shared_inner ?
+					 psprintf(", per process (%d partition the inner input together)", pg_sharers) :
+					 psprintf(", per process (each of %d reads the inner input whole)", pg_sharers));
+	/* shared: the Parallel Seq Scan stays, each process reading its share */
+	return make_join_scan(hj, data.shared_inner ? outerPlan(innerPlan(hj)) : inner, &data,
+						  own_ms, pg_ms);
 }

@@ -31,7 +31,8 @@
 #define JP_OUTER_WIDTH	6
 #define JP_PG_BATCHES	7
 #define JP_FLAGS		8		/* bits: inner_by_tid, outer_by_tid,
-								 * inner_rescan, outer_rescan, exact_key */
+								 * inner_rescan, outer_rescan, exact_key,
+								 * shared_inner */
 #define JP_PG_SHARERS	9
 
 /*
@@ -64,7 +65,7 @@ braid_join_pack(const BraidJoinPlanData *data)
 	List	   *rows;
 	int			flags = (data->inner_by_tid ? 1 : 0) | (data->outer_by_tid ? 2 : 0) |
 		(data->inner_rescan ? 4 : 0) | (data->outer_rescan ? 8 : 0) |
-		(data->exact_key ? 16 : 0);
+		(data->exact_key ? 16 : 0) | (data->shared_inner ? 32 : 0);
 
 	params = lappend_int(params, data->jointype);
 	params = lappend_int(params, data->single_match ? 1 : 0);
@@ -116,6 +117,7 @@ braid_join_unpack(List *private, BraidJoinPlanData *data)
 	data->inner_rescan = (flags & 4) != 0;
 	data->outer_rescan = (flags & 8) != 0;
 	data->exact_key = (flags & 16) != 0;
+	data->shared_inner = (flags & 32) != 0;
 	data->inner_rows = floatVal(linitial(rows));
 	data->outer_rows = floatVal(lsecond(rows));
 	data->join_rows = floatVal(lthird(rows));
@@ -149,6 +151,8 @@ braid_join_model_input(const BraidJoinPlanData *data, size_t budget, BraidJmInpu
 	in->budget_bytes = (double) budget;
 	in->inner_rescan = data->inner_rescan;
 	in->outer_rescan = data->outer_rescan;
+	/* each process partitions its share of the inner input (join_shared.c) */
+	in->inner_share = data->shared_inner && data->pg_sharers > 1 ? 1.0 / data->pg_sharers : 1.0;
 
 	/*
 	 * A side not read by heap TID writes its rows to the value log (an

@@ -35,6 +35,13 @@
  */
 #define JOIN_RANGE_BUDGET_SHARE		0.9
 
+/*
+ * Most partitions of a join whose processes partition the inner input
+ * together: its shared memory holds each process's files of each
+ * (join_shared.c).
+ */
+#define BRAID_JOIN_SHARED_MAX_PARTITIONS	256
+
 
 /*
  * What the planner leaves a BraidJoin in CustomScan.custom_private.  Its
@@ -64,6 +71,10 @@ typedef struct BraidJoinPlanData
 										 * (larger than half of shared
 										 * buffers, or of temp_buffers for a
 										 * temporary table), else 0 */
+	bool		shared_inner;	/* a Parallel Hash replaced: the processes
+								 * partition their shares of the inner
+								 * parallel scan, each joins them all
+								 * (join_shared.c), else each reads it whole */
 	bool		inner_by_tid;	/* the input is a heap scan: refs are TIDs */
 	bool		outer_by_tid;	/* (else its rows go to a value log) */
 	bool		inner_rescan;	/* the input can be read again */

@@ -599,6 +599,52 @@ test_joinmodel_range_bounds(void)
 	check_report(&c, "joinmodel: key range bounds split a histogram's keys evenly, partition 0 its share");
 }
 
+/*
+ * test_joinmodel_shared_inner: processes partitioning the inner input
+ * together (inner_share 1/3): a process writes a third of the inner
+ * entries, partition 0's too, reads every one back, and its estimate falls
+ * by two thirds of the inner first pass less partition 0's writes; out of
+ * range shares count as 1.
+ */
+static void
+test_joinmodel_shared_inner(void)
+{
+	Check		c;
+	BraidJmInput alone = paper_input(1e6, 8);
+	BraidJmInput shared;
+	BraidJmEstimate a,
+				sh,
+				e;
+	double		inner_lines = 1e6 / 8 * alone.entry_bytes / 64;
+	const double bad[] = {0, -1, 2, NAN};
+
+	alone.inner_rescan = alone.outer_rescan = false;
+	shared = alone;
+	shared.inner_share = 1.0 / 3;
+	check_init(&c);
+	braid_jm_estimate(&alone, BRAID_JM_GRACE, -1, &a);
+	braid_jm_estimate(&shared, BRAID_JM_GRACE, -1, &sh);
+	check_that(&c, sane(&sh) && sh.feasible, "shared: sane and feasible");
+	check_that(&c, fabs(sh.lines_written - (a.lines_written - 7 * inner_lines + 8 * inner_lines / 3)) <
+			   1e-6 * a.lines_written,
+			   "shared: lines written %g, expected a third of all 8 inner partitions beside the outer's",
+			   sh.lines_written);
+	check_that(&c, fabs(sh.lines_read - (a.lines_read + inner_lines)) < 1e-6 * a.lines_read,
+			   "shared: every inner partition read back (%g lines, alone %g)", sh.lines_read,
+			   a.lines_read);
+	check_that(&c, sh.ms < a.ms, "shared: %g ms below alone's %g ms", sh.ms, a.ms);
+	check_that(&c, a.ms - sh.ms < 1e6 * alone.inner_row_ns / 1e6,
+			   "shared: saves less than the whole inner first pass (%g ms)", a.ms - sh.ms);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		shared.inner_share = bad[i];
+		braid_jm_estimate(&shared, BRAID_JM_GRACE, -1, &e);
+		check_that(&c, e.ms == a.ms && e.lines_written == a.lines_written,
+				   "share %g counts as 1", bad[i]);
+	}
+	check_report(&c, "joinmodel: a shared inner input: a process's share written, every entry read");
+}
+
 /* unit_joinmodel: the cost model of BraidJoin's modes. */
 void
 unit_joinmodel(void)
@@ -612,4 +658,5 @@ unit_joinmodel(void)
 	test_joinmodel_against_pg();
 	test_joinmodel_garbage();
 	test_joinmodel_range_bounds();
+	test_joinmodel_shared_inner();
 }
