@@ -44,6 +44,14 @@ join_parts_setup(BraidJoinState *st)
 	{
 		JoinSide   *s = sides[j];
 		double		rows = s->is_outer ? st->cfg.plan.outer_rows : st->cfg.plan.inner_rows;
+
+		/*
+		 * processes partitioning the inner input together (join_shared.c):
+		 * each writes its share of every partition, so reserves for that (the
+		 * planner's room on the device counts one copy in all)
+		 */
+		if (!s->is_outer && st->cfg.plan.shared_inner && st->cfg.plan.pg_sharers > 1)
+			rows /= st->cfg.plan.pg_sharers;
 		int			m = s->is_outer ? mo : mi;
 
 		s->parts.logs = palloc0(sizeof(BraidPartLog) * st->parts.k);

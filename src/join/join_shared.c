@@ -37,10 +37,11 @@
  * (braid_spill_hand_over) and disowns them (they outlive its exit, as the
  * other processes read them until they end); the leader removes every
  * published file when the Gather's shared memory goes (its on_dsm_detach
- * callback, after the workers have ended: at the query's end, an error, a
- * cancel or backend exit) or is set up again for a rescan.  A process that
- * fails before it publishes keeps its files, which its resource owner
- * removes.
+ * callback: at the query's end, after the workers have ended; on an error,
+ * a cancel or backend exit, perhaps before they have, when a process that
+ * publishes after it finds the shared state closed and keeps its files) or
+ * is set up again for a rescan.  A process that fails before it publishes
+ * keeps its files, which its resource owner removes.
  *
  * src/join/join_shared.c
  *
@@ -64,10 +65,11 @@
 
 /*
  * Most segments of one partition a process publishes: its log's segments
- * start at about the expected size and double to 64 MB (partlog.c), so 16
- * cover at least 500 MB of one partition's entries in one process.
+ * start at about the expected size and double to 64 MB (partlog.c), so 32
+ * cover at least 1.6 GB of one partition's entries in one process (100
+ * million entries).
  */
-#define JOIN_SHARED_MAX_SEGS	16
+#define JOIN_SHARED_MAX_SEGS	32
 
 /* A spill file's name in its tablespace's temporary directory. */
 #define JOIN_SHARED_NAME_LEN	48
@@ -249,8 +251,15 @@ braid_join_shared_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *c
 	sh->nprocs = pcxt->nworkers + 1;
 	sh->k = plan_partitions(st);
 	shared_reset(sh);
-	if (pcxt->seg != NULL)
-		on_dsm_detach(pcxt->seg, shared_detach_callback, PointerGetDatum(sh));
+
+	/*
+	 * No segment (PostgreSQL's limit of segments reached): no worker starts,
+	 * and nothing would remove published files; the leader runs the join
+	 * alone (its scan covers the whole table).
+	 */
+	if (pcxt->seg == NULL)
+		return;
+	on_dsm_detach(pcxt->seg, shared_detach_callback, PointerGetDatum(sh));
 	st->shared = sh;
 }
 
