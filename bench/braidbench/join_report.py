@@ -154,8 +154,11 @@ def markdown(result, machine_line, title_quick):
                ", stored in key order (BraidJoin partitions by key range). "
                if result.get("inner_order") == "key" else ". ")
             + ("Parallel query on (2 workers): PostgreSQL's Parallel Hash against "
-               "BraidJoin under the Gather, each process reading the inner table whole; "
-               "work_mem as calibrated without parallel query. "
+               "BraidJoin under the Gather, "
+               + ("its processes partitioning the inner table together"
+                  if result.get("parallel_join", "each") == "shared" else
+                  "each process reading the inner table whole")
+               + "; work_mem as calibrated without parallel query. "
                if result.get("parallel") == "on" else "Parallel query off. ")
             + "Medians; time: "
             + ("the plain query as the client sees it"

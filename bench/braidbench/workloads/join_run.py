@@ -94,6 +94,10 @@ def add_arguments(p):
     p.add_argument("--parallel", choices=("off", "on"), default="off",
                    help="parallel query for both joins: off, or on (2 workers, PostgreSQL's "
                         "default: its Parallel Hash against BraidJoin under the Gather) [off]")
+    p.add_argument("--parallel-join", choices=("shared", "each"), default="shared",
+                   help="braidsort.parallel_join for BraidJoin with parallel query on: its "
+                        "processes partition the inner table together (shared), or each "
+                        "reads it whole (each, the plan before 0.8) [shared]")
 
 
 def resolve(args):
@@ -143,8 +147,9 @@ def load(conn, n, tablespace, log, inner_order="key"):
             "outer_bytes": sizes[1], "load_s": round(time.time() - t0, 1)}
 
 
-def _base(parallel="off"):
+def _base(parallel="off", parallel_join="shared"):
     return {"max_parallel_workers_per_gather": "2" if parallel == "on" else "0",
+            "braidsort.parallel_join": parallel_join,
             "braidsort.spill_tablespace": "dax",
             "braidsort.emulate_read_ns": "0", "braidsort.emulate_write_ns": "0",
             "braidsort.write_intensity": "-1", "braidsort.force": "off"}
@@ -297,6 +302,7 @@ def run(args, repo, cl, progress=None):
     result = common.new_result("join", args, repo, cl)
     result.update({"reps": args.reps, "mode_reps": args.mode_reps, "read_ns": READ_NS,
                    "query": args.query, "aggregate": args.aggregate, "parallel": args.parallel,
+                   "parallel_join": args.parallel_join,
                    "sizing": args.size["note"], "runs": [], "modes": []})
     cl.set_conf(shared_buffers=args.size["shared_buffers"])
     cl.restart()
@@ -322,7 +328,7 @@ def run(args, repo, cl, progress=None):
                 wm16 = wm_kb
             # the cost model's own choice (would auto take the join?), then
             # BraidJoin forced, so that it is measured either way
-            measure.apply_settings(conn, dict(_base(args.parallel), work_mem=f"{wm_kb}kB",
+            measure.apply_settings(conn, dict(_base(args.parallel, args.parallel_join), work_mem=f"{wm_kb}kB",
                                               **{"braidsort.join_mode": "auto"}))
             plan = measure.explain(conn, args.query, analyze=False)
             auto_takes = _nodes(plan)[1] is not None
@@ -330,7 +336,7 @@ def run(args, repo, cl, progress=None):
                         ("braid", {"braidsort.join_mode": "auto", "braidsort.force": "on"})]
             for rep in range(args.reps):
                 for name, extra in (variants if rep % 2 == 0 else variants[::-1]):
-                    r = run_one(conn, dict(_base(args.parallel), work_mem=f"{wm_kb}kB", **extra),
+                    r = run_one(conn, dict(_base(args.parallel, args.parallel_join), work_mem=f"{wm_kb}kB", **extra),
                                 facts, args.query)
                     r.update({"variant": name, "target_batches": target, "work_mem_kb": wm_kb,
                               "rep": rep, "auto_takes": auto_takes})
@@ -350,7 +356,7 @@ def run(args, repo, cl, progress=None):
             order = list(MODES)
             rng.shuffle(order)
             for mode in order:
-                settings = dict(_base(args.parallel), work_mem=f"{wm16}kB",
+                settings = dict(_base(args.parallel, args.parallel_join), work_mem=f"{wm16}kB",
                                 **{"braidsort.join_mode": mode, "braidsort.force": "on",
                                    "braidsort.emulate_read_ns": str(READ_NS),
                                    "braidsort.emulate_write_ns": str(wns)})
