@@ -44,6 +44,7 @@ join_parts_setup(BraidJoinState *st)
 	{
 		JoinSide   *s = sides[j];
 		double		rows = s->is_outer ? st->cfg.plan.outer_rows : st->cfg.plan.inner_rows;
+		int			m = s->is_outer ? mo : mi;
 
 		/*
 		 * processes partitioning the inner input together (join_shared.c):
@@ -52,7 +53,6 @@ join_parts_setup(BraidJoinState *st)
 		 */
 		if (!s->is_outer && st->cfg.plan.shared_inner && st->cfg.plan.pg_sharers > 1)
 			rows /= st->cfg.plan.pg_sharers;
-		int			m = s->is_outer ? mo : mi;
 
 		s->parts.logs = palloc0(sizeof(BraidPartLog) * st->parts.k);
 		s->parts.mat = palloc0(sizeof(bool) * st->parts.k);
