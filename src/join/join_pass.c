@@ -92,13 +92,16 @@ first_inner_pass(BraidJoinState *st)
 {
 	JoinSide   *s = &st->inner;
 	bool		build = true;
+	int			phase = 0;
 
 	if (st->shared != NULL)
 	{
 		st->parts.resident = false;
 		for (int p = 0; p < st->parts.k; p++)
 			s->parts.writing[p] = true;
-		build = braid_join_shared_attach(st);
+		phase = braid_join_shared_attach(st);
+		build = phase == JOIN_SHARED_BUILDING;
+		st->shared_pos_blocks = 0;
 	}
 
 	/*
@@ -150,6 +153,8 @@ first_inner_pass(BraidJoinState *st)
 	{
 		if (build)
 			braid_join_shared_publish(st);
+		if (phase <= JOIN_SHARED_HOLDING)
+			braid_join_shared_hold(st);
 		braid_join_shared_collect(st);
 		shared_resident(st);
 		return;
@@ -201,8 +206,9 @@ load_round(BraidJoinState *st)
 	if (st->shared != NULL)
 	{
 		/*
-		 * every process's entries (another's pos is good only while its
-		 * writer pins the page: its rows are found by line pointer)
+		 * every process's entries (another's pos is good where this process
+		 * pinned the page while its writer held it, braid_join_shared_hold:
+		 * elsewhere its rows are found by line pointer)
 		 */
 		for (int proc = 0; proc < braid_join_shared_nprocs(st); proc++)
 		{
@@ -224,7 +230,7 @@ load_round(BraidJoinState *st)
 
 					if (piece_of(st, e->hash) != st->pass.piece)
 						continue;
-					if (!own)
+					if (!own && braid_ref_block(e->ref) >= st->shared_pos_blocks)
 						e->pos = 0;
 					join_table_add(&st->table, e);
 				}

@@ -643,6 +643,35 @@ join_row_begin_fetch(JoinSide *s, EState *estate)
 }
 
 /*
+ * join_row_hold_blocks
+ *		Keep every block of the side's table pinned (those not held yet), in
+ *		block order, within the server's limit (take_held_block); the number
+ *		of leading blocks now held.  For processes partitioning the inner
+ *		input together (join_shared.c): pinned while the process whose scan
+ *		read a block still holds it, a block's tuples cannot have moved since
+ *		that process noted their places in its entries (pos), so that the
+ *		entries' places hold here too.
+ */
+BlockNumber
+join_row_hold_blocks(JoinSide *s)
+{
+	BlockNumber b;
+
+	for (b = 0; b < s->fetch.nblocks; b++)
+	{
+		if (BufferIsValid(s->fetch.held[b]))
+			continue;
+		if ((b & 255) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (!take_held_block(s))
+			break;
+		/* a failed read leaves its count to the transaction's end */
+		keep_held(s, b, ReadBufferExtended(s->fetch.rel, MAIN_FORKNUM, b, RBM_NORMAL, NULL));
+	}
+	return b;
+}
+
+/*
  * join_row_release_fetch
  *		Drop a side's pins and the rows its slots hold (after the join, at a
  *		rescan, at the end).

@@ -289,11 +289,14 @@ braid_join_shared_init_worker(CustomScanState *node, shm_toc *toc, void *coordin
 
 /*
  * braid_join_shared_attach
- *		Before this process reads the inner scan: true if it is to partition
- *		its share, false if that is over (every block of the scan has been
- *		handed out, and everyone who took one has published).
+ *		Before this process reads the inner scan: the build's phase.
+ *		JOIN_SHARED_BUILDING: it is to partition its share (then publish and
+ *		hold); JOIN_SHARED_HOLDING: that is over (every block of the scan has
+ *		been handed out, and everyone who took one has published), but it
+ *		may still hold the table's blocks; later, it is detached and only
+ *		joins.
  */
-bool
+int
 braid_join_shared_attach(BraidJoinState *st)
 {
 	int			phase;
@@ -302,10 +305,9 @@ braid_join_shared_attach(BraidJoinState *st)
 		elog(ERROR, "braidsort: parallel BraidJoin has %d partitions, its shared memory %d",
 			 st->parts.k, st->shared->k);
 	phase = BarrierAttach(&st->shared->build);
-	if (phase == 0)
-		return true;
-	BarrierDetach(&st->shared->build);
-	return false;
+	if (phase > JOIN_SHARED_HOLDING)
+		BarrierDetach(&st->shared->build);
+	return phase;
 }
 
 /*
@@ -368,6 +370,28 @@ braid_join_shared_publish(BraidJoinState *st)
 	}
 	for (int p = 0; p < st->parts.k; p++)
 		braid_partlog_disown(&s->parts.logs[p]);
+	/* to JOIN_SHARED_HOLDING */
+	(void) BarrierArriveAndWait(&sh->build, PG_WAIT_EXTENSION);
+}
+
+/*
+ * braid_join_shared_hold
+ *		Once every process has published (JOIN_SHARED_HOLDING), before any
+ *		leaves the build: keep the inner table's blocks pinned here, while
+ *		the processes whose scans read them still hold theirs
+ *		(join_row_hold_blocks), so that their entries' places in the pages
+ *		(pos) hold in this process too; then wait for the others to have
+ *		done the same, and detach.  A fetch by an entry's pos saves the line
+ *		pointer's lookup: without it, on 1M x 10M rows at 1 MB, a BraidJoin
+ *		ran 0.66x PostgreSQL's Parallel Hash instead of 0.90x.
+ */
+void
+braid_join_shared_hold(BraidJoinState *st)
+{
+	BraidJoinShared *sh = st->shared;
+
+	st->shared_pos_blocks = st->inner.by_tid && !st->inner.key_refs ?
+		join_row_hold_blocks(&st->inner) : 0;
 	(void) BarrierArriveAndWait(&sh->build, PG_WAIT_EXTENSION);
 	BarrierDetach(&sh->build);
 }

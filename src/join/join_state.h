@@ -281,6 +281,10 @@ typedef struct BraidJoinState
 	BraidJoinShared *shared;	/* the processes partition the inner input
 								 * together (join_shared.c), else NULL */
 	int			shared_procs;	/* ... processes whose entries it joins */
+	BlockNumber shared_pos_blocks;	/* ... another process's entry of a block
+									 * below this keeps its place in the page
+									 * (join_row_hold_blocks), else is read by
+									 * line pointer */
 	JoinPhase	phase;			/* join_node.c */
 	MemoryContext passcxt;		/* partition logs, value logs (join_node.c) */
 	JoinSide	outer;
@@ -470,6 +474,7 @@ extern void join_row_prefetch_match(JoinSide *s, const JoinTable *t, uint32 hash
 									bool second);
 extern void join_row_begin_fetch(JoinSide *s, EState *estate);
 extern void join_row_release_fetch(JoinSide *s);
+extern BlockNumber join_row_hold_blocks(JoinSide *s);
 extern void join_row_setup(JoinSide *s, MemoryContext cxt, size_t vlog_bytes);
 extern void join_row_release(JoinSide *s);
 
@@ -486,7 +491,15 @@ extern void join_parts_lazy_decide(BraidJoinState *st, int p);
 extern bool join_ring_next(BraidJoinState *st, JoinProbe *probe);
 extern void join_ring_reset(BraidJoinState *st);
 
-/* join_shared.c */
+/*
+ * join_shared.c.  The build barrier's phases: the processes partition their
+ * shares and publish; then each holds the inner table's blocks
+ * (braid_join_shared_hold) before any leaves the build, and so before any
+ * ends its join and drops its pins.
+ */
+#define JOIN_SHARED_BUILDING	0
+#define JOIN_SHARED_HOLDING		1
+
 extern Size braid_join_shared_estimate(CustomScanState *node, ParallelContext *pcxt);
 extern void braid_join_shared_init_dsm(CustomScanState *node, ParallelContext *pcxt,
 									   void *coordinate);
@@ -494,8 +507,9 @@ extern void braid_join_shared_reinit_dsm(CustomScanState *node, ParallelContext 
 										 void *coordinate);
 extern void braid_join_shared_init_worker(CustomScanState *node, shm_toc *toc,
 										  void *coordinate);
-extern bool braid_join_shared_attach(BraidJoinState *st);
+extern int	braid_join_shared_attach(BraidJoinState *st);
 extern void braid_join_shared_publish(BraidJoinState *st);
+extern void braid_join_shared_hold(BraidJoinState *st);
 extern void braid_join_shared_collect(BraidJoinState *st);
 extern bool braid_join_shared_open(BraidJoinState *st, int proc, int p, BraidPartLog *log,
 								   bool *own);
