@@ -866,23 +866,28 @@ braid_spill_name(const BraidSpillFile *f)
 /*
  * braid_spill_hand_over
  *		Rename a finished file for another process of the same query to read
- *		and its leader to remove (a parallel sort's participant, sort_shared.c)
- *		as pgsql_tmp<leader_pid>.braid.p<part>.<node>.<n> (node: the plan
- *		node's, for two such sorts of one query), so that the background
+ *		and its leader to remove (a parallel sort's participant, sort_shared.c,
+ *		or join's, join_shared.c) as
+ *		pgsql_tmp<leader_pid>.braid.p<part>.<query>.<node>.<n> (query: the
+ *		Gather's shared memory segment's handle, unique among the leader's
+ *		parallel queries running at once, as when a function above a Gather
+ *		runs a parallel query of its own; node: the plan node's, for two
+ *		such nodes under one Gather), so that the background
  *		worker's clean-up, which removes the files of processes that are
  *		gone, keeps it while the leader lives, and no process started after
  *		this one ends can take its name.  It stays this process's until
  *		braid_spill_disown.
  */
 void
-braid_spill_hand_over(BraidSpillFile *f, int leader_pid, int part, int node, uint32 n)
+braid_spill_hand_over(BraidSpillFile *f, int leader_pid, uint32 query, int part, int node,
+					  uint32 n)
 {
 	char		path[MAXPGPATH];
 	const char *slash = strrchr(f->path, '/');
 	int			dirlen = slash != NULL ? (int) (slash - f->path) : 0;
 
-	snprintf(path, sizeof(path), "%.*s/%s%d.braid.p%d.%d.%u",
-			 dirlen, f->path, PG_TEMP_FILE_PREFIX, leader_pid, part, node, n);
+	snprintf(path, sizeof(path), "%.*s/%s%d.braid.p%d.%x.%d.%u",
+			 dirlen, f->path, PG_TEMP_FILE_PREFIX, leader_pid, part, query, node, n);
 	if (rename(f->path, path) != 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),

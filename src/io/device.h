@@ -86,8 +86,8 @@ extern BraidSpillFile *braid_spill_open_foreign(Oid spc, const char *name, size_
 												BraidDeviceStats *stats);
 extern const char *braid_spill_name(const BraidSpillFile *f);
 extern void braid_spill_disown(BraidSpillFile *f);
-extern void braid_spill_hand_over(BraidSpillFile *f, int leader_pid, int part, int node,
-								  uint32 n);
+extern void braid_spill_hand_over(BraidSpillFile *f, int leader_pid, uint32 query, int part,
+								  int node, uint32 n);
 
 /* at backend exit, before any spill file goes (braid_spill_on_exit) */
 typedef void (*BraidSpillExitHook) (void);

@@ -22,26 +22,34 @@
  *
  * Entries are <hash, TID> or <hash, key>: refs valid in every process (one
  * table, one snapshot).  An entry's place in its page (pos) is good only
- * while its writer keeps the page pinned: another process's are read with
- * no pos, and their rows found through the line pointer.
+ * while the page stays pinned, as its writer keeps it.  So the build has a
+ * second phase (JOIN_SHARED_HOLDING): once every process has published,
+ * each pins the inner table's blocks itself (braid_join_shared_hold)
+ * before any leaves the build; another process's entry of a block this
+ * process holds keeps its pos, elsewhere its row is found through the line
+ * pointer.  A worker that fails in between (its pins go with it) says so
+ * in the shared memory before its pins go (pins_xact_callback), and then
+ * no process trusts another's pos.
  *
  * The build barrier ("build") has every process attach before it reads the
  * scan, so a process still holding blocks of the scan is always waited
- * for; one that attaches once the barrier has moved on finds the scan
- * exhausted, builds nothing, and joins what the others published.  No
- * process emits a row before the barrier, so no process waits there for
- * one that is blocked on a full tuple queue.
+ * for; one that attaches once every process has published builds nothing
+ * (and still holds the blocks, if they are being held), one that attaches
+ * later only joins what the others published.  No process emits a row
+ * before the barrier, so no process waits there for one that is blocked
+ * on a full tuple queue.
  *
  * Files: as a shared sort's (sort_shared.c), a process renames the files
- * it publishes for the leader's pid, the plan node and the file's place
- * (braid_spill_hand_over) and disowns them (they outlive its exit, as the
- * other processes read them until they end); the leader removes every
- * published file when the Gather's shared memory goes (its on_dsm_detach
- * callback: at the query's end, after the workers have ended; on an error,
- * a cancel or backend exit, perhaps before they have, when a process that
- * publishes after it finds the shared state closed and keeps its files) or
- * is set up again for a rescan.  A process that fails before it publishes
- * keeps its files, which its resource owner removes.
+ * it publishes for the leader's pid, the Gather's shared memory segment,
+ * the plan node and the file's place (braid_spill_hand_over) and disowns
+ * them (they outlive its exit, as the other processes read them until they
+ * end); the leader removes every published file when the Gather's shared
+ * memory goes (its on_dsm_detach callback: at the query's end, after the
+ * workers have ended; on an error, a cancel or backend exit, perhaps
+ * before they have, when a process that publishes after it finds the
+ * shared state closed and keeps its files) or is set up again for a
+ * rescan.  A process that fails before it publishes keeps its files, which
+ * its resource owner removes.
  *
  * src/join/join_shared.c
  *
@@ -52,6 +60,7 @@
 #include <unistd.h>
 
 #include "access/parallel.h"
+#include "access/xact.h"
 #include "commands/tablespace.h"
 #include "miscadmin.h"
 #include "storage/barrier.h"
@@ -72,7 +81,7 @@
 #define JOIN_SHARED_MAX_SEGS	32
 
 /* A spill file's name in its tablespace's temporary directory. */
-#define JOIN_SHARED_NAME_LEN	48
+#define JOIN_SHARED_NAME_LEN	64
 
 /* One published segment. */
 typedef struct JoinSharedFile
@@ -103,15 +112,27 @@ typedef struct JoinSharedProc
  */
 struct BraidJoinShared
 {
-	Barrier		build;			/* phase 0: processes partitioning */
+	Barrier		build;			/* JOIN_SHARED_BUILDING, JOIN_SHARED_HOLDING */
 	slock_t		mutex;
 	bool		closed;			/* the leader has removed what was published:
 								 * nothing more may be */
+	bool		pins_lost;		/* a worker failed in the build: its pins
+								 * went, perhaps before another process took
+								 * its own (pins_xact_callback) */
 	int			leader_pid;		/* whose pid published files are named for */
+	uint32		query;			/* ... and the Gather's segment's handle */
 	int			nprocs;			/* planned workers + the leader */
 	int			k;				/* partitions */
 	JoinSharedProc procs[FLEXIBLE_ARRAY_MEMBER];
 };
+
+/*
+ * The shared state of the build this worker is in, while its pins may be
+ * what keeps another process's entries' places good (pins_xact_callback),
+ * else NULL.
+ */
+static BraidJoinShared *pins_watched = NULL;
+static bool pins_callback_registered = false;
 
 /* partitions_offset: where the partitions start in the shared memory. */
 static Size
@@ -203,12 +224,38 @@ shared_detach_callback(dsm_segment *seg, Datum arg)
 	remove_published(sh);
 }
 
+/*
+ * pins_xact_callback
+ *		A worker's transaction aborts (an error, a cancel, a termination)
+ *		while its pins may keep another process's entries' places good:
+ *		say so in the shared memory before its pins go (a transaction's
+ *		callbacks run before its resource owner lets its buffers go, and a
+ *		worker's shared memory is detached after both), so that a process
+ *		that pins the blocks after them trusts no other process's pos.  The
+ *		leader needs no such word: its parallel context ends, its workers
+ *		with it, before its own pins go.
+ */
+static void
+pins_xact_callback(XactEvent event, void *arg)
+{
+	BraidJoinShared *sh = pins_watched;
+
+	pins_watched = NULL;
+	if (sh != NULL && event == XACT_EVENT_PARALLEL_ABORT)
+	{
+		SpinLockAcquire(&sh->mutex);
+		sh->pins_lost = true;
+		SpinLockRelease(&sh->mutex);
+	}
+}
+
 /* shared_reset: nothing partitioned yet. */
 static void
 shared_reset(BraidJoinShared *sh)
 {
 	BarrierInit(&sh->build, 0);
 	sh->closed = false;
+	sh->pins_lost = false;
 	for (int proc = 0; proc < sh->nprocs; proc++)
 	{
 		JoinSharedPartition *parts = partitions_of(sh, proc);
@@ -245,9 +292,12 @@ braid_join_shared_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *c
 	BraidJoinState *st = (BraidJoinState *) node;
 	BraidJoinShared *sh = (BraidJoinShared *) coordinate;
 
+	/* a Gather run again may set up its shared memory anew */
+	st->shared = NULL;
 	memset(sh, 0, offsetof(BraidJoinShared, procs));
 	SpinLockInit(&sh->mutex);
 	sh->leader_pid = MyProcPid;
+	sh->query = pcxt->seg != NULL ? (uint32) dsm_segment_handle(pcxt->seg) : 0;
 	sh->nprocs = pcxt->nworkers + 1;
 	sh->k = plan_partitions(st);
 	shared_reset(sh);
@@ -307,6 +357,15 @@ braid_join_shared_attach(BraidJoinState *st)
 	phase = BarrierAttach(&st->shared->build);
 	if (phase > JOIN_SHARED_HOLDING)
 		BarrierDetach(&st->shared->build);
+	else if (IsParallelWorker())
+	{
+		if (!pins_callback_registered)
+		{
+			RegisterXactCallback(pins_xact_callback, NULL);
+			pins_callback_registered = true;
+		}
+		pins_watched = st->shared;
+	}
 	return phase;
 }
 
@@ -344,7 +403,7 @@ braid_join_shared_publish(BraidJoinState *st)
 		{
 			const char *name;
 
-			braid_spill_hand_over(log->segs[i], sh->leader_pid, me, node,
+			braid_spill_hand_over(log->segs[i], sh->leader_pid, sh->query, me, node,
 								  (uint32) (p * JOIN_SHARED_MAX_SEGS + i));
 			name = braid_spill_name(log->segs[i]);
 			if (strlen(name) >= JOIN_SHARED_NAME_LEN)
@@ -389,10 +448,22 @@ void
 braid_join_shared_hold(BraidJoinState *st)
 {
 	BraidJoinShared *sh = st->shared;
+	bool		lost;
 
 	st->shared_pos_blocks = st->inner.by_tid && !st->inner.key_refs ?
 		join_row_hold_blocks(&st->inner) : 0;
 	(void) BarrierArriveAndWait(&sh->build, PG_WAIT_EXTENSION);
+
+	/*
+	 * every process has its pins now; a worker that failed before this
+	 * process took all of its own may have let a page go in between
+	 */
+	pins_watched = NULL;
+	SpinLockAcquire(&sh->mutex);
+	lost = sh->pins_lost;
+	SpinLockRelease(&sh->mutex);
+	if (lost)
+		st->shared_pos_blocks = 0;
 	BarrierDetach(&sh->build);
 }
 
@@ -432,7 +503,8 @@ braid_join_shared_collect(BraidJoinState *st)
  *		Process proc's log of inner partition p, to read (its segments
  *		mapped here; braid_partlog_reset unmaps them), in the node's pass
  *		memory; false when it published no entry of p.  *own: the log is
- *		this process's (its entries' pos is good).
+ *		this process's (its entries' pos is good; another's only below
+ *		st->shared_pos_blocks, braid_join_shared_hold).
  */
 bool
 braid_join_shared_open(BraidJoinState *st, int proc, int p, BraidPartLog *log, bool *own)

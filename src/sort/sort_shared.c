@@ -53,8 +53,10 @@
  * on_dsm_detach callback, after the workers have ended: at the query's
  * end, on an error, a cancel or backend exit) or is set up again for a
  * rescan; handed entries it removes as soon as it has taken them.  The
- * names carry the plan node's id too, so that two shared sorts of one
- * query (under two Gathers) keep apart.  A crash of any process restarts
+ * names carry the Gather's shared memory segment's handle and the plan
+ * node's id too, so that two shared sorts of one query, or of two queries
+ * the leader runs at once (a function above a Gather running a parallel
+ * query of its own), keep apart.  A crash of any process restarts
  * the server, whose start-up removes temporary files.
  *
  * src/sort/sort_shared.c
@@ -91,7 +93,7 @@
 #define BRAID_SHARED_MAX_SEGS	512
 
 /* A spill file's name in its tablespace's temporary directory. */
-#define BRAID_SHARED_NAME_LEN	48
+#define BRAID_SHARED_NAME_LEN	64
 
 /* The number in the name of a participant's file of entries handed over. */
 #define BRAID_SHARED_ENTRIES_FILE	(BRAID_SHARED_MAX_RUNS + BRAID_SHARED_MAX_SEGS)
@@ -138,6 +140,7 @@ struct BraidSortShared
 								 * nothing more may be */
 	bool		leader_emits;	/* the leader runs the plan: it emits */
 	int			leader_pid;		/* whose pid published files are named for */
+	uint32		query;			/* ... and the Gather's segment's handle */
 	int			nparts;			/* planned workers + the leader */
 	BraidSharedPart parts[FLEXIBLE_ARRAY_MEMBER];
 };
@@ -275,6 +278,7 @@ braid_shared_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordi
 	memset(sh, 0, offsetof(BraidSortShared, parts));
 	SpinLockInit(&sh->mutex);
 	sh->leader_pid = MyProcPid;
+	sh->query = pcxt->seg != NULL ? (uint32) dsm_segment_handle(pcxt->seg) : 0;
 	sh->nparts = pcxt->nworkers + 1;
 	shared_reset(sh);
 	if (pcxt->seg != NULL)
@@ -383,6 +387,7 @@ publish(BraidSortState *st)
 {
 	int			me = my_part();
 	int			leader = st->shared->leader_pid;
+	uint32		query = st->shared->query;
 	BraidSharedPart *part = &st->shared->parts[me];
 	BraidValueLog *log = &st->path->vlog;
 	int			node = st->css.ss.ps.plan->plan_node_id;
@@ -404,7 +409,7 @@ publish(BraidSortState *st)
 	{
 		BraidRun   *run = (BraidRun *) lfirst(lc);
 
-		braid_spill_hand_over(run->file, leader, me, node, (uint32) i);
+		braid_spill_hand_over(run->file, leader, query, me, node, (uint32) i);
 		set_shared_file(&part->runs[i], run->file);
 		part->runs[i].nrecords = run->nrecords;
 		part->runs[i].bytes = run->bytes;
@@ -414,7 +419,8 @@ publish(BraidSortState *st)
 	part->has_entries = st->shared_entries != NULL;
 	if (part->has_entries)
 	{
-		braid_spill_hand_over(st->shared_entries, leader, me, node, BRAID_SHARED_ENTRIES_FILE);
+		braid_spill_hand_over(st->shared_entries, leader, query, me, node,
+							  BRAID_SHARED_ENTRIES_FILE);
 		set_shared_file(&part->entries, st->shared_entries);
 		part->entries.nrecords = st->shared_entries->written / st->cfg.stride;
 	}
@@ -423,7 +429,7 @@ publish(BraidSortState *st)
 	{
 		for (int s = 0; s < log->nsegs; s++)
 		{
-			braid_spill_hand_over(log->segs[s], leader, me, node,
+			braid_spill_hand_over(log->segs[s], leader, query, me, node,
 								  (uint32) (BRAID_SHARED_MAX_RUNS + s));
 			set_shared_file(&part->segs[s], log->segs[s]);
 		}

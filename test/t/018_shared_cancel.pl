@@ -133,7 +133,7 @@ foreach my $source ('heap_tid', 'value_log', 'entries')
 	my $took = time() - $t0;
 	is($result, $expected, "$source: the sort is right");
 	my $log = substr(slurp_file($node->logfile), $from);
-	my @handed = $log =~ /temporary file: path "[^"]*pgsql_tmp(\d+)\.braid\.p\d+\.\d+\.\d+"/g;
+	my @handed = $log =~ /temporary file: path "[^"]*pgsql_tmp(\d+)\.braid\.p\d+\.[0-9a-f]+\.\d+\.\d+"/g;
 	cmp_ok(scalar(@handed), '>', 0, "$source: the workers handed files over");
 	is(scalar(grep { $_ != $pid } @handed), 0, "$source: named for the leader's pid ($pid)");
 	note sprintf('%s: %.2f s', $source, $took);
@@ -171,7 +171,7 @@ like($node->safe_psql('postgres', "$join_set EXPLAIN (COSTS OFF) $join"),
 	my $took = time() - $t0;
 	is($result, $join_expected, 'join: the join is right');
 	my $log = substr(slurp_file($node->logfile), $from);
-	my @handed = $log =~ /temporary file: path "[^"]*pgsql_tmp(\d+)\.braid\.p\d+\.\d+\.\d+"/g;
+	my @handed = $log =~ /temporary file: path "[^"]*pgsql_tmp(\d+)\.braid\.p\d+\.[0-9a-f]+\.\d+\.\d+"/g;
 	cmp_ok(scalar(@handed), '>', 0, 'join: the processes published files');
 	is(scalar(grep { $_ != $pid } @handed), 0, "join: named for the leader's pid ($pid)");
 	note sprintf('join: %.2f s', $took);
