@@ -165,7 +165,8 @@ def markdown(result, machine_line, title_quick):
                if result.get("timing") else
                "EXPLAIN (ANALYZE, TIMING OFF)'s Execution Time")
             + "; bytes: PostgreSQL's temporary files (EXPLAIN BUFFERS), BraidJoin's "
-            "device bytes.", ""]
+            "device bytes. shared_buffers "
+            + str(result.get("settings", {}).get("shared_buffers", "?")) + ".", ""]
     med = medians(result)
     pairs = paired_ratios(result)
     body = []

@@ -98,6 +98,9 @@ def add_arguments(p):
                    help="braidsort.parallel_join for BraidJoin with parallel query on: its "
                         "processes partition the inner table together (shared), or each "
                         "reads it whole (each, the plan before 0.8) [shared]")
+    p.add_argument("--shared-buffers", default=None,
+                   help="shared_buffers, e.g. 128MB (PostgreSQL's default) [sized to hold "
+                        "both tables]")
 
 
 def resolve(args):
@@ -304,7 +307,9 @@ def run(args, repo, cl, progress=None):
                    "query": args.query, "aggregate": args.aggregate, "parallel": args.parallel,
                    "parallel_join": args.parallel_join,
                    "sizing": args.size["note"], "runs": [], "modes": []})
-    cl.set_conf(shared_buffers=args.size["shared_buffers"])
+    if args.shared_buffers:
+        result["sizing"] = f"shared_buffers {args.shared_buffers}, as asked"
+    cl.set_conf(shared_buffers=args.shared_buffers or args.size["shared_buffers"])
     cl.restart()
     with cl.session() as conn:
         result["data"] = load(conn, args.inner_rows, args.table_tablespace, progress.log,
