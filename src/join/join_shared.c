@@ -372,8 +372,9 @@ braid_join_shared_attach(BraidJoinState *st)
 /*
  * braid_join_shared_publish
  *		Put this process's inner partitions (every log finished on the
- *		device) in shared memory, renamed for the leader's pid, and wait for
- *		every other process that partitions.  The logs are disowned (the
+ *		device) in shared memory, renamed for the leader's pid and the
+ *		Gather's segment (braid_spill_hand_over), and wait for every other
+ *		process that partitions.  The logs are disowned (the
  *		leader removes them) and emptied: the rounds read every process's
  *		entries through braid_join_shared_open.
  */

@@ -378,7 +378,8 @@ hand_entries(BraidSortState *st)
  * publish
  *		Put this participant's runs and value log segments in shared memory
  *		(its runs merged down to BRAID_SHARED_MAX_RUNS first), renamed for
- *		the leader's pid (braid_spill_hand_over); false if the
+ *		the leader's pid and the Gather's segment (braid_spill_hand_over);
+ *		false if the
  *		leader has closed the shared state (an error ended the query), when
  *		the files stay this process's, for its exit to remove.
  */
