@@ -866,16 +866,13 @@ braid_spill_name(const BraidSpillFile *f)
 /*
  * braid_spill_hand_over
  *		Rename a finished file for another process of the same query to read
- *		and its leader to remove (a parallel sort's participant, sort_shared.c,
- *		or join's, join_shared.c) as
+ *		and its leader to remove (sort_shared.c, join_shared.c) as
  *		pgsql_tmp<leader_pid>.braid.p<part>.<query>.<node>.<n> (query: the
- *		Gather's shared memory segment's handle, unique among the leader's
- *		parallel queries running at once, as when a function above a Gather
- *		runs a parallel query of its own; node: the plan node's, for two
- *		such nodes under one Gather), so that the background
- *		worker's clean-up, which removes the files of processes that are
- *		gone, keeps it while the leader lives, and no process started after
- *		this one ends can take its name.  It stays this process's until
+ *		Gather's segment handle, unique among a leader's parallel queries
+ *		at once; node: the plan node's), so that the background worker's
+ *		clean-up, which removes the files of processes that are gone, keeps
+ *		it while the leader lives, and no process started after this one
+ *		ends can take its name.  It stays this process's until
  *		braid_spill_disown.
  */
 void

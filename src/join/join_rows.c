@@ -659,14 +659,10 @@ join_row_hold_blocks(JoinSide *s)
 
 	for (b = 0; b < s->fetch.nblocks; b++)
 	{
-		if (BufferIsValid(s->fetch.held[b]))
-			continue;
 		if ((b & 255) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (!take_held_block(s))
+		if (held_page(s, b) == NULL)
 			break;
-		/* a failed read leaves its count to the transaction's end */
-		keep_held(s, b, ReadBufferExtended(s->fetch.rel, MAIN_FORKNUM, b, RBM_NORMAL, NULL));
 	}
 	return b;
 }
