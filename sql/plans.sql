@@ -116,6 +116,8 @@ SELECT check_sort('SELECT r FROM (SELECT id, t FROM par_t ORDER BY k DESC, id) r
 -- workers' segments)
 SET work_mem = '1MB';
 \set q 'SELECT * FROM par_t ORDER BY k, id'
+-- (planned as the merge it is: all the shares outgrow the leader's budget)
+EXPLAIN (COSTS OFF) :q;
 SET braidsort.enable = off;
 SELECT md5(coalesce(string_agg(r::text, E'\n'), '')) AS pg FROM (:q) r \gset
 RESET braidsort.enable;
