@@ -74,6 +74,8 @@ static bool cleanup_registered = false;
 static uint32 gate_wait_event = 0;
 
 static const BraidProfile *find_profile(Oid spcoid);
+static const BraidProfile *find_device_profile(const BraidDeviceSlot *d);
+static int	write_threads_of(const BraidProfile *p);
 
 /* braid_sched_slot: the device slot with this index. */
 BraidDeviceSlot *
@@ -163,11 +165,12 @@ static ProfileVerdict verdicts[BRAID_MAX_DEVICES];
  *		Which of interference_aware's rules apply to device d: keeping
  *		reads and writes apart (*apart) where its reads slow down under
  *		writes, and capping writers' threads (*capped) where its writes stop
- *		scaling.  The profile that says so is the one that sizes the
- *		device's pools (that of the tablespace last used on it, taken under
- *		this backend's emulation: find_profile).  A rule a profile shows
- *		not to be needed would only cost; without a profile, or where it
- *		did not measure the property, the rule applies.  Lock held.
+ *		scaling.  The profile that says so is the device's
+ *		(find_device_profile: the newest of its tablespaces' profiles taken
+ *		under this backend's emulation), whichever of its tablespaces a
+ *		sort spills through.  A rule a profile shows not to be needed would
+ *		only cost; without a profile, or where it did not measure the
+ *		property, the rule applies.  Lock held.
  */
 static void
 gate_rules(BraidDeviceSlot *d, bool *apart, bool *capped)
@@ -178,7 +181,7 @@ gate_rules(BraidDeviceSlot *d, bool *apart, bool *capped)
 	*apart = *capped = false;
 	if (braid_io_policy != BRAID_IO_INTERFERENCE_AWARE)
 		return;
-	p = find_profile(d->spcoid);
+	p = find_device_profile(d);
 	if (p == NULL)
 	{
 		*apart = *capped = true;
@@ -217,12 +220,24 @@ can_read(BraidDeviceSlot *d, bool apart)
 /*
  * write_cap
  *		Writer threads a device takes at once: braidsort.write_threads, or
- *		the profiled optimum of the tablespace last used on it.
+ *		the profiled optimum in the device's profile (find_device_profile).
  */
 static int
 write_cap(BraidDeviceSlot *d)
 {
-	return braid_sched_write_thread_count_for(d->spcoid);
+	return write_threads_of(find_device_profile(d));
+}
+
+/*
+ * braid_sched_device_write_cap
+ *		write_cap of the device slot with this index (braidsort.devices).
+ *		Called without the lock (a torn read of a profile's rows only skews
+ *		the number shown).
+ */
+int
+braid_sched_device_write_cap(int slot)
+{
+	return write_cap(braid_sched_slot(slot));
 }
 
 /*
@@ -745,6 +760,35 @@ find_profile(Oid spcoid)
 }
 
 /*
+ * find_device_profile
+ *		The profile of device slot d that its gate follows: of the profiles
+ *		taken on its file system (by st_dev) under the emulation in force,
+ *		the newest, so that two tablespaces on one file system with
+ *		profiles of their own give the device one set of rules and one
+ *		writers' cap, whichever was used last; where none was taken on it
+ *		(its st_dev changed since, as a tmpfs's does when mounted again),
+ *		that of the tablespace last used on it.  Lock held, or a few numbers
+ *		read without (as find_stored_profile).
+ */
+static const BraidProfile *
+find_device_profile(const BraidDeviceSlot *d)
+{
+	const BraidProfile *best = NULL;
+
+	if (braid_shared == NULL)
+		return NULL;
+	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
+	{
+		const BraidProfile *p = &braid_shared->profiles[i];
+
+		if (p->valid && p->dev == d->dev && braid_sched_profile_matches(p) &&
+			(best == NULL || p->taken_at > best->taken_at))
+			best = p;
+	}
+	return best != NULL ? best : find_profile(d->spcoid);
+}
+
+/*
  * braid_sched_profile_status
  *		Whether tablespace spcoid has a stored profile and whether this
  *		backend uses it (BRAID_PROFILE_*); with a stored profile and "copy"
@@ -928,11 +972,22 @@ profile_threads(Oid spcoid, int op)
 int
 braid_sched_write_thread_count_for(Oid spcoid)
 {
+	return write_threads_of(find_profile(spcoid));
+}
+
+/*
+ * write_threads_of
+ *		Writer threads under profile p (NULL: none): braidsort.write_threads,
+ *		else p's best, else 2.
+ */
+static int
+write_threads_of(const BraidProfile *p)
+{
 	int			n;
 
 	if (braid_write_threads > 0)
 		return braid_write_threads;
-	n = profile_threads(spcoid, BRAID_PROF_SEQ_WRITE);
+	n = p ? braid_profile_best_threads(p, BRAID_PROF_SEQ_WRITE, NULL) : 0;
 	return n > 0 ? n : Min(2, braid_pool_cpus());
 }
 

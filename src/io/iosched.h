@@ -49,6 +49,7 @@ extern bool braid_sched_holds_any_read(void);
 
 /* pool sizing from the profile */
 extern int	braid_sched_write_thread_count_for(Oid spcoid);
+extern int	braid_sched_device_write_cap(int slot);
 extern int	braid_sched_read_thread_count_for(Oid spcoid);
 extern int	braid_profile_best_threads(const BraidProfile *p, int op, double *mbps);
 

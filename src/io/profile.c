@@ -285,6 +285,8 @@ store_profile(const BraidProfile *p)
 	}
 	PG_END_TRY();
 	LWLockRelease(braid_shared->lock);
+	/* sessions waiting at the gate apply the new profile's rules now */
+	ConditionVariableBroadcast(&braid_shared->gate_cv);
 }
 
 /*
@@ -617,6 +619,9 @@ braidsort_forget_profile(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	LWLockRelease(braid_shared->lock);
+	/* sessions waiting at the gate apply the rules without it now */
+	if (found)
+		ConditionVariableBroadcast(&braid_shared->gate_cv);
 	PG_RETURN_BOOL(found);
 }
 

@@ -320,7 +320,7 @@ braidsort_scheduler(PG_FUNCTION_ARGS)
 		values[c++] = Int32GetDatum(d->writer_threads);
 		values[c++] = Int32GetDatum(d->waiting_readers);
 		values[c++] = Int32GetDatum(d->waiting_writers);
-		values[c++] = Int32GetDatum(braid_sched_write_thread_count_for(d->spcoid));
+		values[c++] = Int32GetDatum(braid_sched_device_write_cap(i));
 		values[c++] = Int64GetDatum((int64) d->read_grants);
 		values[c++] = Int64GetDatum((int64) d->write_grants);
 		values[c++] = Int64GetDatum((int64) d->waits);

@@ -5,7 +5,8 @@
 #	checked (row count, order and checksum, inside the server), and under
 #	interference_aware the scheduler's overlap counter stays 0 while reads
 #	and writes of different sessions did contend for the device, unless
-#	the device's profile shows no interference.
+#	the device's profile shows no interference (a second tablespace on
+#	the same file system follows that profile too).
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -18,6 +19,8 @@ use BraidsortTest;
 
 my $node = braid_node('concurrency', conf => "max_connections = 20\n");
 my $dax = dax_tablespace($node, 'concurrency');
+# a second tablespace on the same file system (one device, one gate)
+my $dax2 = dax_tablespace($node, 'concurrency2', 'dax2');
 $node->safe_psql('postgres', qq{
 CREATE TABLE t AS
 SELECT decode(md5(g::text), 'hex') AS k, repeat('v', 40) || g AS v, g AS id
@@ -161,6 +164,30 @@ SELECT "overlaps" FROM braidsort.scheduler WHERE tablespace = 'dax'});
 	{
 		ok($overlaps > 0, "the profile shows no interference: reads and writes overlapped ($overlaps)");
 	}
+	next if $interference > 0;
+
+	# a second tablespace on the same file system, with no profile of its
+	# own, is under the device's rules: those of the profile of dax
+	$node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
+	{
+		local $ENV{PGOPTIONS} = join(' ',
+			'-c braidsort.force=on', '-c braidsort.work_mem=512',
+			'-c braidsort.spill_tablespace=dax2', $emulation);
+		$node->command_ok(
+			[ 'pgbench', '-n', '-c', '4', '-j', '4', '-t', '2', '-f', "$dir/sorts.sql", 'postgres' ],
+			'pgbench sorts through a second tablespace on the profiled file system');
+	}
+	my $overlaps2 = $node->safe_psql('postgres', q{
+SELECT "overlaps" FROM braidsort.scheduler WHERE tablespace = 'dax2'});
+	if ($shows ne 'f')
+	{
+		is($overlaps2, '0', 'dax2 follows the device profile: reads and writes kept apart');
+	}
+	else
+	{
+		ok($overlaps2 > 0,
+			"dax2 follows the device profile (no interference): reads and writes overlapped ($overlaps2)");
+	}
 }
 is($node->safe_psql('postgres', q{SELECT braidsort.forget_profile('dax')}), 't',
 	'the profile is dropped');
@@ -198,7 +225,8 @@ FROM braidsort.stats WHERE scope = 'global'});
 like($stats, qr/sorts_spilled=[1-9]\d* sorts_value_log=[1-9]/, "stats count the sorts ($stats)");
 
 # no spill file outlives the runs
-is(count_spill_files($dax) + count_spill_files($disk2), 0, 'no spill files left');
+is(count_spill_files($dax) + count_spill_files($dax2) + count_spill_files($disk2), 0,
+	'no spill files left');
 
 $node->stop;
 done_testing();
