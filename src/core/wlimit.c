@@ -10,8 +10,9 @@
  * Symbols: N entries, M entries per budget (the IndexMap's), C the
  * candidates a selection pass holds (pass_room_entries: M/2, or M over a
  * value log, which has half the budget for its buffer), h = 0.8 C entries
- * a segment sort's selection pass emits (WL_PASS_EMITS; lazy's passes are
- * counted one by one), F the fan-in, l = bytes / 64 lines per entry (l_run
+ * a selection pass emits on average (WL_PASS_EMITS: used only beyond the
+ * passes counted one by one, 64 of segment's and 256 of lazy's), F the
+ * fan-in, l = bytes / 64 lines per entry (l_run
  * in a run, l_mat in lazy's file), w and r ns per line written and read, c
  * = pass_row_ns.  A run holds M entries.
  *
@@ -29,11 +30,15 @@
  * SEGMENT(x): the last xN rows of the input are sorted as hybrid sorts
  * its input (runs, passes while they exceed F, the last budget-full kept
  * in memory); the first S = (1-x)N rows are a
- * virtual run, one more stream of the final merge, produced by P =
- * ceil(S/h) selection passes, each re-reading the S rows (N rows with
- * pass_rereads_all) at c each.  C(x) is minimised numerically over
+ * virtual run, one more stream of the final merge, produced by P
+ * selection passes, each re-reading the S rows (N rows with
+ * pass_rereads_all) at c each and emitting what it really emits (as
+ * lazy's below, each with room C: braid_wlm_segment_passes).  P rises by
+ * one just past each pass bound B_k, the most rows k passes emit (B_1 = C,
+ * B_k the most rows whose first pass leaves at most B_(k-1);
+ * braid_wlm_set_pass_bounds), and by one every h rows beyond B_64.  C(x) is minimised numerically over
  * [0, min(write intensity, 1)] (Viglas's Eq. 4 does not follow from his
- * Eq. 3, which drops a +1 term: his Eq. 1 is minimised instead).  Between two breakpoints of P (x_k = 1 - k*h/N) or
+ * Eq. 3, which drops a +1 term: his Eq. 1 is minimised instead).  Between two breakpoints of P (x_k = 1 - B_k/N) or
  * of the run count (x_j = j*M/N) the cost is linear in x apart from the
  * merge's log2 and the candidates' sum, so the minimum is searched at every
  * breakpoint near both ends, strided ones between, and a uniform grid; and
@@ -51,7 +56,8 @@
  *
  * LAZY: P selection passes feeding the gather directly, the build being
  * the first, with the IndexMap's room M for its candidates, the later
- * ones with C.  Each is counted by what it really emits (pass_emits): a
+ * ones with C.  Each is counted by what it really emits
+ * (braid_wlm_pass_emits): a
  * pass over S rows with room R ends with S / 2^j of them, the least j with
  * S <= 2^j R (all S when they fit), between R/2 and R; P is where nothing
  * is left.  Before pass n >= 2, braid_wl_lazy_materialize() decides; the
@@ -221,6 +227,7 @@ params(const BraidWlInput *in, WlParams *p)
 	p->gather_bytes = nonneg(in->gather_bytes);
 	p->budget_bytes = nonneg(in->budget_bytes);
 	p->gather_pass_ms = nonneg(in->gather_pass_ms);
+	braid_wlm_set_pass_bounds(p);
 }
 
 /* finish: intensity and feasibility of an estimate whose lines are set. */
@@ -467,6 +474,37 @@ braid_wl_pass_entries(const BraidWlInput *in)
 
 	params(in, &p);
 	return p.h;
+}
+
+/*
+ * braid_wl_segment_passes: the selection passes a segment sort makes over
+ * the rows of its head, as its estimates count them.
+ */
+double
+braid_wl_segment_passes(const BraidWlInput *in, double rows)
+{
+	WlParams	p;
+	double		kept;
+
+	params(in, &p);
+	return braid_wlm_segment_passes(&p, rows, &kept);
+}
+
+/*
+ * braid_wl_segment_pass_bound: the most rows of a segment sort's head that
+ * k selection passes emit, as its estimates count them (k >= 1).
+ */
+double
+braid_wl_segment_pass_bound(const BraidWlInput *in, int k)
+{
+	WlParams	p;
+	double		last;
+
+	params(in, &p);
+	if (k <= p.npass_bounds)
+		return p.pass_bounds[(k < 1 ? 1 : k) - 1];
+	last = p.npass_bounds > 0 ? p.pass_bounds[p.npass_bounds - 1] : 0.0;
+	return last + (k - p.npass_bounds) * p.h;
 }
 
 /*

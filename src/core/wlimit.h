@@ -152,6 +152,8 @@ extern double braid_wl_mergepass_lines(const BraidWlInput *in);
 
 /* Entries one selection pass emits: 0.8 of its room (at least one). */
 extern double braid_wl_pass_entries(const BraidWlInput *in);
+extern double braid_wl_segment_passes(const BraidWlInput *in, double rows);
+extern double braid_wl_segment_pass_bound(const BraidWlInput *in, int k);
 
 /* Entries a lazy sort has left after its first passes_done passes. */
 extern double braid_wl_lazy_entries_left(const BraidWlInput *in, double passes_done);

@@ -18,7 +18,7 @@
 #include "core/wlimit_model.h"
 
 /*
- * Lazy's passes are counted one by one (pass_emits), the first being the
+ * Lazy's passes are counted one by one (braid_wlm_pass_emits), the first being the
  * build, whose candidates have the IndexMap's room, a budget-full
  * (sort_wlimit.c), the later ones the passes' room.  Counted so, lazy makes
  * 3, 9 and 20 passes over 5M rows at beta 2, 4 and 8, as
@@ -53,32 +53,6 @@ braid_wlm_lazy_wants(const WlParams *p, double wi, double passes_done, double re
 }
 
 /*
- * pass_emits: entries a selection pass over s rows above its bound emits
- * when it holds "room" candidates (sort_select.c): all of them when they
- * fit; else the room fills at "room" rows and is halved (the larger half
- * dropped, the cutoff set at the rest's largest), after which a row gets in
- * with probability room / (2 * rows seen), so that it fills again after as
- * many rows again: at room, 2 room, 4 room... rows.  The pass ends with the
- * rows since the last halving on top of half the room:
- * (s/2) / 2^(ceil(log2(s/room)) - 1), between half the room and all of it.
- */
-static double
-pass_emits(double s, double room)
-{
-	int			j;
-
-	if (s <= room)
-		return s;
-	/* the least j with s <= 2^j room, log2's rounding corrected exactly */
-	j = (int) fmax(ceil(log2(s / room)), 1.0);
-	while (ldexp(room, j) < s)
-		j++;
-	while (j > 1 && ldexp(room, j - 1) >= s)
-		j--;
-	return fmax(floor(ldexp(s, -j)), 1.0);
-}
-
-/*
  * lazy_step: the entries lazy has left after its pass number k (1: the
  * build, with the IndexMap's room), when "left" were left before it; its
  * callers count passes beyond WL_EXACT_PASSES at h each themselves.
@@ -86,7 +60,7 @@ pass_emits(double s, double room)
 static double
 lazy_step(const WlParams *p, double k, double left)
 {
-	return fmax(left - pass_emits(left, k <= 1.0 ? p->m : p->cap), 0.0);
+	return fmax(left - braid_wlm_pass_emits(left, k <= 1.0 ? p->m : p->cap), 0.0);
 }
 
 /*

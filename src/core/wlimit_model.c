@@ -4,7 +4,8 @@
  *	  What the write-limited cost model's modes share (wlimit_model.h):
  *	  MergePass's merges over some entries, the candidates a selection pass
  *	  keeps, a write limit's test, an empty estimate, and the gather term
- *	  (GATHER in wlimit.c's header).  wlimit.c, wlimit_segment.c and
+ *	  (GATHER in wlimit.c's header), and what a selection pass emits and
+ *	  how many passes segment makes.  wlimit.c, wlimit_segment.c and
  *	  wlimit_lazy.c call these; they call nothing of theirs.
  *
  * Pure C (no PostgreSQL calls, no globals written).
@@ -108,6 +109,7 @@ braid_wlm_kept(const WlParams *p, double s)
 	return braid_wlm_kept_in(s, p->cap);
 }
 
+
 /* log2_antiderivative: an antiderivative of log2(s / m) in s. */
 static double
 log2_antiderivative(double s, double m)
@@ -156,6 +158,129 @@ braid_wlm_kept_sum(const WlParams *p, double s, double npasses)
 		sum += n2 * (fmax(first, 0.0) + last) / 2.0;
 	}
 	return sum;
+}
+
+/*
+ * braid_wlm_pass_emits: entries a selection pass over s rows above its bound emits
+ * when it holds "room" candidates (sort_select.c): all of them when they
+ * fit; else the room fills at "room" rows and is halved (the larger half
+ * dropped, the cutoff set at the rest's largest), after which a row gets in
+ * with probability room / (2 * rows seen), so that it fills again after as
+ * many rows again: at room, 2 room, 4 room... rows.  The pass ends with the
+ * rows since the last halving on top of half the room:
+ * (s/2) / 2^(ceil(log2(s/room)) - 1), between half the room and all of it.
+ */
+double
+braid_wlm_pass_emits(double s, double room)
+{
+	int			j;
+
+	if (s <= room)
+		return s;
+	/* the least j with s <= 2^j room, log2's rounding corrected exactly */
+	j = (int) fmax(ceil(log2(s / room)), 1.0);
+	while (ldexp(room, j) < s)
+		j++;
+	while (j > 1 && ldexp(room, j - 1) >= s)
+		j--;
+	return fmax(floor(ldexp(s, -j)), 1.0);
+}
+
+/*
+ * pass_leaves: the rows above the bound a selection pass over s of them
+ * leaves for the next (with the later passes' room).  It never decreases
+ * as s grows: within one halving count s - s/2^j grows with s, and where s
+ * passes 2^j * cap the pass emits about half as much as just below.
+ */
+static double
+pass_leaves(const WlParams *p, double s)
+{
+	return fmax(s - braid_wlm_pass_emits(s, p->cap), 0.0);
+}
+
+/*
+ * braid_wlm_set_pass_bounds: p->pass_bounds, each the most rows one pass
+ * more than the bound before emits: B_1 = cap, B_k the largest s whose pass
+ * leaves at most B_(k-1) (pass_leaves never decreases: found by bisection
+ * within one pass's room of B_(k-1)), until n or WL_SEGMENT_EXACT_PASSES.
+ * The pass count of s rows rises by one just past each bound.
+ */
+void
+braid_wlm_set_pass_bounds(WlParams *p)
+{
+	double		b = 0.0;
+
+	p->npass_bounds = 0;
+	while (p->npass_bounds < WL_SEGMENT_EXACT_PASSES && b < p->n)
+	{
+		double		lo = b,
+					hi = b + p->cap;
+
+		/* the largest integer s in [lo, hi] with pass_leaves(s) <= b */
+		while (hi - lo > 0.5)
+		{
+			double		mid = floor((lo + hi + 1.0) / 2.0);
+
+			if (pass_leaves(p, mid) <= b)
+				lo = mid;
+			else
+				hi = mid - 1.0;
+		}
+		b = lo;
+		p->pass_kept[p->npass_bounds] = braid_wlm_kept(p, b) +
+			(p->npass_bounds > 0 ? p->pass_kept[p->npass_bounds - 1] : 0.0);
+		p->pass_bounds[p->npass_bounds++] = b;
+	}
+}
+
+/*
+ * braid_wlm_segment_passes: the selection passes that emit s rows, each
+ * pass with the later passes' room: k where s is in (B_(k-1), B_k], k
+ * passes (a pass over s rows leaves at most B_(k-1), and so on down), or
+ * beyond the last bound one more every h rows; *kept the candidates they
+ * keep in all, the later passes' counted as if over the bounds (the most
+ * they see).  Segment at intensity 0 measured 2, 8 and 19 passes over 5M
+ * rows at beta 2, 4 and 8 (wlimit-20261130-141206), what this counts; at h
+ * each (0.8 of a pass's room) the model had said 3, 8 and 17.  A search
+ * over segment's share calls this some thousand times: a bisection of the
+ * bounds, no walk over the passes.
+ */
+double
+braid_wlm_segment_passes(const WlParams *p, double s, double *kept)
+{
+	int			lo = 0,
+				hi;
+	double		last,
+				beyond;
+
+	/*
+	 * whole rows, as a pass counts them (a bound computed back through x, N -
+	 * (1 - B/N) * N, comes out a hair off B)
+	 */
+	s = floor(s + 0.5);
+	*kept = 0.0;
+	if (s <= 0.0 || p->npass_bounds == 0)
+		return 0.0;
+	last = p->pass_bounds[p->npass_bounds - 1];
+	if (s > last)
+	{
+		beyond = braid_wlm_ceil_div(s - last, p->h);
+		*kept = braid_wlm_kept_sum(p, s, beyond) + p->pass_kept[p->npass_bounds - 1];
+		return p->npass_bounds + beyond;
+	}
+	/* the least k (lo + 1) with s <= B_k */
+	hi = p->npass_bounds - 1;
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (s <= p->pass_bounds[mid])
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*kept = braid_wlm_kept(p, s) + (lo > 0 ? p->pass_kept[lo - 1] : 0.0);
+	return lo + 1.0;
 }
 
 /* braid_wlm_mergepass_lines: lines MergePass writes (0 when N <= M). */

@@ -25,6 +25,12 @@
 /* The bytes of a line, the unit the model counts writes and reads in. */
 #define WL_LINE_BYTES	64.0
 
+/*
+ * Segment's selection passes counted one by one (braid_wlm_segment_passes)
+ * up to this many; beyond, at h each.
+ */
+#define WL_SEGMENT_EXACT_PASSES	64
+
 /* The inputs, sanitized: finite, non-negative, M >= 1, h >= 1, F >= 2. */
 typedef struct WlParams
 {
@@ -47,6 +53,16 @@ typedef struct WlParams
 	double		gather_bytes;
 	double		budget_bytes;
 	double		gather_pass_ms;
+
+	/*
+	 * segment's pass bounds: pass_bounds[k - 1] the most rows k selection
+	 * passes emit (k <= npass_bounds, the last one at least n or the
+	 * WL_SEGMENT_EXACT_PASSES'th; braid_wlm_set_pass_bounds)
+	 */
+	double		pass_bounds[WL_SEGMENT_EXACT_PASSES];
+	/* pass_kept[k - 1]: candidates kept by passes over B_1..B_k rows */
+	double		pass_kept[WL_SEGMENT_EXACT_PASSES];
+	int			npass_bounds;
 } WlParams;
 
 /* A MergePass over some entries: its passes and what they cost. */
@@ -66,6 +82,9 @@ extern void braid_wlm_merges(const WlParams *p, double e, bool partial_first,
 extern double braid_wlm_kept_in(double s, double room);
 extern double braid_wlm_kept(const WlParams *p, double s);
 extern double braid_wlm_kept_sum(const WlParams *p, double s, double npasses);
+extern double braid_wlm_pass_emits(double s, double room);
+extern void braid_wlm_set_pass_bounds(WlParams *p);
+extern double braid_wlm_segment_passes(const WlParams *p, double s, double *kept);
 extern double braid_wlm_mergepass_lines(const WlParams *p);
 extern bool braid_wlm_fits(double lines, double mp_lines, double wi);
 extern void braid_wlm_clear(BraidWlMode mode, BraidWlEstimate *out);

@@ -40,6 +40,7 @@ braid_wlm_est_segment_at(const WlParams *p, double x, BraidWlEstimate *out)
 				s,
 				streams = 0.0,
 				npasses,
+				kept,
 				per_pass,
 				cpu;
 
@@ -76,13 +77,13 @@ braid_wlm_est_segment_at(const WlParams *p, double x, BraidWlEstimate *out)
 		cpu += e * p->run_cpu;
 	}
 	out->lines_read = out->lines_written;
-	npasses = braid_wlm_ceil_div(s, p->h);
+	npasses = braid_wlm_segment_passes(p, s, &kept);
 	if (s > 0.0)
 		streams += 1.0;
 	if (streams > 1.0)
 		cpu += p->n * p->merge_cpu * log2(streams);
 	per_pass = p->rereads_all ? p->n : s;
-	cpu += npasses * per_pass * p->c + p->sel * braid_wlm_kept_sum(p, s, npasses);
+	cpu += npasses * per_pass * p->c + p->sel * kept;
 	out->selection_passes = npasses;
 	out->input_passes = 1.0 + npasses;
 	out->ms = (cpu + out->lines_written * p->w + out->lines_read * p->r) / 1e6;
@@ -124,15 +125,15 @@ segment_consider(const WlParams *p, double x, BraidWlEstimate *best,
 }
 
 /*
- * segment_breakpoints: consider x = 1 - k*step/N (from_top) or k*step/N for
- * k in [k0, k1]: every k within WL_SEGMENT_EDGE_POINTS of either end,
- * strided between.  At a run count's breakpoint (not from_top) the cost
- * jumps: one entry more starts a run of its own, which can leave a merge
- * group (and its rewrite) smaller, so x + 1/N is considered too.
+ * segment_breakpoints: consider x = 1 - (base + k*step)/N (from_top) or
+ * k*step/N for k in [k0, k1]: every k within WL_SEGMENT_EDGE_POINTS of
+ * either end, strided between.  At a run count's breakpoint (not from_top)
+ * the cost jumps: one entry more starts a run of its own, which can leave
+ * a merge group (and its rewrite) smaller, so x + 1/N is considered too.
  */
 static void
-segment_breakpoints(const WlParams *p, double step, bool from_top, double k0, double k1,
-					BraidWlEstimate *best, WlSegmentSearch *ss)
+segment_breakpoints(const WlParams *p, double base, double step, bool from_top,
+					double k0, double k1, BraidWlEstimate *best, WlSegmentSearch *ss)
 {
 	double		stride;
 
@@ -141,7 +142,7 @@ segment_breakpoints(const WlParams *p, double step, bool from_top, double k0, do
 	stride = fmax(1.0, floor((k1 - k0) / WL_SEGMENT_MID_POINTS));
 	for (double k = k0; k <= k1;)
 	{
-		double		x = from_top ? 1.0 - k * step / p->n : k * step / p->n;
+		double		x = from_top ? 1.0 - (base + k * step) / p->n : k * step / p->n;
 
 		segment_consider(p, x, best, ss);
 		if (!from_top)
@@ -176,9 +177,22 @@ braid_wlm_est_segment(const WlParams *p, double wi, BraidWlEstimate *out)
 	segment_consider(p, top, out, &ss);
 	for (int i = 1; i < WL_SEGMENT_GRID_POINTS; i++)
 		segment_consider(p, top * i / WL_SEGMENT_GRID_POINTS, out, &ss);
-	/* the pass count's breakpoints: S = k*h, x = 1 - k*h/N in [0, top] */
-	segment_breakpoints(p, p->h, true, ceil((1.0 - top) * p->n / p->h),
-						floor(p->n / p->h), out, &ss);
+	/*
+	 * the pass count's breakpoints: S at a pass bound (the most rows k
+	 * passes emit), x = 1 - S/N in [0, top]; beyond the last bound, S =
+	 * last + k*h
+	 */
+	for (int k = 0; k < p->npass_bounds; k++)
+		if (p->pass_bounds[k] <= p->n && p->pass_bounds[k] >= (1.0 - top) * p->n)
+			segment_consider(p, 1.0 - p->pass_bounds[k] / p->n, out, &ss);
+	if (p->npass_bounds > 0 && p->pass_bounds[p->npass_bounds - 1] < p->n)
+	{
+		double		last = p->pass_bounds[p->npass_bounds - 1];
+
+		segment_breakpoints(p, last, p->h, true,
+							fmax(ceil(((1.0 - top) * p->n - last) / p->h), 1.0),
+							floor((p->n - last) / p->h), out, &ss);
+	}
 	/* the run count's: x*N = j*M (j = 1: the memory run's share) */
-	segment_breakpoints(p, p->m, false, 1.0, floor(top * p->n / p->m), out, &ss);
+	segment_breakpoints(p, 0.0, p->m, false, 1.0, floor(top * p->n / p->m), out, &ss);
 }
