@@ -23,7 +23,7 @@
  * chunks with non-temporal stores; on persistent memory a file is drained
  * before it is read back, and on any other filesystem it is never synced
  * (braid_spill_finish).  Reads go straight to the mapping: the device is
- * byte-addressable.
+ * byte-addressable (spillread.c).
  *
  * Every byte and every 64-byte line moved is counted per sort, and
  * braidsort.emulate_read_ns / braidsort.emulate_write_ns charge time per
@@ -111,12 +111,12 @@ static BraidSpillExitHook exit_hooks[4];
 static int	nexit_hooks = 0;
 
 /*
- * Bytes this backend has written to and read from spill files, ever: the
- * executor's temporary-block counters (pgBufferUsage) take whole BLCKSZ
- * blocks of them, so that many small writes add up to the exact count.
+ * Bytes this backend has written to spill files, ever: the executor's
+ * temporary-block counters (pgBufferUsage) take whole BLCKSZ blocks of
+ * them, so that many small writes add up to the exact count (reads:
+ * spillread.c).
  */
 static uint64 temp_bytes_written = 0;
-static uint64 temp_bytes_read = 0;
 
 static BraidSpillFile *spill_create(Oid spc, size_t size, BraidDeviceStats *stats,
 									bool optional, const char *full_hint);
@@ -440,27 +440,6 @@ flush_task(void *arg, int worker)
 }
 
 /*
- * temp_blocks
- *		Add len bytes to *total (temp_bytes_written or temp_bytes_read) and
- *		return how many BLCKSZ blocks that completes: what the executor's
- *		buffer usage counts as temporary blocks, so that EXPLAIN (ANALYZE,
- *		BUFFERS) shows spill traffic as "temp read/written" and
- *		pg_stat_statements' temp_blks_* include it, as for PostgreSQL's own
- *		temporary files (a parallel worker's usage reaches its leader with
- *		the rest).  pgBufferUsage is the backend's: only the backend counts
- *		traffic (count_written, braid_spill_count_read), never a pool
- *		thread.
- */
-static inline int64
-temp_blocks(uint64 *total, size_t len)
-{
-	uint64		before = *total / BLCKSZ;
-
-	*total += len;
-	return (int64) (*total / BLCKSZ - before);
-}
-
-/*
  * count_written
  *		The len bytes after what the file had are written: count them (per
  *		sort and per device) and move the file's end past them.
@@ -472,7 +451,7 @@ count_written(BraidSpillFile *f, size_t len)
 
 	f->stats->bytes_written += len;
 	f->stats->lines_written += lines;
-	pgBufferUsage.temp_blks_written += temp_blocks(&temp_bytes_written, len);
+	pgBufferUsage.temp_blks_written += braid_temp_blocks(&temp_bytes_written, len);
 	if (f->devslot >= 0)
 	{
 		BraidDeviceTraffic *t = &braid_sched_slot(f->devslot)->traffic;
@@ -665,43 +644,6 @@ braid_spill_finish(BraidSpillFile *f)
 }
 
 /*
- * braid_spill_count_read
- *		Count reading bytes [from, to) of a file, for reads whose emulated
- *		delay the reader threads pay themselves (braid_emulate_access).
- */
-void
-braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to)
-{
-	if (to <= from)
-		return;
-	braid_spill_count_read_sum(f, to - from, braid_lines_spanned(from, to));
-}
-
-/*
- * braid_spill_count_read_sum
- *		Count reads of a file that add up to bytes bytes in lines lines
- *		(rows of a value log, located one by one and read together).
- */
-void
-braid_spill_count_read_sum(BraidSpillFile *f, uint64 bytes, uint64 lines)
-{
-	if (bytes == 0)
-		return;
-	f->stats->bytes_read += bytes;
-	f->stats->lines_read += lines;
-	pgBufferUsage.temp_blks_read += temp_blocks(&temp_bytes_read, bytes);
-	if (f->devslot >= 0)
-	{
-		BraidDeviceSlot *d = braid_sched_slot(f->devslot);
-
-		pg_atomic_fetch_add_u64(&d->traffic.bytes_read, bytes);
-		pg_atomic_fetch_add_u64(&d->traffic.lines_read, lines);
-		if (!braid_sched_holds_read(f->devslot))
-			pg_atomic_fetch_add_u64(&d->ungated_reads, 1);
-	}
-}
-
-/*
  * braid_device_emulation
  *		How accesses to f are charged now, for braid_emulate_access: its
  *		device's clock (none if the device has no slot in shared memory),
@@ -721,93 +663,6 @@ braid_device_emulation(const BraidSpillFile *f, BraidEmulation *em)
 	em->write_ns = braid_emulate_write_ns;
 	em->interference_ns = braid_emulate_interference_ns;
 	em->writing = braid_emulate_interference_ns > 0 && d != NULL && d->writers > 0;
-}
-
-/*
- * touch_lines
- *		Load every 64-byte line of [p, p + len) into the CPU caches: on a
- *		device the loads are the read itself, made here, under the grant,
- *		rather than later by whatever decodes the bytes.
- */
-static void
-touch_lines(const char *p, size_t len)
-{
-	const volatile char *v = (const volatile char *) p;
-	uintptr_t	first = (uintptr_t) p & ~(uintptr_t) 63;
-
-	for (uintptr_t a = first; a < (uintptr_t) p + len; a += 64)
-		(void) v[Max(a, (uintptr_t) p) - (uintptr_t) p];
-}
-
-/*
- * charge_read
- *		Count, and if emulating pay for, reading bytes [from, to) of a file
- *		(a read grant held).
- */
-static void
-charge_read(BraidSpillFile *f, size_t from, size_t to)
-{
-	uint64		lines = braid_lines_spanned(from, to);
-
-	braid_spill_count_read(f, from, to);
-	if (braid_emulate_read_ns <= 0 && braid_emulate_interference_ns <= 0)
-		return;
-
-	/*
-	 * long emulated delays are paid in slices of at most about 50 ms, so that
-	 * a cancel gets through
-	 */
-	while (lines > 0)
-	{
-		BraidEmulation em;
-		uint64		per_line;
-		uint64		slice;
-
-		braid_device_emulation(f, &em);
-		per_line = (uint64) Max(em.read_ns, 0) + (uint64) Max(em.interference_ns, 0);
-		slice = Min(lines, Max((uint64) 50000000 / Max(per_line, 1), (uint64) 1));
-		(void) braid_emulate_access(&em, slice, false);
-		lines -= slice;
-		if (lines > 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-}
-
-/*
- * braid_spill_note_read
- *		Read bytes [from, to) of a file through its mapping, under a read
- *		grant of its device taken for just this block: its lines are loaded
- *		(so that the caller then decodes them from the CPU caches, holding
- *		no grant), counted, and, if emulating, paid for.  Backend only.
- */
-void
-braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to)
-{
-	Assert(f->persisted);
-	if (to <= from)
-		return;
-	braid_sched_read_begin(&f->devslot, 1);
-	touch_lines(f->base + from, to - from);
-	charge_read(f, from, to);
-	braid_sched_read_end(&f->devslot, 1);
-}
-
-/*
- * braid_spill_read_copy
- *		Copy bytes [from, from + len) of a file out of its mapping into dst,
- *		under a read grant of its device taken for just this copy.  Backend
- *		only.
- */
-void
-braid_spill_read_copy(BraidSpillFile *f, size_t from, void *dst, size_t len)
-{
-	Assert(f->persisted);
-	if (len == 0)
-		return;
-	braid_sched_read_begin(&f->devslot, 1);
-	memcpy(dst, f->base + from, len);
-	charge_read(f, from, from + len);
-	braid_sched_read_end(&f->devslot, 1);
 }
 
 /*
@@ -1040,39 +895,4 @@ braid_spill_close(BraidSpillFile *f)
 	if (f == NULL)
 		return;
 	forget_file(f, false);
-}
-
-/*
- * braid_read_scope_add
- *		Include a file's device in a read scope (before it begins).
- */
-void
-braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f)
-{
-	if (f == NULL || f->devslot < 0)
-		return;
-	for (int i = 0; i < scope->nslots; i++)
-		if (scope->slots[i] == f->devslot)
-			return;
-	Assert(scope->nslots < BRAID_MAX_DEVICES);
-	scope->slots[scope->nslots++] = f->devslot;
-}
-
-/*
- * braid_read_scope_begin
- *		Wait for read grants on every device of the scope; reads of those
- *		files' mappings may follow until braid_read_scope_end.
- */
-void
-braid_read_scope_begin(BraidReadScope *scope)
-{
-	braid_sched_read_begin(scope->slots, scope->nslots);
-}
-
-/* braid_read_scope_end: give the scope's read grants back. */
-void
-braid_read_scope_end(BraidReadScope *scope)
-{
-	braid_sched_read_end(scope->slots, scope->nslots);
-	scope->nslots = 0;
 }

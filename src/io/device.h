@@ -66,6 +66,27 @@ typedef struct BraidReadScope
 	int			slots[16];		/* BRAID_MAX_DEVICES */
 } BraidReadScope;
 
+/*
+ * braid_temp_blocks
+ *		Add len bytes to *total (the bytes this backend has ever written,
+ *		device.c, or read, spillread.c) and return how many BLCKSZ blocks
+ *		that completes: what the executor's buffer usage counts as
+ *		temporary blocks, so that EXPLAIN (ANALYZE, BUFFERS) shows spill
+ *		traffic as "temp read/written" and pg_stat_statements' temp_blks_*
+ *		include it, as for PostgreSQL's own temporary files (a parallel
+ *		worker's usage reaches its leader with the rest).  pgBufferUsage is
+ *		the backend's: only the backend counts traffic, never a pool thread.
+ */
+static inline int64
+braid_temp_blocks(uint64 *total, size_t len)
+{
+	uint64		before = *total / BLCKSZ;
+
+	*total += len;
+	return (int64) (*total / BLCKSZ - before);
+}
+
+/* device.c */
 extern BraidSpillFile *braid_spill_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_try_create(size_t size, BraidDeviceStats *stats);
 extern BraidSpillFile *braid_spill_create_in(Oid spc, size_t size, BraidDeviceStats *stats,
@@ -76,10 +97,6 @@ extern uint8 *braid_spill_fill_begin(BraidSpillFile *f, size_t len, int *threads
 extern void braid_spill_fill_done(const BraidSpillFile *f, size_t from, size_t to);
 extern void braid_spill_fill_end(BraidSpillFile *f, size_t len);
 extern void braid_spill_finish(BraidSpillFile *f);
-extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
-extern void braid_spill_read_copy(BraidSpillFile *f, size_t from, void *dst, size_t len);
-extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);
-extern void braid_spill_count_read_sum(BraidSpillFile *f, uint64 bytes, uint64 lines);
 extern void braid_device_emulation(const BraidSpillFile *f, BraidEmulation *em);
 extern void braid_spill_close(BraidSpillFile *f);
 extern BraidSpillFile *braid_spill_open_foreign(Oid spc, const char *name, size_t written,
@@ -92,6 +109,12 @@ extern void braid_spill_hand_over(BraidSpillFile *f, int leader_pid, uint32 quer
 /* at backend exit, before any spill file goes (braid_spill_on_exit) */
 typedef void (*BraidSpillExitHook) (void);
 extern void braid_spill_on_exit(BraidSpillExitHook hook);
+
+/* spillread.c */
+extern void braid_spill_note_read(BraidSpillFile *f, size_t from, size_t to);
+extern void braid_spill_read_copy(BraidSpillFile *f, size_t from, void *dst, size_t len);
+extern void braid_spill_count_read(BraidSpillFile *f, size_t from, size_t to);
+extern void braid_spill_count_read_sum(BraidSpillFile *f, uint64 bytes, uint64 lines);
 extern void braid_read_scope_add(BraidReadScope *scope, const BraidSpillFile *f);
 extern void braid_read_scope_begin(BraidReadScope *scope);
 extern void braid_read_scope_end(BraidReadScope *scope);
