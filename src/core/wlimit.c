@@ -44,14 +44,15 @@
  * breakpoint near both ends, strided ones between, and a uniform grid; and
  * one entry past each run-count breakpoint, where a run of its own can
  * leave a merge group smaller (the lines still within the write limit).
- * With passes re-reading the whole input, C is linear in the pass count k
- * (k*(N*c - h*a) with a the run cost of an entry) down to the memory run's
- * share x = M/N, below which the runs write nothing: the optimum is x = 1,
- * M/N or a pass breakpoint next to it, away from 1 once l_run*(w+r) +
- * run_cpu exceeds about (N/h)*c.  With passes re-reading the segment only
- * (all S rows each pass), C is quadratic in k (k^2*h*c - k*h*a): the
- * optimum is k ~ a/(2c) passes, i.e. x* ~ 1 - a*h/(2*c*N) (= 1 -
- * a/(5*beta*c) with h = 0.4 M, 1 - a/(2.5*beta*c) over a value log)
+ * With passes re-reading the whole input, k passes cost k*N*c and keep
+ * B_k rows out of the runs (a each, the run cost of an entry), down to
+ * the memory run's share x = M/N, below which the runs write nothing; the
+ * first passes emit a whole room C each and later ones less, so the
+ * optimum leaves x = 1 once l_run*(w+r) + run_cpu exceeds about (N/C)*c
+ * and moves down the pass bounds to M/N as w grows.  With passes
+ * re-reading the segment only (all S rows each pass), C is about
+ * quadratic in k (k*B_k*c - a*B_k, B_k ~ k*h with h what a pass emits on
+ * average): the optimum is near k ~ a/(2c) passes, x* ~ 1 - a*h/(2*c*N),
  * clamped to [M/N, 1], interior once a exceeds c.
  *
  * LAZY: P selection passes feeding the gather directly, the build being
@@ -159,13 +160,15 @@
 /*
  * A selection pass's candidates have half the budget (the gather's arena
  * the other half; pass_room_entries) and a pass emits between half and all
- * of its candidates (sort_select.c, compact): 0.8 of them on average as
- * measured (segment at intensity 0 made 5, 10 and 21 passes over 5M rows at
- * beta 2, 4 and 8 in wlimit-20261130-002435, where all of them a pass made
- * 4, 8 and 16).  Where the IndexMap has the whole budget that room is half
- * a budget-full and a pass emits 0.4 of one; over a value log the IndexMap
- * has half the budget (the log's buffer the other half) and the passes'
- * room is a whole budget-full.
+ * of its candidates (sort_select.c, compact).  Where the IndexMap has the
+ * whole budget that room is half a budget-full; over a value log the
+ * IndexMap has half the budget (the log's buffer the other half) and the
+ * passes' room is a whole budget-full.  Segment's and lazy's passes are
+ * counted one by one by what each emits; beyond the passes so counted (64
+ * of segment's, 256 of lazy's) each is taken to emit 0.8 of the room, an
+ * average of early runs (segment at intensity 0 made 5, 10 and 21 passes
+ * over 5M rows at beta 2, 4 and 8 in wlimit-20261130-002435, 4, 8 and 16
+ * at a whole room each).
  */
 #define WL_PASS_EMITS	0.8
 
@@ -501,6 +504,8 @@ braid_wl_segment_pass_bound(const BraidWlInput *in, int k)
 	double		last;
 
 	params(in, &p);
+	if (p.npass_bounds == 0)
+		return 0.0;
 	if (k <= p.npass_bounds)
 		return p.pass_bounds[(k < 1 ? 1 : k) - 1];
 	last = p.npass_bounds > 0 ? p.pass_bounds[p.npass_bounds - 1] : 0.0;

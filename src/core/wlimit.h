@@ -150,8 +150,13 @@ extern bool braid_wl_lazy_materialize(const BraidWlInput *in, double write_inten
 /* Lines MergePass writes (the reference of every write intensity). */
 extern double braid_wl_mergepass_lines(const BraidWlInput *in);
 
-/* Entries one selection pass emits: 0.8 of its room (at least one). */
+/*
+ * Entries a selection pass emits where passes are not counted one by one:
+ * 0.8 of its room (at least one).
+ */
 extern double braid_wl_pass_entries(const BraidWlInput *in);
+
+/* Segment's selection passes over a head of rows; the most rows k emit. */
 extern double braid_wl_segment_passes(const BraidWlInput *in, double rows);
 extern double braid_wl_segment_pass_bound(const BraidWlInput *in, int k);
 

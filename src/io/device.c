@@ -40,7 +40,7 @@
  * reads a gather helper makes ahead of the merge: see sort_gather.c), so
  * under braidsort.io_policy = interference_aware no read and write of any
  * two backends overlap on one device.  A grant covers the device access:
- * a block read (braid_spill_note_read, braid_spill_read_copy) brings its
+ * a block read (braid_spill_note_read, braid_spill_read_copy: spillread.c) brings its
  * lines in from the device and is charged under its own short grant, and
  * the caller decodes it afterwards, holding nothing; reader threads that
  * copy rows out of a mapping run under the backend's read scope

@@ -25,7 +25,7 @@
  *
  * A grant covers a device access only: a block read out of a spill file's
  * mapping, a span written into it, or reader threads copying rows out of
- * a value log (device.c).  The CPU work around them -- merging, encoding,
+ * a value log (device.c, spillread.c).  The CPU work around them -- merging, encoding,
  * gathering heap rows -- holds no grant, so one session's CPU work never
  * keeps another's writes off the device.  Grants never span a call into
  * the executor or user code, so a backend can always finish what it
@@ -86,6 +86,29 @@ braid_sched_slot(int slot)
 }
 
 /*
+ * note_tablespace
+ *		Tablespace spcoid is used through device slot d now: the one last
+ *		used, and one of the tablespaces its profiles may come from
+ *		(find_device_profile); of more than BRAID_DEVICE_TABLESPACES, the
+ *		first noted is forgotten.  Lock held.
+ */
+static void
+note_tablespace(BraidDeviceSlot *d, Oid spcoid)
+{
+	d->spcoid = spcoid;
+	for (int i = 0; i < d->ntablespaces; i++)
+		if (d->tablespaces[i] == spcoid)
+			return;
+	if (d->ntablespaces == BRAID_DEVICE_TABLESPACES)
+	{
+		memmove(&d->tablespaces[0], &d->tablespaces[1],
+				sizeof(Oid) * (BRAID_DEVICE_TABLESPACES - 1));
+		d->ntablespaces--;
+	}
+	d->tablespaces[d->ntablespaces++] = spcoid;
+}
+
+/*
  * braid_sched_device
  *		The slot of the device holding directory "dir" (reached through
  *		tablespace spcoid), allocated on first use.  -1 if every slot is
@@ -124,7 +147,7 @@ braid_sched_device(Oid spcoid, const char *dir)
 		braid_shared->devices[slot].dev = dev;
 	}
 	if (slot >= 0)
-		braid_shared->devices[slot].spcoid = spcoid;
+		note_tablespace(&braid_shared->devices[slot], spcoid);
 	LWLockRelease(braid_shared->lock);
 
 	if (slot < 0 && !warned)
@@ -762,13 +785,13 @@ find_profile(Oid spcoid)
 /*
  * find_device_profile
  *		The profile of device slot d that its gate follows: of the profiles
- *		taken on its file system (by st_dev) under the emulation in force,
- *		the newest, so that two tablespaces on one file system with
- *		profiles of their own give the device one set of rules and one
- *		writers' cap, whichever was used last; where none was taken on it
- *		(its st_dev changed since, as a tmpfs's does when mounted again),
- *		that of the tablespace last used on it.  Lock held, or a few numbers
- *		read without (as find_stored_profile).
+ *		of tablespaces used through it since start-up (note_tablespace),
+ *		taken on its file system (by st_dev: not before the tablespace's
+ *		mount changed) under the emulation in force, the newest, so that
+ *		two tablespaces on one file system with profiles of their own give
+ *		the device one set of rules and one writers' cap, whichever was used
+ *		last; where there is none, that of the tablespace last used on it.
+ *		Lock held, or a few numbers read without (as find_stored_profile).
  */
 static const BraidProfile *
 find_device_profile(const BraidDeviceSlot *d)
@@ -780,9 +803,14 @@ find_device_profile(const BraidDeviceSlot *d)
 	for (int i = 0; i < BRAID_MAX_DEVICES; i++)
 	{
 		const BraidProfile *p = &braid_shared->profiles[i];
+		bool		used = false;
 
-		if (p->valid && p->dev == d->dev && braid_sched_profile_matches(p) &&
-			(best == NULL || p->taken_at > best->taken_at))
+		if (!p->valid || p->dev != d->dev || !braid_sched_profile_matches(p) ||
+			(best != NULL && p->taken_at <= best->taken_at))
+			continue;
+		for (int t = 0; t < d->ntablespaces && !used; t++)
+			used = d->tablespaces[t] == p->spcoid;
+		if (used)
 			best = p;
 	}
 	return best != NULL ? best : find_profile(d->spcoid);

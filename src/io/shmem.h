@@ -76,12 +76,18 @@ typedef struct BraidDeviceTraffic
 	pg_atomic_uint64 files;
 } BraidDeviceTraffic;
 
+/* Tablespaces a device slot remembers having been used through. */
+#define BRAID_DEVICE_TABLESPACES 8
+
 /* A spill device: its phase gate, counters and profile. */
 typedef struct BraidDeviceSlot
 {
 	bool		in_use;
 	uint64		dev;			/* st_dev of the filesystem */
 	Oid			spcoid;			/* tablespace it was last used through */
+	/* tablespaces used through it since start-up, the latest last */
+	Oid			tablespaces[BRAID_DEVICE_TABLESPACES];
+	int			ntablespaces;
 	/* phase gate, protected by BraidShared.lock */
 	int			phase;			/* BRAID_PHASE_*: current or last phase */
 	int			readers;		/* backends holding a read grant */

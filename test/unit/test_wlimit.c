@@ -5,10 +5,13 @@
  *	  modes.
  *
  * MergePass's lines and passes, hybrid's fixed share of them, segment's
- * optimum (all runs or next to its memory run's share when passes re-read
- * the whole input, the closed form's interior x* when they re-read the
- * segment only: wlimit.c) against a brute-force search, lazy's read-over-write rule, write intensities never exceeded,
- * which mode wins on a tmpfs and on a slow-writing device, and edge cases.
+ * optimum (all runs, or down the pass bounds to its memory run's share as
+ * w grows, when passes re-read the whole input; the best pass bound when
+ * they re-read the segment only: wlimit.c) against a brute-force search,
+ * segment's and lazy's pass counts against passes walked one after another
+ * and as measured, lazy's read-over-write rule, write intensities never
+ * exceeded, which mode wins on a tmpfs and on a slow-writing device, and
+ * edge cases.
  *
  * test/unit/test_wlimit.c
  *
@@ -237,6 +240,8 @@ test_wlimit_hybrid(void)
 	check_report(&c, "wlimit: hybrid writes 1 - 1/beta of MergePass's lines and never costs more within the fan-in");
 }
 
+static double pass_room(const BraidWlInput *in);
+
 /* segment_x: segment's cost-optimal share at w (no write limit). */
 static double
 segment_x(BraidWlInput in, double w, BraidWlEstimate *e)
@@ -273,6 +278,36 @@ is_pass_bound(const BraidWlInput *in, double s)
 	double		b = pass_bound_near(in, s - 1e-3 * fmax(s, 1.0) - 1e-6, true);
 
 	return fabs(b - s) <= 1e-6 * fmax(s, 1.0) + 1e-3;
+}
+
+/*
+ * walk_passes: selection passes over s rows (whole) with "room"
+ * candidates, made one after another as sort_select.c makes them: a pass
+ * over r rows emits all of them where they fit, else r / 2^j (whole), the
+ * least j >= 1 with r <= 2^j * room (the candidates halved at room, 2
+ * room, 4 room... rows), at least one.  Independent of the model's bounds.
+ */
+static double
+walk_passes(double s, double room)
+{
+	double		passes = 0;
+
+	while (s > 0)
+	{
+		double		emits = s;
+
+		if (s > room)
+		{
+			double		scale = 2;
+
+			while (room * scale < s)
+				scale *= 2;
+			emits = fmax(floor(s / scale), 1);
+		}
+		s -= emits;
+		passes++;
+	}
+	return passes;
 }
 
 /*
@@ -371,12 +406,14 @@ test_wlimit_segment_corner(void)
 
 /*
  * test_wlimit_segment_interior
- *		Passes re-reading only the segment's rows: the cost is quadratic in
- *		the pass count and the optimum interior, x* ~ 1 - a*h/(2*c*N) with a
- *		an entry's run cost and h a pass's entries, no lower than the memory
- *		run's share M/N (below it runs write nothing); the search
- *		finds the minimum of a brute-force sweep of x, and a write
- *		intensity caps x and the lines.
+ *		Passes re-reading only the segment's rows: the cost is about
+ *		quadratic in the pass count and the optimum interior, at the pass
+ *		bound where k*B_k*c + a*(N - M - B_k) is least (near x* ~ 1 -
+ *		a*h/(2*c*N), a an entry's run cost, h what a pass emits on average),
+ *		no lower than the memory run's share M/N (below it runs write
+ *		nothing); the search finds the minimum of a brute-force sweep of x;
+ *		a write intensity caps x and the lines; segment's passes as
+ *		measured, and as walked one after another.
  */
 static void
 test_wlimit_segment_interior(void)
@@ -426,7 +463,7 @@ test_wlimit_segment_interior(void)
 					break;
 			}
 			check_that(&c, fabs(x - expect) <= step + 1e-9,
-					   "beta %d, w %g: x = %g, the closed form's x* = %g (one pass = %g)",
+					   "beta %d, w %g: x = %g, the best pass bound's x = %g (one pass = %g)",
 					   beta, w, x, expect, step);
 		}
 
@@ -514,19 +551,21 @@ test_wlimit_segment_interior(void)
 	}
 
 	/*
-	 * the pass count rises by one just past each bound (shapes fixed, so
-	 * that the later tests draw the random values they always drew)
+	 * the pass count rises by one just past each bound, and is what passes
+	 * made one after another emit (walk_passes; shapes fixed, so that the
+	 * later tests draw the random values they always drew)
 	 */
 	for (int i = 0; i < 60; i++)
 	{
 		const double budgets[] = {1, 3, 1000, 12345, 2e6};
 		const double rooms[] = {0, 1, 7, 999, 1e6, 3e6};
 		BraidWlInput in = sortbench_input(2);
+		double		room;
 
 		in.budget_entries = budgets[i % 5];
 		in.pass_room_entries = rooms[i / 10];
 		in.rows = in.budget_entries * (3 + i);
-
+		room = floor(pass_room(&in));
 		for (int k = 1; k <= 80; k++)
 		{
 			double		b = braid_wl_segment_pass_bound(&in, k);
@@ -536,9 +575,25 @@ test_wlimit_segment_interior(void)
 					   "M=%g room %g: bound %d = %g rows, %g passes there, %g one row more",
 					   in.budget_entries, in.pass_room_entries, k, b,
 					   braid_wl_segment_passes(&in, b), braid_wl_segment_passes(&in, b + 1));
+			/* (within the bounds counted one by one: 64) */
+			if (k <= 64 && b < in.rows)
+				check_that(&c, walk_passes(b, room) == k && walk_passes(b + 1, room) == k + 1,
+						   "M=%g room %g: bound %d = %g rows, walked %g passes, %g one row more",
+						   in.budget_entries, room, k, b, walk_passes(b, room),
+						   walk_passes(b + 1, room));
+		}
+		for (double rows = 1; rows < in.rows && rows < 5e6; rows = rows * 1.37 + 1)
+		{
+			double		whole = floor(rows);
+
+			if (braid_wl_segment_passes(&in, whole) <= 64)
+				check_that(&c, braid_wl_segment_passes(&in, whole) == walk_passes(whole, room),
+						   "M=%g room %g: %g rows, %g passes, walked %g",
+						   in.budget_entries, room, whole,
+						   braid_wl_segment_passes(&in, whole), walk_passes(whole, room));
 		}
 	}
-	check_report(&c, "wlimit: segment re-reading its own rows has the closed form's interior x*, search matches a sweep, intensity caps x, passes as measured and as bounded");
+	check_report(&c, "wlimit: segment re-reading its own rows has its optimum at the best pass bound, search matches a sweep, intensity caps x, passes as measured and as walked");
 }
 
 /*
