@@ -118,6 +118,20 @@ braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from)
 	return braid_cost_indexmap_bytes(in) > braid_cost_map_budget(in, from);
 }
 
+/*
+ * braid_cost_spills_rows
+ *		braid_cost_spills for "rows" rows of in's shape (a shared sort's
+ *		leader, which takes every process's entries).
+ */
+bool
+braid_cost_spills_rows(const BraidCostInput *in, BraidGatherFrom from, double rows)
+{
+	BraidCostInput all = *in;
+
+	all.rows = rows;
+	return braid_cost_spills(&all, from);
+}
+
 /* vlog_row_bytes: a row's bytes in the value log's memory. */
 double
 braid_cost_vlog_row_bytes(const BraidCostInput *in)

@@ -25,6 +25,8 @@ extern double braid_cost_indexmap_bytes(const BraidCostInput *in);
 extern double braid_cost_pg_sort_bytes(const BraidCostInput *in);
 extern bool braid_cost_is_onepass(const BraidCostInput *in);
 extern bool braid_cost_spills(const BraidCostInput *in, BraidGatherFrom from);
+extern bool braid_cost_spills_rows(const BraidCostInput *in, BraidGatherFrom from,
+								   double rows);
 extern double braid_cost_device_bytes(const BraidCostInput *in, BraidGatherFrom from);
 extern double braid_cost_shared_device_bytes(const BraidCostInput *in, BraidGatherFrom from,
 											 int processes);

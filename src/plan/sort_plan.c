@@ -679,18 +679,9 @@ try_sort(PlannedStmt *stmt, Sort *sort, int processes, const BraidOneSortInput *
 	cscan = make_braid_scan(sort, child, own_cost, output_tlist);
 	data.tuple_width = (int) Min(cost.tuple_bytes, (double) INT_MAX);
 	data.sort_width = (int) Min(cost.sort_width, (double) INT_MAX);
-	data.expect_spill = braid_cost_spills(&cost, est.from);
-	if (shared && shared_rows > 0)
-	{
-		/*
-		 * The leader takes every process's entries into its IndexMap: where
-		 * each share fits but all of them do not, it writes runs and merges.
-		 */
-		BraidCostInput all = cost;
-
-		all.rows = shared_rows;
-		data.expect_spill = data.expect_spill || braid_cost_spills(&all, est.from);
-	}
+	/* (a shared sort's leader takes every entry: it merges where all spill) */
+	data.expect_spill = braid_cost_spills(&cost, est.from) ||
+		(shared && shared_rows > 0 && braid_cost_spills_rows(&cost, est.from, shared_rows));
 	data.wl_mode = (int) wl_mode;
 	data.can_reread = can_reread;
 	data.shared = shared;

@@ -145,48 +145,31 @@ FROM braidsort.device_summary() WHERE tablespace = 'dax'}));
 	# what the profile says)
 	is($shows, 't', "a profile with $interference ns of emulated interference shows it (" . ($ratio // "none") . ")")
 	  if $interference > 0;
-	$node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
+	# dax, then (no interference emulated) a second tablespace on the same
+	# file system with no profile of its own: under the device's rules,
+	# those of the profile of dax
+	foreach my $spc ($interference > 0 ? ('dax') : ('dax', 'dax2'))
 	{
-		local $ENV{PGOPTIONS} = join(' ',
-			'-c braidsort.force=on', '-c braidsort.work_mem=512',
-			'-c braidsort.spill_tablespace=dax', $emulation);
-		$node->command_ok(
-			[ 'pgbench', '-n', '-c', '4', '-j', '4', '-t', '2', '-f', "$dir/sorts.sql", 'postgres' ],
-			"pgbench sorts under a profile with $interference ns of interference: every result checked");
-	}
-	my $overlaps = $node->safe_psql('postgres', q{
-SELECT "overlaps" FROM braidsort.scheduler WHERE tablespace = 'dax'});
-	if ($shows ne 'f')
-	{
-		is($overlaps, '0', 'the profile shows interference: reads and writes kept apart');
-	}
-	else
-	{
-		ok($overlaps > 0, "the profile shows no interference: reads and writes overlapped ($overlaps)");
-	}
-	next if $interference > 0;
-
-	# a second tablespace on the same file system, with no profile of its
-	# own, is under the device's rules: those of the profile of dax
-	$node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
-	{
-		local $ENV{PGOPTIONS} = join(' ',
-			'-c braidsort.force=on', '-c braidsort.work_mem=512',
-			'-c braidsort.spill_tablespace=dax2', $emulation);
-		$node->command_ok(
-			[ 'pgbench', '-n', '-c', '4', '-j', '4', '-t', '2', '-f', "$dir/sorts.sql", 'postgres' ],
-			'pgbench sorts through a second tablespace on the profiled file system');
-	}
-	my $overlaps2 = $node->safe_psql('postgres', q{
-SELECT "overlaps" FROM braidsort.scheduler WHERE tablespace = 'dax2'});
-	if ($shows ne 'f')
-	{
-		is($overlaps2, '0', 'dax2 follows the device profile: reads and writes kept apart');
-	}
-	else
-	{
-		ok($overlaps2 > 0,
-			"dax2 follows the device profile (no interference): reads and writes overlapped ($overlaps2)");
+		$node->safe_psql('postgres', 'SELECT braidsort.stats_reset()');
+		{
+			local $ENV{PGOPTIONS} = join(' ',
+				'-c braidsort.force=on', '-c braidsort.work_mem=512',
+				"-c braidsort.spill_tablespace=$spc", $emulation);
+			$node->command_ok(
+				[ 'pgbench', '-n', '-c', '4', '-j', '4', '-t', '2', '-f', "$dir/sorts.sql", 'postgres' ],
+				"pgbench sorts through $spc under a profile with $interference ns of interference: every result checked");
+		}
+		my $overlaps = $node->safe_psql('postgres', qq{
+SELECT "overlaps" FROM braidsort.scheduler WHERE tablespace = '$spc'});
+		if ($shows ne 'f')
+		{
+			is($overlaps, '0', "$spc: the profile shows interference: reads and writes kept apart");
+		}
+		else
+		{
+			ok($overlaps > 0,
+				"$spc: the profile shows no interference: reads and writes overlapped ($overlaps)");
+		}
 	}
 }
 is($node->safe_psql('postgres', q{SELECT braidsort.forget_profile('dax')}), 't',
