@@ -182,8 +182,8 @@ test_profile_emulation(void)
  * test_profile_shared_clock
  *		On a shared clock, threads beyond the device's lanes queue: two
  *		writer threads get about one lane's bandwidth from a one-lane device
- *		and about twice that from a two-lane one.  Readers under a writer
- *		pay the interference delay.
+ *		and more than one lane can serve from a two-lane one.  Readers under
+ *		a writer pay the interference delay.
  */
 static void
 test_profile_shared_clock(void)
@@ -210,8 +210,14 @@ test_profile_shared_clock(void)
 	em.lanes = 2;
 	check_that(&c, braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_WRITE, 4096, 2,
 										 0.1, &em, NULL, &two) == 0, "two lanes refused");
-	check_that(&c, two.mb_per_s >= one.mb_per_s * 1.5,
-			   "two threads on two lanes: %g MB/s, on one: %g", two.mb_per_s, one.mb_per_s);
+	/*
+	 * One lane can never serve more than lane_mb_per_s; two must.  Not the
+	 * full 2x: each thread's sleeps overshoot by the timer's slack, more so
+	 * on a loaded machine (1.49x was seen under a CI build).
+	 */
+	check_that(&c, two.mb_per_s >= lane_mb_per_s * 1.2 && two.mb_per_s >= one.mb_per_s * 1.2,
+			   "two threads on two lanes: %g MB/s, on one: %g, one lane serves %g",
+			   two.mb_per_s, one.mb_per_s, lane_mb_per_s);
 
 	/* reads under a writer: 2000 ns more per line than reads alone */
 	memset(clock, 0, sizeof(*clock));
