@@ -53,6 +53,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# each TAP file's time in the log (after PGXS, which sets PROVE_FLAGS empty)
+PROVE_FLAGS = --timer
+
 # PGXS tracks no header dependencies: rebuild every object when a header
 # changes (a stale object would see another layout of shared structs)
 BRAID_HEADERS = $(foreach d,$(BRAID_DIRS),$(wildcard $(d)/*.h))
