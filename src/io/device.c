@@ -89,6 +89,7 @@
 #include "core/emulate.h"
 #include "core/pool.h"
 #include "io/device.h"
+#include "io/devprofile.h"
 #include "io/iosched.h"
 #include "io/spillspace.h"
 

@@ -41,6 +41,7 @@
 
 #include "compat.h"
 #include "io/device.h"
+#include "io/devprofile.h"
 #include "io/iosched.h"
 #include "io/profile.h"
 #include "core/pool.h"

@@ -24,6 +24,7 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
+#include "io/devprofile.h"
 #include "io/iosched.h"
 #include "io/spillspace.h"
 #include "monitor/stats.h"

@@ -60,7 +60,7 @@
 #include "guc.h"
 #include "core/costmodel.h"
 #include "io/device.h"
-#include "io/iosched.h"
+#include "io/devprofile.h"
 #include "plan/keys.h"
 #include "plan/plancost.h"
 #include "core/pool.h"

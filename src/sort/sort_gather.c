@@ -28,7 +28,7 @@
 #include "guc.h"
 #include "core/costmodel.h"
 #include "io/device.h"
-#include "io/iosched.h"
+#include "io/devprofile.h"
 #include "sort/sort_state.h"
 
 /*

@@ -24,8 +24,8 @@
 #include "utils/memutils.h"
 
 #include "io/device.h"
+#include "io/devprofile.h"
 #include "core/emulate.h"
-#include "io/iosched.h"
 #include "core/pool.h"
 #include "sort/sort_state.h"
 
