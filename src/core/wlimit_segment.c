@@ -177,10 +177,10 @@ braid_wlm_est_segment(const WlParams *p, double wi, BraidWlEstimate *out)
 	segment_consider(p, top, out, &ss);
 	for (int i = 1; i < WL_SEGMENT_GRID_POINTS; i++)
 		segment_consider(p, top * i / WL_SEGMENT_GRID_POINTS, out, &ss);
+
 	/*
-	 * the pass count's breakpoints: S at a pass bound (the most rows k
-	 * passes emit), x = 1 - S/N in [0, top]; beyond the last bound, S =
-	 * last + k*h
+	 * the pass count's breakpoints: S at a pass bound (the most rows k passes
+	 * emit), x = 1 - S/N in [0, top]; beyond the last bound, S = last + k*h
 	 */
 	for (int k = 0; k < p->npass_bounds; k++)
 		if (p->pass_bounds[k] <= p->n && p->pass_bounds[k] >= (1.0 - top) * p->n)

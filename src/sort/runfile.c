@@ -918,8 +918,8 @@ braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
 	 * (reads only, which the device does cheaply) gives its exact size, so
 	 * the file can be reserved before anything is written.  Each block read
 	 * takes a read grant of the device, and each flush of the output a write
-	 * grant (spillread.c, device.c), so reads and writes alternate, and the merging in
-	 * between holds neither.
+	 * grant (spillread.c, device.c), so reads and writes alternate, and the
+	 * merging in between holds neither.
 	 */
 	m = braid_merger_begin(runs, nruns, compare, compare_arg, memo_bytes);
 	while (braid_merger_next(m, &key, &keylen, &ref))

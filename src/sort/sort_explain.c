@@ -328,9 +328,9 @@ braid_explain(CustomScanState *node, List *ancestors, const BraidSortInstr *inst
 
 	/*
 	 * (a shared sort's emitter merges every process's runs where they spill
-	 * or where all their entries outgrow its IndexMap, both in
-	 * expect_spill, where full keys may be kept aside, in the processes'
-	 * memory, or where the leader takes no part: sort/sort_shared.c)
+	 * or where all their entries outgrow its IndexMap, both in expect_spill,
+	 * where full keys may be kept aside, in the processes' memory, or where
+	 * the leader takes no part: sort/sort_shared.c)
 	 */
 	expect_spill = data.expect_spill ||
 		(data.shared && (data.truncates || !parallel_leader_participation));

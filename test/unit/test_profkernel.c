@@ -210,6 +210,7 @@ test_profile_shared_clock(void)
 	em.lanes = 2;
 	check_that(&c, braid_profile_measure(region, PROF_REGION, BRAID_PROF_SEQ_WRITE, 4096, 2,
 										 0.1, &em, NULL, &two) == 0, "two lanes refused");
+
 	/*
 	 * One lane can never serve more than lane_mb_per_s; two must.  Not the
 	 * full 2x: each thread's sleeps overshoot by the timer's slack, more so

@@ -345,6 +345,7 @@ test_wlimit_segment_corner(void)
 		double		flip = -1;
 		double		last = 1.0;
 		double		predicted;
+
 		/* the first pass's emission, a pass's room */
 		double		h = braid_wl_segment_pass_bound(&in, 1);
 
@@ -426,12 +427,12 @@ test_wlimit_segment_interior(void)
 
 	/*
 	 * the closed form, with only the device and the re-reads priced: k passes
-	 * over the head of B_k rows (a pass bound) cost k*B_k*c and keep B_k
-	 * rows out of the runs, a each, to the memory run's share (x = M/N,
-	 * where the runs write nothing); with h rows a pass, k*B_k*c = B_k^2*c/h
-	 * and the optimum is x* ~ 1 - a*h/(2*c*N), where h is what the passes
-	 * emit on average (a pass's room C at first, less as they go on: the
-	 * optimum is taken among the bounds here)
+	 * over the head of B_k rows (a pass bound) cost k*B_k*c and keep B_k rows
+	 * out of the runs, a each, to the memory run's share (x = M/N, where the
+	 * runs write nothing); with h rows a pass, k*B_k*c = B_k^2*c/h and the
+	 * optimum is x* ~ 1 - a*h/(2*c*N), where h is what the passes emit on
+	 * average (a pass's room C at first, less as they go on: the optimum is
+	 * taken among the bounds here)
 	 */
 	for (int beta = 2; beta <= 16; beta *= 2)
 		for (double w = 200; w <= 20000; w *= 1.7)
@@ -529,9 +530,9 @@ test_wlimit_segment_interior(void)
 
 	/*
 	 * the passes wlimit-20261130-141206 measured at intensity 0 over 5M rows
-	 * (the memory run 2572477, 1286214 and 643083 entries at beta 2, 4 and
-	 * 8, 0.98 of a budget-full): 2, 8 and 19; at 0.8 of a pass's room each
-	 * the model had said 3, 8 and 17
+	 * (the memory run 2572477, 1286214 and 643083 entries at beta 2, 4 and 8,
+	 * 0.98 of a budget-full): 2, 8 and 19; at 0.8 of a pass's room each the
+	 * model had said 3, 8 and 17
 	 */
 	{
 		const double memrun[] = {2572477, 1286214, 643083};
