@@ -233,6 +233,49 @@ braid_spill_run(BraidSortState *st)
 }
 
 /*
+ * braid_spill_run_part
+ *		Write the IndexMap's first n entries (the oldest) as a run and keep
+ *		the rest, moved to its start: a hybrid or segment sort whose input
+ *		runs past the estimate keeps most of its memory run this way
+ *		(sort_wlimit.c).  Only where no key is kept aside (their full keys
+ *		would stay behind in the store) and no run is being made on a
+ *		helper; false, having done nothing, otherwise.
+ */
+bool
+braid_spill_run_part(BraidSortState *st, size_t n)
+{
+	BraidIndexMap *m = &st->path->map;
+	size_t		keep;
+	MemoryContext old;
+	BraidProgressPhase phase = st->mon.phase;
+	instr_time	start;
+
+	if (n == 0 || n >= m->nentries || m->any_truncated || st->cfg.collated ||
+		st->path->runset.pipe.on)
+		return false;
+	keep = m->nentries - n;
+	old = MemoryContextSwitchTo(st->sortcxt);
+	INSTR_TIME_SET_CURRENT(start);
+	braid_sort_set_phase(st, BRAID_PROGRESS_WRITING_RUN);
+	braid_prefault_end();
+	braid_map_note_peak(st);
+	m->nentries = n;
+	braid_map_sort(st, true);
+	st->path->runset.runs = lappend(st->path->runset.runs,
+									braid_run_write(m->entries, n, st->cfg.stride,
+													braid_map_entry_key_of, st, st->cfg.threads,
+													&st->instr.device));
+	st->instr.runs++;
+	braid_progress_add_run(&st->mon.progress);
+	memmove(m->entries, m->entries + n * st->cfg.stride, keep * st->cfg.stride);
+	m->nentries = keep;
+	MemoryContextSwitchTo(old);
+	braid_sort_set_phase(st, phase);
+	st->path->runset.spill_ms += braid_elapsed_ms(start);
+	return true;
+}
+
+/*
  * pipe_task
  *		The helper's part of a run made during the build: sort the half and
  *		size its run, or code it into its file.  Pure memory work: the half

@@ -354,6 +354,8 @@ typedef struct BraidWlimit
 	/* hybrid, segment: the last budget-full stays in memory */
 	int64		flush_at;		/* entries added before the flush, or -1 */
 	int64		entries_added;
+	double		overflow_share; /* of the IndexMap the next overflow past the
+								 * estimate writes (0: none yet) */
 	BraidRun   *memrun;			/* the last IndexMap, coded in memory */
 	size_t		held_bytes;		/* memory the mode holds while gathering */
 
@@ -577,6 +579,7 @@ extern void braid_runs_put(BraidSortState *st, const uint8 *key, size_t len,
 						   size_t sortable, uint64 ref);
 extern bool braid_runs_finish(BraidSortState *st);
 extern void braid_spill_run(BraidSortState *st);
+extern bool braid_spill_run_part(BraidSortState *st, size_t n);
 extern void braid_pipe_allow(BraidSortState *st, bool allowed);
 extern void braid_pipe_end(BraidSortState *st);
 extern void braid_pipe_stop(BraidSortState *st);
