@@ -165,6 +165,6 @@ if [ "${BRAID_TEST_PACKAGE:-}" = 1 ] || { [ "${BRAID_TEST_PACKAGE:-}" != 0 ] &&
 	step "Debian package"
 	# nocheck: the unit tests the package build would run again ran above,
 	# on this same tree
-	DEB_BUILD_OPTIONS=nocheck BRAID_INSTALL_LOCK_HELD=1 bash scripts/package.sh --pg "$major"
+	DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:+$DEB_BUILD_OPTIONS }nocheck" BRAID_INSTALL_LOCK_HELD=1 bash scripts/package.sh --pg "$major"
 fi
 echo "test.sh: all braidsort tests passed on PostgreSQL $major ($(($(date +%s) - t_major)) s)"

@@ -85,7 +85,7 @@ braid_sched_slot(int slot)
  * note_tablespace
  *		Tablespace spcoid is used through device slot d now: the one last
  *		used, and one of the tablespaces its profiles may come from
- *		(find_device_profile); of more than BRAID_DEVICE_TABLESPACES, the
+ *		(braid_sched_device_profile); of more than BRAID_DEVICE_TABLESPACES, the
  *		first noted is forgotten.  Lock held.
  */
 static void
@@ -185,7 +185,7 @@ static ProfileVerdict verdicts[BRAID_MAX_DEVICES];
  *		reads and writes apart (*apart) where its reads slow down under
  *		writes, and capping writers' threads (*capped) where its writes stop
  *		scaling.  The profile that says so is the device's
- *		(find_device_profile: the newest of its tablespaces' profiles taken
+ *		(braid_sched_device_profile: the newest of its tablespaces' profiles taken
  *		under this backend's emulation), whichever of its tablespaces a
  *		sort spills through.  A rule a profile shows not to be needed would
  *		only cost; without a profile, or where it did not measure the
@@ -239,7 +239,7 @@ can_read(BraidDeviceSlot *d, bool apart)
 /*
  * write_cap
  *		Writer threads a device takes at once: braidsort.write_threads, or
- *		the profiled optimum in the device's profile (find_device_profile).
+ *		the profiled optimum in the device's profile (braid_sched_device_profile).
  */
 static int
 write_cap(BraidDeviceSlot *d)

@@ -17,7 +17,7 @@
  * pool sizes and the cost model read it, and in $PGDATA/braidsort_profiles,
  * written atomically after each profile and read back at server start;
  * braidsort.forget_profile() drops one.  A profile records the emulation
- * it was taken under, and is used only under the same (iosched.c).  One
+ * it was taken under, and is used only under the same (devprofile.c).  One
  * whose threads did not get the CPUs (other work ran) is not stored.
  *
  * src/io/profile.c

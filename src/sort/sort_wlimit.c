@@ -182,6 +182,14 @@ wl_start_build(BraidSortState *st, int64 rows_carried)
 			if (tail > full)
 				wl->flush_at = (int64) Min(tail - full * (1.0 - BRAID_WL_MEMORY_RUN_MARGIN),
 										   BRAID_WL_MAX_ROWS);
+
+			/*
+			 * Rows expected to fit the IndexMap (segment at intensity 0 keys
+			 * 0.98 of one): a flush at the start, with nothing to write, so
+			 * that rows past the estimate overflow as after one
+			 */
+			else
+				wl->flush_at = 0;
 			break;
 		case BRAID_WL_LAZY:
 			wl->selecting = true;
@@ -223,16 +231,27 @@ flush_for_memory_run(BraidSortState *st)
 }
 
 /*
+ * The share of the IndexMap the first overflow past the estimate writes,
+ * doubling at each later one up to the most: a few small runs for an
+ * estimate a little short, runs of a quarter of it for one far short.
+ */
+#define BRAID_WL_OVERFLOW_FIRST		(2 * BRAID_WL_MEMORY_RUN_MARGIN)
+#define BRAID_WL_OVERFLOW_MOST		0.25
+
+/*
  * spill_overflow
  *		More rows came after the flush than the estimate left room for: the
  *		IndexMap that was to stay in memory is full.  Write only a share of
- *		it (its oldest entries) as a run, a share that doubles at each
- *		overflow, rather than the whole budget-full: ANALYZE's row count
- *		runs a percent or two short of a table's (the flush's margin covers
- *		2% of a budget-full), and writing it all then cost hybrid half its
- *		saving (1.5x the lines it planned, seen at beta 2).  While the final
- *		merge can take one run more; else, or where the IndexMap cannot be
- *		split (braid_spill_run_part), the whole IndexMap goes, as before.
+ *		it (its oldest entries) as a run rather than the whole budget-full:
+ *		ANALYZE's row count runs a percent or two short of a table's (the
+ *		flush's margin covers 2% of a budget-full), and writing it all then
+ *		cost hybrid its saving (all of MergePass's lines at beta 4, with a
+ *		count 1% short of 5M rows).  The rows past the estimate are written
+ *		once, to within the last share, in a few runs more, while the final
+ *		merge can take them in one pass (it takes the memory run and the
+ *		passes' virtual run beside its fan-in); else, or where the IndexMap
+ *		cannot be split (braid_spill_run_part), the whole IndexMap goes, as
+ *		before.
  */
 static void
 spill_overflow(BraidSortState *st)
@@ -240,13 +259,10 @@ spill_overflow(BraidSortState *st)
 	BraidWlimit *wl = &st->path->wl;
 	size_t		n;
 
-	wl->overflow_share = wl->overflow_share > 0 ? wl->overflow_share * 2 :
-		2 * BRAID_WL_MEMORY_RUN_MARGIN;
+	wl->overflow_share = wl->overflow_share > 0 ?
+		Min(wl->overflow_share * 2, BRAID_WL_OVERFLOW_MOST) : BRAID_WL_OVERFLOW_FIRST;
 	n = (size_t) ceil(st->path->map.nentries * wl->overflow_share);
-	/* the final merge takes the runs, this one, the memory run, the passes' */
-	if (wl->overflow_share <= 0.5 &&
-		list_length(st->path->runset.runs) + 2 + (wl->head_rows > 0 ? 1 : 0) <=
-		braid_runs_fanin(st) &&
+	if (list_length(st->path->runset.runs) + 1 <= braid_runs_fanin(st) &&
 		braid_spill_run_part(st, n))
 		return;
 	braid_spill_run(st);
@@ -276,9 +292,10 @@ wl_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable, uint64
 		braid_select_offer(st, key, len, sortable, ref);
 		return;
 	}
-	if (wl->flush_at >= 0 && wl->entries_added++ == wl->flush_at && st->path->map.nentries > 0)
+	if (wl->flush_at >= 0 && wl->entries_added++ == wl->flush_at)
 		flush_for_memory_run(st);
 	else if (wl->flush_at >= 0 && wl->entries_added > wl->flush_at &&
+			 st->path->map.nentries > 0 &&
 			 st->path->map.nentries == st->path->map.capacity && !braid_map_grow(st))
 		spill_overflow(st);
 	braid_runs_put(st, key, len, sortable, ref);
