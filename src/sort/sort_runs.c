@@ -204,12 +204,13 @@ braid_runs_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable
 }
 
 /*
- * braid_spill_run
- *		The IndexMap is full: sort it, write it to the spill device as a run
- *		and empty it (its memory is reused for the next run).
+ * write_first_run
+ *		Sort the IndexMap's first n entries and write them to the spill
+ *		device as a run; the IndexMap then counts those n only (the caller
+ *		empties it or keeps the rest).
  */
-void
-braid_spill_run(BraidSortState *st)
+static void
+write_first_run(BraidSortState *st, size_t n)
 {
 	MemoryContext old = MemoryContextSwitchTo(st->sortcxt);
 	BraidProgressPhase phase = st->mon.phase;
@@ -219,17 +220,29 @@ braid_spill_run(BraidSortState *st)
 	braid_sort_set_phase(st, BRAID_PROGRESS_WRITING_RUN);
 	braid_prefault_end();
 	braid_map_note_peak(st);
+	st->path->map.nentries = n;
 	braid_map_sort(st, true);
 	st->path->runset.runs = lappend(st->path->runset.runs,
-									braid_run_write(st->path->map.entries, st->path->map.nentries, st->cfg.stride,
+									braid_run_write(st->path->map.entries, n, st->cfg.stride,
 													braid_map_entry_key_of, st, st->cfg.threads,
 													&st->instr.device));
 	st->instr.runs++;
 	braid_progress_add_run(&st->mon.progress);
-	braid_map_clear(st);
 	MemoryContextSwitchTo(old);
 	braid_sort_set_phase(st, phase);
 	st->path->runset.spill_ms += braid_elapsed_ms(start);
+}
+
+/*
+ * braid_spill_run
+ *		The IndexMap is full: sort it, write it to the spill device as a run
+ *		and empty it (its memory is reused for the next run).
+ */
+void
+braid_spill_run(BraidSortState *st)
+{
+	write_first_run(st, st->path->map.nentries);
+	braid_map_clear(st);
 }
 
 /*
@@ -246,32 +259,14 @@ braid_spill_run_part(BraidSortState *st, size_t n)
 {
 	BraidIndexMap *m = &st->path->map;
 	size_t		keep;
-	MemoryContext old;
-	BraidProgressPhase phase = st->mon.phase;
-	instr_time	start;
 
 	if (n == 0 || n >= m->nentries || m->any_truncated || st->cfg.collated ||
 		st->path->runset.pipe.on)
 		return false;
 	keep = m->nentries - n;
-	old = MemoryContextSwitchTo(st->sortcxt);
-	INSTR_TIME_SET_CURRENT(start);
-	braid_sort_set_phase(st, BRAID_PROGRESS_WRITING_RUN);
-	braid_prefault_end();
-	braid_map_note_peak(st);
-	m->nentries = n;
-	braid_map_sort(st, true);
-	st->path->runset.runs = lappend(st->path->runset.runs,
-									braid_run_write(m->entries, n, st->cfg.stride,
-													braid_map_entry_key_of, st, st->cfg.threads,
-													&st->instr.device));
-	st->instr.runs++;
-	braid_progress_add_run(&st->mon.progress);
+	write_first_run(st, n);
 	memmove(m->entries, m->entries + n * st->cfg.stride, keep * st->cfg.stride);
 	m->nentries = keep;
-	MemoryContextSwitchTo(old);
-	braid_sort_set_phase(st, phase);
-	st->path->runset.spill_ms += braid_elapsed_ms(start);
 	return true;
 }
 
