@@ -203,7 +203,40 @@ FROM (VALUES ('hybrid', -1), ('segment', -1), ('segment', 0), ('segment', 0.5)) 
 	 LATERAL wl_runs(mode, intensity, 'SELECT * FROM wl_under ORDER BY k, id') u,
 	 LATERAL wl_runs(mode, intensity, 'SELECT * FROM wl_far ORDER BY k, id') f;
 SET braidsort.work_mem = 64;
-DROP TABLE wl_exact, wl_under, wl_far;
+
+-- one long key among short ones (a random bytea key with four zero bytes
+-- runs past its prefix): the keys kept aside get a little of the budget,
+-- not an eighth or half of it, whether it comes before the flush or in the
+-- memory run (the memory run was cut to a half or less, with runs more)
+CREATE TABLE wl_bshort WITH (autovacuum_enabled = off) AS
+	SELECT id, decode(substr(md5(id::text), 1, 12), 'hex') AS b FROM wl_t;
+CREATE TABLE wl_bearly WITH (autovacuum_enabled = off) AS
+	SELECT id, CASE WHEN id = 100 THEN decode(repeat('ab', 60), 'hex')
+		   ELSE decode(substr(md5(id::text), 1, 12), 'hex') END AS b FROM wl_t;
+CREATE TABLE wl_blate WITH (autovacuum_enabled = off) AS
+	SELECT id, CASE WHEN id = 10000 THEN decode(repeat('ab', 60), 'hex')
+		   ELSE decode(substr(md5(id::text), 1, 12), 'hex') END AS b FROM wl_t;
+-- and a third of the keys long, the count 20% short
+CREATE TABLE wl_bmixed WITH (autovacuum_enabled = off) AS
+	SELECT id, CASE WHEN id % 3 = 0 THEN decode(md5(id::text) || md5(id::text), 'hex')
+		   ELSE decode(substr(md5(id::text), 1, 12), 'hex') END AS b FROM wl_t;
+ANALYZE wl_bshort, wl_bearly, wl_blate, wl_bmixed;
+UPDATE pg_class SET reltuples = reltuples * 0.8 WHERE oid = 'wl_bmixed'::regclass;
+SET braidsort.work_mem = 192;
+SELECT mode, intensity,
+	   e.memrun >= 0.9 * s.memrun AS early_kept, e.runs <= s.runs + 1 AS early_runs,
+	   l.memrun >= 0.9 * s.memrun AS late_kept, l.runs <= s.runs + 1 AS late_runs,
+	   wl_check(mode, intensity, 'SELECT * FROM wl_blate ORDER BY b, id'),
+	   wl_check(mode, intensity, 'SELECT * FROM wl_bmixed ORDER BY b DESC, id')
+FROM (VALUES ('hybrid', -1), ('segment', 0.5)) m(mode, intensity),
+	 LATERAL wl_runs(mode, intensity, 'SELECT * FROM wl_bshort ORDER BY b, id') s,
+	 LATERAL wl_runs(mode, intensity, 'SELECT * FROM wl_bearly ORDER BY b, id') e,
+	 LATERAL wl_runs(mode, intensity, 'SELECT * FROM wl_blate ORDER BY b, id') l;
+SET braidsort.work_mem = 64;
+-- collated keys, all kept aside, the count 20% short (wl_far's)
+SELECT mode, wl_check(mode, -1, 'SELECT w.id, t.t FROM wl_far w JOIN wl_t t USING (id) ORDER BY t.t COLLATE wl_en, w.id')
+FROM (VALUES ('hybrid'), ('segment')) m(mode);
+DROP TABLE wl_exact, wl_under, wl_far, wl_bshort, wl_bearly, wl_blate, wl_bmixed;
 DROP FUNCTION wl_runs(text, float8, text);
 
 -- the executor contract in each mode: scrollable cursors walked backward,

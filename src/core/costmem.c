@@ -288,24 +288,58 @@ braid_cost_merge_fanin(double budget_bytes, double key_bytes)
 }
 
 /*
+ * The keys' room once the budget is split: their expected memory (the
+ * average so far, for a room's worth of entries) this many times over,
+ * which covers the store's growth by doubling and keys a little longer
+ * than the average ...
+ */
+#define BRAID_SPLIT_KEY_MARGIN		4.0
+/*
+ * ... but no less than this share of the room, nor than the store's first
+ * arena (4 kB) and slots (64) with room to grow once ...
+ */
+#define BRAID_SPLIT_KEY_LEAST		(1.0 / 64.0)
+#define BRAID_SPLIT_KEY_LEAST_BYTES	8192.0
+/* ... and no more than these, with the average trusted or not */
+#define BRAID_SPLIT_KEY_MOST_TRUSTED	(1.0 / 8.0)
+#define BRAID_SPLIT_KEY_MOST_UNTRUSTED	0.5
+
+/*
  * braid_cost_split_entries
  *		Once full keys kept aside would take the entries and the keys past
  *		"room" bytes: how many entries of "stride" bytes to keep to, the
  *		keys (key_memory bytes an entry, on average) having the rest.  As
- *		many as room holds with their keys; until the average is "trusted"
- *		(taken over a room's worth of entries at least: a few odd keys
- *		could mislead it) between a quarter and half of room in entries,
- *		then up to seven eighths (rare long keys still have some room); at
- *		least 2.  The runtime's (sort/sort_runs.c braid_runs_put,
- *		sort/sort_select.c make_candidate_room) and the model's.
+ *		many as room holds with their keys, less the keys' room: their
+ *		expected memory with a margin, at least 1/64 of room and 8 kB
+ *		(the store's smallest, growing once), at most half
+ *		of it until the average is "trusted" (taken over a room's worth of
+ *		entries at least: a few odd keys could mislead it) and an eighth
+ *		after; until then, at least a quarter of room in entries; at least
+ *		2.  Rare long keys (a random 10-byte bytea key with four zero
+ *		bytes, which its encoding escapes) so cost the entries 1/64 of room, not
+ *		an eighth or half of it: hybrid's last budget-full, which they
+ *		share, stays in memory.  The runtime's (sort/sort_runs.c
+ *		braid_runs_put, sort/sort_select.c make_candidate_room) and the
+ *		model's.
  */
 double
 braid_cost_split_entries(double key_memory, double room, double stride, bool trusted)
 {
-	double		most = floor(room * (trusted ? 7.0 / 8.0 : 0.5) / stride);
+	double		keys = key_memory > 0 ? key_memory : 0;
+	double		reserve = keys * BRAID_SPLIT_KEY_MARGIN * (room / stride);
+	double		reserve_most = room * (trusted ? BRAID_SPLIT_KEY_MOST_TRUSTED :
+									   BRAID_SPLIT_KEY_MOST_UNTRUSTED);
+	double		most;
 	double		least = trusted ? 2 : floor(room / 4 / stride);
-	double		entries = floor(room / (stride + (key_memory > 0 ? key_memory : 0)));
+	double		entries = floor(room / (stride + keys));
 
+	if (reserve < room * BRAID_SPLIT_KEY_LEAST)
+		reserve = room * BRAID_SPLIT_KEY_LEAST;
+	if (reserve < BRAID_SPLIT_KEY_LEAST_BYTES)
+		reserve = BRAID_SPLIT_KEY_LEAST_BYTES;
+	if (reserve > reserve_most)
+		reserve = reserve_most;
+	most = floor((room - reserve) / stride);
 	if (entries > most)
 		entries = most;
 	if (entries < least)

@@ -22,9 +22,10 @@
  *	  budget or half of it beside a value log (braid_map_grow);
  *	- the full keys take what the entries leave, until keeping one would
  *	  push the total over the budget: from then on the entries keep to a
- *	  share sized from the average full key seen so far in the sort
- *	  (braid_map_split_budget, braid_map_split_entries), their keys to the
- *	  rest (the store's limit, braid_map_split_limit);
+ *	  share sized from the average full key seen so far in the sort, or
+ *	  over its last entries where that is higher (braid_map_split_budget,
+ *	  braid_map_split_entries), their keys to the rest (the store's limit,
+ *	  braid_map_split_limit);
  *	- EXPLAIN's IndexMap Memory is their peak (braid_map_note_peak).
  *
  * The tie-break, the full keys' lookups and the run writer's key_of run on
@@ -47,6 +48,14 @@
 #include "sort/sort_state.h"
 
 /*
+ * The recent average of the split (braid_map_split_entries): over about
+ * the last window's entries (the counts halve as they pass it), trusted
+ * from this many on.
+ */
+#define BRAID_SPLIT_RECENT_WINDOW	65536.0
+#define BRAID_SPLIT_RECENT_LEAST	1024.0
+
+/*
  * braid_map_reset
  *		An empty IndexMap, its memory gone with the sort's context: when the
  *		node's path is set up, and when a rescan sorts again.
@@ -65,6 +74,8 @@ braid_map_reset(BraidSortState *st)
 	m->split_cap = 0;
 	m->entries_seen = 0;
 	m->key_memory_seen = 0;
+	m->recent_seen = 0;
+	m->recent_key_memory = 0;
 	braid_ovf_init(&m->ovf, st->sortcxt);
 }
 
@@ -101,9 +112,18 @@ braid_map_note_peak(BraidSortState *st)
 void
 braid_map_note_key(BraidSortState *st, size_t len, bool aside)
 {
-	st->path->map.entries_seen += 1;
-	if (aside)
-		st->path->map.key_memory_seen += braid_cost_split_key_memory((double) len, st->cfg.collated);
+	BraidIndexMap *m = &st->path->map;
+	double		memory = aside ? braid_cost_split_key_memory((double) len, st->cfg.collated) : 0;
+
+	m->entries_seen += 1;
+	m->key_memory_seen += memory;
+	if (m->recent_seen >= BRAID_SPLIT_RECENT_WINDOW)
+	{
+		m->recent_seen /= 2;
+		m->recent_key_memory /= 2;
+	}
+	m->recent_seen += 1;
+	m->recent_key_memory += memory;
 }
 
 /*
@@ -113,14 +133,21 @@ braid_map_note_key(BraidSortState *st, size_t len, bool aside)
  *		average memory of the full keys of every entry made or offered so
  *		far in this sort, not of those held now (after a run or a pass
  *		there are none, or one), trusted once a room's worth of entries
- *		was seen.
+ *		was seen; or from that of the last entries, where it is higher:
+ *		long keys coming after many short ones (rows loaded later) move the
+ *		whole sort's average too slowly, and the keys' room it sizes (as
+ *		little as 1/64 of room for rare long keys) would end many runs
+ *		early.
  */
 size_t
 braid_map_split_entries(const BraidSortState *st, size_t room)
 {
-	double		key_memory = st->path->map.entries_seen > 0 ?
-		st->path->map.key_memory_seen / st->path->map.entries_seen : 0;
-	bool		trusted = st->path->map.entries_seen >= (double) (room / st->cfg.stride);
+	const BraidIndexMap *m = &st->path->map;
+	double		key_memory = m->entries_seen > 0 ? m->key_memory_seen / m->entries_seen : 0;
+	bool		trusted = m->entries_seen >= (double) (room / st->cfg.stride);
+
+	if (m->recent_seen >= BRAID_SPLIT_RECENT_LEAST)
+		key_memory = Max(key_memory, m->recent_key_memory / m->recent_seen);
 
 	return (size_t) braid_cost_split_entries(key_memory, (double) room,
 											 (double) st->cfg.stride, trusted);

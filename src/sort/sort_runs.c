@@ -122,6 +122,25 @@ split_budget(BraidSortState *st)
 }
 
 /*
+ * keys_share
+ *		The entries' share of a split IndexMap once a key kept aside makes
+ *		the store "after" bytes of the "map" the two share: split_cap, or
+ *		fewer so that the store holds this key at least (its first arena
+ *		and slots, a few kB, can be more than the split leaves the keys of
+ *		a small budget with rare long keys).
+ */
+static size_t
+keys_share(const BraidSortState *st, size_t after, size_t map)
+{
+	const BraidIndexMap *m = &st->path->map;
+	size_t		share = Min(m->capacity, m->split_cap);
+
+	if (share * st->cfg.stride + after > map && map >= after + 2 * st->cfg.stride)
+		share = Min(share, (map - after) / st->cfg.stride);
+	return share;
+}
+
+/*
  * braid_runs_put
  *		The MergePass strategy's entry (and that of the rows a write-limited
  *		sort sends through runs): append it to the IndexMap, writing the
@@ -183,13 +202,14 @@ braid_runs_put(BraidSortState *st, const uint8 *key, size_t len, size_t sortable
 				split_budget(st);
 				after = braid_map_key_bytes_after(st, len);
 			}
-			share = Min(m->capacity, m->split_cap);
+			share = keys_share(st, after, map);
 			if (m->nentries > 0 &&
 				(m->nentries >= share || share * st->cfg.stride + after > map))
 			{
 				braid_spill_run(st);
 				split_budget(st);
-				share = Min(m->capacity, m->split_cap);
+				after = braid_map_key_bytes_after(st, len);
+				share = keys_share(st, after, map);
 			}
 			if (m->capacity > share)
 				braid_map_resize(st, share);
@@ -250,23 +270,36 @@ braid_spill_run(BraidSortState *st)
  *		Write the IndexMap's first n entries (the oldest) as a run and keep
  *		the rest, moved to its start: a hybrid or segment sort whose input
  *		runs past the estimate keeps most of its memory run this way
- *		(sort_wlimit.c).  Only where no key is kept aside (their full keys
- *		would stay behind in the store) and no run is being made on a
- *		helper; false, having done nothing, otherwise.
+ *		(sort_wlimit.c).  The full keys kept aside are copied into a fresh
+ *		store, the kept entries' only (braid_map_keep_first): left in the
+ *		old one, the written entries' keys would fill the keys' share and
+ *		end the memory run with a whole run soon after.  Not while a run is
+ *		being made on a helper, nor with a store larger than a sixteenth of
+ *		the budget; false, having done nothing, then.
  */
 bool
 braid_spill_run_part(BraidSortState *st, size_t n)
 {
 	BraidIndexMap *m = &st->path->map;
+	size_t		store = braid_ovf_bytes(&m->ovf);
 	size_t		keep;
 
-	if (n == 0 || n >= m->nentries || m->any_truncated || st->cfg.collated ||
-		st->path->runset.pipe.on)
+	/*
+	 * The fresh store is made beside the old one: only while that costs no
+	 * more than a sixteenth of the budget (rare long keys), else the whole
+	 * IndexMap goes, which empties the store.
+	 */
+	if (n == 0 || n >= m->nentries || st->path->runset.pipe.on ||
+		store > braid_map_budget(st) / 16)
 		return false;
 	keep = m->nentries - n;
 	write_first_run(st, n);
 	memmove(m->entries, m->entries + n * st->cfg.stride, keep * st->cfg.stride);
-	m->nentries = keep;
+	braid_map_keep_first(st, keep);
+	/* both stores were held at once */
+	st->instr.peak_map_bytes = Max(st->instr.peak_map_bytes,
+								   m->capacity * st->cfg.stride + store +
+								   braid_ovf_bytes(&m->ovf));
 	return true;
 }
 

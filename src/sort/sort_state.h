@@ -239,6 +239,10 @@ typedef struct BraidIndexMap
 	double		entries_seen;	/* entries made or offered so far ... */
 	double		key_memory_seen;	/* ... and the memory of their full keys
 									 * kept aside (the split's average) */
+	double		recent_seen;	/* the same over the last entries only (both
+								 * halved as they pass a window) ... */
+	double		recent_key_memory;	/* ... which a change in the keys moves at
+									 * once */
 } BraidIndexMap;
 
 /* BUILD: the rows taken into the sort (sort_build.c). */
@@ -354,6 +358,8 @@ typedef struct BraidWlimit
 	/* hybrid, segment: the last budget-full stays in memory */
 	int64		flush_at;		/* entries added before the flush, or -1 */
 	int64		entries_added;
+	double		entries_expected;	/* entries the estimate sends through runs
+									 * (the rows after a segment's head) */
 	double		overflow_share; /* of the IndexMap the next overflow past the
 								 * estimate writes (0: none yet) */
 	BraidRun   *memrun;			/* the last IndexMap, coded in memory */

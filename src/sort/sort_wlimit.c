@@ -208,6 +208,11 @@ wl_start_build(BraidSortState *st, int64 rows_carried)
 		default:
 			break;
 	}
+	wl->entries_expected = tail;
+	elog(DEBUG1, "braidsort: %s build: estimate %.0f rows, a budget-full %.0f, flush at " INT64_FORMAT
+		 ", head " INT64_FORMAT " rows, IndexMap budget %zu bytes, stride %zu",
+		 braid_wl_mode_name(wl->mode), est, full, wl->flush_at, wl->head_rows, map_bytes,
+		 (size_t) st->cfg.stride);
 	braid_plan_wl_input(&wl->model, est, st->cfg.stride, st->cfg.keylen, st->cfg.key_bytes,
 						st->cfg.key_memory,
 						st->cfg.budget, braid_runs_fanin(st), true, st->cfg.value_log,
@@ -224,6 +229,11 @@ wl_start_build(BraidSortState *st, int64 rows_carried)
 static void
 flush_for_memory_run(BraidSortState *st)
 {
+	elog(DEBUG1, "braidsort: flush for the memory run at entry " INT64_FORMAT
+		 " (IndexMap %zu of %zu entries, pipe %s, %d runs, keys split %s, truncated %s)",
+		 st->path->wl.flush_at, st->path->map.nentries, st->path->map.capacity,
+		 st->path->runset.pipe.on ? "on" : "off", list_length(st->path->runset.runs),
+		 st->path->map.keys_split ? "yes" : "no", st->path->map.any_truncated ? "yes" : "no");
 	braid_pipe_allow(st, false);
 	braid_pipe_end(st);
 	if (st->path->map.nentries > 0)
@@ -240,28 +250,37 @@ flush_for_memory_run(BraidSortState *st)
 
 /*
  * spill_overflow
- *		More rows came after the flush than the estimate left room for: the
- *		IndexMap that was to stay in memory is full.  Write only a share of
- *		it (its oldest entries) as a run rather than the whole budget-full:
- *		ANALYZE's row count runs a percent or two short of a table's (the
- *		flush's margin covers 2% of a budget-full), and writing it all then
- *		cost hybrid its saving (all of MergePass's lines at beta 4, with a
- *		count 1% short of 5M rows).  The rows past the estimate are written
- *		once, to within the last share, in a few runs more, while the final
- *		merge can take them in one pass (it takes the memory run and the
- *		passes' virtual run beside its fan-in); else, or where the IndexMap
- *		cannot be split (braid_spill_run_part), the whole IndexMap goes, as
- *		before.
+ *		More rows came after the flush than the IndexMap that was to stay in
+ *		memory holds: it is full.  Write only a share of it (its oldest
+ *		entries) as a run rather than the whole budget-full: ANALYZE's row
+ *		count runs a percent or two short of a table's (the flush's margin
+ *		covers 2% of a budget-full), and writing it all then cost hybrid its
+ *		saving (all of MergePass's lines at beta 4, with a count 1% short of
+ *		5M rows).  The rows past the estimate are written once, to within
+ *		the last share, in a few runs more, while the final merge can take
+ *		them in one pass (it takes the memory run and the passes' virtual
+ *		run beside its fan-in); else, or where the IndexMap cannot be split
+ *		(braid_spill_run_part), the whole IndexMap goes, as before.  Where
+ *		the estimate still expects rows, the IndexMap holds fewer than
+ *		planned (long keys kept aside took some of its room): the run then
+ *		frees room for all of them at once, and a margin, not a share that
+ *		would overflow again.
  */
 static void
 spill_overflow(BraidSortState *st)
 {
 	BraidWlimit *wl = &st->path->wl;
+	double		left = wl->entries_expected - (double) wl->entries_added;
 	size_t		n;
 
 	wl->overflow_share = wl->overflow_share > 0 ?
 		Min(wl->overflow_share * 2, BRAID_WL_OVERFLOW_MOST) : BRAID_WL_OVERFLOW_FIRST;
-	n = (size_t) ceil(st->path->map.nentries * wl->overflow_share);
+	n = (size_t) ceil(Max(st->path->map.nentries * wl->overflow_share,
+						  left + st->path->map.capacity * BRAID_WL_MEMORY_RUN_MARGIN));
+	elog(DEBUG1, "braidsort: IndexMap full past the estimate at entry " INT64_FORMAT
+		 " (%zu entries, %d runs, share %.2f, truncated %s)",
+		 wl->entries_added, st->path->map.nentries, list_length(st->path->runset.runs),
+		 wl->overflow_share, st->path->map.any_truncated ? "yes" : "no");
 	if (list_length(st->path->runset.runs) + 1 <= braid_runs_fanin(st) &&
 		braid_spill_run_part(st, n))
 		return;

@@ -1417,9 +1417,10 @@ test_costmodel_abbreviated(void)
 
 /*
  * test_costmodel_split: once full keys share the budget with the entries,
- * the entries keep to what it holds with their keys: between a quarter and
- * half of it until the average is trusted, then up to seven eighths; runs
- * end when either share is full.
+ * the entries keep to what it holds with their keys, the keys having their
+ * expected memory four times over, at least 1/64 of it and 8 kB, at most half until
+ * the average is trusted (the entries at least a quarter) and an eighth
+ * after; runs end when either share is full.
  */
 static void
 test_costmodel_split(void)
@@ -1428,9 +1429,22 @@ test_costmodel_split(void)
 	double		room = 65536;
 
 	check_init(&c);
-	check_that(&c, braid_cost_split_entries(0, room, 16, false) == 2048 &&
-			   braid_cost_split_entries(8, room, 16, false) == 2048,
-			   "short keys: half the room (%g)", braid_cost_split_entries(8, room, 16, false));
+	check_that(&c, braid_cost_split_entries(0, room, 16, false) == 3584 &&
+			   braid_cost_split_entries(0.05, room, 16, false) == 3584,
+			   "rare long keys, a small room: all but the store's smallest 8 kB (%g, %g)",
+			   braid_cost_split_entries(0, room, 16, false),
+			   braid_cost_split_entries(0.05, room, 16, false));
+	check_that(&c, braid_cost_split_entries(0, 64 * room, 16, false) == 258048 &&
+			   braid_cost_split_entries(0.05, 64 * room, 16, true) == 258048,
+			   "rare long keys: all but 1/64 of the room (%g, %g)",
+			   braid_cost_split_entries(0, 64 * room, 16, false),
+			   braid_cost_split_entries(0.05, 64 * room, 16, true));
+	check_that(&c, braid_cost_split_entries(0.2, 64 * room, 16, true) == 249036,
+			   "rare long keys, trusted: their memory four times over (%g)",
+			   braid_cost_split_entries(0.2, 64 * room, 16, true));
+	check_that(&c, braid_cost_split_entries(8, room, 16, false) == 2048,
+			   "short keys, untrusted: half the room (%g)",
+			   braid_cost_split_entries(8, room, 16, false));
 	check_that(&c, braid_cost_split_entries(48, room, 16, false) == 1024,
 			   "keys of 3 strides: a quarter (%g)", braid_cost_split_entries(48, room, 16, false));
 	check_that(&c, braid_cost_split_entries(32, room, 16, false) == 1365,
