@@ -17,25 +17,55 @@ MB = 1024 * 1024
 QUERY = "SELECT * FROM sortbench ORDER BY k"
 
 
-def setup_sql(rows, payload, tablespace="dax", table="sortbench", seed_offset=0):
+# A key whose encoding runs past braidsort's 16-byte prefix: bytea's
+# encoding escapes zero bytes, and a random 10-byte key with four of them
+# (about one in twenty million) is kept aside in full (--long-key).
+LONG_KEY = "'\\x00a100b200c300d4e5f6'::bytea"
+ZERO_BYTES = " + ".join(f"(get_byte(k, {i}) = 0)::int" for i in range(10))
+
+
+def _comment(rows, payload, tablespace, long_key):
+    return (f"rows={rows} payload={payload} tablespace={tablespace}" +
+            ("" if long_key == "natural" else f" long_key={long_key}"))
+
+
+def setup_sql(rows, payload, tablespace="dax", table="sortbench", seed_offset=0,
+              long_key="natural"):
     """Statements that create and fill the table (run in order).  The load
     runs in the transaction that creates the table, so that with
-    wal_level = minimal it writes no WAL."""
+    wal_level = minimal it writes no WAL.  long_key: "natural" (random keys
+    as they come, a key with four zero bytes in about one load of five at
+    5M rows), "none" (such keys lose their zero bytes) or a row number
+    (none but the row at that place in the table, which gets one)."""
     ts = f" TABLESPACE {tablespace}" if tablespace else ""
+    key = "k"
+    if long_key != "natural":
+        row = int(long_key) if long_key != "none" else 0
+        key = (f"CASE WHEN g = {row} THEN {LONG_KEY} "
+               f"WHEN {ZERO_BYTES} >= 4 THEN decode(replace(encode(k, 'hex'), '00', '01'), 'hex') "
+               f"ELSE k END")
     return [
         f"DROP TABLE IF EXISTS {table}",
         "BEGIN",
         f"CREATE TABLE {table} (k bytea NOT NULL, v bytea NOT NULL){ts}",
         f"""INSERT INTO {table}
-            SELECT decode(substr(md5(random()::text), 1, 20), 'hex'),
+            SELECT {key},
                    decode(substr(repeat(md5((g + {seed_offset})::text), ceil({payload} / 16.0)::int),
                                  1, 2 * {payload}), 'hex')
-            FROM generate_series(1, {rows}) AS g""",
-        f"COMMENT ON TABLE {table} IS 'rows={rows} payload={payload} tablespace={tablespace}'",
+            FROM (SELECT g, decode(substr(md5(random()::text), 1, 20), 'hex') AS k
+                  FROM generate_series(1, {rows}) AS g) AS s""",
+        f"COMMENT ON TABLE {table} IS '{_comment(rows, payload, tablespace, long_key)}'",
         "COMMIT",
         f"VACUUM (ANALYZE) {table}",
         "CHECKPOINT",
     ]
+
+
+def long_keys(conn, table="sortbench"):
+    """The rows whose key has four zero bytes or more, and where they are."""
+    return [r[0] for r in conn.execute(
+        f"SELECT g FROM (SELECT row_number() OVER () AS g, k FROM {table}) s "
+        f"WHERE {ZERO_BYTES} >= 4").fetchall()]
 
 
 def query(name="order_by_k", expect=None):
@@ -43,16 +73,17 @@ def query(name="order_by_k", expect=None):
             "settings": {}, "how": "explain", "check": True, "expect": expect or {}}
 
 
-def load(conn, rows, payload, tablespace="dax", table="sortbench", seed_offset=0, log=print):
+def load(conn, rows, payload, tablespace="dax", table="sortbench", seed_offset=0, log=print,
+         long_key="natural"):
     """(Re)load the table unless it already holds these rows; returns its
     description (rows, bytes, load seconds)."""
-    want = f"rows={rows} payload={payload} tablespace={tablespace}"
+    want = _comment(rows, payload, tablespace, long_key)
     have = conn.execute("SELECT obj_description(to_regclass(%s), 'pg_class')", (table,)).fetchone()[0]
     t0 = time.time()
     if have != want:
         log(f"loading {table}: {rows} rows, 10-byte keys, {payload}-byte payloads "
             f"(tablespace {tablespace})")
-        for stmt in setup_sql(rows, payload, tablespace, table, seed_offset):
+        for stmt in setup_sql(rows, payload, tablespace, table, seed_offset, long_key):
             conn.execute(stmt)
     n, size = conn.execute(f"SELECT count(*), pg_relation_size('{table}') FROM {table}").fetchone()
     if n != rows:

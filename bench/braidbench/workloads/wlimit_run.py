@@ -13,6 +13,11 @@ and read, selection passes, whether lazy materialized, the mode that ran,
 and braidsort.sort_modes()'s estimate of the configuration (the model's
 time, lines, passes), from which the report ranks the modes.
 
+--long-key places keys that run past braidsort's 16-byte key prefix (a
+bytea key with four zero bytes, which its encoding escapes): as random
+keys come (natural, about one 5M-row load in five has one), none, or one at
+a given row.  The rows where the table has one are recorded.
+
 Parallel query is off: a selection pass rescans a plain serial heap scan
 (a parallel scan cannot be re-read, and under it every mode runs as
 hybrid), so the modes are compared on one process.
@@ -58,6 +63,10 @@ def add_arguments(p):
                         "mergepass (5M rows, work_mem 16MB, no emulation)")
     p.add_argument("--work-mem", default=None, help="--spillcheck: work_mem [16MB]")
     p.add_argument("--table-tablespace", default="dax")
+    p.add_argument("--long-key", default="natural",
+                   help="keys with four zero bytes (run past the 16-byte prefix): natural (as "
+                        "random keys come: in about one 5M-row load of five), none, or a row "
+                        "number (that row's only) [natural]")
 
 
 def _configs(text):
@@ -74,6 +83,9 @@ def _configs(text):
 
 
 def resolve(args):
+    if args.long_key not in ("natural", "none") and not (args.long_key.isdigit() and
+                                                         int(args.long_key) > 0):
+        raise SystemExit(f"--long-key: {args.long_key!r} is not natural, none or a row number")
     if args.spillcheck:
         d = dict(SPILLCHECK, **(SPILLCHECK_QUICK if args.quick else {}))
         for k in ("rows", "reps", "work_mem"):
@@ -178,7 +190,10 @@ def run(args, repo, cl, progress=None):
     cl.restart()
     with cl.session() as conn:
         result["data"] = sortbench.load(conn, args.rows, args.payload, args.table_tablespace,
-                                        log=progress.log)
+                                        log=progress.log, long_key=args.long_key)
+        result["data"]["long_key"] = args.long_key
+        result["data"]["long_key_rows"] = sortbench.long_keys(conn)
+        progress.log(f"keys with four zero bytes at rows {result['data']['long_key_rows']}")
         sortbench.prewarm(conn)
         result["settings"] = common.server_settings(conn)
         if args.spillcheck:
