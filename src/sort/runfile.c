@@ -35,6 +35,9 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
 #include "utils/memutils.h"
@@ -491,6 +494,7 @@ braid_run_set_memory(BraidRun *run, const uint8 *entries, size_t n, uint32 strid
 	braid_run_code(entries, n, stride, key_of, arg, NULL, run->mem, &stop);
 	run->nrecords = n;
 	run->bytes = bytes;
+	run->released = 0;
 }
 
 /*
@@ -879,6 +883,54 @@ braid_merger_account(BraidMerger *m)
 		if (upto > r->accounted)
 			note_read(r, upto);
 	}
+}
+
+/*
+ * braid_merger_release_read
+ *		Give back to the operating system the memory of the records the
+ *		merge has read of its runs kept in memory (a write-limited sort's
+ *		last IndexMap, never written): the whole pages from a run's start to
+ *		its reader's position (madvise MADV_DONTNEED; the reader keeps its
+ *		current key in its own buffer and never reads back), all of it once
+ *		the run is exhausted.  Returns the bytes given back by this call,
+ *		which the gather's batches may take from then on (sort_gather.c):
+ *		the merge consumes the memory run evenly, so it holds half of it on
+ *		average instead of all of it to the end.  Not a virtual run's
+ *		chunks, which are coded afresh in place.
+ */
+size_t
+braid_merger_release_read(BraidMerger *m)
+{
+	size_t		page = (size_t) sysconf(_SC_PAGESIZE);
+	size_t		total = 0;
+
+	for (int i = 0; i < m->nreaders; i++)
+	{
+		BraidRunReader *r = &m->readers[i];
+		BraidRun   *run = r->run;
+		uintptr_t	from;
+		uintptr_t	to;
+
+		if (run->file != NULL || run->mem == NULL || run->refill != NULL)
+			continue;
+		if (r->done)
+		{
+			total += run->bytes - run->released;
+			run->released = run->bytes;
+			pfree(run->mem);
+			run->mem = NULL;
+			continue;
+		}
+		from = TYPEALIGN(page, (uintptr_t) run->mem + run->released);
+		to = TYPEALIGN_DOWN(page, (uintptr_t) run->mem + r->pos);
+		if (to <= from)
+			continue;
+		if (madvise((void *) from, to - from, MADV_DONTNEED) != 0)
+			continue;			/* nothing given back: count nothing */
+		total += (size_t) (to - (uintptr_t) run->mem) - run->released;
+		run->released = (size_t) (to - (uintptr_t) run->mem);
+	}
+	return total;
 }
 
 /* braid_merger_end: free the merger (the runs stay open). */

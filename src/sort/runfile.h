@@ -42,6 +42,9 @@ typedef struct BraidRun
 	uint64		ref_add;		/* added to each ref read: another process's
 								 * run, whose value log refs name its segments
 								 * (sort_shared.c), else 0 */
+	size_t		released;		/* bytes of mem from its start given back as
+								 * the final merge read past them
+								 * (braid_merger_release_read) */
 } BraidRun;
 
 /* Where a run writer finds the full key and the ref of an IndexMap entry. */
@@ -111,6 +114,7 @@ extern bool braid_merger_next(BraidMerger *m, const uint8 **key, uint32 *keylen,
 extern int	braid_merger_try_next(BraidMerger *m, uint64 *ref);
 extern void braid_merger_defer_reads(BraidMerger *m, bool defer);
 extern void braid_merger_account(BraidMerger *m);
+extern size_t braid_merger_release_read(BraidMerger *m);
 extern void braid_merger_end(BraidMerger *m);
 extern BraidRun *braid_merge_runs(BraidRun **runs, int nruns, BraidDeviceStats *stats,
 								  BraidKeyCompare compare, void *compare_arg,

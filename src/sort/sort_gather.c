@@ -31,6 +31,8 @@
 #include "io/devprofile.h"
 #include "sort/sort_state.h"
 
+static void size_batches(BraidSortState *st);
+
 /*
  * braid_batches_begin
  *		Set the output up when the node's path is: the batches of a merge
@@ -45,6 +47,7 @@ braid_batches_begin(BraidSortState *st, bool strip)
 
 	out->batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->cfg.budget),
 						   BRAID_MIN_ARENA);
+	out->row_bytes = 0;
 	out->batch_cap = 64;
 	out->batch_start = palloc(sizeof(int64) * out->batch_cap);
 	if (st->cfg.value_log)
@@ -229,7 +232,6 @@ void
 braid_batches_after_merge(BraidSortState *st)
 {
 	double		row_bytes;
-	double		mem;
 
 	st->path->out.refs_run = braid_merge_take_refs(st);
 	st->path->out.nrows = st->path->merge.nrows;
@@ -253,12 +255,48 @@ braid_batches_after_merge(BraidSortState *st)
 	/* the average tuple, with half an alignment's padding */
 	row_bytes = (double) st->path->build.tuple_bytes / st->path->build.rows_built - st->path->out.gather.strip +
 		MAXIMUM_ALIGNOF / 2.0;
-	mem = Max((double) st->cfg.budget - (double) st->path->merge.held_bytes,
-			  (double) st->cfg.budget / 4);
-	st->path->out.batch_bytes = gather_arena(st, mem, row_bytes,
+	st->path->out.row_bytes = row_bytes;
+	size_batches(st);
+}
+
+/*
+ * size_batches
+ *		A MergePass's batch size: what the budget leaves beside what the
+ *		strategy's runs hold (at least a quarter of it).
+ */
+static void
+size_batches(BraidSortState *st)
+{
+	double		mem = Max((double) st->cfg.budget - (double) st->path->merge.held_bytes,
+						  (double) st->cfg.budget / 4);
+
+	st->path->out.batch_bytes = gather_arena(st, mem, st->path->out.row_bytes,
 											 st->path->out.ahead_on ? BRAID_REFS_MERGED_AHEAD :
 											 BRAID_REFS_ON_DEVICE) -
 		BRAID_GATHER_HEADROOM;
+}
+
+/*
+ * release_merged
+ *		Before a streaming merge's next batch: the memory its runs kept in
+ *		memory no longer need (what the merge has read of them) goes, and
+ *		the batches grow by as much (a hybrid sort's memory run held all of
+ *		its memory to the end, halving the gather's batches at beta 2).
+ *		Between loads, so no helper is merging ahead.
+ */
+static void
+release_merged(BraidSortState *st)
+{
+	size_t		freed;
+
+	if (st->path->merge.merger == NULL || st->path->merge.held_bytes == 0)
+		return;
+	freed = braid_merger_release_read(st->path->merge.merger);
+	if (freed == 0)
+		return;
+	st->path->merge.held_bytes -= Min(freed, st->path->merge.held_bytes);
+	if (st->path->out.row_bytes > 0)
+		size_batches(st);
 }
 
 /*
@@ -368,6 +406,7 @@ next_stream_batch(BraidSortState *st)
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
+	release_merged(st);
 	if (st->path->out.ahead_on && (st->path->out.ahead.n > 0 || st->path->out.ahead.closed))
 	{
 		/* a helper began the batch while the last one was gathered */

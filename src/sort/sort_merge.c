@@ -190,7 +190,13 @@ braid_merge_all_runs(BraidSortState *st)
 		braid_merger_end(st->path->merge.merger);
 		st->path->merge.merger = NULL;
 		for (int i = 0; i < nruns; i++)
+		{
+			/* a run kept in memory no longer holds it during the gather */
+			if (runs[i]->mem != NULL && runs[i]->refill == NULL)
+				st->path->merge.held_bytes -= Min(runs[i]->bytes - runs[i]->released,
+												  st->path->merge.held_bytes);
 			braid_run_close(runs[i]);
+		}
 		st->path->merge.nruns = 0;
 	}
 	MemoryContextSwitchTo(old);
