@@ -36,7 +36,6 @@
 #include "postgres.h"
 
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "miscadmin.h"
 #include "port/pg_bswap.h"
@@ -495,6 +494,7 @@ braid_run_set_memory(BraidRun *run, const uint8 *entries, size_t n, uint32 strid
 	run->nrecords = n;
 	run->bytes = bytes;
 	run->released = 0;
+	run->given_back = 0;
 }
 
 /*
@@ -886,28 +886,39 @@ braid_merger_account(BraidMerger *m)
 }
 
 /*
+ * A memory run is given back in whole units of this size, aligned: the
+ * transparent huge pages (2 MB on x86-64) a large anonymous allocation may
+ * be backed by are then freed at once, not split and kept until the
+ * kernel reclaims them.
+ */
+#define RUN_RELEASE_UNIT	((uintptr_t) 2 * 1024 * 1024)
+
+/*
  * braid_merger_release_read
  *		Give back to the operating system the memory of the records the
  *		merge has read of its runs kept in memory (a write-limited sort's
- *		last IndexMap, never written): the whole pages from a run's start to
- *		its reader's position (madvise MADV_DONTNEED; the reader keeps its
- *		current key in its own buffer and never reads back), all of it once
- *		the run is exhausted.  Returns the bytes given back by this call,
- *		which the gather's batches may take from then on (sort_gather.c):
- *		the merge consumes the memory run evenly, so it holds half of it on
- *		average instead of all of it to the end.  Not a virtual run's
- *		chunks, which are coded afresh in place.
+ *		last IndexMap, never written): the whole aligned 2 MB units between
+ *		the run's start and its reader's position (madvise MADV_DONTNEED:
+ *		the reader keeps its current key in its own buffer, rebuilt from
+ *		the front coding, and never reads back), all of it once the run is
+ *		exhausted.  Returns the bytes given back by this call, which the
+ *		gather's batches may take from then on (sort_gather.c): with keys
+ *		in no particular order the merge reads the memory run along with
+ *		the others, so it holds about half of it on average instead of all
+ *		of it to the end (with ascending input, whose memory run holds the
+ *		largest keys, nothing until the end).  Not a virtual run's chunks,
+ *		which are coded afresh in place.
  */
 size_t
 braid_merger_release_read(BraidMerger *m)
 {
-	size_t		page = (size_t) sysconf(_SC_PAGESIZE);
 	size_t		total = 0;
 
 	for (int i = 0; i < m->nreaders; i++)
 	{
 		BraidRunReader *r = &m->readers[i];
 		BraidRun   *run = r->run;
+		uintptr_t	base;
 		uintptr_t	from;
 		uintptr_t	to;
 
@@ -915,20 +926,22 @@ braid_merger_release_read(BraidMerger *m)
 			continue;
 		if (r->done)
 		{
-			total += run->bytes - run->released;
-			run->released = run->bytes;
+			total += run->bytes - run->given_back;
+			run->given_back = run->released = run->bytes;
 			pfree(run->mem);
 			run->mem = NULL;
 			continue;
 		}
-		from = TYPEALIGN(page, (uintptr_t) run->mem + run->released);
-		to = TYPEALIGN_DOWN(page, (uintptr_t) run->mem + r->pos);
+		base = (uintptr_t) run->mem;
+		from = TYPEALIGN(RUN_RELEASE_UNIT, base + run->released);
+		to = TYPEALIGN_DOWN(RUN_RELEASE_UNIT, base + r->pos);
 		if (to <= from)
 			continue;
 		if (madvise((void *) from, to - from, MADV_DONTNEED) != 0)
 			continue;			/* nothing given back: count nothing */
-		total += (size_t) (to - (uintptr_t) run->mem) - run->released;
-		run->released = (size_t) (to - (uintptr_t) run->mem);
+		total += to - from;
+		run->given_back += to - from;
+		run->released = to - base;
 	}
 	return total;
 }

@@ -42,9 +42,10 @@ typedef struct BraidRun
 	uint64		ref_add;		/* added to each ref read: another process's
 								 * run, whose value log refs name its segments
 								 * (sort_shared.c), else 0 */
-	size_t		released;		/* bytes of mem from its start given back as
-								 * the final merge read past them
-								 * (braid_merger_release_read) */
+	size_t		released;		/* mem given back up to this offset as the
+								 * final merge read past it ... */
+	size_t		given_back;		/* ... which is this many bytes (whole 2 MB
+								 * units only: braid_merger_release_read) */
 } BraidRun;
 
 /* Where a run writer finds the full key and the ref of an IndexMap entry. */

@@ -48,6 +48,7 @@ braid_batches_begin(BraidSortState *st, bool strip)
 	out->batch_bytes = Max(Min((size_t) braid_gather_batch * 1024, st->cfg.budget),
 						   BRAID_MIN_ARENA);
 	out->row_bytes = 0;
+	out->released_unsized = 0;
 	out->batch_cap = 64;
 	out->batch_start = palloc(sizeof(int64) * out->batch_cap);
 	if (st->cfg.value_log)
@@ -282,7 +283,9 @@ size_batches(BraidSortState *st)
  *		memory no longer need (what the merge has read of them) goes, and
  *		the batches grow by as much (a hybrid sort's memory run held all of
  *		its memory to the end, halving the gather's batches at beta 2).
- *		Between loads, so no helper is merging ahead.
+ *		Between loads, so no helper is merging ahead.  A gather by TID's
+ *		only: a value log's streaming merge (sort_vlog.c) sizes no batches
+ *		by it and keeps its memory run to the end.
  */
 static void
 release_merged(BraidSortState *st)
@@ -292,11 +295,21 @@ release_merged(BraidSortState *st)
 	if (st->path->merge.merger == NULL || st->path->merge.held_bytes == 0)
 		return;
 	freed = braid_merger_release_read(st->path->merge.merger);
-	if (freed == 0)
-		return;
 	st->path->merge.held_bytes -= Min(freed, st->path->merge.held_bytes);
-	if (st->path->out.row_bytes > 0)
+	st->path->out.released_unsized += freed;
+
+	/*
+	 * The batches grow in steps of a sixteenth of the budget at least: the
+	 * gather's arena is made again for a larger batch, and growing it at
+	 * every batch would fault tens of MB in again each time.
+	 */
+	if (st->path->out.row_bytes > 0 &&
+		(st->path->out.released_unsized >= st->cfg.budget / 16 ||
+		 st->path->merge.held_bytes == 0) && st->path->out.released_unsized > 0)
+	{
 		size_batches(st);
+		st->path->out.released_unsized = 0;
+	}
 }
 
 /*

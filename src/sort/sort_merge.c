@@ -193,7 +193,7 @@ braid_merge_all_runs(BraidSortState *st)
 		{
 			/* a run kept in memory no longer holds it during the gather */
 			if (runs[i]->mem != NULL && runs[i]->refill == NULL)
-				st->path->merge.held_bytes -= Min(runs[i]->bytes - runs[i]->released,
+				st->path->merge.held_bytes -= Min(runs[i]->bytes - runs[i]->given_back,
 												  st->path->merge.held_bytes);
 			braid_run_close(runs[i]);
 		}

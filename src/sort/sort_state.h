@@ -302,9 +302,11 @@ typedef struct BraidOutput
 	uint64	   *stream_refs;	/* the batch taken from the merger */
 	int			stream_refs_cap;
 	size_t		batch_bytes;	/* arena bytes of a batch */
-	double		row_bytes;		/* a gathered row's, on average (a
-								 * streaming merge's batches are sized
-								 * again as its memory runs are read) */
+	double		row_bytes;		/* a gathered row's, on average (a streaming
+								 * merge's batches are sized again as its
+								 * memory runs are read) */
+	size_t		released_unsized;	/* memory run bytes given back since the
+									 * batches were last sized */
 
 	/* batch b covers positions [batch_start[b], batch_start[b + 1]) */
 	int64	   *batch_start;
