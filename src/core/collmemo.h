@@ -4,7 +4,7 @@
  *	  The order of two strings by a collation, remembered per loser-tree
  *	  node: a merge of collated keys asks the same question many times.
  *
- * Merging runs whose keys have a collated column (runfile.c's loser tree,
+ * Merging runs whose keys have a collated column (runmerge.c's loser tree,
  * keys.c's braid_compare_collated) compares strings by strcoll_l(), which
  * costs ~100-300 ns in a UTF-8 locale, where equal strings cost a memcmp.
  * Runs of a sort by a column with few distinct values a run (a name, a

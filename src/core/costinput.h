@@ -111,7 +111,7 @@ typedef struct BraidCostEstimate
  * merge fan-in, within [2, BRAID_MAX_FANIN] (braid_cost_merge_fanin).  Runs
  * are read in place from their mappings, so a run's reader holds no read
  * buffer, only its cursor (about BRAID_MERGE_READER_BYTES) and its current
- * key rebuilt from the front coding (sort/runfile.c), in a buffer that grows by
+ * key rebuilt from the front coding (sort/runmerge.c), in a buffer that grows by
  * doubling to up to twice the longest key.  With long keys the readers
  * take at most a quarter of the budget.  (It was 256 kB, PostgreSQL's read
  * buffer per tape: a fan-in of 2 below 768 kB of budget, and a merge pass,

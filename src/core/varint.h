@@ -2,7 +2,7 @@
  *
  * varint.h
  *	  LEB128 varints, as the spill formats code lengths and refs: the runs
- *	  (sort/runfile.c) and a lazy sort's entry log (sort/sort_select.c).
+ *	  (core/runrecord.h) and a lazy sort's entry log (sort/sort_select.c).
  *
  * Pure C, no PostgreSQL calls: used on the sort threads.
  *

@@ -145,7 +145,7 @@
 #define WL_DEFAULT_FANIN			64
 
 /*
- * A run's record (runfile.c): a byte of lengths, the key's suffix past
+ * A run's record (runrecord.h): a byte of lengths, the key's suffix past
  * what it shares with the previous key, and the ref (a heap ref: the block
  * a varint of 3 bytes up to 16 GB of table, the line pointer 1, the length
  * mostly unchanged and then nothing).  Measured at the sortbenchmark shape

@@ -43,7 +43,8 @@
  *	sort_map.c		the IndexMap in memory: its entries, the full keys kept
  *					aside (sort_overflow.c) and the budget they share, the
  *					in-place sort; owns "map"
- *	runfile.c		runs on the device, their readers and merger
+ *	runfile.c		runs written: on the device, or kept in memory
+ *	runmerge.c		runs read back, and their merge (a loser tree)
  *	tid_gather.c	rows refetched by TID, a batch at a time
  *
  * The strategy (BraidSortStrategy) is chosen when the node's path is set
@@ -77,6 +78,7 @@
 #include "plan/keys.h"
 #include "plan/plandata.h"
 #include "sort/runfile.h"
+#include "sort/runmerge.h"
 #include "sort/sort_overflow.h"
 #include "sort/tid_gather.h"
 

@@ -20,6 +20,7 @@
  *		test_vlogrow.c		src/core/vlogrow.h
  *		test_collrank.c		src/core/collrank.c
  *		test_collmemo.c		src/core/collmemo.h
+ *		test_runrecord.c	src/core/runrecord.h
  *
  * Each module file has one entry point, unit_<module>(), that runs its
  * tests in a fixed order.  No test framework: a group of related
@@ -140,5 +141,6 @@ extern void unit_joinbucket(void);
 extern void unit_vlogrow(void);
 extern void unit_collrank(void);
 extern void unit_collmemo(void);
+extern void unit_runrecord(void);
 
 #endif							/* BRAID_UNIT_H */

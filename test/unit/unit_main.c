@@ -40,6 +40,7 @@ static const UnitModule modules[] = {
 	{"vlogrow", "src/core/vlogrow.h", unit_vlogrow},
 	{"collrank", "src/core/collrank.c", unit_collrank},
 	{"collmemo", "src/core/collmemo.h", unit_collmemo},
+	{"runrecord", "src/core/runrecord.h", unit_runrecord},
 };
 
 #define NUM_MODULES ((int) (sizeof(modules) / sizeof(modules[0])))
