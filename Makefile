@@ -45,13 +45,14 @@ REGRESS_PREP = isolation_input
 
 TAP_TESTS = 1
 # The TAP tests that profile the device (a profile is not stored while
-# other work takes the CPUs: the docs' examples do too) or time sessions
-# against each other run alone, first; the others (most of whose time is
+# other work takes the CPUs: the docs' examples do too), time sessions
+# against each other or need the sort's helper threads to get ahead (002's
+# merge-ahead) run alone, first (scripts/check-tree.py checks the first); the others (most of whose time is
 # one CPU's work or waiting for a phase) two at a time, the longest first.
 # PROVE_TESTS=... on the command line runs just those, one at a time.
-TAP_ALONE = test/t/003_spill.pl test/t/004_scheduler.pl test/t/005_concurrency.pl \
-	test/t/006_permissions.pl test/t/007_docs.pl test/t/008_progress.pl \
-	test/t/009_temp_files.pl
+TAP_ALONE = test/t/002_cancel.pl test/t/003_spill.pl test/t/004_scheduler.pl \
+	test/t/005_concurrency.pl test/t/006_permissions.pl test/t/007_docs.pl \
+	test/t/008_progress.pl test/t/009_temp_files.pl
 TAP_LONGEST = test/t/012_random.pl test/t/013_cancel_points.pl \
 	test/t/018_shared_cancel.pl test/t/010_wlimit_cancel.pl
 PROVE_JOBS = 2

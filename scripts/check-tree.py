@@ -13,6 +13,9 @@ problem.  It checks what drifts when nobody looks:
     two executor nodes do not include each other, and src/core/ is pure C
     (no PostgreSQL header);
   - docs/design.md cites only files and names that exist;
+  - the TAP tests that profile a device (or run the docs' examples, which
+    do) are among those the Makefile runs alone (TAP_ALONE), and every
+    test it names there or among the longest exists;
   - nothing in the tree refers to a file outside the repository.
 """
 
@@ -163,10 +166,28 @@ def check_outside():
                 problem(f"{f}:{n} refers to a file outside the repository: {line.strip()[:80]}")
 
 
+def check_tap_groups():
+    makefile = read("Makefile").replace("\\\n", " ")
+    groups = {}
+    for name in ("TAP_ALONE", "TAP_LONGEST"):
+        m = re.search(r"^" + name + r" = (.*)$", makefile, re.M)
+        groups[name] = m.group(1).split() if m else []
+        if not m:
+            problem(f"the Makefile sets no {name}")
+        for t in groups[name]:
+            if not os.path.exists(os.path.join(ROOT, t)):
+                problem(f"the Makefile's {name} names {t}, which does not exist")
+    for t in sorted(f for f in tracked_files() if re.match(r"test/t/.*\.pl$", f)):
+        text = read(t)
+        if re.search(r"profile_device|\bprofiled\(|docs/\*\.md", text) and t not in groups["TAP_ALONE"]:
+            problem(f"{t} profiles a device or runs the docs' examples but is not in the Makefile's TAP_ALONE")
+
+
 check_versions()
 check_layers()
 check_design()
 check_outside()
+check_tap_groups()
 for p in problems:
     print("check-tree:", p)
 sys.exit(1 if problems else 0)

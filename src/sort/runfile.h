@@ -25,7 +25,7 @@ struct BraidRun;
 typedef bool (*BraidRunRefill) (struct BraidRun *run, void *arg);
 
 /*
- * A run: front-coded records of <key, ref> in key order (see runfile.c), in
+ * A run: front-coded records of <key, ref> in key order (core/runrecord.h), in
  * one spill file -- or in memory (mem, file NULL): the part of a
  * write-limited sort that is never written -- or in chunks made on demand
  * (refill: the write-limited sorts' selection passes).  Only keys and refs:

@@ -71,11 +71,14 @@ coder_free(RecordCoder *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* grow: make *buf (allocated in cxt) at least need bytes. */
+/*
+ * grow: make *buf (allocated in cxt) at least need bytes, and allocated
+ * even for none (an empty key is copied from it).
+ */
 static void
 grow(MemoryContext cxt, uint8 **buf, size_t *cap, size_t need)
 {
-	if (need <= *cap)
+	if (need <= *cap && *buf != NULL)
 		return;
 	*cap = Max(need, Max(*cap * 2, (size_t) 256));
 	*buf = *buf ? repalloc_huge(*buf, *cap) : MemoryContextAllocHuge(cxt, *cap);

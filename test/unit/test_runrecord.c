@@ -77,11 +77,11 @@ test_runrecord_roundtrip(void)
 
 	check_init(&c);
 	for (int i = 0; i < RUNREC_KEYS; i++)
-	{
 		runrec_random_key(&e[i]);
-		e[i].ref = runrec_random_ref(i > 0 ? e[i - 1].ref : 0);
-	}
 	qsort(e, RUNREC_KEYS, sizeof(RunrecEntry), runrec_cmp);
+	/* refs in run order, so that low bits repeat from record to record */
+	for (int i = 0; i < RUNREC_KEYS; i++)
+		e[i].ref = runrec_random_ref(i > 0 ? e[i - 1].ref : 0);
 
 	/* code: each record against the one before it, the first against none */
 	for (int i = 0; i < RUNREC_KEYS; i++)
@@ -95,6 +95,16 @@ test_runrecord_roundtrip(void)
 		check_that(&c, got == want && got <= e[i].len + BRAID_RUNREC_OVERHEAD_MAX,
 				   "record %d (key of %u bytes): %zu bytes put, size says %zu", i,
 				   e[i].len, got, want);
+		/* the key shares with the previous one all it can, no more */
+		{
+			uint32_t	shared = 0;
+
+			while (shared < prev_len && shared < e[i].len && prev[shared] == e[i].key[shared])
+				shared++;
+			check_that(&c, braid_runrec_shared(prev, prev_len, e[i].key, e[i].len) == shared,
+					   "record %d: shares %u bytes, coder says %u", i, shared,
+					   braid_runrec_shared(prev, prev_len, e[i].key, e[i].len));
+		}
 		low = (uint32_t) (e[i].ref & 0xFFFF);
 		at += got;
 	}
@@ -113,8 +123,11 @@ test_runrecord_roundtrip(void)
 			uint64_t	ref;
 			size_t		n = braid_runrec_lengths(run + at, &shared, &suffix);
 
-			check_that(&c, n <= BRAID_RUNREC_LENGTHS_MAX && shared <= keylen,
-					   "record %d: lengths of %zu bytes, shared %u of %u", i, n, shared, keylen);
+			if (!check_that(&c, n <= BRAID_RUNREC_LENGTHS_MAX && shared <= keylen &&
+							shared + suffix <= RUNREC_MAX_KEY && at + n + suffix <= end,
+							"record %d: lengths of %zu bytes, shared %u of %u, suffix %u",
+							i, n, shared, keylen, suffix))
+				break;
 			at += n;
 			memcpy(key + shared, run + at, suffix);
 			at += suffix;
@@ -133,6 +146,42 @@ test_runrecord_roundtrip(void)
 				 RUNREC_KEYS);
 	free(run);
 	free(e);
+}
+
+/*
+ * test_runrecord_bytes: records as the format lays them out, byte by byte
+ * (a change of the format on the device fails here, whatever the coder and
+ * the decoder agree on).
+ */
+static void
+test_runrecord_bytes(void)
+{
+	static const uint8_t same_low[] = {0x22, 'c', 'd', 0x01, 0x05};
+	static const uint8_t other_low[] = {0x22, 'c', 'd', 0x01, 0x04, 0x04};
+	static const uint8_t long_key[] = {0x0F, 0x05};
+	const uint8_t prev[] = "ab";
+	const uint8_t key[] = "abcd";
+	uint8_t		big[20];
+	uint8_t		out[64];
+	size_t		n;
+	Check		c;
+
+	check_init(&c);
+	/* shares 2 bytes, 2 of suffix; block 1, line 2 (flag: same low bits) */
+	n = braid_runrec_put(out, prev, 2, 5, key, 4, (UINT64_C(1) << 32) | (2 << 16) | 5);
+	check_that(&c, n == sizeof(same_low) && memcmp(out, same_low, n) == 0,
+			   "low bits as before: %zu bytes", n);
+	/* low bits 7 after 5: no flag, zigzag(2) = 4 */
+	n = braid_runrec_put(out, prev, 2, 5, key, 4, (UINT64_C(1) << 32) | (2 << 16) | 7);
+	check_that(&c, n == sizeof(other_low) && memcmp(out, other_low, n) == 0,
+			   "other low bits: %zu bytes", n);
+	/* a first record of 20 zero bytes: suffix nibble 15, varint 5 */
+	memset(big, 0, sizeof(big));
+	n = braid_runrec_put(out, NULL, 0, 0, big, sizeof(big), 0);
+	check_that(&c, n == sizeof(long_key) + sizeof(big) + 2 && memcmp(out, long_key, 2) == 0 &&
+			   out[2 + sizeof(big)] == 0x00 && out[3 + sizeof(big)] == 0x01,
+			   "a long first key: %zu bytes", n);
+	check_report(&c, "runrecord: records laid out byte by byte as the format says");
 }
 
 /* test_runrecord_zigzag: small differences of either sign stay small. */
@@ -158,5 +207,6 @@ void
 unit_runrecord(void)
 {
 	test_runrecord_roundtrip();
+	test_runrecord_bytes();
 	test_runrecord_zigzag();
 }
