@@ -47,19 +47,21 @@ TAP_TESTS = 1
 # The TAP tests that profile the device (a profile is not stored while
 # other work takes the CPUs: the docs' examples do too), time sessions
 # against each other or need the sort's helper threads to get ahead (002's
-# merge-ahead) run alone, first (scripts/check-tree.py checks the first); the others (most of whose time is
-# one CPU's work or waiting for a phase) two at a time, the longest first.
-# PROVE_TESTS=... on the command line runs just those, one at a time.
+# merge-ahead) run alone, first (scripts/check-tree.py checks the first);
+# the others (most of whose time is one CPU's work or waiting for a phase)
+# PROVE_JOBS at a time, the longest first: test/prove_groups.sh, which
+# stands in for prove.  PROVE_TESTS=... on the command line runs just
+# those, one at a time.
 TAP_ALONE = test/t/002_cancel.pl test/t/003_spill.pl test/t/004_scheduler.pl \
 	test/t/005_concurrency.pl test/t/006_permissions.pl test/t/007_docs.pl \
 	test/t/008_progress.pl test/t/009_temp_files.pl
 TAP_LONGEST = test/t/012_random.pl test/t/013_cancel_points.pl \
 	test/t/018_shared_cancel.pl test/t/010_wlimit_cancel.pl
 PROVE_JOBS = 2
+export PROVE_JOBS
 ifndef PROVE_TESTS
-PROVE_TESTS = $(TAP_LONGEST) \
+PROVE_TESTS = --alone $(TAP_ALONE) --together $(TAP_LONGEST) \
 	$(filter-out $(TAP_ALONE) $(TAP_LONGEST),$(sort $(wildcard test/t/*.pl)))
-tap_together = 1
 endif
 
 EXTRA_CLEAN = tmp_check tmp_regress tmp_isolation isolation_input output_iso \
@@ -71,20 +73,9 @@ include $(PGXS)
 
 # each TAP file's time in the log (after PGXS, which sets PROVE_FLAGS empty)
 PROVE_FLAGS = --timer
-ifdef TAP_TESTS
-ifdef tap_together
-PROVE_FLAGS += -j$(PROVE_JOBS)
-
-# the tests that run alone, before the rest (PGXS's installcheck runs the
-# regression and isolation tests, then the others)
-installcheck: tap-alone
-.PHONY: tap-alone
-tap-alone: PROVE_TESTS = $(TAP_ALONE)
-tap-alone: PROVE_FLAGS = --timer
-tap-alone: submake $(REGRESS_PREP)
-	$(prove_installcheck)
-endif
-endif
+# prove, in the two groups PROVE_TESTS names (see TAP_ALONE above)
+BRAID_PROVE := $(PROVE)
+PROVE = $(srcdir)/test/prove_groups.sh $(BRAID_PROVE)
 
 # PGXS tracks no header dependencies: rebuild every object when a header
 # changes (a stale object would see another layout of shared structs)
